@@ -1,0 +1,111 @@
+//! The `ExecutionContext` trait.
+
+use std::path::Path;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    BackgroundOptions, BackgroundStarted, Capabilities, ContextError, ExecOptions, ExecOutput,
+    ExecutionHandle, ExitCallback, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId,
+};
+
+/// Where commands run: the local machine, a container, a remote runner.
+///
+/// Used as `Arc<dyn ExecutionContext>`. Foreground [`exec`](Self::exec) and
+/// [`read_file`](Self::read_file) are required; the background methods are optional —
+/// their default bodies return [`ContextError::Unsupported`] — and
+/// [`capabilities`](Self::capabilities) says whether they work.
+///
+/// Guarantees an implementation must keep (the layers above rely on them):
+/// - `on_exit` fires **exactly once** per task, whatever races (exit, kill, destroy,
+///   reassign), and only after the task's log is flushed and closed.
+/// - `kill_background` is idempotent and bounded in time; an unknown id is `Ok(None)`.
+/// - `wait_background` never misses an exit that races with the wait.
+/// - `destroy` kills every surviving task of the handle and is idempotent.
+#[async_trait]
+pub trait ExecutionContext: Send + Sync {
+    /// What this context can do. The default says: no background tasks.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
+    /// A new handle: the scope of one session's tasks.
+    async fn create_handle(&self) -> Result<ExecutionHandle>;
+
+    /// Kills every surviving task of the handle (TERM, then KILL after the grace
+    /// period), flushes and closes their logs, and forgets the handle. Idempotent.
+    async fn destroy(&self, handle: ExecutionHandle) -> Result<()>;
+
+    /// Runs a command to completion. A timeout or cancellation kills its whole process
+    /// group; huge output keeps its tail.
+    async fn exec(
+        &self,
+        handle: ExecutionHandle,
+        command: &str,
+        options: ExecOptions,
+    ) -> Result<ExecOutput>;
+
+    /// Reads a window of a file's lines (the seam the `read_file` tool uses).
+    async fn read_file(
+        &self,
+        handle: ExecutionHandle,
+        path: &Path,
+        range: ReadRange,
+    ) -> Result<ReadResult>;
+
+    /// Starts a background task and returns as soon as the process exists.
+    async fn exec_background(
+        &self,
+        handle: ExecutionHandle,
+        command: &str,
+        options: BackgroundOptions,
+    ) -> Result<BackgroundStarted> {
+        let _ = (handle, command, options);
+        Err(ContextError::unsupported("exec_background"))
+    }
+
+    /// Kills a task's process group (TERM, KILL after the grace period) and resolves
+    /// once it is gone and its log is closed. `Ok(None)` for an unknown id; a task that
+    /// already ended returns its cached exit.
+    async fn kill_background(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Result<Option<TaskExitInfo>> {
+        let _ = (handle, task_id);
+        Err(ContextError::unsupported("kill_background"))
+    }
+
+    /// Every task of the handle, running and ended (ended ones stay until `destroy`).
+    async fn list_background(&self, handle: ExecutionHandle) -> Result<Vec<TaskEntry>> {
+        let _ = handle;
+        Err(ContextError::unsupported("list_background"))
+    }
+
+    /// Waits for a task to end: `Some(exit)` on exit (at once if it already ended),
+    /// `None` on timeout, cancellation or an unknown id.
+    async fn wait_background(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        timeout: Duration,
+        cancel: CancellationToken,
+    ) -> Result<Option<TaskExitInfo>> {
+        let _ = (handle, task_id, timeout, cancel);
+        Err(ContextError::unsupported("wait_background"))
+    }
+
+    /// Moves every running task of `from` to `to`, replacing its exit callback with
+    /// `on_exit`. Returns the moved entries.
+    async fn reassign_background_tasks(
+        &self,
+        from: ExecutionHandle,
+        to: ExecutionHandle,
+        on_exit: Option<ExitCallback>,
+    ) -> Result<Vec<TaskEntry>> {
+        let _ = (from, to, on_exit);
+        Err(ContextError::unsupported("reassign_background_tasks"))
+    }
+}

@@ -1,0 +1,134 @@
+//! Foreground execution and file reads: `ExecOptions`, `ExecOutput`, `ReadRange`,
+//! `ReadResult`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::Signal;
+
+/// Default cap on the output a foreground `exec` returns (its tail is kept).
+pub const DEFAULT_EXEC_OUTPUT_BYTES: usize = 256 * 1024;
+
+/// Default number of lines a `read_file` window holds.
+pub const DEFAULT_READ_LIMIT: usize = 2000;
+
+/// How to run a foreground command.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ExecOptions {
+    /// Working directory (default: the context's).
+    pub cwd: Option<PathBuf>,
+    /// Extra environment variables.
+    pub env: BTreeMap<String, String>,
+    /// Kill the process group after this long.
+    #[serde(rename = "timeout_ms", with = "crate::duration_ms::option", default)]
+    pub timeout: Option<Duration>,
+    /// Bytes of output returned; beyond it the tail is kept (default
+    /// [`DEFAULT_EXEC_OUTPUT_BYTES`]).
+    pub max_output_bytes: Option<usize>,
+    /// Cancelling it kills the process group.
+    #[serde(skip)]
+    pub cancel: Option<CancellationToken>,
+}
+
+impl ExecOptions {
+    /// Options with nothing set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the working directory.
+    #[must_use]
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Adds an environment variable.
+    #[must_use]
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets the timeout.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets the output cap.
+    #[must_use]
+    pub fn max_output_bytes(mut self, bytes: usize) -> Self {
+        self.max_output_bytes = Some(bytes);
+        self
+    }
+
+    /// Sets the cancellation token.
+    #[must_use]
+    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = Some(cancel);
+        self
+    }
+}
+
+/// What a foreground `exec` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecOutput {
+    /// stdout and stderr, interleaved, lossily decoded; its tail when truncated.
+    pub output: String,
+    /// The exit code (`128 + signo` when a signal ended it).
+    pub exit_code: i32,
+    /// The signal that ended it, if one did.
+    pub signal: Option<Signal>,
+    /// The timeout killed it.
+    pub timed_out: bool,
+    /// A cancellation killed it.
+    pub cancelled: bool,
+    /// Bytes dropped from the head of `output` to keep its tail.
+    pub truncated_bytes: u64,
+    /// Wall time.
+    #[serde(rename = "duration_ms", with = "crate::duration_ms")]
+    pub duration: Duration,
+}
+
+/// A window of lines: skip `offset` lines, then take up to `limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ReadRange {
+    /// Lines to skip (0-based index of the first line returned).
+    pub offset: usize,
+    /// Most lines to return (default [`DEFAULT_READ_LIMIT`]).
+    pub limit: Option<usize>,
+}
+
+impl ReadRange {
+    /// A window starting at line `offset` (0-based) with at most `limit` lines.
+    pub const fn new(offset: usize, limit: Option<usize>) -> Self {
+        Self { offset, limit }
+    }
+
+    /// The effective limit.
+    pub fn limit_or_default(&self) -> usize {
+        self.limit.unwrap_or(DEFAULT_READ_LIMIT)
+    }
+}
+
+/// A window of a file's lines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadResult {
+    /// The file read.
+    pub path: PathBuf,
+    /// 0-based index of `lines[0]`.
+    pub offset: usize,
+    /// The lines, without their terminators, non-UTF-8 bytes shown lossily.
+    pub lines: Vec<String>,
+    /// Lines in the whole file.
+    pub total_lines: usize,
+    /// Lines after this window.
+    pub remaining: usize,
+}

@@ -1,0 +1,66 @@
+//! The contract between every layer of zidane: the [`ExecutionContext`] trait and the
+//! types that cross it.
+//!
+//! An execution context is where commands run. It runs foreground commands
+//! ([`exec`](ExecutionContext::exec)), reads files for the model
+//! ([`read_file`](ExecutionContext::read_file)) and — optionally — background tasks:
+//! [`exec_background`](ExecutionContext::exec_background) returns a [`TaskId`] and a log
+//! path at once; the task's [`on_exit`](BackgroundOptions::on_exit) callback fires
+//! exactly once with a [`TaskExitInfo`] when it ends.
+//!
+//! This crate knows nothing of processes. Most users want the `zidane` facade; depend on
+//! this crate alone to implement a new context or to write a layer that works over any
+//! context. The `mock` feature adds [`MockContext`], an in-memory context for tests.
+//!
+//! ```
+//! use std::time::Duration;
+//! use zidane_context::{TaskExitInfo, TaskId, TaskStatus, Signal};
+//!
+//! let exit = TaskExitInfo {
+//!     task_id: TaskId::parse("bash_1")?,
+//!     status: TaskStatus::Killed,
+//!     exit_code: Signal::TERM.exit_code(),
+//!     signal: Some(Signal::TERM),
+//!     output_path: "/tmp/tasks/bash_1.20260523-024147-123.log".into(),
+//!     duration: Duration::from_millis(1200),
+//!     command: "npm run dev".into(),
+//! };
+//! assert_eq!(exit.exit_code, 143);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub use capabilities::{Capabilities, DetachedTasks};
+pub use context::ExecutionContext;
+pub use error::{ContextError, Result};
+pub use exec::{
+    DEFAULT_EXEC_OUTPUT_BYTES, DEFAULT_READ_LIMIT, ExecOptions, ExecOutput, ReadRange, ReadResult,
+};
+pub use handle::ExecutionHandle;
+#[cfg(feature = "mock")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
+pub use mock::{MockCall, MockContext};
+pub use signal::{Signal, UnknownSignal};
+pub use task::{
+    BackgroundOptions, BackgroundStarted, ExitCallback, StallCallback, StallInfo, TaskEntry,
+    TaskExitInfo, TaskStatus,
+};
+pub use task_id::{MAX_TASK_ID_DIGITS, TASK_ID_PREFIX, TaskId};
+/// Re-exported so implementors and callers name one `CancellationToken`.
+pub use tokio_util::sync::CancellationToken;
+
+pub mod duration_ms;
+
+mod capabilities;
+mod context;
+mod error;
+mod exec;
+mod handle;
+#[cfg(feature = "mock")]
+mod mock;
+mod signal;
+mod task;
+mod task_id;
+
+#[cfg(test)]
+mod serde_tests;

@@ -1,0 +1,589 @@
+//! `MockContext`: an in-memory `ExecutionContext` with manual control of exits.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    BackgroundOptions, BackgroundStarted, Capabilities, ContextError, DetachedTasks, ExecOptions,
+    ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback, ReadRange, ReadResult, Result,
+    Signal, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskId, TaskStatus,
+};
+
+/// A call made to a [`MockContext`], in the order it was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MockCall {
+    /// `create_handle` returned this handle.
+    CreateHandle(ExecutionHandle),
+    /// `destroy(handle)`.
+    Destroy(ExecutionHandle),
+    /// `exec(handle, command)`.
+    Exec(ExecutionHandle, String),
+    /// `read_file(handle, path)`.
+    ReadFile(ExecutionHandle, PathBuf),
+    /// `exec_background(handle, command)`.
+    ExecBackground(ExecutionHandle, String),
+    /// `kill_background(handle, task_id)`.
+    KillBackground(ExecutionHandle, TaskId),
+    /// `list_background(handle)`.
+    ListBackground(ExecutionHandle),
+    /// `wait_background(handle, task_id)`.
+    WaitBackground(ExecutionHandle, TaskId),
+    /// `reassign_background_tasks(from, to)`.
+    Reassign(ExecutionHandle, ExecutionHandle),
+}
+
+type ExecHandler = Arc<dyn Fn(&str, &ExecOptions) -> ExecOutput + Send + Sync>;
+
+struct MockTask {
+    handle: ExecutionHandle,
+    entry: TaskEntry,
+    on_exit: Option<ExitCallback>,
+    on_stall: Option<StallCallback>,
+    done: watch::Sender<Option<TaskExitInfo>>,
+}
+
+#[derive(Default)]
+struct State {
+    next_handle: u64,
+    live_handles: Vec<ExecutionHandle>,
+    destroyed_handles: Vec<ExecutionHandle>,
+    next_task: u64,
+    tasks: BTreeMap<TaskId, MockTask>,
+    files: HashMap<PathBuf, Vec<u8>>,
+    calls: Vec<MockCall>,
+}
+
+struct Config {
+    capabilities: Capabilities,
+    reassign: bool,
+    destroy_delay: Option<Duration>,
+    task_duration: Option<Duration>,
+    exec_handler: Option<ExecHandler>,
+}
+
+/// An in-memory [`ExecutionContext`] for testing the layers above.
+///
+/// Background tasks never run: a test ends them with [`finish`](Self::finish) or
+/// [`terminate`](Self::terminate), makes them stall with [`stall`](Self::stall), writes
+/// their log with [`write_output`](Self::write_output), and reads back the calls made
+/// with [`calls`](Self::calls). It keeps a real context's guarantees: `on_exit` exactly
+/// once, idempotent kill, waiters woken on exit, reassign moving tasks and callbacks.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use std::sync::{Arc, Mutex};
+/// use zidane_context::{BackgroundOptions, ExecutionContext, MockContext, TaskStatus};
+///
+/// let context = MockContext::new();
+/// let handle = context.create_handle().await?;
+/// let exits = Arc::new(Mutex::new(Vec::new()));
+/// let sink = exits.clone();
+/// let started = context
+///     .exec_background(handle, "make", BackgroundOptions::new("/tasks")
+///         .on_exit(move |exit| sink.lock().unwrap().push(exit)))
+///     .await?;
+/// context.finish(started.task_id, 0);
+/// assert_eq!(exits.lock().unwrap()[0].status, TaskStatus::Exited);
+/// # Ok::<(), zidane_context::ContextError>(())
+/// # }).unwrap();
+/// ```
+pub struct MockContext {
+    state: Mutex<State>,
+    config: Mutex<Config>,
+}
+
+impl Default for MockContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for MockContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockContext").finish_non_exhaustive()
+    }
+}
+
+impl MockContext {
+    /// A mock with process-lifetime background tasks and reassignment support.
+    pub fn new() -> Self {
+        Self {
+            state: Mutex::new(State {
+                next_handle: 1,
+                next_task: 1,
+                ..State::default()
+            }),
+            config: Mutex::new(Config {
+                capabilities: Capabilities::new(DetachedTasks::ProcessLifetime),
+                reassign: true,
+                destroy_delay: None,
+                task_duration: None,
+                exec_handler: None,
+            }),
+        }
+    }
+
+    /// Reports `detached` as the background capability (`None` also refuses background
+    /// calls with `Unsupported`).
+    #[must_use]
+    pub fn with_detached_tasks(self, detached: DetachedTasks) -> Self {
+        self.config().capabilities = Capabilities::new(detached);
+        self
+    }
+
+    /// Makes `reassign_background_tasks` return `Unsupported`, like a context that
+    /// cannot move tasks.
+    #[must_use]
+    pub fn without_reassign(self) -> Self {
+        self.config().reassign = false;
+        self
+    }
+
+    /// Makes `destroy` take this long before it does anything (to test timeouts).
+    pub fn set_destroy_delay(&self, delay: Option<Duration>) {
+        self.config().destroy_delay = delay;
+    }
+
+    /// Makes every exit report this duration (for stable snapshots); `None`: real time.
+    pub fn set_task_duration(&self, duration: Option<Duration>) {
+        self.config().task_duration = duration;
+    }
+
+    /// Answers `exec` with this function (default: empty output, exit code 0).
+    pub fn set_exec_handler(
+        &self,
+        handler: impl Fn(&str, &ExecOptions) -> ExecOutput + Send + Sync + 'static,
+    ) {
+        self.config().exec_handler = Some(Arc::new(handler));
+    }
+
+    /// Puts a file in the mock's file system, for `read_file`.
+    pub fn set_file(&self, path: impl Into<PathBuf>, contents: impl Into<Vec<u8>>) {
+        self.state().files.insert(path.into(), contents.into());
+    }
+
+    /// Appends to a task's log and counts the bytes. False for an unknown or ended task.
+    pub fn write_output(&self, task_id: TaskId, bytes: &[u8]) -> bool {
+        let mut state = self.state();
+        let Some(task) = state.tasks.get_mut(&task_id) else {
+            return false;
+        };
+        if task.entry.status.is_terminal() {
+            return false;
+        }
+        task.entry.bytes_written += bytes.len() as u64;
+        let path = task.entry.output_path.clone();
+        state
+            .files
+            .entry(path)
+            .or_default()
+            .extend_from_slice(bytes);
+        true
+    }
+
+    /// Ends a running task on its own with `exit_code`. Fires `on_exit` and wakes
+    /// waiters. False if the task is unknown or already ended (nothing fires twice).
+    pub fn finish(&self, task_id: TaskId, exit_code: i32) -> bool {
+        self.settle(task_id, TaskStatus::Exited, exit_code, None)
+    }
+
+    /// Ends a running task by a signal it did not get from us (status `Exited`,
+    /// exit code `128 + signo`). False if unknown or already ended.
+    pub fn terminate(&self, task_id: TaskId, signal: Signal) -> bool {
+        self.settle(
+            task_id,
+            TaskStatus::Exited,
+            signal.exit_code(),
+            Some(signal),
+        )
+    }
+
+    /// Fires the task's `on_stall` as if it had been quiet for `stalled_for`. False if
+    /// the task is unknown, ended, or has no stall callback.
+    pub fn stall(&self, task_id: TaskId, stalled_for: Duration) -> bool {
+        let (callback, info) = {
+            let state = self.state();
+            let Some(task) = state.tasks.get(&task_id) else {
+                return false;
+            };
+            let Some(callback) = task.on_stall.clone() else {
+                return false;
+            };
+            if task.entry.status.is_terminal() {
+                return false;
+            }
+            let info = StallInfo {
+                task_id,
+                command: task.entry.command.clone(),
+                output_path: task.entry.output_path.clone(),
+                stalled_for,
+                bytes_written: task.entry.bytes_written,
+            };
+            (callback, info)
+        };
+        callback(info);
+        true
+    }
+
+    /// Every call made so far, in order.
+    pub fn calls(&self) -> Vec<MockCall> {
+        self.state().calls.clone()
+    }
+
+    /// The current entry of a task, whatever its handle.
+    pub fn task(&self, task_id: TaskId) -> Option<TaskEntry> {
+        self.state().tasks.get(&task_id).map(|t| t.entry.clone())
+    }
+
+    /// The handle that owns a task now.
+    pub fn task_handle(&self, task_id: TaskId) -> Option<ExecutionHandle> {
+        self.state().tasks.get(&task_id).map(|t| t.handle)
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock only happens in a failing test; keep going.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn config(&self) -> MutexGuard<'_, Config> {
+        self.config.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn now_and_end(&self, started_at: DateTime<Utc>) -> DateTime<Utc> {
+        match self.config().task_duration {
+            Some(d) => started_at + chrono::Duration::from_std(d).unwrap_or_default(),
+            None => Utc::now(),
+        }
+    }
+
+    /// The one place a task ends: under the lock, exactly once; callbacks outside it.
+    fn settle(
+        &self,
+        task_id: TaskId,
+        status: TaskStatus,
+        exit_code: i32,
+        signal: Option<Signal>,
+    ) -> bool {
+        let started_at = match self.state().tasks.get(&task_id) {
+            Some(task) => task.entry.started_at,
+            None => return false,
+        };
+        let ended_at = self.now_and_end(started_at);
+        let (callback, exit, done) = {
+            let mut state = self.state();
+            let Some(task) = state.tasks.get_mut(&task_id) else {
+                return false;
+            };
+            if task.entry.status.is_terminal() {
+                return false;
+            }
+            task.entry.status = status;
+            task.entry.exit_code = Some(exit_code);
+            task.entry.signal = signal;
+            task.entry.ended_at = Some(ended_at);
+            let Some(exit) = task.entry.exit_info() else {
+                return false;
+            };
+            (task.on_exit.take(), exit, task.done.clone())
+        };
+        done.send_replace(Some(exit.clone()));
+        if let Some(callback) = callback {
+            callback(exit);
+        }
+        true
+    }
+
+    fn check_handle(state: &State, handle: ExecutionHandle) -> Result<()> {
+        if state.destroyed_handles.contains(&handle) {
+            Err(ContextError::Destroyed(handle))
+        } else if state.live_handles.contains(&handle) {
+            Ok(())
+        } else {
+            Err(ContextError::UnknownHandle(handle))
+        }
+    }
+
+    fn check_background(&self) -> Result<()> {
+        if self.config().capabilities.detached_tasks.supported() {
+            Ok(())
+        } else {
+            Err(ContextError::unsupported("exec_background"))
+        }
+    }
+
+    fn record(&self, call: MockCall) {
+        self.state().calls.push(call);
+    }
+}
+
+#[async_trait]
+impl ExecutionContext for MockContext {
+    fn capabilities(&self) -> Capabilities {
+        self.config().capabilities
+    }
+
+    async fn create_handle(&self) -> Result<ExecutionHandle> {
+        let mut state = self.state();
+        let handle = ExecutionHandle::new(state.next_handle);
+        state.next_handle += 1;
+        state.live_handles.push(handle);
+        state.calls.push(MockCall::CreateHandle(handle));
+        Ok(handle)
+    }
+
+    async fn destroy(&self, handle: ExecutionHandle) -> Result<()> {
+        self.record(MockCall::Destroy(handle));
+        let delay = self.config().destroy_delay;
+        if let Some(delay) = delay {
+            tokio::time::sleep(delay).await;
+        }
+        let running: Vec<TaskId> = {
+            let state = self.state();
+            if state.destroyed_handles.contains(&handle) {
+                return Ok(());
+            }
+            Self::check_handle(&state, handle)?;
+            state
+                .tasks
+                .iter()
+                .filter(|(_, t)| t.handle == handle && !t.entry.status.is_terminal())
+                .map(|(id, _)| *id)
+                .collect()
+        };
+        for task_id in running {
+            self.settle(
+                task_id,
+                TaskStatus::Killed,
+                Signal::TERM.exit_code(),
+                Some(Signal::TERM),
+            );
+        }
+        let mut state = self.state();
+        state.tasks.retain(|_, t| t.handle != handle);
+        state.live_handles.retain(|h| *h != handle);
+        state.destroyed_handles.push(handle);
+        Ok(())
+    }
+
+    async fn exec(
+        &self,
+        handle: ExecutionHandle,
+        command: &str,
+        options: ExecOptions,
+    ) -> Result<ExecOutput> {
+        {
+            let mut state = self.state();
+            state.calls.push(MockCall::Exec(handle, command.to_owned()));
+            Self::check_handle(&state, handle)?;
+        }
+        validate_command(command)?;
+        let handler = self.config().exec_handler.clone();
+        Ok(match handler {
+            Some(handler) => handler(command, &options),
+            None => ExecOutput {
+                output: String::new(),
+                exit_code: 0,
+                signal: None,
+                timed_out: false,
+                cancelled: false,
+                truncated_bytes: 0,
+                duration: Duration::ZERO,
+            },
+        })
+    }
+
+    async fn read_file(
+        &self,
+        handle: ExecutionHandle,
+        path: &Path,
+        range: ReadRange,
+    ) -> Result<ReadResult> {
+        let mut state = self.state();
+        state
+            .calls
+            .push(MockCall::ReadFile(handle, path.to_owned()));
+        Self::check_handle(&state, handle)?;
+        let bytes = state.files.get(path).ok_or_else(|| {
+            ContextError::io(path, std::io::Error::from(std::io::ErrorKind::NotFound))
+        })?;
+        let text = String::from_utf8_lossy(bytes);
+        let all: Vec<&str> = text.lines().collect();
+        let total_lines = all.len();
+        let start = range.offset.min(total_lines);
+        let end = start
+            .saturating_add(range.limit_or_default())
+            .min(total_lines);
+        Ok(ReadResult {
+            path: path.to_owned(),
+            offset: range.offset,
+            lines: all[start..end].iter().map(|l| (*l).to_owned()).collect(),
+            total_lines,
+            remaining: total_lines - end,
+        })
+    }
+
+    async fn exec_background(
+        &self,
+        handle: ExecutionHandle,
+        command: &str,
+        options: BackgroundOptions,
+    ) -> Result<BackgroundStarted> {
+        self.record(MockCall::ExecBackground(handle, command.to_owned()));
+        self.check_background()?;
+        validate_command(command)?;
+        let mut state = self.state();
+        Self::check_handle(&state, handle)?;
+        let task_id = TaskId::from_number(state.next_task);
+        state.next_task += 1;
+        let output_path = options.output_dir.join(format!("{task_id}.mock.log"));
+        let pid = 10_000 + u32::try_from(task_id.number()).unwrap_or(u32::MAX - 10_000);
+        let entry = TaskEntry {
+            task_id,
+            pid,
+            command: command.to_owned(),
+            cwd: options.cwd.clone().unwrap_or_else(|| PathBuf::from("/")),
+            output_path: output_path.clone(),
+            status: TaskStatus::Running,
+            exit_code: None,
+            signal: None,
+            started_at: Utc::now(),
+            ended_at: None,
+            bytes_written: 0,
+        };
+        state.files.insert(output_path.clone(), Vec::new());
+        state.tasks.insert(
+            task_id,
+            MockTask {
+                handle,
+                entry,
+                on_exit: options.on_exit,
+                on_stall: options.on_stall,
+                done: watch::Sender::new(None),
+            },
+        );
+        Ok(BackgroundStarted {
+            task_id,
+            output_path,
+            pid,
+        })
+    }
+
+    async fn kill_background(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Result<Option<TaskExitInfo>> {
+        self.record(MockCall::KillBackground(handle, task_id));
+        self.check_background()?;
+        {
+            let state = self.state();
+            Self::check_handle(&state, handle)?;
+            match state.tasks.get(&task_id) {
+                Some(task) if task.handle == handle => {}
+                _ => return Ok(None),
+            }
+        }
+        self.settle(
+            task_id,
+            TaskStatus::Killed,
+            Signal::TERM.exit_code(),
+            Some(Signal::TERM),
+        );
+        Ok(self.task(task_id).and_then(|entry| entry.exit_info()))
+    }
+
+    async fn list_background(&self, handle: ExecutionHandle) -> Result<Vec<TaskEntry>> {
+        self.record(MockCall::ListBackground(handle));
+        self.check_background()?;
+        let state = self.state();
+        Self::check_handle(&state, handle)?;
+        Ok(state
+            .tasks
+            .values()
+            .filter(|t| t.handle == handle)
+            .map(|t| t.entry.clone())
+            .collect())
+    }
+
+    async fn wait_background(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        timeout: Duration,
+        cancel: CancellationToken,
+    ) -> Result<Option<TaskExitInfo>> {
+        self.record(MockCall::WaitBackground(handle, task_id));
+        self.check_background()?;
+        let mut done = {
+            let state = self.state();
+            Self::check_handle(&state, handle)?;
+            match state.tasks.get(&task_id) {
+                Some(task) if task.handle == handle => task.done.subscribe(),
+                _ => return Ok(None),
+            }
+        };
+        // The watch holds the exit once sent, so an exit racing this wait is never lost.
+        let exit = async {
+            done.wait_for(Option::is_some)
+                .await
+                .ok()
+                .and_then(|exit| exit.clone())
+        };
+        tokio::select! {
+            exit = exit => Ok(exit),
+            () = tokio::time::sleep(timeout) => Ok(None),
+            () = cancel.cancelled() => Ok(None),
+        }
+    }
+
+    async fn reassign_background_tasks(
+        &self,
+        from: ExecutionHandle,
+        to: ExecutionHandle,
+        on_exit: Option<ExitCallback>,
+    ) -> Result<Vec<TaskEntry>> {
+        self.record(MockCall::Reassign(from, to));
+        self.check_background()?;
+        if !self.config().reassign {
+            return Err(ContextError::unsupported("reassign_background_tasks"));
+        }
+        let mut state = self.state();
+        Self::check_handle(&state, from)?;
+        Self::check_handle(&state, to)?;
+        let mut moved = Vec::new();
+        for task in state.tasks.values_mut() {
+            if task.handle == from && !task.entry.status.is_terminal() {
+                task.handle = to;
+                task.on_exit.clone_from(&on_exit);
+                moved.push(task.entry.clone());
+            }
+        }
+        Ok(moved)
+    }
+}
+
+fn validate_command(command: &str) -> Result<()> {
+    if command.trim().is_empty() {
+        return Err(ContextError::InvalidCommand {
+            reason: "the command is empty",
+        });
+    }
+    if command.contains('\0') {
+        return Err(ContextError::InvalidCommand {
+            reason: "the command contains a NUL byte",
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "mock_tests.rs"]
+mod tests;

@@ -1,0 +1,181 @@
+//! Serde round-trips of every data type, and their pinned JSON shapes.
+
+use std::time::Duration;
+
+use chrono::{TimeZone, Utc};
+use proptest::prelude::*;
+
+use crate::*;
+
+fn exit() -> TaskExitInfo {
+    TaskExitInfo {
+        task_id: TaskId::from_number(1),
+        status: TaskStatus::Killed,
+        exit_code: 143,
+        signal: Some(Signal::TERM),
+        output_path: "/home/u/.zidane/sessions/s1/tasks/bash_1.20260523-024147-123.log".into(),
+        duration: Duration::from_millis(4200),
+        command: "npm run dev".into(),
+    }
+}
+
+fn entry() -> TaskEntry {
+    let started_at = Utc.with_ymd_and_hms(2026, 5, 23, 2, 41, 47).unwrap();
+    TaskEntry {
+        task_id: TaskId::from_number(2),
+        pid: 4242,
+        command: "cargo build".into(),
+        cwd: "/work".into(),
+        output_path: "/tasks/bash_2.20260523-024147-123.log".into(),
+        status: TaskStatus::Exited,
+        exit_code: Some(0),
+        signal: None,
+        started_at,
+        ended_at: Some(started_at + chrono::Duration::milliseconds(1500)),
+        bytes_written: 10_240,
+    }
+}
+
+#[test]
+fn json_shapes() {
+    insta::assert_json_snapshot!("task_exit_info", exit());
+    insta::assert_json_snapshot!("task_entry", entry());
+    insta::assert_json_snapshot!(
+        "background_started",
+        BackgroundStarted {
+            task_id: TaskId::from_number(3),
+            output_path: "/t/bash_3.log".into(),
+            pid: 99
+        }
+    );
+    insta::assert_json_snapshot!(
+        "stall_info",
+        StallInfo {
+            task_id: TaskId::from_number(1),
+            command: "npm init".into(),
+            output_path: "/t/bash_1.log".into(),
+            stalled_for: Duration::from_secs(45),
+            bytes_written: 128,
+        }
+    );
+    insta::assert_json_snapshot!(
+        "capabilities",
+        Capabilities::new(DetachedTasks::ProcessLifetime)
+    );
+    insta::assert_json_snapshot!(
+        "exec_options",
+        ExecOptions::new()
+            .cwd("/work")
+            .env("A", "1")
+            .timeout(Duration::from_secs(30))
+    );
+    insta::assert_json_snapshot!(
+        "exec_output",
+        ExecOutput {
+            output: "ok\n".into(),
+            exit_code: 0,
+            signal: None,
+            timed_out: false,
+            cancelled: false,
+            truncated_bytes: 0,
+            duration: Duration::from_millis(12),
+        }
+    );
+    insta::assert_json_snapshot!("read_range", ReadRange::new(10, Some(20)));
+    insta::assert_json_snapshot!(
+        "read_result",
+        ReadResult {
+            path: "/t/x.log".into(),
+            offset: 0,
+            lines: vec!["a".into()],
+            total_lines: 3,
+            remaining: 2
+        }
+    );
+    insta::assert_json_snapshot!("execution_handle", ExecutionHandle::new(7));
+}
+
+#[test]
+fn entry_exit_info_uses_ended_at() {
+    let info = entry().exit_info().unwrap();
+    assert_eq!(info.duration, Duration::from_millis(1500));
+}
+
+fn round_trip<T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
+    value: &T,
+) {
+    let json = serde_json::to_string(value).unwrap();
+    let back: T = serde_json::from_str(&json).unwrap();
+    assert_eq!(&back, value, "{json}");
+}
+
+fn status() -> impl Strategy<Value = TaskStatus> {
+    prop_oneof![
+        Just(TaskStatus::Running),
+        Just(TaskStatus::Exited),
+        Just(TaskStatus::Killed)
+    ]
+}
+
+fn signal() -> impl Strategy<Value = Option<Signal>> {
+    proptest::option::of((1i32..=64).prop_map(|n| Signal::from_number(n).unwrap()))
+}
+
+fn time() -> impl Strategy<Value = chrono::DateTime<Utc>> {
+    (0i64..4_000_000_000_000).prop_map(|ms| Utc.timestamp_millis_opt(ms).unwrap())
+}
+
+prop_compose! {
+    fn arb_exit()(n in any::<u64>(), status in status(), exit_code in any::<i32>(), signal in signal(),
+                  path in "\\PC*", ms in 0u64..u64::MAX / 2, command in "\\PC*") -> TaskExitInfo {
+        TaskExitInfo { task_id: TaskId::from_number(n), status, exit_code, signal,
+                       output_path: path.into(), duration: Duration::from_millis(ms), command }
+    }
+}
+
+prop_compose! {
+    fn arb_entry()(n in any::<u64>(), pid in any::<u32>(), command in "\\PC*", cwd in "\\PC*",
+                   status in status(), exit_code in proptest::option::of(any::<i32>()), signal in signal(),
+                   started_at in time(), ended_at in proptest::option::of(time()), bytes in any::<u64>()) -> TaskEntry {
+        TaskEntry { task_id: TaskId::from_number(n), pid, command, cwd: cwd.clone().into(),
+                    output_path: format!("{cwd}/log").into(), status, exit_code, signal,
+                    started_at, ended_at, bytes_written: bytes }
+    }
+}
+
+proptest! {
+    #[test]
+    fn exit_info_round_trips(value in arb_exit()) { round_trip(&value); }
+
+    #[test]
+    fn entry_round_trips(value in arb_entry()) { round_trip(&value); }
+
+    #[test]
+    fn stall_round_trips(n in any::<u64>(), command in "\\PC*", ms in 0u64..u64::MAX / 2, bytes in any::<u64>()) {
+        round_trip(&StallInfo { task_id: TaskId::from_number(n), command, output_path: "/x".into(),
+                                stalled_for: Duration::from_millis(ms), bytes_written: bytes });
+    }
+
+    #[test]
+    fn started_and_small_types_round_trip(n in any::<u64>(), pid in any::<u32>(), h in any::<u64>(), off in any::<usize>(), lim in proptest::option::of(any::<usize>())) {
+        round_trip(&BackgroundStarted { task_id: TaskId::from_number(n), output_path: "/p".into(), pid });
+        round_trip(&ExecutionHandle::new(h));
+        round_trip(&ReadRange::new(off, lim));
+        round_trip(&TaskId::from_number(n));
+    }
+
+    #[test]
+    fn exec_output_round_trips(output in "\\PC*", exit_code in any::<i32>(), signal in signal(), t in any::<bool>(), c in any::<bool>(), dropped in any::<u64>(), ms in 0u64..u64::MAX / 2) {
+        round_trip(&ExecOutput { output, exit_code, signal, timed_out: t, cancelled: c, truncated_bytes: dropped, duration: Duration::from_millis(ms) });
+    }
+
+    #[test]
+    fn read_result_round_trips(lines in proptest::collection::vec("\\PC*", 0..5), total in any::<usize>(), remaining in any::<usize>()) {
+        round_trip(&ReadResult { path: "/p".into(), offset: 0, lines, total_lines: total, remaining });
+    }
+
+    #[test]
+    fn capabilities_round_trip(d in prop_oneof![Just(DetachedTasks::None), Just(DetachedTasks::ProcessLifetime), Just(DetachedTasks::Durable)]) {
+        round_trip(&Capabilities::new(d));
+    }
+}

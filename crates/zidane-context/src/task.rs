@@ -1,0 +1,251 @@
+//! The types of a background task's life: options in, started, entry, exit, stall.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::{Signal, TaskId};
+
+/// Where a background task is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Still running (or its output has not reached EOF yet).
+    Running,
+    /// Ended on its own, whatever its exit code or signal.
+    Exited,
+    /// Ended by our kill: `kill_background`, or `destroy` of its handle.
+    Killed,
+}
+
+impl TaskStatus {
+    /// Whether the task has ended.
+    pub const fn is_terminal(self) -> bool {
+        !matches!(self, Self::Running)
+    }
+
+    /// The lowercase name used on the wire: `running`, `exited`, `killed`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Exited => "exited",
+            Self::Killed => "killed",
+        }
+    }
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a background task ended: what `on_exit` receives and `kill`/`wait` return.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskExitInfo {
+    /// The task.
+    pub task_id: TaskId,
+    /// `Exited` or `Killed` (never `Running`).
+    pub status: TaskStatus,
+    /// The exit code; `128 + signo` when a signal ended the task (143 for SIGTERM).
+    pub exit_code: i32,
+    /// The signal that ended the task, if one did.
+    pub signal: Option<Signal>,
+    /// The task's log file.
+    pub output_path: PathBuf,
+    /// From start to settle.
+    #[serde(rename = "duration_ms", with = "crate::duration_ms")]
+    pub duration: Duration,
+    /// The command as given.
+    pub command: String,
+}
+
+/// One row of [`list_background`](crate::ExecutionContext::list_background): a task,
+/// running or ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskEntry {
+    /// The task.
+    pub task_id: TaskId,
+    /// The process id of the task's leader (also its process-group id).
+    pub pid: u32,
+    /// The command as given.
+    pub command: String,
+    /// The working directory it ran in.
+    pub cwd: PathBuf,
+    /// The task's log file.
+    pub output_path: PathBuf,
+    /// Running, exited or killed.
+    pub status: TaskStatus,
+    /// Set once the task has ended.
+    pub exit_code: Option<i32>,
+    /// Set when a signal ended the task.
+    pub signal: Option<Signal>,
+    /// When the task started.
+    pub started_at: DateTime<Utc>,
+    /// When the task settled (exited and its log was closed).
+    pub ended_at: Option<DateTime<Utc>>,
+    /// Bytes the task has written so far (including bytes dropped past an output cap).
+    pub bytes_written: u64,
+}
+
+impl TaskEntry {
+    /// The exit info of an ended task, or `None` while it runs.
+    pub fn exit_info(&self) -> Option<TaskExitInfo> {
+        let ended_at = self.ended_at?;
+        if !self.status.is_terminal() {
+            return None;
+        }
+        Some(TaskExitInfo {
+            task_id: self.task_id,
+            status: self.status,
+            exit_code: self.exit_code?,
+            signal: self.signal,
+            output_path: self.output_path.clone(),
+            duration: (ended_at - self.started_at).to_std().unwrap_or_default(),
+            command: self.command.clone(),
+        })
+    }
+
+    /// How long the task has run: until `ended_at`, or until `now` while it runs.
+    pub fn runtime(&self, now: DateTime<Utc>) -> Duration {
+        (self.ended_at.unwrap_or(now) - self.started_at)
+            .to_std()
+            .unwrap_or_default()
+    }
+}
+
+/// What [`exec_background`](crate::ExecutionContext::exec_background) returns, as soon
+/// as the process exists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackgroundStarted {
+    /// The new task's id.
+    pub task_id: TaskId,
+    /// Where its output goes.
+    pub output_path: PathBuf,
+    /// The process id of its leader.
+    pub pid: u32,
+}
+
+/// A task that has been quiet for the stall window: what `on_stall` receives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StallInfo {
+    /// The task.
+    pub task_id: TaskId,
+    /// The command as given.
+    pub command: String,
+    /// The task's log file.
+    pub output_path: PathBuf,
+    /// How long it has been quiet.
+    #[serde(rename = "stalled_for_ms", with = "crate::duration_ms")]
+    pub stalled_for: Duration,
+    /// Bytes written so far.
+    pub bytes_written: u64,
+}
+
+/// Called exactly once when a task settles.
+pub type ExitCallback = Arc<dyn Fn(TaskExitInfo) + Send + Sync>;
+
+/// Called once per quiet period of a task.
+pub type StallCallback = Arc<dyn Fn(StallInfo) + Send + Sync>;
+
+/// How to start a background task.
+///
+/// ```
+/// use std::time::Duration;
+/// use zidane_context::BackgroundOptions;
+/// let options = BackgroundOptions::new("/tmp/tasks")
+///     .max_output_bytes(10 << 20)
+///     .stall_timeout(Duration::from_secs(45))
+///     .on_exit(|exit| println!("{} ended", exit.task_id));
+/// # let _ = options;
+/// ```
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct BackgroundOptions {
+    /// Working directory (default: the context's).
+    pub cwd: Option<PathBuf>,
+    /// Extra environment variables for the task.
+    pub env: BTreeMap<String, String>,
+    /// Directory of the task's log file (created `0700` if missing).
+    pub output_dir: PathBuf,
+    /// Called exactly once when the task settles. Optional: a durable context records
+    /// exits for the caller's `list_background` sweep instead.
+    pub on_exit: Option<ExitCallback>,
+    /// Bytes kept in the log; later bytes are counted and dropped. `None`: no cap.
+    pub max_output_bytes: Option<u64>,
+    /// Quiet window after which `on_stall` fires. `None`: no watchdog.
+    pub stall_timeout: Option<Duration>,
+    /// Called once per quiet period.
+    pub on_stall: Option<StallCallback>,
+}
+
+impl BackgroundOptions {
+    /// Options writing the log into `output_dir`, with nothing else set.
+    pub fn new(output_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            output_dir: output_dir.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the working directory.
+    #[must_use]
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Adds an environment variable.
+    #[must_use]
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets the exit callback.
+    #[must_use]
+    pub fn on_exit(mut self, callback: impl Fn(TaskExitInfo) + Send + Sync + 'static) -> Self {
+        self.on_exit = Some(Arc::new(callback));
+        self
+    }
+
+    /// Sets the output cap.
+    #[must_use]
+    pub fn max_output_bytes(mut self, bytes: u64) -> Self {
+        self.max_output_bytes = Some(bytes);
+        self
+    }
+
+    /// Sets the stall window.
+    #[must_use]
+    pub fn stall_timeout(mut self, window: Duration) -> Self {
+        self.stall_timeout = Some(window);
+        self
+    }
+
+    /// Sets the stall callback.
+    #[must_use]
+    pub fn on_stall(mut self, callback: impl Fn(StallInfo) + Send + Sync + 'static) -> Self {
+        self.on_stall = Some(Arc::new(callback));
+        self
+    }
+}
+
+impl fmt::Debug for BackgroundOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BackgroundOptions")
+            .field("cwd", &self.cwd)
+            .field("env", &self.env)
+            .field("output_dir", &self.output_dir)
+            .field("on_exit", &self.on_exit.as_ref().map(|_| "Fn"))
+            .field("max_output_bytes", &self.max_output_bytes)
+            .field("stall_timeout", &self.stall_timeout)
+            .field("on_stall", &self.on_stall.as_ref().map(|_| "Fn"))
+            .finish()
+    }
+}

@@ -1,0 +1,3 @@
+//! One test binary for every end-to-end suite (one link, fewer minutes on two cores).
+
+mod suite;

@@ -1,0 +1,137 @@
+//! Project automation for zidane. No product logic lives here.
+//!
+//! ```text
+//! cargo xtask ci      fmt, clippy, tests, doc tests, docs — as CI runs them
+//! cargo xtask bench   the benchmark driver beside the reference peers
+//! ```
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("bench") => bench(&args[1..]),
+        _ => {
+            eprintln!("usage: cargo xtask <ci|bench> [args]");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs every check CI runs, in order, stopping at the first failure.
+fn ci() -> Result<(), String> {
+    let started = Instant::now();
+    // Snapshots are checked, never accepted, by CI.
+    let env: &[(&str, &str)] = &[("INSTA_UPDATE", "no"), ("CI", "true")];
+    step("fmt", &["fmt", "--all", "--check"], env)?;
+    step(
+        "clippy",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        env,
+    )?;
+    if has_nextest() {
+        step(
+            "test (nextest)",
+            &["nextest", "run", "--workspace", "--no-fail-fast"],
+            env,
+        )?;
+        step("doc tests", &["test", "--workspace", "--doc"], env)?;
+    } else {
+        // `cargo test` runs doc tests too.
+        step("test", &["test", "--workspace"], env)?;
+    }
+    step(
+        "doc",
+        &["doc", "--workspace", "--no-deps"],
+        &[("RUSTDOCFLAGS", "-D warnings"), ("INSTA_UPDATE", "no")],
+    )?;
+    println!("xtask ci: all steps passed in {:.1?}", started.elapsed());
+    Ok(())
+}
+
+/// Runs the benchmark driver beside the reference peers (`../shared/bench/run.sh`).
+fn bench(extra: &[String]) -> Result<(), String> {
+    let script = std::path::Path::new("../shared/bench/run.sh");
+    if !script.exists() {
+        return Err(format!(
+            "{} not found: run from the project root with the shared tree beside it",
+            script.display()
+        ));
+    }
+    // Build once up front so the harness times the driver, not the compiler.
+    step(
+        "build driver",
+        &[
+            "bench",
+            "-p",
+            "zidane-process",
+            "--bench",
+            "driver",
+            "--no-run",
+        ],
+        &[],
+    )?;
+    let mut drivers: Vec<String> = extra.to_vec();
+    if drivers.is_empty() {
+        drivers = vec![
+            "node".into(),
+            "zidane=cargo bench -q -p zidane-process --bench driver --".into(),
+        ];
+    }
+    let started = Instant::now();
+    let status = Command::new(script)
+        .args(&drivers)
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    println!("xtask bench: finished in {:.1?}", started.elapsed());
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("bench harness failed: {status}"))
+    }
+}
+
+fn has_nextest() -> bool {
+    Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+/// Runs one `cargo` step, printing its name and duration.
+fn step(name: &str, args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
+    println!("==> {name}: cargo {}", args.join(" "));
+    let started = Instant::now();
+    let mut command = Command::new(env!("CARGO"));
+    command.args(args);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let status = command
+        .status()
+        .map_err(|e| format!("{name}: cannot start cargo: {e}"))?;
+    let elapsed = started.elapsed();
+    if status.success() {
+        println!("<== {name}: ok in {elapsed:.1?}");
+        Ok(())
+    } else {
+        Err(format!("{name}: failed ({status}) after {elapsed:.1?}"))
+    }
+}
