@@ -10,7 +10,7 @@
 //!
 //! This crate knows nothing of processes. Most users want the `zidane` facade; depend on
 //! this crate alone to implement a new context or to write a layer that works over any
-//! context. The `mock` feature adds [`MockContext`], an in-memory context for tests.
+//! context. The `mock` feature adds `MockContext`, an in-memory context for tests.
 //!
 //! ```
 //! use std::time::Duration;
