@@ -1,0 +1,411 @@
+//! `Agent`: the session, the model, the tools, the context and handle, the hook bus and
+//! the delivery queues — shared behind a cheap, cloneable handle.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use chrono::{DateTime, Utc};
+use tokio::sync::{OnceCell, watch};
+use tokio_util::sync::CancellationToken;
+use zidane_context::{
+    BackgroundStarted, ExecutionContext, ExecutionHandle, ExitCallback, StallCallback, StallInfo,
+    TaskExitInfo, TaskId,
+};
+use zidane_tools::{
+    BackgroundGate, BackgroundSettings, BackgroundSinks, StartCallback, ToolContext, ToolRegistry,
+};
+use zidane_wire::Turn;
+
+use crate::delivery::Delivery;
+use crate::destroy::Resource;
+use crate::{
+    AgentBuilder, AgentError, Behavior, HookBus, HookEvent, Model, ReconcileJournal, Result,
+    Session, SessionStore, TaskStart,
+};
+
+const LIVE: u8 = 0;
+const DESTROYING: u8 = 1;
+const DESTROYED: u8 = 2;
+
+/// What the exit, stall and start callbacks reach: the queues and the bus. Kept apart
+/// from the agent so a context holding a callback does not keep the agent alive.
+pub(crate) struct Feeds {
+    pub(crate) delivery: Mutex<Delivery>,
+    pub(crate) hooks: HookBus,
+}
+
+impl Feeds {
+    pub(crate) fn delivery(&self) -> MutexGuard<'_, Delivery> {
+        // Never held across a callback or an await; poisoning means a bug in this crate
+        // panicked mid-update, and the queues are still a valid (if partial) state.
+        self.delivery.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A task ended: queue it (unless it is not news), then fire `background:exit`.
+    pub(crate) fn exit(&self, exit: TaskExitInfo) {
+        let queued = self.delivery().push_exit(exit.clone());
+        tracing::debug!(task_id = %exit.task_id, status = %exit.status, queued, "background task ended");
+        self.hooks.emit(&HookEvent::BackgroundExit(exit));
+    }
+
+    fn stall(&self, stall: StallInfo) {
+        let queued = self.delivery().push_stall(stall.clone());
+        tracing::debug!(task_id = %stall.task_id, queued, "background task stalled");
+        self.hooks.emit(&HookEvent::BackgroundStall(stall));
+    }
+
+    fn start(&self, started: &BackgroundStarted, command: &str) {
+        self.delivery()
+            .remember_log(started.output_path.clone(), started.task_id);
+        self.hooks.emit(&HookEvent::BackgroundStart(TaskStart {
+            task_id: started.task_id,
+            pid: started.pid,
+            command: command.to_owned(),
+            output_path: started.output_path.clone(),
+        }));
+    }
+}
+
+/// A tool call in flight, as the task picker shows it.
+#[derive(Debug, Clone)]
+pub(crate) struct InFlightCall {
+    pub(crate) call_id: String,
+    pub(crate) name: String,
+    pub(crate) started_at: DateTime<Utc>,
+    pub(crate) cancel: CancellationToken,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct RunState {
+    pub(crate) run: Option<CancellationToken>,
+    pub(crate) calls: Vec<InFlightCall>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) model: Arc<dyn Model>,
+    pub(crate) tools: ToolRegistry,
+    pub(crate) context: Arc<dyn ExecutionContext>,
+    pub(crate) handle: OnceCell<ExecutionHandle>,
+    pub(crate) injected_handle: bool,
+    pub(crate) behavior: Behavior,
+    pub(crate) tasks_dir: Option<PathBuf>,
+    pub(crate) journal: Arc<dyn ReconcileJournal>,
+    pub(crate) store: Option<SessionStore>,
+    pub(crate) session: Mutex<Session>,
+    pub(crate) feeds: Arc<Feeds>,
+    pub(crate) run_state: Mutex<RunState>,
+    /// `true` while a run is in flight.
+    pub(crate) running: watch::Sender<bool>,
+    pub(crate) lifecycle: AtomicU8,
+    pub(crate) resources: Mutex<Vec<(String, Arc<dyn Resource>)>>,
+    pub(crate) depth: usize,
+}
+
+/// An LLM agent with background shell tasks: it runs the model and its tools over a
+/// session, and wakes the model — exactly once — for every background task that ends.
+///
+/// Cheap to clone: clones share everything (a host keeps one for its UI, hands one to a
+/// [`WakeLoop`](crate::WakeLoop)). Build it with [`Agent::builder`].
+#[derive(Clone)]
+pub struct Agent {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Agent {
+    /// Starts building an agent over `model` and `context`.
+    pub fn builder(model: Arc<dyn Model>, context: Arc<dyn ExecutionContext>) -> AgentBuilder {
+        AgentBuilder::new(model, context)
+    }
+
+    pub(crate) fn from_builder(builder: AgentBuilder) -> Result<Self> {
+        let mut tools = ToolRegistry::new();
+        let base = builder.tools.unwrap_or_else(zidane_tools::default_tools);
+        for tool in base.into_iter().chain(builder.extra_tools) {
+            tools.register(tool)?;
+        }
+        let session = builder.session.unwrap_or_else(Session::generate);
+        let tasks_dir = match (&builder.behavior.tasks_dir, &builder.store) {
+            (Some(dir), _) => Some(dir.clone()),
+            (None, Some(store)) => Some(store.tasks_dir(&session.id)?),
+            (None, None) => None,
+        };
+        let history = crate::session::acknowledged_in(&session.turns, |name| {
+            tools.resolve(name).map(|tool| tool.spec().name)
+        });
+        let handle = match builder.handle {
+            Some(handle) => OnceCell::new_with(Some(handle)),
+            None => OnceCell::new(),
+        };
+        Ok(Self {
+            inner: Arc::new(Inner {
+                model: builder.model,
+                tools,
+                context: builder.context,
+                handle,
+                injected_handle: builder.handle.is_some(),
+                behavior: builder.behavior,
+                tasks_dir,
+                journal: builder.journal,
+                store: builder.store,
+                session: Mutex::new(session),
+                feeds: Arc::new(Feeds {
+                    delivery: Mutex::new(Delivery::new(history)),
+                    hooks: builder.hooks,
+                }),
+                run_state: Mutex::new(RunState::default()),
+                running: watch::Sender::new(false),
+                lifecycle: AtomicU8::new(LIVE),
+                resources: Mutex::new(Vec::new()),
+                depth: builder.depth,
+            }),
+        })
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> String {
+        self.session_lock().id.clone()
+    }
+
+    /// How deep this agent is in a tree of subagents (0 for a top-level agent).
+    pub fn depth(&self) -> usize {
+        self.inner.depth
+    }
+
+    /// A snapshot of the session.
+    pub fn session(&self) -> Session {
+        self.session_lock().clone()
+    }
+
+    /// The hook bus (subscribe to events, the stream, the reconcile hook).
+    pub fn hooks(&self) -> &HookBus {
+        &self.inner.feeds.hooks
+    }
+
+    /// The behaviour the agent was built with.
+    pub fn behavior(&self) -> &Behavior {
+        &self.inner.behavior
+    }
+
+    /// The tasks dir in effect (from the behaviour, or the store's session layout).
+    pub fn tasks_dir(&self) -> Option<&std::path::Path> {
+        self.inner.tasks_dir.as_deref()
+    }
+
+    /// The execution context.
+    pub fn context(&self) -> &Arc<dyn ExecutionContext> {
+        &self.inner.context
+    }
+
+    /// The tools.
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.inner.tools
+    }
+
+    /// The model.
+    pub fn model(&self) -> &Arc<dyn Model> {
+        &self.inner.model
+    }
+
+    /// Whether background mode can work for this agent (the same gate the tools see).
+    pub fn background_gate(&self) -> BackgroundGate {
+        BackgroundGate::evaluate(
+            self.inner.tasks_dir.as_deref(),
+            self.inner.behavior.background,
+            self.inner.context.capabilities(),
+        )
+    }
+
+    /// The execution handle, if one was injected or created yet.
+    pub fn current_handle(&self) -> Option<ExecutionHandle> {
+        self.inner.handle.get().copied()
+    }
+
+    /// Whether the handle was injected by the host (then the agent never destroys it).
+    pub fn handle_is_injected(&self) -> bool {
+        self.inner.injected_handle
+    }
+
+    /// The execution handle, created on first use.
+    pub async fn handle(&self) -> Result<ExecutionHandle> {
+        self.ensure_live()?;
+        let context = &self.inner.context;
+        let handle = self
+            .inner
+            .handle
+            .get_or_try_init(|| context.create_handle())
+            .await?;
+        Ok(*handle)
+    }
+
+    /// Whether an exit or stall is queued for the model: the host's wake signal. A run
+    /// with an empty prompt is legal exactly then (or when the pull sweep finds an
+    /// unreported exit).
+    pub fn has_pending_task_notifications(&self) -> bool {
+        self.inner.feeds.delivery().has_pending()
+    }
+
+    /// The exits queued for the next run, in completion order.
+    pub fn pending_exits(&self) -> Vec<TaskExitInfo> {
+        self.inner.feeds.delivery().pending_exits()
+    }
+
+    /// Whether a run is in flight.
+    pub fn is_running(&self) -> bool {
+        *self.inner.running.borrow()
+    }
+
+    /// Whether [`destroy`](Self::destroy) has begun.
+    pub fn is_destroyed(&self) -> bool {
+        self.inner.lifecycle.load(Ordering::Acquire) != LIVE
+    }
+
+    /// The exit callback of this agent: fires `background:exit` on its bus and queues the
+    /// exit for its next run. A subagent `spawn` tool passes it to
+    /// `reassign_background_tasks` so adopted tasks report here.
+    pub fn exit_sink(&self) -> ExitCallback {
+        let feeds = Arc::clone(&self.inner.feeds);
+        Arc::new(move |exit| feeds.exit(exit))
+    }
+
+    /// The sinks every tool call of this agent gets.
+    pub fn sinks(&self) -> BackgroundSinks {
+        let exit_feeds = Arc::clone(&self.inner.feeds);
+        let stall_feeds = Arc::clone(&self.inner.feeds);
+        let start_feeds = Arc::clone(&self.inner.feeds);
+        let on_exit: ExitCallback = Arc::new(move |exit| exit_feeds.exit(exit));
+        let on_stall: StallCallback = Arc::new(move |stall| stall_feeds.stall(stall));
+        let on_start: StartCallback =
+            Arc::new(move |started, command| start_feeds.start(started, command));
+        BackgroundSinks {
+            on_start: Some(on_start),
+            on_exit: Some(on_exit),
+            on_stall: Some(on_stall),
+        }
+    }
+
+    /// The background settings every tool call of this agent gets.
+    pub fn background_settings(&self) -> BackgroundSettings {
+        let behavior = &self.inner.behavior;
+        BackgroundSettings {
+            tasks_dir: self.inner.tasks_dir.clone(),
+            policy: behavior.background,
+            max_output_bytes: behavior.output_cap,
+            stall_timeout: behavior.stall_window,
+        }
+    }
+
+    /// The context a tool call runs with, on `handle` with `cancel`.
+    pub fn tool_context(&self, handle: ExecutionHandle, cancel: CancellationToken) -> ToolContext {
+        ToolContext::new(Arc::clone(&self.inner.context), handle)
+            .with_background(self.background_settings())
+            .with_sinks(self.sinks())
+            .with_cancel(cancel)
+    }
+
+    /// Kills a background task of this agent (the task picker's action): a full group
+    /// kill, not a call cancel. False for a malformed or unknown id, a context without
+    /// background tasks, or no handle yet. The exit is then notified to the model at its
+    /// next run like any other — the user, not the model, ended it.
+    pub async fn kill_background_task(&self, task_id: &str) -> bool {
+        let Ok(task_id) = TaskId::parse(task_id) else {
+            return false;
+        };
+        let Some(handle) = self.current_handle() else {
+            return false;
+        };
+        match self.inner.context.kill_background(handle, task_id).await {
+            Ok(Some(_)) => true,
+            Ok(None) => false,
+            Err(error) => {
+                tracing::debug!(%task_id, %error, "kill_background_task failed");
+                false
+            }
+        }
+    }
+
+    /// Cancels one in-flight tool call (the picker's action on a tool row): its
+    /// cancellation token fires, the model gets an error result, the run goes on. False
+    /// if no such call is in flight.
+    pub fn cancel_tool(&self, call_id: &str) -> bool {
+        let run_state = self.run_state();
+        match run_state.calls.iter().find(|c| c.call_id == call_id) {
+            Some(call) => {
+                call.cancel.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Registers something the agent must close on destroy (after the run is aborted,
+    /// before the context handle is destroyed). Closed in reverse registration order.
+    pub fn register_resource(&self, name: impl Into<String>, resource: Arc<dyn Resource>) {
+        self.inner
+            .resources
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((name.into(), resource));
+    }
+
+    /// Appends a turn to the session: emits its stream events, then saves the session
+    /// when a store is set.
+    pub(crate) fn append_turn(&self, turn: Turn) -> Result<()> {
+        let events = zidane_wire::events_from_turn(&turn);
+        let snapshot = {
+            let mut session = self.session_lock();
+            session.turns.push(turn);
+            self.inner.store.as_ref().map(|_| session.clone())
+        };
+        for event in &events {
+            self.inner.feeds.hooks.emit_stream(event);
+        }
+        if let (Some(store), Some(session)) = (&self.inner.store, snapshot) {
+            store.save(&session)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn ensure_live(&self) -> Result<()> {
+        if self.is_destroyed() {
+            Err(AgentError::Destroyed)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Moves the lifecycle from live to destroying; false if it already left live.
+    pub(crate) fn begin_destroy(&self) -> bool {
+        self.inner
+            .lifecycle
+            .compare_exchange(LIVE, DESTROYING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    pub(crate) fn finish_destroy(&self) {
+        self.inner.lifecycle.store(DESTROYED, Ordering::Release);
+    }
+
+    pub(crate) fn session_lock(&self) -> MutexGuard<'_, Session> {
+        self.inner.session.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn run_state(&self) -> MutexGuard<'_, RunState> {
+        self.inner.run_state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("session", &self.id())
+            .field("handle", &self.current_handle())
+            .field("injected_handle", &self.inner.injected_handle)
+            .field("behavior", &self.inner.behavior)
+            .field("tools", &self.inner.tools)
+            .field("running", &self.is_running())
+            .field("destroyed", &self.is_destroyed())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,279 @@
+//! How an agent behaves, and the builder that assembles one.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use zidane_context::{ContextError, ExecutionContext, ExecutionHandle, TaskEntry};
+use zidane_tools::{BackgroundPolicy, Tool};
+
+use crate::{Agent, HookBus, Model, Result, Session, SessionStore};
+
+/// How long each destroy step may take before it is abandoned.
+pub const DEFAULT_DESTROY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Model calls a run may make before it stops with [`StopReason::MaxSteps`].
+///
+/// [`StopReason::MaxSteps`]: crate::StopReason::MaxSteps
+pub const DEFAULT_MAX_STEPS: usize = 50;
+
+/// How long a cancelled tool call may take to return its own result before the agent
+/// stops waiting for it.
+pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// How an agent behaves: background mode, limits, the system prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Behavior {
+    /// Directory of background task logs. `None` turns background mode off — unless the
+    /// agent has a [`SessionStore`], whose `<user_dir>/sessions/<id>/tasks/` is then used.
+    pub tasks_dir: Option<PathBuf>,
+    /// Whether the model may start background tasks.
+    pub background: BackgroundPolicy,
+    /// Bytes kept in each task's log (later bytes are counted and dropped). `None`: no
+    /// cap.
+    pub output_cap: Option<u64>,
+    /// Quiet window after which a task's stall is reported to the model. `None`: no
+    /// watchdog.
+    pub stall_window: Option<Duration>,
+    /// Running background tasks this agent may have at once. Enforced by the agent
+    /// before a `shell` call with `run_in_background` is dispatched (an error result
+    /// for the model); the context keeps its own, per-context cap. `None`: only the
+    /// context's cap.
+    pub max_background_tasks: Option<usize>,
+    /// How long each destroy step may take.
+    pub destroy_timeout: Duration,
+    /// Model calls per run.
+    pub max_steps: usize,
+    /// The system prompt.
+    pub system: Option<String>,
+}
+
+impl Default for Behavior {
+    fn default() -> Self {
+        Self {
+            tasks_dir: None,
+            background: BackgroundPolicy::Enabled,
+            output_cap: None,
+            stall_window: None,
+            max_background_tasks: None,
+            destroy_timeout: DEFAULT_DESTROY_TIMEOUT,
+            max_steps: DEFAULT_MAX_STEPS,
+            system: None,
+        }
+    }
+}
+
+impl Behavior {
+    /// The defaults: background mode enabled (once a tasks dir is known), no caps, no
+    /// watchdog, [`DEFAULT_DESTROY_TIMEOUT`], [`DEFAULT_MAX_STEPS`], no system prompt.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the tasks dir.
+    #[must_use]
+    pub fn tasks_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.tasks_dir = Some(dir.into());
+        self
+    }
+
+    /// Sets the background policy.
+    #[must_use]
+    pub fn background(mut self, policy: BackgroundPolicy) -> Self {
+        self.background = policy;
+        self
+    }
+
+    /// Sets the per-task output cap.
+    #[must_use]
+    pub fn output_cap(mut self, bytes: u64) -> Self {
+        self.output_cap = Some(bytes);
+        self
+    }
+
+    /// Sets the stall window.
+    #[must_use]
+    pub fn stall_window(mut self, window: Duration) -> Self {
+        self.stall_window = Some(window);
+        self
+    }
+
+    /// Sets the agent's cap on running background tasks.
+    #[must_use]
+    pub fn max_background_tasks(mut self, cap: usize) -> Self {
+        self.max_background_tasks = Some(cap);
+        self
+    }
+
+    /// Sets the destroy step timeout.
+    #[must_use]
+    pub fn destroy_timeout(mut self, timeout: Duration) -> Self {
+        self.destroy_timeout = timeout;
+        self
+    }
+
+    /// Sets the step limit of a run.
+    #[must_use]
+    pub fn max_steps(mut self, steps: usize) -> Self {
+        self.max_steps = steps;
+        self
+    }
+
+    /// Sets the system prompt.
+    #[must_use]
+    pub fn system(mut self, prompt: impl Into<String>) -> Self {
+        self.system = Some(prompt.into());
+        self
+    }
+}
+
+/// The seam through which the pull sweep polls `list_background`.
+///
+/// The default calls the context directly. A durable host journals the poll as one side
+/// effect so a replayed run sees the same list — and the `background:reconcile` hook
+/// fires at a stable journal position.
+#[async_trait]
+pub trait ReconcileJournal: Send + Sync {
+    /// Lists the handle's tasks for the sweep at the start of a run.
+    async fn list_background(
+        &self,
+        context: &dyn ExecutionContext,
+        handle: ExecutionHandle,
+    ) -> Result<Vec<TaskEntry>, ContextError>;
+}
+
+/// The default [`ReconcileJournal`]: asks the context, records nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DirectJournal;
+
+#[async_trait]
+impl ReconcileJournal for DirectJournal {
+    async fn list_background(
+        &self,
+        context: &dyn ExecutionContext,
+        handle: ExecutionHandle,
+    ) -> Result<Vec<TaskEntry>, ContextError> {
+        context.list_background(handle).await
+    }
+}
+
+/// Assembles an [`Agent`]. Start with [`Agent::builder`].
+pub struct AgentBuilder {
+    pub(crate) model: Arc<dyn Model>,
+    pub(crate) context: Arc<dyn ExecutionContext>,
+    pub(crate) tools: Option<Vec<Arc<dyn Tool>>>,
+    pub(crate) extra_tools: Vec<Arc<dyn Tool>>,
+    pub(crate) handle: Option<ExecutionHandle>,
+    pub(crate) behavior: Behavior,
+    pub(crate) session: Option<Session>,
+    pub(crate) store: Option<SessionStore>,
+    pub(crate) journal: Arc<dyn ReconcileJournal>,
+    pub(crate) hooks: HookBus,
+    pub(crate) depth: usize,
+}
+
+impl AgentBuilder {
+    pub(crate) fn new(model: Arc<dyn Model>, context: Arc<dyn ExecutionContext>) -> Self {
+        Self {
+            model,
+            context,
+            tools: None,
+            extra_tools: Vec::new(),
+            handle: None,
+            behavior: Behavior::default(),
+            session: None,
+            store: None,
+            journal: Arc::new(DirectJournal),
+            hooks: HookBus::new(),
+            depth: 0,
+        }
+    }
+
+    /// Replaces the tools (default: `zidane_tools::default_tools()` — shell, shell_kill,
+    /// wait_task, read_file).
+    #[must_use]
+    pub fn tools(mut self, tools: Vec<Arc<dyn Tool>>) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
+    /// Adds a tool to the defaults (or to the tools given with [`tools`](Self::tools)).
+    #[must_use]
+    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.extra_tools.push(tool);
+        self
+    }
+
+    /// Runs on a handle the host created and owns: the agent never destroys it.
+    /// Without it the agent creates its own handle on first use and destroys it in
+    /// [`Agent::destroy`].
+    #[must_use]
+    pub fn handle(mut self, handle: ExecutionHandle) -> Self {
+        self.handle = Some(handle);
+        self
+    }
+
+    /// Sets the behaviour.
+    #[must_use]
+    pub fn behavior(mut self, behavior: Behavior) -> Self {
+        self.behavior = behavior;
+        self
+    }
+
+    /// Starts from this session (default: [`Session::generate`]). Its history rebuilds
+    /// the `notified` latch, so a pull sweep never re-notifies what it already told.
+    #[must_use]
+    pub fn session(mut self, session: Session) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    /// Saves the session to this store after every turn, and defaults the tasks dir to
+    /// the session's `tasks/` directory.
+    #[must_use]
+    pub fn store(mut self, store: SessionStore) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Routes the pull sweep's `list_background` through a journal (durable hosts).
+    #[must_use]
+    pub fn journal(mut self, journal: Arc<dyn ReconcileJournal>) -> Self {
+        self.journal = journal;
+        self
+    }
+
+    /// Uses this hook bus (default: a new one). Subscribe before the first run.
+    #[must_use]
+    pub fn hooks(mut self, hooks: HookBus) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// How deep this agent is in a tree of subagents (0 for a top-level agent).
+    #[must_use]
+    pub fn depth(mut self, depth: usize) -> Self {
+        self.depth = depth;
+        self
+    }
+
+    /// Builds the agent. Fails when two tools claim one name or alias, or when the
+    /// session id cannot name a directory while a store is set.
+    pub fn build(self) -> Result<Agent> {
+        Agent::from_builder(self)
+    }
+}
+
+impl std::fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("handle", &self.handle)
+            .field("behavior", &self.behavior)
+            .field("session", &self.session.as_ref().map(|s| &s.id))
+            .field("store", &self.store)
+            .field("depth", &self.depth)
+            .finish_non_exhaustive()
+    }
+}

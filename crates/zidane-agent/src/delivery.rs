@@ -1,0 +1,208 @@
+//! The two queues (exits, stalls) and the `notified` latch: what the model has not been
+//! told yet, and what it already knows.
+//!
+//! Invariants:
+//! - an exit is queued at most once, and never once its task is latched;
+//! - the drain latches every exit it takes *before* anything is rendered, so an exit
+//!   callback or a kill racing the drain cannot queue the task again;
+//! - once the agent starts tearing down ([`Delivery::close`]) nothing is queued.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use zidane_context::{StallInfo, TaskEntry, TaskExitInfo, TaskId};
+
+/// An exit the model was told about (or acknowledged) in an earlier life of the session,
+/// rebuilt from its turns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HistoricalAck {
+    pub(crate) task_id: TaskId,
+    /// The log the notification named, when the history says.
+    pub(crate) output_path: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+struct QueuedExit {
+    exit: TaskExitInfo,
+    received_at: DateTime<Utc>,
+}
+
+/// What a drain takes: the exits to reconcile (already latched) and the stalls.
+#[derive(Debug, Default)]
+pub(crate) struct Taken {
+    pub(crate) exits: Vec<TaskExitInfo>,
+    pub(crate) stalls: Vec<StallInfo>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Delivery {
+    exits: Vec<QueuedExit>,
+    stalls: Vec<StallInfo>,
+    /// Tasks of this agent's life the model knows ended.
+    latch: HashSet<TaskId>,
+    /// Acknowledgements from the loaded session. Task ids restart at `bash_1` in a new
+    /// context, so an id alone only matches a task started before this agent was built.
+    history: Vec<HistoricalAck>,
+    built_at: DateTime<Utc>,
+    /// Task logs seen (at start or in a sweep), for suppression by path.
+    known_logs: HashMap<PathBuf, TaskId>,
+    closed: bool,
+}
+
+impl Delivery {
+    pub(crate) fn new(history: Vec<HistoricalAck>) -> Self {
+        Self {
+            exits: Vec::new(),
+            stalls: Vec::new(),
+            latch: HashSet::new(),
+            history,
+            built_at: Utc::now(),
+            known_logs: HashMap::new(),
+            closed: false,
+        }
+    }
+
+    /// Queues a pushed exit. False when it is not news (latched, already queued) or the
+    /// agent is tearing down.
+    pub(crate) fn push_exit(&mut self, exit: TaskExitInfo) -> bool {
+        if self.closed
+            || self.latch.contains(&exit.task_id)
+            || self.exits.iter().any(|q| q.exit.task_id == exit.task_id)
+        {
+            return false;
+        }
+        self.known_logs
+            .insert(exit.output_path.clone(), exit.task_id);
+        // A stall of a task that has ended is stale: the exit says more.
+        self.stalls.retain(|s| s.task_id != exit.task_id);
+        self.exits.push(QueuedExit {
+            exit,
+            received_at: Utc::now(),
+        });
+        true
+    }
+
+    /// Queues a stall (one-shot). False when the task's exit is already known or queued,
+    /// a stall of it is already queued, or the agent is tearing down.
+    pub(crate) fn push_stall(&mut self, stall: StallInfo) -> bool {
+        if self.closed
+            || self.latch.contains(&stall.task_id)
+            || self.exits.iter().any(|q| q.exit.task_id == stall.task_id)
+            || self.stalls.iter().any(|s| s.task_id == stall.task_id)
+        {
+            return false;
+        }
+        self.stalls.push(stall);
+        true
+    }
+
+    /// Remembers a started task's log, for suppression by path.
+    pub(crate) fn remember_log(&mut self, path: PathBuf, task_id: TaskId) {
+        self.known_logs.insert(path, task_id);
+    }
+
+    /// Whether an exit or a stall is waiting for the next run.
+    pub(crate) fn has_pending(&self) -> bool {
+        !self.exits.is_empty() || !self.stalls.is_empty()
+    }
+
+    /// The exits waiting, in completion order.
+    pub(crate) fn pending_exits(&self) -> Vec<TaskExitInfo> {
+        self.exits.iter().map(|q| q.exit.clone()).collect()
+    }
+
+    /// Takes everything to deliver: the queued exits in completion order, then ended
+    /// tasks from `swept` that are neither queued nor acknowledged (ordered by end time),
+    /// and the queued stalls. Every exit taken is latched here, before rendering.
+    pub(crate) fn take(&mut self, swept: &[TaskEntry]) -> Taken {
+        for entry in swept {
+            self.known_logs
+                .insert(entry.output_path.clone(), entry.task_id);
+        }
+        let mut exits: Vec<TaskExitInfo> = self.exits.drain(..).map(|q| q.exit).collect();
+        let mut pulled: Vec<&TaskEntry> = swept
+            .iter()
+            .filter(|entry| entry.status.is_terminal())
+            .filter(|entry| !exits.iter().any(|e| e.task_id == entry.task_id))
+            .filter(|entry| !self.is_acknowledged(entry))
+            .collect();
+        pulled.sort_by_key(|entry| (entry.ended_at, entry.task_id));
+        exits.extend(pulled.into_iter().filter_map(TaskEntry::exit_info));
+        for exit in &exits {
+            self.latch.insert(exit.task_id);
+        }
+        let stalls = self
+            .stalls
+            .drain(..)
+            .filter(|s| !exits.iter().any(|e| e.task_id == s.task_id))
+            .collect();
+        Taken { exits, stalls }
+    }
+
+    /// Marks a task's exit as known to the model.
+    pub(crate) fn latch(&mut self, task_id: TaskId) {
+        self.latch.insert(task_id);
+    }
+
+    /// The model learned a task's exit (a kill, a completed wait): drops its queued exit
+    /// and latches it. True if a pending notification was dropped.
+    pub(crate) fn suppress_task(&mut self, task_id: TaskId) -> bool {
+        self.latch.insert(task_id);
+        let before = self.exits.len();
+        self.exits.retain(|q| q.exit.task_id != task_id);
+        self.stalls.retain(|s| s.task_id != task_id);
+        self.exits.len() < before
+    }
+
+    /// The model read `path` in a call that started at `read_started`: drops and latches
+    /// every queued exit whose log it is and that had arrived before the read began.
+    pub(crate) fn suppress_read(
+        &mut self,
+        path: &Path,
+        read_started: DateTime<Utc>,
+    ) -> Vec<TaskId> {
+        let mut suppressed = Vec::new();
+        self.exits.retain(|q| {
+            let read_after_exit = q.exit.output_path == path && q.received_at <= read_started;
+            if read_after_exit {
+                suppressed.push(q.exit.task_id);
+            }
+            !read_after_exit
+        });
+        for task_id in &suppressed {
+            self.latch.insert(*task_id);
+        }
+        suppressed
+    }
+
+    /// The task whose log `path` is, if one is known.
+    pub(crate) fn task_of_log(&self, path: &Path) -> Option<TaskId> {
+        self.known_logs.get(path).copied()
+    }
+
+    /// Whether the model already knows this ended task's exit.
+    pub(crate) fn is_acknowledged(&self, entry: &TaskEntry) -> bool {
+        self.latch.contains(&entry.task_id)
+            || self.history.iter().any(|ack| {
+                ack.output_path.as_deref() == Some(entry.output_path.as_path())
+                    || (ack.task_id == entry.task_id && entry.started_at < self.built_at)
+            })
+    }
+
+    /// Empties both queues.
+    pub(crate) fn clear(&mut self) {
+        self.exits.clear();
+        self.stalls.clear();
+    }
+
+    /// Empties both queues and refuses everything from now on (teardown).
+    pub(crate) fn close(&mut self) {
+        self.closed = true;
+        self.clear();
+    }
+}
+
+#[cfg(test)]
+#[path = "delivery_tests.rs"]
+mod tests;

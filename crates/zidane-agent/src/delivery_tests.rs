@@ -1,0 +1,107 @@
+use std::time::Duration;
+
+use chrono::Utc;
+use zidane_context::{TaskEntry, TaskExitInfo, TaskId, TaskStatus};
+
+use super::*;
+
+fn id(n: u64) -> TaskId {
+    TaskId::from_number(n)
+}
+
+fn exit(n: u64) -> TaskExitInfo {
+    TaskExitInfo {
+        task_id: id(n),
+        status: TaskStatus::Exited,
+        exit_code: 0,
+        signal: None,
+        output_path: format!("/t/bash_{n}.log").into(),
+        duration: Duration::from_millis(10),
+        command: format!("job {n}"),
+    }
+}
+
+fn ended_entry(n: u64, ended_secs_ago: i64) -> TaskEntry {
+    let ended = Utc::now() - chrono::Duration::seconds(ended_secs_ago);
+    TaskEntry {
+        task_id: id(n),
+        pid: 1,
+        command: format!("job {n}"),
+        cwd: "/".into(),
+        output_path: format!("/t/bash_{n}.log").into(),
+        status: TaskStatus::Exited,
+        exit_code: Some(0),
+        signal: None,
+        started_at: ended - chrono::Duration::seconds(1),
+        ended_at: Some(ended),
+        bytes_written: 0,
+    }
+}
+
+#[test]
+fn an_exit_is_queued_once_and_never_after_its_latch() {
+    let mut delivery = Delivery::new(Vec::new());
+    assert!(delivery.push_exit(exit(1)));
+    assert!(!delivery.push_exit(exit(1)));
+    let taken = delivery.take(&[]);
+    assert_eq!(taken.exits, vec![exit(1)]);
+    assert!(!delivery.push_exit(exit(1)), "latched by the drain");
+    assert!(!delivery.has_pending());
+}
+
+#[test]
+fn pushed_exits_keep_their_order_and_pulled_ones_follow_by_end_time() {
+    let mut delivery = Delivery::new(Vec::new());
+    delivery.push_exit(exit(3));
+    delivery.push_exit(exit(1));
+    let swept = [ended_entry(5, 1), ended_entry(4, 5), ended_entry(1, 9)];
+    let ids: Vec<u64> = delivery
+        .take(&swept)
+        .exits
+        .iter()
+        .map(|e| e.task_id.number())
+        .collect();
+    assert_eq!(ids, [3, 1, 4, 5]);
+    assert!(delivery.take(&swept).exits.is_empty(), "the sweep never re-notifies");
+}
+
+#[test]
+fn history_matches_by_path_or_by_id_of_an_older_task() {
+    let old = ended_entry(1, 60);
+    let history = vec![HistoricalAck {
+        task_id: id(1),
+        output_path: None,
+    }];
+    let delivery = Delivery::new(history);
+    assert!(delivery.is_acknowledged(&old));
+    let mut fresh = ended_entry(1, 0);
+    fresh.started_at = Utc::now() + chrono::Duration::seconds(1);
+    assert!(!delivery.is_acknowledged(&fresh), "a new context's bash_1 is news");
+    let by_path = Delivery::new(vec![HistoricalAck {
+        task_id: id(1),
+        output_path: Some("/t/bash_1.log".into()),
+    }]);
+    assert!(by_path.is_acknowledged(&fresh));
+}
+
+#[test]
+fn a_read_suppresses_only_exits_that_arrived_before_it() {
+    let mut delivery = Delivery::new(Vec::new());
+    let before = Utc::now() - chrono::Duration::seconds(5);
+    delivery.push_exit(exit(1));
+    assert!(delivery.suppress_read("/t/bash_1.log".as_ref(), before).is_empty());
+    assert_eq!(
+        delivery.suppress_read("/t/bash_1.log".as_ref(), Utc::now()),
+        vec![id(1)]
+    );
+    assert!(!delivery.has_pending());
+}
+
+#[test]
+fn close_empties_and_refuses() {
+    let mut delivery = Delivery::new(Vec::new());
+    delivery.push_exit(exit(1));
+    delivery.close();
+    assert!(!delivery.has_pending());
+    assert!(!delivery.push_exit(exit(2)));
+}

@@ -1,0 +1,247 @@
+//! Teardown: what happened inside the session first, then what the session stood on.
+//!
+//! 1. clear the queues (a session swap must not replay stale notifications);
+//! 2. abort the in-flight run and every per-call cancel, and wait for the run to end;
+//! 3. close host-registered resources (reverse registration order);
+//! 4. `context.destroy(handle)` — unless the host injected the handle, or none was made;
+//! 5. clear the queues again (a task killed in step 4 can report its exit).
+//!
+//! Each step is bounded by [`Behavior::destroy_timeout`](crate::Behavior::destroy_timeout):
+//! a step that does not settle is abandoned (it keeps going in the background), logged,
+//! and teardown moves on.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::{Agent, Result};
+
+/// Something a host wants closed when the agent is destroyed (a connection, a server).
+#[async_trait]
+pub trait Resource: Send + Sync {
+    /// Closes it. Bounded by the destroy timeout: a close that takes longer is
+    /// abandoned.
+    async fn close(&self);
+}
+
+type CloseFn = Box<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// A [`Resource`] made of an async closure.
+///
+/// ```
+/// use std::sync::Arc;
+/// use zidane_agent::{FnResource, Resource};
+/// let resource: Arc<dyn Resource> = Arc::new(FnResource::new(|| async { /* close */ }));
+/// # let _ = resource;
+/// ```
+pub struct FnResource {
+    close: CloseFn,
+}
+
+impl FnResource {
+    /// A resource closed by calling `close`.
+    pub fn new<F, Fut>(close: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        Self {
+            close: Box::new(move || Box::pin(close())),
+        }
+    }
+}
+
+impl fmt::Debug for FnResource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FnResource")
+    }
+}
+
+#[async_trait]
+impl Resource for FnResource {
+    async fn close(&self) {
+        (self.close)().await;
+    }
+}
+
+/// A step of [`Agent::destroy`], in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DestroyStep {
+    /// 1. Clear the exit and stall queues.
+    ClearQueues,
+    /// 2. Abort the in-flight run and every per-call cancel.
+    AbortRun,
+    /// 3. Close host-registered resources.
+    CloseResources,
+    /// 4. Destroy the execution handle (kills every surviving background task).
+    DestroyHandle,
+    /// 5. Clear the queues again.
+    ClearQueuesAgain,
+}
+
+/// How a destroy step ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StepOutcome {
+    /// It settled.
+    Done,
+    /// Nothing to do (no run in flight, no resources, an injected or absent handle).
+    Skipped,
+    /// It did not settle within the destroy timeout and was abandoned.
+    TimedOut,
+    /// It failed; teardown went on.
+    Failed(String),
+}
+
+/// What [`Agent::destroy`] did, step by step.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct DestroyReport {
+    /// The steps in the order they ran. Empty when the agent was already destroyed.
+    pub steps: Vec<(DestroyStep, StepOutcome)>,
+}
+
+impl DestroyReport {
+    /// The outcome of a step, if it ran.
+    pub fn outcome(&self, step: DestroyStep) -> Option<&StepOutcome> {
+        self.steps.iter().find(|(s, _)| *s == step).map(|(_, o)| o)
+    }
+
+    /// Whether destroy had already happened (this call did nothing).
+    pub fn was_already_destroyed(&self) -> bool {
+        self.steps.is_empty()
+    }
+}
+
+impl Agent {
+    /// Tears the agent down (see the module docs for the order): every background task
+    /// of its own handle is killed, nothing it queued is delivered. Never hangs longer
+    /// than five destroy timeouts.
+    ///
+    /// Idempotent: a second call does nothing and returns an empty report. Every other
+    /// call after it fails with [`AgentError::Destroyed`](crate::AgentError::Destroyed).
+    pub async fn destroy(&self) -> Result<DestroyReport> {
+        if !self.begin_destroy() {
+            return Ok(DestroyReport::default());
+        }
+        let timeout = self.inner.behavior.destroy_timeout;
+        let mut report = DestroyReport::default();
+
+        self.inner.feeds.delivery().close();
+        report.steps.push((DestroyStep::ClearQueues, StepOutcome::Done));
+
+        let abort = self.abort_run(timeout).await;
+        report.steps.push((DestroyStep::AbortRun, abort));
+
+        let close = self.close_resources(timeout).await;
+        report.steps.push((DestroyStep::CloseResources, close));
+
+        let destroy = self.destroy_handle(timeout).await;
+        report.steps.push((DestroyStep::DestroyHandle, destroy));
+
+        self.inner.feeds.delivery().close();
+        report
+            .steps
+            .push((DestroyStep::ClearQueuesAgain, StepOutcome::Done));
+
+        self.finish_destroy();
+        tracing::debug!(session = %self.id(), ?report, "agent destroyed");
+        Ok(report)
+    }
+
+    async fn abort_run(&self, timeout: std::time::Duration) -> StepOutcome {
+        let had_run = {
+            let run_state = self.run_state();
+            for call in &run_state.calls {
+                call.cancel.cancel();
+            }
+            match &run_state.run {
+                Some(run) => {
+                    run.cancel();
+                    true
+                }
+                None => false,
+            }
+        };
+        if !had_run && !self.is_running() {
+            return StepOutcome::Skipped;
+        }
+        let mut running = self.inner.running.subscribe();
+        match tokio::time::timeout(timeout, running.wait_for(|running| !*running)).await {
+            Ok(_) => StepOutcome::Done,
+            Err(_) => {
+                tracing::warn!(?timeout, "destroy: the in-flight run did not stop in time; abandoned");
+                StepOutcome::TimedOut
+            }
+        }
+    }
+
+    async fn close_resources(&self, timeout: std::time::Duration) -> StepOutcome {
+        let resources = std::mem::take(
+            &mut *self
+                .inner
+                .resources
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
+        if resources.is_empty() {
+            return StepOutcome::Skipped;
+        }
+        // Spawned, so a close that overruns is abandoned but still runs to its end.
+        let closing = tokio::spawn(async move {
+            for (name, resource) in resources.iter().rev() {
+                tracing::debug!(resource = %name, "destroy: closing resource");
+                resource.close().await;
+            }
+        });
+        settle("closing resources", timeout, closing).await
+    }
+
+    async fn destroy_handle(&self, timeout: std::time::Duration) -> StepOutcome {
+        if self.inner.injected_handle {
+            return StepOutcome::Skipped;
+        }
+        let Some(handle) = self.current_handle() else {
+            return StepOutcome::Skipped;
+        };
+        let context = Arc::clone(&self.inner.context);
+        let destroying = tokio::spawn(async move { context.destroy(handle).await });
+        match tokio::time::timeout(timeout, destroying).await {
+            Ok(Ok(Ok(()))) => StepOutcome::Done,
+            Ok(Ok(Err(error))) => {
+                tracing::warn!(%error, %handle, "destroy: the context failed to destroy the handle");
+                StepOutcome::Failed(error.to_string())
+            }
+            Ok(Err(join)) => {
+                tracing::warn!(%join, %handle, "destroy: the context's destroy panicked");
+                StepOutcome::Failed(join.to_string())
+            }
+            Err(_) => {
+                tracing::warn!(?timeout, %handle, "destroy: the context did not destroy the handle in time; abandoned");
+                StepOutcome::TimedOut
+            }
+        }
+    }
+}
+
+async fn settle(
+    what: &str,
+    timeout: std::time::Duration,
+    task: tokio::task::JoinHandle<()>,
+) -> StepOutcome {
+    match tokio::time::timeout(timeout, task).await {
+        Ok(Ok(())) => StepOutcome::Done,
+        Ok(Err(join)) => {
+            tracing::warn!(%join, "destroy: {what} panicked");
+            StepOutcome::Failed(join.to_string())
+        }
+        Err(_) => {
+            tracing::warn!(?timeout, "destroy: {what} did not finish in time; abandoned");
+            StepOutcome::TimedOut
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! The one error type of this crate.
+
+use std::path::PathBuf;
+
+use zidane_context::ContextError;
+use zidane_tools::ToolError;
+
+use crate::ModelError;
+
+/// What can go wrong when building, running or tearing down an [`Agent`](crate::Agent).
+///
+/// A run that the model ends, that hits the step limit or that is cancelled is not an
+/// error: it is a [`RunOutcome`](crate::RunOutcome) with a [`StopReason`](crate::StopReason).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// The agent was destroyed; nothing more can run on it.
+    #[error("the agent was destroyed")]
+    Destroyed,
+    /// A run was asked for while another one is in flight on the same agent.
+    #[error("a run is already in flight on this agent")]
+    Busy,
+    /// `run` was given an empty prompt while no task notification was pending: there is
+    /// nothing to resume with.
+    #[error("cannot run without a prompt: no task notification is pending")]
+    NothingPending,
+    /// The model failed.
+    #[error("model error: {0}")]
+    Model(#[from] ModelError),
+    /// The execution context failed where the agent itself needed it (creating its
+    /// handle). Tool calls report context errors to the model instead.
+    #[error("execution context error: {0}")]
+    Context(#[from] ContextError),
+    /// A tool could not be registered (a duplicate name or alias).
+    #[error("tool registry error: {0}")]
+    Tools(#[from] ToolError),
+    /// A session id that cannot name a directory.
+    #[error("invalid session id {id:?}: {reason}")]
+    InvalidSessionId {
+        /// What was given.
+        id: String,
+        /// Why it was refused.
+        reason: &'static str,
+    },
+    /// A session file could not be read, written or removed.
+    #[error("session I/O error on {}: {source}", path.display())]
+    SessionIo {
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// The underlying OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A session file is not valid session JSON.
+    #[error("session file {} is not a valid session: {source}", path.display())]
+    SessionFormat {
+        /// The file concerned.
+        path: PathBuf,
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// The result type of this crate.
+pub type Result<T, E = AgentError> = std::result::Result<T, E>;

@@ -1,0 +1,85 @@
+//! The agent of zidane: the run loop that wakes the model, exactly once, for every
+//! background task that ends.
+//!
+//! An [`Agent`] owns a [`Session`] (its turns), a [`Model`], the tools (by default
+//! `shell`, `shell_kill`, `wait_task`, `read_file`), an execution context and handle, a
+//! [`HookBus`], and two queues — exits and stalls.
+//!
+//! - **Push**: every task's exit fires `background:exit` and queues the exit.
+//! - **Pull**: at the start of every [`run`](Agent::run), ended tasks from
+//!   `list_background` the model was not told about are merged in (through a
+//!   [`ReconcileJournal`] for durable hosts).
+//! - The merged list, in completion order, passes the mutable `background:reconcile`
+//!   hook, is latched (before rendering, so a racing kill cannot double-fire), and
+//!   becomes `<task-notification>` blocks at the head of the seeded user turn.
+//! - **Suppression**: a `shell_kill`, a `wait_task` that returned an exit, and a
+//!   `read_file` of an ended task's log each drop the pending notification.
+//! - **Auto-wake**: [`Agent::has_pending_task_notifications`], drain-only runs with an
+//!   empty prompt, and the host-side [`WakeLoop`].
+//! - **Destroy**: bounded, ordered teardown ([`Agent::destroy`]).
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use std::sync::Arc;
+//! use serde_json::json;
+//! use zidane_agent::{Agent, Behavior, RunOptions, ScriptedModel};
+//! use zidane_context::{MockContext, TaskId};
+//!
+//! let context = Arc::new(MockContext::new());
+//! let model = ScriptedModel::new()
+//!     .tool_call("shell", json!({ "command": "make", "run_in_background": true }))
+//!     .text("Building in the background; I will be told when it ends.")
+//!     .react(|request| {
+//!         let ended = &request.notifications()[0];
+//!         zidane_agent::ModelResponse::text(format!("{} ended: {}", ended.task_id, ended.summary))
+//!     });
+//! let agent = Agent::builder(Arc::new(model.clone()), context.clone())
+//!     .behavior(Behavior::new().tasks_dir("/tmp/zidane-doc/tasks"))
+//!     .build()?;
+//!
+//! agent.run(RunOptions::new("build it")).await?;
+//! context.finish(TaskId::parse("bash_1")?, 0);
+//! assert!(agent.has_pending_task_notifications());
+//!
+//! let woken = agent.run(RunOptions::drain()).await?;
+//! assert!(woken.text.starts_with("bash_1 ended: make"));
+//! agent.destroy().await?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub use agent::Agent;
+pub use config::{
+    AgentBuilder, Behavior, CANCEL_GRACE, DEFAULT_DESTROY_TIMEOUT, DEFAULT_MAX_STEPS,
+    DirectJournal, ReconcileJournal,
+};
+pub use destroy::{DestroyReport, DestroyStep, FnResource, Resource, StepOutcome};
+pub use error::{AgentError, Result};
+pub use hooks::{
+    HookBus, HookEvent, Reconcile, SubscriptionId, TaskReassign, TaskStart, ToolCallEvent,
+    ToolResultEvent,
+};
+pub use model::{Model, ModelError, ModelRequest, ModelResponse};
+pub use picker::{PickerKind, PickerRow, TASK_GLYPH, TOOL_GLYPH};
+pub use run::{RunOptions, RunOutcome, StopReason};
+pub use scripted::{ScriptStep, ScriptedModel};
+pub use session::{
+    MAX_SESSION_ID_LEN, SESSION_FILE, SESSIONS_DIR, Session, SessionStore, TASKS_DIR,
+    delete_session, resolve_session_dir, resolve_tasks_dir, validate_session_id,
+};
+pub use wake::{WakeLoop, WakeReport, WakeTrigger};
+
+mod agent;
+mod config;
+mod delivery;
+mod destroy;
+mod error;
+mod hooks;
+mod model;
+mod picker;
+mod run;
+mod scripted;
+mod session;
+mod suppress;
+mod wake;

@@ -1,0 +1,213 @@
+//! The host side of auto-wake: run a drain-only turn when a task ends while the agent is
+//! idle, drain again after every run for exits that landed mid-run, and stay quiet after
+//! a user abort until the next real prompt.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::{Notify, broadcast};
+use tokio_util::sync::CancellationToken;
+
+use crate::{Agent, AgentError, HookEvent, Result, RunOptions, RunOutcome, StopReason, SubscriptionId};
+
+/// Wake reports kept for a slow subscriber before it starts missing some.
+const REPORT_CAPACITY: usize = 64;
+
+/// What started a run of a [`WakeLoop`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WakeTrigger {
+    /// The user's prompt ([`WakeLoop::prompt`]).
+    Prompt,
+    /// A task ended (or stalled) while the agent was idle: a drain-only run.
+    Wake,
+    /// Another drain-only run right after a run, for exits that landed during it.
+    FollowUp,
+}
+
+/// One run a [`WakeLoop`] made, and how it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WakeReport {
+    /// What started it.
+    pub trigger: WakeTrigger,
+    /// Its outcome, or the error's message.
+    pub outcome: Result<RunOutcome, String>,
+}
+
+struct Shared {
+    agent: Agent,
+    /// One run at a time: prompts and wake-ups queue behind each other.
+    run_lock: tokio::sync::Mutex<()>,
+    /// Set by a user abort, cleared by the next prompt.
+    suppressed: AtomicBool,
+    current: Mutex<Option<CancellationToken>>,
+    reports: broadcast::Sender<WakeReport>,
+}
+
+impl Shared {
+    fn current(&self) -> MutexGuard<'_, Option<CancellationToken>> {
+        self.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    async fn run(&self, trigger: WakeTrigger, options: RunOptions) -> Result<RunOutcome> {
+        *self.current() = Some(options.cancel.clone());
+        let outcome = self.agent.run(options).await;
+        *self.current() = None;
+        let _ = self.reports.send(WakeReport {
+            trigger,
+            outcome: outcome
+                .as_ref()
+                .map(Clone::clone)
+                .map_err(ToString::to_string),
+        });
+        outcome
+    }
+
+    /// Drain-only runs while something is pending, unless suppressed or destroyed.
+    async fn drain(&self, mut trigger: WakeTrigger) {
+        let _running = self.run_lock.lock().await;
+        while !self.suppressed.load(Ordering::Acquire)
+            && !self.agent.is_destroyed()
+            && self.agent.has_pending_task_notifications()
+        {
+            match self.run(trigger, RunOptions::drain()).await {
+                Ok(outcome) if outcome.stop != StopReason::Cancelled => {}
+                Ok(_) => break,
+                Err(AgentError::NothingPending) => break,
+                Err(error) => {
+                    // The drained exits are in the session already; do not spin.
+                    tracing::warn!(%error, "wake run failed");
+                    break;
+                }
+            }
+            trigger = WakeTrigger::FollowUp;
+        }
+    }
+}
+
+/// Wakes an idle agent when its background tasks end.
+///
+/// Route the user's prompts through [`prompt`](Self::prompt) and their aborts through
+/// [`abort`](Self::abort), so wake-ups never overlap a run and never override a "stop".
+/// Dropping the loop stops it (the agent is untouched).
+///
+/// ```no_run
+/// # async fn demo(agent: zidane_agent::Agent) -> Result<(), zidane_agent::AgentError> {
+/// use zidane_agent::WakeLoop;
+/// let wake = WakeLoop::spawn(agent);
+/// let mut reports = wake.reports();
+/// wake.prompt("build it in the background").await?;
+/// // …the build ends while the agent is idle: a drain-only run delivers the notification.
+/// let report = reports.recv().await;
+/// # let _ = report; Ok(()) }
+/// ```
+pub struct WakeLoop {
+    shared: Arc<Shared>,
+    stop: CancellationToken,
+    subscription: SubscriptionId,
+    notify: Arc<Notify>,
+}
+
+impl WakeLoop {
+    /// Starts the loop on the current tokio runtime.
+    pub fn spawn(agent: Agent) -> Self {
+        let notify = Arc::new(Notify::new());
+        let signal = Arc::clone(&notify);
+        // The subscriber holds only the Notify: no cycle through the agent.
+        let subscription = agent.hooks().subscribe(move |event| {
+            if matches!(
+                event,
+                HookEvent::BackgroundExit(_) | HookEvent::BackgroundStall(_)
+            ) {
+                signal.notify_one();
+            }
+        });
+        let (reports, _) = broadcast::channel(REPORT_CAPACITY);
+        let shared = Arc::new(Shared {
+            agent,
+            run_lock: tokio::sync::Mutex::new(()),
+            suppressed: AtomicBool::new(false),
+            current: Mutex::new(None),
+            reports,
+        });
+        let stop = CancellationToken::new();
+        let task_shared = Arc::clone(&shared);
+        let task_notify = Arc::clone(&notify);
+        let task_stop = stop.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = task_notify.notified() => {}
+                    () = task_stop.cancelled() => break,
+                }
+                if task_shared.agent.is_destroyed() {
+                    break;
+                }
+                task_shared.drain(WakeTrigger::Wake).await;
+            }
+        });
+        // Exits that were queued before the loop existed.
+        notify.notify_one();
+        Self {
+            shared,
+            stop,
+            subscription,
+            notify,
+        }
+    }
+
+    /// Runs the user's prompt (after any run in flight), lifting an abort's suppression.
+    /// Exits that land during the run are drained right after it, by the loop.
+    pub async fn prompt(&self, prompt: impl Into<String>) -> Result<RunOutcome> {
+        let outcome = {
+            let _running = self.shared.run_lock.lock().await;
+            self.shared.suppressed.store(false, Ordering::Release);
+            self.shared
+                .run(WakeTrigger::Prompt, RunOptions::new(prompt))
+                .await
+        };
+        self.notify.notify_one();
+        outcome
+    }
+
+    /// The user's abort: cancels the run in flight (background tasks live on) and
+    /// suppresses wake-ups until the next [`prompt`](Self::prompt). Exits keep queuing
+    /// and are delivered at the head of that prompt's turn.
+    pub fn abort(&self) {
+        self.shared.suppressed.store(true, Ordering::Release);
+        if let Some(cancel) = self.shared.current().as_ref() {
+            cancel.cancel();
+        }
+    }
+
+    /// Whether wake-ups are suppressed by an abort.
+    pub fn is_suppressed(&self) -> bool {
+        self.shared.suppressed.load(Ordering::Acquire)
+    }
+
+    /// Every run the loop makes from now on (prompts included), as it ends.
+    pub fn reports(&self) -> broadcast::Receiver<WakeReport> {
+        self.shared.reports.subscribe()
+    }
+
+    /// The agent.
+    pub fn agent(&self) -> &Agent {
+        &self.shared.agent
+    }
+}
+
+impl Drop for WakeLoop {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        self.shared.agent.hooks().unsubscribe(self.subscription);
+    }
+}
+
+impl std::fmt::Debug for WakeLoop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WakeLoop")
+            .field("agent", &self.shared.agent)
+            .field("suppressed", &self.is_suppressed())
+            .finish_non_exhaustive()
+    }
+}
