@@ -1,0 +1,165 @@
+//! `ToolContext`: what a tool call needs, and nothing more.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use zidane_context::{
+    BackgroundStarted, CancellationToken, ExecutionContext, ExecutionHandle, ExitCallback,
+    StallCallback,
+};
+
+use crate::BackgroundGate;
+
+/// Called once a background task has started, with what `exec_background` returned and
+/// the command as given.
+pub type StartCallback = Arc<dyn Fn(&BackgroundStarted, &str) + Send + Sync>;
+
+/// What a tool call runs against: the execution context and handle, the background
+/// settings, where background events go, and the call's cancellation token.
+///
+/// Built by the agent for each call (cheap: everything inside is shared or small).
+///
+/// ```
+/// use std::sync::Arc;
+/// use zidane_context::{ExecutionHandle, MockContext};
+/// use zidane_tools::ToolContext;
+///
+/// let context = ToolContext::new(Arc::new(MockContext::new()), ExecutionHandle::new(1))
+///     .with_tasks_dir("/tmp/session/tasks");
+/// assert!(context.gate().allowed());
+/// ```
+#[derive(Clone)]
+pub struct ToolContext {
+    /// Where commands run.
+    pub context: Arc<dyn ExecutionContext>,
+    /// The session's scope in `context`.
+    pub handle: ExecutionHandle,
+    /// Whether and how background tasks may be started.
+    pub background: BackgroundSettings,
+    /// Where background start, exit and stall events go.
+    pub sinks: BackgroundSinks,
+    /// Cancelled when the call should stop (a user abort): a foreground command's
+    /// process group is killed, a `wait_task` returns at once.
+    pub cancel: CancellationToken,
+}
+
+impl ToolContext {
+    /// A context with default background settings (no tasks directory, so background
+    /// mode is off), no sinks, and a fresh cancellation token.
+    pub fn new(context: Arc<dyn ExecutionContext>, handle: ExecutionHandle) -> Self {
+        Self {
+            context,
+            handle,
+            background: BackgroundSettings::default(),
+            sinks: BackgroundSinks::default(),
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// Sets the directory background task logs are written to.
+    #[must_use]
+    pub fn with_tasks_dir(mut self, tasks_dir: impl Into<PathBuf>) -> Self {
+        self.background.tasks_dir = Some(tasks_dir.into());
+        self
+    }
+
+    /// Replaces the background settings.
+    #[must_use]
+    pub fn with_background(mut self, background: BackgroundSettings) -> Self {
+        self.background = background;
+        self
+    }
+
+    /// Replaces the sinks.
+    #[must_use]
+    pub fn with_sinks(mut self, sinks: BackgroundSinks) -> Self {
+        self.sinks = sinks;
+        self
+    }
+
+    /// Replaces the cancellation token.
+    #[must_use]
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Whether background mode can work here: the settings against the context's
+    /// capabilities. The one place this is decided.
+    pub fn gate(&self) -> BackgroundGate {
+        BackgroundGate::evaluate(
+            self.background.tasks_dir.as_deref(),
+            self.background.policy,
+            self.context.capabilities(),
+        )
+    }
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("capabilities", &self.context.capabilities())
+            .field("handle", &self.handle)
+            .field("background", &self.background)
+            .field("sinks", &self.sinks)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .finish()
+    }
+}
+
+/// How background tasks are started.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackgroundSettings {
+    /// Directory of the task logs (`<user_dir>/sessions/<id>/tasks/`). `None`: background
+    /// mode is off.
+    pub tasks_dir: Option<PathBuf>,
+    /// Whether background tasks are allowed at all.
+    pub policy: BackgroundPolicy,
+    /// Bytes kept in each task's log; `None`: no cap.
+    pub max_output_bytes: Option<u64>,
+    /// Quiet window after which a task counts as stalled; `None`: no watchdog.
+    #[serde(
+        rename = "stall_timeout_ms",
+        with = "zidane_context::duration_ms::option",
+        default
+    )]
+    pub stall_timeout: Option<Duration>,
+}
+
+/// Whether an agent lets the model start background tasks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundPolicy {
+    /// Allowed wherever the context supports them.
+    #[default]
+    Enabled,
+    /// Never: the model is not offered `run_in_background`.
+    Disabled,
+    /// Only on a context whose tasks survive the host
+    /// ([`DetachedTasks::Durable`](zidane_context::DetachedTasks::Durable)).
+    NonDurable,
+}
+
+/// Where background events go. Each sink is optional.
+#[derive(Clone, Default)]
+pub struct BackgroundSinks {
+    /// Called after a task started.
+    pub on_start: Option<StartCallback>,
+    /// Passed to the context as the task's exit callback (fires exactly once).
+    pub on_exit: Option<ExitCallback>,
+    /// Passed to the context as the task's stall callback.
+    pub on_stall: Option<StallCallback>,
+}
+
+impl fmt::Debug for BackgroundSinks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BackgroundSinks")
+            .field("on_start", &self.on_start.as_ref().map(|_| "Fn"))
+            .field("on_exit", &self.on_exit.as_ref().map(|_| "Fn"))
+            .field("on_stall", &self.on_stall.as_ref().map(|_| "Fn"))
+            .finish()
+    }
+}

@@ -1,0 +1,110 @@
+//! `BackgroundGate`: whether background mode can work, decided in one place.
+
+use std::fmt;
+use std::path::Path;
+
+use zidane_context::{Capabilities, DetachedTasks};
+
+use crate::BackgroundPolicy;
+
+/// Whether background mode can work for a session, and if not, why.
+///
+/// The builtin shell shows `run_in_background` only when the gate is open, and re-checks
+/// it on every call; the agent can reuse it for its own decisions.
+///
+/// ```
+/// use std::path::Path;
+/// use zidane_context::{Capabilities, DetachedTasks};
+/// use zidane_tools::{BackgroundGate, BackgroundPolicy, GateReason};
+///
+/// let local = Capabilities::new(DetachedTasks::ProcessLifetime);
+/// let gate = BackgroundGate::evaluate(Some(Path::new("/tasks")), BackgroundPolicy::Enabled, local);
+/// assert!(gate.allowed());
+///
+/// let gate = BackgroundGate::evaluate(None, BackgroundPolicy::Enabled, local);
+/// assert_eq!(gate.reason(), Some(GateReason::NoTasksDir));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BackgroundGate {
+    reason: Option<GateReason>,
+}
+
+impl BackgroundGate {
+    /// Decides from the tasks directory, the policy and the context's capabilities.
+    ///
+    /// Closed when there is no tasks directory, when the policy is
+    /// [`Disabled`](BackgroundPolicy::Disabled), when the context has no background tasks
+    /// at all, or when the policy is [`NonDurable`](BackgroundPolicy::NonDurable) and the
+    /// context's tasks are not durable. The first of these that holds is the reason.
+    pub fn evaluate(
+        tasks_dir: Option<&Path>,
+        policy: BackgroundPolicy,
+        capabilities: Capabilities,
+    ) -> Self {
+        let detached = capabilities.detached_tasks;
+        let reason = if tasks_dir.is_none() {
+            Some(GateReason::NoTasksDir)
+        } else if policy == BackgroundPolicy::Disabled {
+            Some(GateReason::Disabled)
+        } else if !detached.supported() {
+            Some(GateReason::Unsupported)
+        } else if policy == BackgroundPolicy::NonDurable && detached != DetachedTasks::Durable {
+            Some(GateReason::NotDurable)
+        } else {
+            None
+        };
+        Self { reason }
+    }
+
+    /// An open gate (for tests and hosts that decide elsewhere).
+    pub const fn open() -> Self {
+        Self { reason: None }
+    }
+
+    /// A gate closed for `reason`.
+    pub const fn closed(reason: GateReason) -> Self {
+        Self {
+            reason: Some(reason),
+        }
+    }
+
+    /// Whether background tasks may be started.
+    pub const fn allowed(&self) -> bool {
+        self.reason.is_none()
+    }
+
+    /// Why background tasks may not be started, or `None` when they may.
+    pub const fn reason(&self) -> Option<GateReason> {
+        self.reason
+    }
+}
+
+/// Why background mode is not available. Its `Display` is the sentence shown to the
+/// model after "background mode is not available: ".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GateReason {
+    /// No tasks directory is configured, so task logs have nowhere to go.
+    NoTasksDir,
+    /// The agent's policy disables background tasks.
+    Disabled,
+    /// The execution context cannot run background tasks
+    /// ([`DetachedTasks::None`]).
+    Unsupported,
+    /// The policy allows only durable background tasks and this context's tasks die
+    /// with the host.
+    NotDurable,
+}
+
+impl fmt::Display for GateReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::NoTasksDir => "no tasks directory is configured",
+            Self::Disabled => "background tasks are disabled for this agent",
+            Self::Unsupported => "this execution context cannot run background tasks",
+            Self::NotDurable => {
+                "background tasks are allowed only on a durable execution context, and this one is not"
+            }
+        })
+    }
+}

@@ -1,0 +1,173 @@
+//! The tools' input types, the schemas derived from them, and the one place model input
+//! is deserialised.
+
+use schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use zidane_context::{TASK_ID_PREFIX, TaskId};
+
+use crate::ToolOutput;
+
+/// Input of the `shell` tool.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShellInput {
+    /// The bash command to run.
+    pub command: String,
+    /// Kill the command's process group after this many milliseconds. Foreground only.
+    #[schemars(range(min = 1))]
+    pub timeout_ms: Option<i64>,
+    /// Start the command as a background task and return at once with its id and log
+    /// path. Use for long-running commands (builds, test suites, servers).
+    pub run_in_background: Option<bool>,
+}
+
+/// Input of the `shell_kill` tool.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShellKillInput {
+    /// The background task to kill, as returned by `shell`, e.g. `bash_1`.
+    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
+    pub task_id: String,
+}
+
+/// Input of the `wait_task` tool.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitTaskInput {
+    /// The background task to wait for, as returned by `shell`, e.g. `bash_1`.
+    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
+    pub task_id: String,
+    /// How long to wait, in milliseconds (default 120000; at most 1800000, larger values
+    /// are capped). The task keeps running if the wait times out.
+    #[schemars(range(min = 1))]
+    pub timeout_ms: Option<i64>,
+}
+
+/// Input of the `read_file` tool.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileInput {
+    /// The file to read, e.g. a background task's output path exactly as `shell`
+    /// returned it.
+    pub path: String,
+    /// Lines to skip before the window starts (0 = from the first line).
+    pub offset: Option<usize>,
+    /// Most lines to return (default 2000).
+    #[schemars(range(min = 1))]
+    pub limit: Option<usize>,
+}
+
+/// The input schema of `T`, as a tool spec carries it: a plain object schema without
+/// `$schema`, title or root description, optional fields typed without `null`.
+pub(crate) fn schema_of<T: JsonSchema>() -> serde_json::Value {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.meta_schema = None;
+    settings.inline_subschemas = true;
+    let schema = SchemaGenerator::new(settings).into_root_schema_for::<T>();
+    let mut value = schema.to_value();
+    if let Some(root) = value.as_object_mut() {
+        root.remove("title");
+        root.remove("description");
+        if let Some(properties) = root
+            .get_mut("properties")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            for property in properties.values_mut() {
+                strip_null_type(property);
+                unwrap_description(property);
+            }
+        }
+    }
+    value
+}
+
+/// `"type": ["integer", "null"]` → `"type": "integer"`: an optional field is one the
+/// model may leave out, which `required` already says.
+fn strip_null_type(property: &mut serde_json::Value) {
+    let Some(types) = property
+        .get_mut("type")
+        .and_then(serde_json::Value::as_array_mut)
+    else {
+        return;
+    };
+    types.retain(|t| t != "null");
+    if types.len() == 1 {
+        let single = types.remove(0);
+        property["type"] = single;
+    }
+}
+
+/// Doc comments wrap at 90 columns; the model should read sentences, so single line
+/// breaks become spaces (paragraph breaks stay).
+fn unwrap_description(property: &mut serde_json::Value) {
+    if let Some(description) = property
+        .get("description")
+        .and_then(serde_json::Value::as_str)
+    {
+        let unwrapped = description
+            .split("\n\n")
+            .map(|paragraph| {
+                paragraph
+                    .split('\n')
+                    .map(str::trim)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        property["description"] = serde_json::Value::String(unwrapped);
+    }
+}
+
+/// Deserialises a tool's input, or an error result that tells the model what to fix.
+pub(crate) fn parse<T: DeserializeOwned>(
+    tool: &str,
+    input: serde_json::Value,
+) -> Result<T, ToolOutput> {
+    if !input.is_object() {
+        return Err(ToolOutput::error(format!(
+            "{tool}: invalid input: expected a JSON object of arguments, got {}",
+            json_kind(&input)
+        )));
+    }
+    serde_path_to_error::deserialize(input).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = plain_types(&error.into_inner().to_string());
+        // An unknown field names itself; a path in front would only repeat it.
+        let text = if path.is_empty() || path == "." || inner.starts_with("unknown field") {
+            format!("{tool}: invalid input: {inner}")
+        } else {
+            format!("{tool}: invalid input: `{path}`: {inner}")
+        };
+        ToolOutput::error(text)
+    })
+}
+
+/// serde names Rust types (`expected i64`); the model knows JSON.
+fn plain_types(message: &str) -> String {
+    message
+        .replace("expected i64", "expected an integer")
+        .replace("expected usize", "expected a non-negative integer")
+}
+
+/// Parses a task id the model sent, or an error result explaining the `bash_<n>` form.
+pub(crate) fn parse_task_id(tool: &str, input: &str) -> Result<TaskId, ToolOutput> {
+    TaskId::parse(input).map_err(|_| {
+        ToolOutput::error(format!(
+            "{tool}: invalid task_id {input:?}: a task id is `{TASK_ID_PREFIX}` followed by a \
+             number, e.g. `{TASK_ID_PREFIX}1`, exactly as `shell` returned it"
+        ))
+    })
+}
+
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}

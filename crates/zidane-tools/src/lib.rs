@@ -1,0 +1,75 @@
+//! The model-facing tools of zidane: `shell` (foreground, or a background task),
+//! `shell_kill`, `wait_task` and `read_file`, over any
+//! [`ExecutionContext`](zidane_context::ExecutionContext).
+//!
+//! A [`Tool`] presents a [`ToolSpec`] (name, description, input schema derived from its
+//! input type, aliases) and answers a call with a [`ToolOutput`]: text for the model, an
+//! error flag, and structured data for hosts. Bad input is an error result that says
+//! what to fix — a call never panics, and nothing runs on bad input. A [`ToolRegistry`]
+//! dispatches by name or alias.
+//!
+//! Whether the model is offered `run_in_background` is decided once, by a
+//! [`BackgroundGate`]: the builtin shell drops the flag and its paragraphs from its spec
+//! when background mode could not work, and refuses a forged flag at run time.
+//!
+//! Most users want the `zidane` facade, whose agent builds the [`ToolContext`] of each
+//! call.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use std::sync::Arc;
+//! use serde_json::json;
+//! use zidane_context::{ExecutionContext, MockContext};
+//! use zidane_tools::{ToolContext, ToolRegistry};
+//!
+//! let mock = Arc::new(MockContext::new());
+//! let handle = mock.create_handle().await?;
+//! let context = ToolContext::new(mock.clone(), handle).with_tasks_dir("/tasks");
+//! let registry = ToolRegistry::with_default_tools()?;
+//!
+//! let output = registry
+//!     .dispatch(&context, "shell", json!({ "command": "cargo build", "run_in_background": true }))
+//!     .await;
+//! assert!(output.text.starts_with("Started bash_1 (pid 10001). Output: /tasks/bash_1.mock.log"));
+//! assert_eq!(output.data["task_id"], "bash_1");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub use context::{
+    BackgroundPolicy, BackgroundSettings, BackgroundSinks, StartCallback, ToolContext,
+};
+pub use error::ToolError;
+pub use gate::{BackgroundGate, GateReason};
+pub use input::{ReadFileInput, ShellInput, ShellKillInput, WaitTaskInput};
+pub use read_file::READ_FILE;
+pub use registry::ToolRegistry;
+pub use shell::{SHELL, ShellToolOptions, create_shell_tool};
+pub use shell_kill::SHELL_KILL;
+pub use tool::{Tool, ToolOutput, ToolSpec};
+pub use wait_task::{DEFAULT_WAIT_TIMEOUT, MAX_WAIT_TIMEOUT, WAIT_TASK};
+
+mod context;
+mod error;
+mod gate;
+mod input;
+mod read_file;
+mod registry;
+mod shell;
+mod shell_kill;
+mod tool;
+mod wait_task;
+
+use std::sync::Arc;
+
+/// The builtin tools, in the order the model sees them: `shell` (its spec follows the
+/// session's [`BackgroundGate`]), `shell_kill`, `wait_task`, `read_file`.
+pub fn default_tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        create_shell_tool(ShellToolOptions::default()),
+        Arc::new(shell_kill::ShellKillTool),
+        Arc::new(wait_task::WaitTaskTool),
+        Arc::new(read_file::ReadFileTool),
+    ]
+}

@@ -1,0 +1,148 @@
+//! `ToolRegistry`: the tools of an agent, dispatched by name or alias.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::{BackgroundGate, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+
+/// The tools of an agent, in registration order, each reachable by its name and its
+/// aliases. No two tools may claim one name or alias.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use std::sync::Arc;
+/// use zidane_context::{ExecutionContext, MockContext};
+/// use zidane_tools::{BackgroundGate, ToolContext, ToolRegistry};
+///
+/// let registry = ToolRegistry::with_default_tools()?;
+/// assert_eq!(registry.names(), ["shell", "shell_kill", "wait_task", "read_file"]);
+///
+/// let mock = Arc::new(MockContext::new());
+/// let handle = mock.create_handle().await?;
+/// let context = ToolContext::new(mock, handle);
+/// let output = registry.dispatch(&context, "bash_output", serde_json::json!({})).await;
+/// assert!(output.is_error);
+/// assert!(output.text.contains("shell, shell_kill, wait_task, read_file"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+    /// Every name and alias → index into `tools`.
+    by_name: HashMap<String, usize>,
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A registry holding [`default_tools`](crate::default_tools).
+    pub fn with_default_tools() -> Result<Self, ToolError> {
+        let mut registry = Self::new();
+        for tool in crate::default_tools() {
+            registry.register(tool)?;
+        }
+        Ok(registry)
+    }
+
+    /// Adds a tool. Refused, leaving the registry unchanged, when its name or one of its
+    /// aliases is empty, repeated within the tool, or already claimed by another tool.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), ToolError> {
+        let spec = tool.spec();
+        let mut claimed: Vec<&str> = Vec::with_capacity(1 + spec.aliases.len());
+        for name in std::iter::once(&spec.name).chain(&spec.aliases) {
+            let invalid = |reason| ToolError::InvalidName {
+                tool: spec.name.clone(),
+                name: name.clone(),
+                reason,
+            };
+            if name.trim().is_empty() {
+                return Err(invalid("a tool name cannot be empty"));
+            }
+            if claimed.contains(&name.as_str()) {
+                return Err(invalid("the tool claims this name twice"));
+            }
+            if let Some(&owner) = self.by_name.get(name) {
+                return Err(ToolError::NameTaken {
+                    name: name.clone(),
+                    owner: self.tools[owner].spec().name,
+                });
+            }
+            claimed.push(name);
+        }
+        let index = self.tools.len();
+        for name in claimed {
+            self.by_name.insert(name.to_owned(), index);
+        }
+        self.tools.push(tool);
+        Ok(())
+    }
+
+    /// The tool answering to `name` (a name or an alias).
+    pub fn resolve(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.by_name.get(name).map(|&i| Arc::clone(&self.tools[i]))
+    }
+
+    /// The specs the model sees under `gate`, in registration order.
+    pub fn specs(&self, gate: &BackgroundGate) -> Vec<ToolSpec> {
+        self.tools.iter().map(|tool| tool.spec_for(gate)).collect()
+    }
+
+    /// The tools' names (not aliases), in registration order.
+    pub fn names(&self) -> Vec<String> {
+        self.tools.iter().map(|tool| tool.spec().name).collect()
+    }
+
+    /// The registered tools, in registration order.
+    pub fn tools(&self) -> &[Arc<dyn Tool>] {
+        &self.tools
+    }
+
+    /// How many tools are registered.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether no tool is registered.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Calls the tool answering to `name`; an unknown name is an error result listing
+    /// the tools there are.
+    pub async fn dispatch(
+        &self,
+        context: &ToolContext,
+        name: &str,
+        input: serde_json::Value,
+    ) -> ToolOutput {
+        match self.resolve(name) {
+            Some(tool) => tool.call(context, input).await,
+            None => ToolOutput::error(self.unknown_tool(name)),
+        }
+    }
+
+    fn unknown_tool(&self, name: &str) -> String {
+        let names = self.names();
+        if names.is_empty() {
+            format!("unknown tool `{name}`: no tools are available")
+        } else {
+            format!(
+                "unknown tool `{name}`. Available tools: {}.",
+                names.join(", ")
+            )
+        }
+    }
+}
+
+impl fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.names())
+            .finish()
+    }
+}

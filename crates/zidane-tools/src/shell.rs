@@ -1,0 +1,284 @@
+//! The `shell` tool: a command in the foreground, or a background task.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::json;
+use zidane_context::{BackgroundOptions, ContextError, ExecOptions, ExecOutput};
+
+use crate::input::{ShellInput, parse, schema_of};
+use crate::{BackgroundGate, Tool, ToolContext, ToolOutput, ToolSpec};
+
+/// The name of the shell tool.
+pub const SHELL: &str = "shell";
+
+const DESCRIPTION: &str = "\
+Runs a bash command to completion and returns its output (stdout and stderr interleaved) \
+and its exit code. Very long output keeps its tail. Set `timeout_ms` to bound how long the \
+command may run: on timeout the command and every process it started are killed.";
+
+const BACKGROUND_DESCRIPTION: &str = "\
+For a long-running command — a build, a test suite, a dev server, a training run — set \
+`run_in_background: true`. The call returns at once with a task id (such as `bash_1`) and \
+the path of the task's log file, and the command keeps running while you work.
+
+After starting a background task, do not poll its log and do not sleep: end your turn, or \
+carry on with other work. When the task ends, a `<task-notification>` with its exit code \
+and log path arrives at the start of your next turn — the notification is the wake-up. \
+Read the log with `read_file` when you want to check progress or see the result, not in a \
+loop.
+
+Use `wait_task` only when your very next step needs the task's result, and `shell_kill` to \
+stop a task you no longer need. `timeout_ms` does not apply to background tasks.";
+
+/// What the model reads after a background start, below the `Started …` line.
+const BACKGROUND_GUIDANCE: &str = "\
+The command is running in the background. Read its log with `read_file` to check progress. \
+A <task-notification> arrives in your next turn when it ends, so end your turn (or carry on \
+with other work) instead of polling the log or sleeping. Use `wait_task` only if your very \
+next step needs the result.";
+
+/// How [`create_shell_tool`] builds a shell tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ShellToolOptions {
+    /// Whether the tool offers `run_in_background`. `false`: never offered, and a forged
+    /// flag is refused. `true`: offered whenever the session's
+    /// [`BackgroundGate`] is open — a flag that could only fail is never shown.
+    pub allow_background: bool,
+}
+
+impl Default for ShellToolOptions {
+    /// Background mode allowed, as in the builtin shell.
+    fn default() -> Self {
+        Self {
+            allow_background: true,
+        }
+    }
+}
+
+/// A shell tool with explicit control over background mode.
+///
+/// ```
+/// use zidane_tools::{BackgroundGate, ShellToolOptions, create_shell_tool};
+///
+/// let shell = create_shell_tool(ShellToolOptions { allow_background: false });
+/// let spec = shell.spec_for(&BackgroundGate::open());
+/// assert!(spec.input_schema["properties"].get("run_in_background").is_none());
+/// ```
+pub fn create_shell_tool(options: ShellToolOptions) -> std::sync::Arc<dyn Tool> {
+    std::sync::Arc::new(ShellTool {
+        allow_background: options.allow_background,
+    })
+}
+
+/// The builtin shell: its spec follows the session's gate.
+struct ShellTool {
+    allow_background: bool,
+}
+
+impl ShellTool {
+    fn foreground_spec() -> ToolSpec {
+        let mut input_schema = schema_of::<ShellInput>();
+        if let Some(properties) = input_schema
+            .get_mut("properties")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            properties.remove("run_in_background");
+        }
+        ToolSpec {
+            name: SHELL.to_owned(),
+            description: DESCRIPTION.to_owned(),
+            input_schema,
+            aliases: Vec::new(),
+        }
+    }
+
+    fn background_spec() -> ToolSpec {
+        ToolSpec {
+            name: SHELL.to_owned(),
+            description: format!("{DESCRIPTION}\n\n{BACKGROUND_DESCRIPTION}"),
+            input_schema: schema_of::<ShellInput>(),
+            aliases: Vec::new(),
+        }
+    }
+
+    async fn run_foreground(
+        context: &ToolContext,
+        command: &str,
+        timeout: Option<Duration>,
+    ) -> ToolOutput {
+        let mut options = ExecOptions::new().cancel(context.cancel.clone());
+        if let Some(timeout) = timeout {
+            options = options.timeout(timeout);
+        }
+        match context.context.exec(context.handle, command, options).await {
+            Ok(output) => render_foreground(&output, timeout),
+            Err(error) => ToolOutput::error(format!("{SHELL}: {error}")),
+        }
+    }
+
+    async fn run_background(&self, context: &ToolContext, command: &str) -> ToolOutput {
+        if !self.allow_background {
+            return ToolOutput::error(format!(
+                "{SHELL}: background mode is not available: this shell tool does not offer \
+                 it. Run the command without `run_in_background`."
+            ));
+        }
+        let gate = context.gate();
+        let tasks_dir = match (gate.reason(), &context.background.tasks_dir) {
+            (None, Some(tasks_dir)) => tasks_dir.clone(),
+            (reason, _) => {
+                let reason = reason.map_or_else(
+                    || "no tasks directory is configured".to_owned(),
+                    |r| r.to_string(),
+                );
+                return ToolOutput::error(format!(
+                    "{SHELL}: background mode is not available: {reason}. Run the command \
+                     without `run_in_background`."
+                ));
+            }
+        };
+        let mut options = BackgroundOptions::new(tasks_dir);
+        options.max_output_bytes = context.background.max_output_bytes;
+        options.stall_timeout = context.background.stall_timeout;
+        options.on_exit.clone_from(&context.sinks.on_exit);
+        options.on_stall.clone_from(&context.sinks.on_stall);
+        let started = match context
+            .context
+            .exec_background(context.handle, command, options)
+            .await
+        {
+            Ok(started) => started,
+            Err(ContextError::Unsupported { .. }) => {
+                return ToolOutput::error(format!(
+                    "{SHELL}: background mode is not supported in this execution context. Run \
+                     the command without `run_in_background`."
+                ));
+            }
+            Err(error) => {
+                return ToolOutput::error(format!(
+                    "{SHELL}: could not start the background task: {error}"
+                ));
+            }
+        };
+        if let Some(on_start) = &context.sinks.on_start {
+            on_start(&started, command);
+        }
+        let text = format!(
+            "Started {} (pid {}). Output: {}\n\n{BACKGROUND_GUIDANCE}",
+            started.task_id,
+            started.pid,
+            started.output_path.display()
+        );
+        ToolOutput::ok(
+            text,
+            json!({
+                "task_id": started.task_id.to_string(),
+                "output_path": started.output_path.display().to_string(),
+                "pid": started.pid,
+            }),
+        )
+    }
+}
+
+#[async_trait]
+impl Tool for ShellTool {
+    fn spec(&self) -> ToolSpec {
+        if self.allow_background {
+            Self::background_spec()
+        } else {
+            Self::foreground_spec()
+        }
+    }
+
+    fn spec_for(&self, gate: &BackgroundGate) -> ToolSpec {
+        if self.allow_background && gate.allowed() {
+            Self::background_spec()
+        } else {
+            Self::foreground_spec()
+        }
+    }
+
+    async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
+        let input: ShellInput = match parse(SHELL, input) {
+            Ok(input) => input,
+            Err(output) => return output,
+        };
+        if input.command.trim().is_empty() {
+            return ToolOutput::error(format!(
+                "{SHELL}: `command` is empty; give the bash command to run"
+            ));
+        }
+        if input.command.contains('\0') {
+            return ToolOutput::error(format!(
+                "{SHELL}: `command` contains a NUL byte, which no shell command can carry; \
+                 remove it"
+            ));
+        }
+        let timeout = match input.timeout_ms {
+            None => None,
+            Some(ms) => match u64::try_from(ms) {
+                Ok(ms) if ms > 0 => Some(Duration::from_millis(ms)),
+                _ => {
+                    return ToolOutput::error(format!(
+                        "{SHELL}: `timeout_ms` must be a positive number of milliseconds, got \
+                         {ms}"
+                    ));
+                }
+            },
+        };
+        if input.run_in_background == Some(true) {
+            if timeout.is_some() {
+                return ToolOutput::error(format!(
+                    "{SHELL}: `timeout_ms` applies to foreground commands only; a background \
+                     task runs until it ends or you stop it with `shell_kill`. Drop \
+                     `timeout_ms` or `run_in_background`."
+                ));
+            }
+            self.run_background(context, &input.command).await
+        } else {
+            Self::run_foreground(context, &input.command, timeout).await
+        }
+    }
+}
+
+/// The model's view of a foreground run: output, then how it ended.
+fn render_foreground(output: &ExecOutput, timeout: Option<Duration>) -> ToolOutput {
+    let mut text = String::new();
+    if output.truncated_bytes > 0 {
+        text.push_str(&format!(
+            "[{} bytes of earlier output dropped; showing the tail]\n",
+            output.truncated_bytes
+        ));
+    }
+    let body = output.output.trim_end_matches('\n');
+    text.push_str(if body.is_empty() { "(no output)" } else { body });
+    text.push_str("\n\n");
+    let code = match output.signal {
+        Some(signal) => format!("{} ({signal})", output.exit_code),
+        None => output.exit_code.to_string(),
+    };
+    let interrupted = output.timed_out || output.cancelled;
+    if output.timed_out {
+        let after = timeout
+            .map(|t| format!(" after {}", zidane_wire::format_duration(t)))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "Timed out{after}: the command and every process it started were killed. Exit \
+             code: {code}"
+        ));
+    } else if output.cancelled {
+        text.push_str(&format!(
+            "Cancelled: the command and every process it started were killed. Exit code: \
+             {code}"
+        ));
+    } else {
+        text.push_str(&format!("Exit code: {code}"));
+    }
+    let data = json!({ "output": output.output, "exit_code": output.exit_code });
+    if interrupted {
+        ToolOutput::error_with(text, data)
+    } else {
+        ToolOutput::ok(text, data)
+    }
+}

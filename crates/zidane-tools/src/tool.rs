@@ -1,0 +1,86 @@
+//! The `Tool` trait and what crosses it: `ToolSpec` in, `ToolOutput` out.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::{BackgroundGate, ToolContext};
+
+/// A tool the model can call.
+///
+/// Used as `Arc<dyn Tool>` in a [`ToolRegistry`](crate::ToolRegistry). A call never
+/// panics and never fails out of band: bad input, a refused operation or a context error
+/// all come back as a [`ToolOutput`] with [`is_error`](ToolOutput::is_error) set and a
+/// text that tells the model what to fix.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// What the tool is called, what it does and what input it takes.
+    fn spec(&self) -> ToolSpec;
+
+    /// The spec the model sees when background mode is gated by `gate`.
+    ///
+    /// The default is [`spec`](Self::spec) unchanged: a host's own tool — even one named
+    /// `shell` — keeps its spec. Only the builtin shell rewrites itself, dropping
+    /// `run_in_background` and its paragraphs when the gate is closed.
+    fn spec_for(&self, gate: &BackgroundGate) -> ToolSpec {
+        let _ = gate;
+        self.spec()
+    }
+
+    /// Runs the tool on `input` (the JSON the model sent).
+    async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput;
+}
+
+/// How a tool presents itself to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls the tool by.
+    pub name: String,
+    /// What the tool does and when to use it — a prompt, written for the model.
+    pub description: String,
+    /// The JSON Schema of the tool's input (an object schema).
+    pub input_schema: serde_json::Value,
+    /// Older names that still dispatch to this tool, so a renamed tool keeps resumed
+    /// sessions working. Not shown to the model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+}
+
+/// What a tool call returns: text for the model, structured data for hosts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    /// What the model reads.
+    pub text: String,
+    /// Whether the call failed (the model sees it as an error result).
+    pub is_error: bool,
+    /// Structured data for hosts and hooks (`null` when there is none).
+    pub data: serde_json::Value,
+}
+
+impl ToolOutput {
+    /// A successful result with structured data.
+    pub fn ok(text: impl Into<String>, data: serde_json::Value) -> Self {
+        Self {
+            text: text.into(),
+            is_error: false,
+            data,
+        }
+    }
+
+    /// An error result with no data.
+    pub fn error(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            is_error: true,
+            data: serde_json::Value::Null,
+        }
+    }
+
+    /// An error result that still carries structured data.
+    pub fn error_with(text: impl Into<String>, data: serde_json::Value) -> Self {
+        Self {
+            text: text.into(),
+            is_error: true,
+            data,
+        }
+    }
+}

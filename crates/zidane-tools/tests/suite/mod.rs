@@ -1,0 +1,11 @@
+//! Every behaviour, one file each.
+
+mod bad_input;
+mod common;
+mod gate;
+mod read_file;
+mod registry;
+mod schemas;
+mod shell;
+mod shell_kill;
+mod wait_task;
