@@ -1,0 +1,87 @@
+//! What the model and the transcript see of zidane's background tasks.
+//!
+//! When a background task ends, the agent prepends a `<task-notification>` block to the
+//! model's next user turn; when one goes quiet, a `<task-stall>` block. This crate owns
+//! that text, exactly: [`TaskNotification::render`] and [`TaskStall::render`] write it,
+//! [`parse`] reads it back (the exact inverse: every string is escaped, so any command
+//! round-trips and none can forge a block), and the session content model — [`Turn`],
+//! [`ContentBlock`] — is how it persists (serde JSON, see `docs/WIRE.md`).
+//!
+//! For hosts, [`events_from_turns`] replays a stored session as [`StreamEvent`]s,
+//! turning each block back into a structured event instead of raw XML, and [`Banner`]
+//! renders the one-line `⌁ bash_1 exited (0) 4.2s PATH` a transcript shows for it. The
+//! `testing` feature adds `insta` filters so hosts can snapshot all of this stably.
+//!
+//! ```
+//! use std::time::Duration;
+//! use zidane_context::{Signal, TaskExitInfo, TaskId, TaskStatus};
+//! use zidane_wire::{
+//!     events_from_turns, parse, Banner, ContentBlock, StreamEvent, TaskNotification, Tone,
+//!     Turn, WireBlock,
+//! };
+//!
+//! let exit = TaskExitInfo {
+//!     task_id: TaskId::from_number(1),
+//!     status: TaskStatus::Killed,
+//!     exit_code: 143,
+//!     signal: Some(Signal::TERM),
+//!     output_path: "/tmp/tasks/bash_1.20260523-024147-123.log".into(),
+//!     duration: Duration::from_millis(1200),
+//!     command: "npm run dev".into(),
+//! };
+//! let notification = TaskNotification::from_exit(&exit);
+//! assert_eq!(notification.summary, "npm run dev (1.2s) — killed (SIGTERM)");
+//!
+//! // The model reads the block; parsing gives the same value back.
+//! let xml = notification.render();
+//! assert!(xml.starts_with("<task-notification>\n<task-id>bash_1</task-id>\n"));
+//! assert_eq!(parse(&xml)?, vec![WireBlock::Notification(notification.clone())]);
+//!
+//! // A host replaying the session paints a banner, not the XML.
+//! let session = vec![Turn::user(vec![
+//!     ContentBlock::text(xml),
+//!     ContentBlock::text("What happened?"),
+//! ])];
+//! let events = events_from_turns(&session);
+//! assert_eq!(events[0], StreamEvent::TaskNotification(notification.clone()));
+//! let banner = Banner::for_notification(&notification);
+//! assert_eq!(banner.tone, Tone::Error);
+//! assert!(banner.text.starts_with("⌁ bash_1 killed (SIGTERM) 1.2s /tmp/tasks/"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Snapshot tests of a host, with the `testing` feature:
+//!
+//! ```
+//! # #[cfg(feature = "testing")] {
+//! let _guard = zidane_wire::testing::settings().bind_to_scope();
+//! insta::assert_snapshot!(
+//!     "⌁ bash_3 exited (1) 2m 03s /home/u/tasks/bash_3.20260523-024147-123.log",
+//!     @"⌁ bash_3 exited (1) [DURATION] [LOG bash_3]"
+//! );
+//! # }
+//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub use banner::{Banner, TASK_GLYPH, Tone, file_url};
+pub use error::WireError;
+pub use notification::TaskNotification;
+pub use parse::{WireBlock, parse};
+pub use replay::{StreamEvent, events_from_turn, events_from_turns};
+pub use stall::{STALL_HINT, TaskStall};
+pub use summary::{SUMMARY_COMMAND_CHARS, command_preview, exit_summary, format_duration};
+pub use turn::{ContentBlock, Role, Turn};
+
+#[cfg(any(test, feature = "testing"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
+
+mod banner;
+mod error;
+mod escape;
+mod notification;
+mod parse;
+mod replay;
+mod stall;
+mod summary;
+mod turn;

@@ -1,0 +1,144 @@
+//! `TaskNotification`: the `<task-notification>` block that wakes the model when a
+//! background task ends.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use zidane_context::{Signal, TaskExitInfo, TaskId, TaskStatus};
+
+use crate::WireError;
+use crate::escape::{push_element, push_raw_element};
+use crate::parse::Cursor;
+use crate::summary::summary;
+
+/// The element name of a notification block.
+pub(crate) const NOTIFICATION_TAG: &str = "task-notification";
+
+/// How a background task ended, as the model reads it in its next user turn.
+///
+/// [`render`](Self::render) writes exactly this (no trailing line break):
+///
+/// ```xml
+/// <task-notification>
+/// <task-id>bash_1</task-id>
+/// <status>exited</status>
+/// <exit-code>0</exit-code>
+/// <command>npm run build</command>
+/// <output-file>/home/u/.zidane/sessions/s1/tasks/bash_1.20260523-024147-123.log</output-file>
+/// <duration-ms>4200</duration-ms>
+/// <summary>npm run build (4.2s) — exited 0</summary>
+/// </task-notification>
+/// ```
+///
+/// with `<signal>SIGTERM</signal>` right after `<exit-code>` only when a signal ended the
+/// task. Every string is escaped (see `docs/WIRE.md`), so [`parse`](crate::parse) gives
+/// back exactly this value for any command.
+///
+/// ```
+/// use std::time::Duration;
+/// use zidane_context::{TaskExitInfo, TaskId, TaskStatus};
+/// use zidane_wire::{parse, TaskNotification, WireBlock};
+///
+/// let exit = TaskExitInfo {
+///     task_id: TaskId::from_number(1),
+///     status: TaskStatus::Exited,
+///     exit_code: 0,
+///     signal: None,
+///     output_path: "/tmp/tasks/bash_1.log".into(),
+///     duration: Duration::from_millis(4200),
+///     command: "echo '<done>' && true".into(),
+/// };
+/// let notification = TaskNotification::from_exit(&exit);
+/// let xml = notification.render();
+/// assert!(xml.contains("<command>echo &apos;&lt;done&gt;&apos; &amp;&amp; true</command>"));
+/// assert_eq!(parse(&xml)?, vec![WireBlock::Notification(notification)]);
+/// # Ok::<(), zidane_wire::WireError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskNotification {
+    /// The task.
+    pub task_id: TaskId,
+    /// `exited` or `killed`.
+    pub status: TaskStatus,
+    /// The exit code; `128 + signo` when a signal ended the task.
+    pub exit_code: i32,
+    /// The signal that ended the task, if one did.
+    pub signal: Option<Signal>,
+    /// The command as given.
+    pub command: String,
+    /// The task's log file.
+    pub output_file: String,
+    /// From start to settle, in milliseconds.
+    pub duration_ms: u64,
+    /// One line for people and the model: see [`exit_summary`](crate::exit_summary).
+    pub summary: String,
+}
+
+impl TaskNotification {
+    /// The notification of an exit, its summary from [`exit_summary`](crate::exit_summary).
+    ///
+    /// A log path that is not valid UTF-8 is rendered lossily (`U+FFFD` for bad bytes).
+    pub fn from_exit(exit: &TaskExitInfo) -> Self {
+        Self {
+            task_id: exit.task_id,
+            status: exit.status,
+            exit_code: exit.exit_code,
+            signal: exit.signal,
+            command: exit.command.clone(),
+            output_file: exit.output_path.to_string_lossy().into_owned(),
+            duration_ms: u64::try_from(exit.duration.as_millis()).unwrap_or(u64::MAX),
+            summary: summary(&exit.command, exit.duration, exit.exit_code, exit.signal),
+        }
+    }
+
+    /// The duration as a [`Duration`].
+    pub fn duration(&self) -> Duration {
+        Duration::from_millis(self.duration_ms)
+    }
+
+    /// The `<task-notification>` block, without a trailing line break.
+    pub fn render(&self) -> String {
+        let mut out = String::with_capacity(256 + self.command.len() * 2);
+        out.push_str("<task-notification>\n");
+        push_raw_element(&mut out, "task-id", &self.task_id.to_string());
+        push_raw_element(&mut out, "status", self.status.as_str());
+        push_raw_element(&mut out, "exit-code", &self.exit_code.to_string());
+        if let Some(signal) = self.signal {
+            push_raw_element(&mut out, "signal", &signal.name());
+        }
+        push_element(&mut out, "command", &self.command);
+        push_element(&mut out, "output-file", &self.output_file);
+        push_raw_element(&mut out, "duration-ms", &self.duration_ms.to_string());
+        push_element(&mut out, "summary", &self.summary);
+        out.push_str("</task-notification>");
+        out
+    }
+
+    /// Reads the elements between `<task-notification>\n` and the closing tag.
+    pub(crate) fn parse_body(cursor: &mut Cursor<'_>) -> Result<Self, WireError> {
+        let task_id = cursor.task_id()?;
+        let status = cursor.status()?;
+        let exit_code = cursor.number("exit-code")?;
+        let signal = if cursor.at("<signal>") {
+            Some(cursor.signal()?)
+        } else {
+            None
+        };
+        Ok(Self {
+            task_id,
+            status,
+            exit_code,
+            signal,
+            command: cursor.text("command")?,
+            output_file: cursor.text("output-file")?,
+            duration_ms: cursor.number("duration-ms")?,
+            summary: cursor.text("summary")?,
+        })
+    }
+}
+
+impl From<&TaskExitInfo> for TaskNotification {
+    fn from(exit: &TaskExitInfo) -> Self {
+        Self::from_exit(exit)
+    }
+}

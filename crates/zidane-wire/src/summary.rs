@@ -1,0 +1,170 @@
+//! The one-line summary of an exit, and the duration format it (and banners) use.
+
+use std::time::Duration;
+
+use zidane_context::{Signal, TaskExitInfo};
+
+/// The most characters of the command a summary shows, the `…` included.
+pub const SUMMARY_COMMAND_CHARS: usize = 80;
+
+/// A task's command as a one-line preview: its first non-blank line, trimmed, cut to
+/// [`SUMMARY_COMMAND_CHARS`] characters (not bytes), ending in `…` when anything was
+/// left out — the rest of a long line, or further lines.
+///
+/// ```
+/// use zidane_wire::command_preview;
+/// assert_eq!(command_preview("npm run build"), "npm run build");
+/// assert_eq!(command_preview("cd web\nnpm test"), "cd web…");
+/// assert_eq!(command_preview(&"x".repeat(100)).chars().count(), 80);
+/// ```
+pub fn command_preview(command: &str) -> String {
+    let mut lines = command
+        .split(['\n', '\r'])
+        .map(str::trim)
+        .filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or_default();
+    let more_lines = lines.next().is_some();
+    if !more_lines && first.chars().nth(SUMMARY_COMMAND_CHARS).is_none() {
+        return first.to_owned();
+    }
+    // Something is left out: cut so the ellipsis fits inside the limit.
+    let mut cut: String = first.chars().take(SUMMARY_COMMAND_CHARS - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// A duration for people: under 1 s `850ms`; under 60 s one decimal `4.2s`; under 1 h
+/// `2m 03s`; else `1h 02m`. Each unit is truncated, never rounded up, so a value never
+/// reads as the next unit (59 999 ms is `59.9s`).
+///
+/// ```
+/// use std::time::Duration;
+/// use zidane_wire::format_duration;
+/// assert_eq!(format_duration(Duration::from_millis(850)), "850ms");
+/// assert_eq!(format_duration(Duration::from_millis(4200)), "4.2s");
+/// assert_eq!(format_duration(Duration::from_secs(123)), "2m 03s");
+/// assert_eq!(format_duration(Duration::from_secs(3720)), "1h 02m");
+/// ```
+pub fn format_duration(duration: Duration) -> String {
+    let ms = duration.as_millis();
+    if ms < 1_000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{}.{}s", ms / 1_000, ms % 1_000 / 100)
+    } else if ms < 3_600_000 {
+        format!("{}m {:02}s", ms / 60_000, ms % 60_000 / 1_000)
+    } else {
+        format!("{}h {:02}m", ms / 3_600_000, ms % 3_600_000 / 60_000)
+    }
+}
+
+/// The summary line of an exit: `npm run build (4.2s) — exited 0`, or
+/// `npm run dev (1.2s) — killed (SIGTERM)` when a signal ended the task.
+///
+/// The command part is [`command_preview`]. This is the `<summary>` of a
+/// [`TaskNotification`](crate::TaskNotification), and the text the tools use when a
+/// kill or a wait returns an exit.
+///
+/// ```
+/// use std::time::Duration;
+/// use zidane_context::{Signal, TaskExitInfo, TaskId, TaskStatus};
+/// use zidane_wire::exit_summary;
+///
+/// let exit = TaskExitInfo {
+///     task_id: TaskId::from_number(1),
+///     status: TaskStatus::Killed,
+///     exit_code: 143,
+///     signal: Some(Signal::TERM),
+///     output_path: "/tmp/bash_1.log".into(),
+///     duration: Duration::from_millis(1200),
+///     command: "npm run dev".into(),
+/// };
+/// assert_eq!(exit_summary(&exit), "npm run dev (1.2s) — killed (SIGTERM)");
+/// ```
+pub fn exit_summary(exit: &TaskExitInfo) -> String {
+    summary(&exit.command, exit.duration, exit.exit_code, exit.signal)
+}
+
+/// [`exit_summary`] from its parts.
+pub(crate) fn summary(
+    command: &str,
+    duration: Duration,
+    exit_code: i32,
+    signal: Option<Signal>,
+) -> String {
+    let preview = command_preview(command);
+    let duration = format_duration(duration);
+    match signal {
+        Some(signal) => format!("{preview} ({duration}) — killed ({signal})"),
+        None => format!("{preview} ({duration}) — exited {exit_code}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn duration_boundaries() {
+        let cases = [
+            (0, "0ms"),
+            (999, "999ms"),
+            (1_000, "1.0s"),
+            (4_250, "4.2s"),
+            (59_999, "59.9s"),
+            (60_000, "1m 00s"),
+            (123_456, "2m 03s"),
+            (3_599_999, "59m 59s"),
+            (3_600_000, "1h 00m"),
+            (3_720_000, "1h 02m"),
+            (90_000_000, "25h 00m"),
+        ];
+        for (ms, text) in cases {
+            assert_eq!(format_duration(Duration::from_millis(ms)), text, "{ms} ms");
+        }
+        assert_eq!(format_duration(Duration::from_micros(1_500)), "1ms");
+        assert_eq!(format_duration(Duration::MAX).chars().last(), Some('m'));
+    }
+
+    #[test]
+    fn preview_cuts_by_chars_and_marks_dropped_lines() {
+        assert_eq!(command_preview(""), "");
+        assert_eq!(command_preview("\n  \n  ls -la  \n"), "ls -la");
+        assert_eq!(command_preview("a\r\nb"), "a…");
+        let long = "é".repeat(80);
+        assert_eq!(
+            command_preview(&long),
+            long,
+            "exactly 80 chars is kept whole"
+        );
+        let longer = "é".repeat(81);
+        let preview = command_preview(&longer);
+        assert_eq!(preview.chars().count(), 80);
+        assert!(preview.ends_with("é…"));
+    }
+
+    #[test]
+    fn summaries() {
+        let s = summary("npm run build", Duration::from_millis(4200), 0, None);
+        assert_eq!(s, "npm run build (4.2s) — exited 0");
+        let s = summary("make", Duration::from_millis(850), 2, None);
+        assert_eq!(s, "make (850ms) — exited 2");
+        let s = summary(
+            "npm run dev",
+            Duration::from_millis(1200),
+            143,
+            Some(Signal::TERM),
+        );
+        assert_eq!(s, "npm run dev (1.2s) — killed (SIGTERM)");
+    }
+
+    proptest! {
+        #[test]
+        fn preview_is_one_line_of_at_most_80_chars(command in any::<String>()) {
+            let preview = command_preview(&command);
+            prop_assert!(preview.chars().count() <= SUMMARY_COMMAND_CHARS);
+            prop_assert!(!preview.contains(['\n', '\r']));
+        }
+    }
+}
