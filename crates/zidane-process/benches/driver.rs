@@ -1,0 +1,2 @@
+//! Benchmark driver for `ProcessContext` (bench-protocol.md). Work in progress.
+fn main() {}

@@ -1,0 +1,432 @@
+//! `ProcessContext`: the `ExecutionContext` of the local machine.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use zidane_context::{
+    BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
+    DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
+    ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId,
+};
+
+use crate::containment::TaskProcesses;
+use crate::exec::{ForegroundRun, run as run_foreground};
+use crate::kill::{DEFAULT_KILL_GRACE, LEADER_REAP_BOUND};
+use crate::log_file::{LogWriter, create_log};
+use crate::read::read_window;
+use crate::registry::Registry;
+use crate::spawn::{resolve_cwd, spawn_shell, validate_command, validate_env};
+use crate::supervise::Supervisor;
+use crate::task::{NewTask, Task};
+use crate::timestamp::{next_context_timestamp, task_log_path};
+use crate::watchdog::StallWatch;
+
+/// How many background tasks may run at once per context, unless configured.
+pub const DEFAULT_MAX_BACKGROUND_TASKS: usize = 8;
+
+/// Slack on top of the kill bounds before a caller stops waiting for a supervisor that
+/// should long have settled its task (only a runtime shutting down gets there).
+const SETTLE_SLACK: Duration = Duration::from_secs(5);
+
+/// Runs commands on the local machine: foreground with [`exec`](ExecutionContext::exec),
+/// background with [`exec_background`](ExecutionContext::exec_background).
+///
+/// Every command runs as `/bin/sh -c COMMAND` in its own process group with stdin on
+/// `/dev/null`. A background task's stdout and stderr go, in write order, into
+/// `<output_dir>/<task-id>.<context-timestamp>.log`; see the crate docs for the whole
+/// life of a task.
+///
+/// Methods must be called inside a tokio runtime (multi-thread, or current-thread with
+/// I/O and time enabled): each background task is supervised by a tokio task. Share the
+/// context as `Arc<ProcessContext>` or `Arc<dyn ExecutionContext>`.
+///
+/// Dropping the context sends `SIGKILL` to every task still running: its tasks live no
+/// longer than it does ([`DetachedTasks::ProcessLifetime`]). Call
+/// [`destroy`](ExecutionContext::destroy) for an orderly end with exit callbacks.
+#[derive(Debug)]
+pub struct ProcessContext {
+    registry: Arc<Registry>,
+    kill_grace: Duration,
+    max_background_tasks: usize,
+    cwd: PathBuf,
+    timestamp: String,
+}
+
+/// Configures a [`ProcessContext`].
+///
+/// ```
+/// use std::time::Duration;
+/// use zidane_process::ProcessContext;
+///
+/// let context = ProcessContext::builder()
+///     .kill_grace(Duration::from_secs(2))
+///     .max_background_tasks(16)
+///     .cwd("/tmp")
+///     .build();
+/// assert_eq!(context.context_timestamp().len(), 19);
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ProcessContextBuilder {
+    kill_grace: Duration,
+    max_background_tasks: usize,
+    cwd: Option<PathBuf>,
+}
+
+impl Default for ProcessContextBuilder {
+    fn default() -> Self {
+        Self {
+            kill_grace: DEFAULT_KILL_GRACE,
+            max_background_tasks: DEFAULT_MAX_BACKGROUND_TASKS,
+            cwd: None,
+        }
+    }
+}
+
+impl ProcessContextBuilder {
+    /// How long a killed task gets between `SIGTERM` and `SIGKILL`
+    /// (default [`DEFAULT_KILL_GRACE`]).
+    pub fn kill_grace(mut self, grace: Duration) -> Self {
+        self.kill_grace = grace;
+        self
+    }
+
+    /// How many background tasks may run at once (default
+    /// [`DEFAULT_MAX_BACKGROUND_TASKS`]); the next start is
+    /// [`ContextError::TooManyTasks`]. Zero refuses every background task.
+    pub fn max_background_tasks(mut self, limit: usize) -> Self {
+        self.max_background_tasks = limit;
+        self
+    }
+
+    /// The working directory of commands that name none, and the base of relative
+    /// paths (default: the process's current directory when the context is built).
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// The context. Its timestamp is taken now.
+    pub fn build(self) -> ProcessContext {
+        let cwd = self
+            .cwd
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/"));
+        ProcessContext {
+            registry: Arc::new(Registry::default()),
+            kill_grace: self.kill_grace,
+            max_background_tasks: self.max_background_tasks,
+            cwd,
+            timestamp: next_context_timestamp(),
+        }
+    }
+}
+
+impl Default for ProcessContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ProcessContext {
+    /// A context with the defaults: [`DEFAULT_KILL_GRACE`],
+    /// [`DEFAULT_MAX_BACKGROUND_TASKS`], the current directory.
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// A builder for a configured context.
+    pub fn builder() -> ProcessContextBuilder {
+        ProcessContextBuilder::default()
+    }
+
+    /// This context's timestamp, `YYYYMMDD-HHMMSS-mmm` (UTC): the middle part of every
+    /// log file name it creates.
+    pub fn context_timestamp(&self) -> &str {
+        &self.timestamp
+    }
+
+    /// The grace period between `SIGTERM` and `SIGKILL`.
+    pub fn kill_grace(&self) -> Duration {
+        self.kill_grace
+    }
+
+    /// The cap on running background tasks.
+    pub fn max_background_tasks(&self) -> usize {
+        self.max_background_tasks
+    }
+
+    /// The default working directory.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// The longest a kill can take: grace, then the bound on reaping after `SIGKILL`.
+    fn settle_bound(&self) -> Duration {
+        self.kill_grace + LEADER_REAP_BOUND + SETTLE_SLACK
+    }
+
+    /// Asks `task` to die and waits until it settled.
+    async fn kill_and_wait(&self, task: &Task) -> Result<TaskExitInfo> {
+        let mut done = task.subscribe();
+        task.kill.cancel();
+        let settled = tokio::time::timeout(self.settle_bound(), done.wait_for(Option::is_some));
+        match settled.await {
+            Ok(Ok(exit)) => exit.clone().ok_or_else(|| not_settled(task.id)),
+            _ => Err(not_settled(task.id)),
+        }
+    }
+}
+
+fn not_settled(task_id: TaskId) -> ContextError {
+    ContextError::Task {
+        task_id,
+        reason: "the task did not settle after SIGKILL (is the tokio runtime shutting down?)"
+            .to_owned(),
+    }
+}
+
+impl Drop for ProcessContext {
+    fn drop(&mut self) {
+        for task in self.registry.all_tasks() {
+            if task.is_running()
+                && let Some(processes) = TaskProcesses::of_leader(task.pid)
+            {
+                processes.kill();
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl ExecutionContext for ProcessContext {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::new(DetachedTasks::ProcessLifetime)
+    }
+
+    async fn create_handle(&self) -> Result<ExecutionHandle> {
+        Ok(self.registry.create_handle())
+    }
+
+    async fn destroy(&self, handle: ExecutionHandle) -> Result<()> {
+        let Some(tasks) = self.registry.destroy(handle)? else {
+            return Ok(());
+        };
+        // Ask every task first so their grace periods run side by side.
+        for task in &tasks {
+            task.kill.cancel();
+        }
+        let mut failure = None;
+        for task in &tasks {
+            if let Err(error) = self.kill_and_wait(task).await {
+                failure.get_or_insert(error);
+            }
+        }
+        failure.map_or(Ok(()), Err)
+    }
+
+    async fn exec(
+        &self,
+        handle: ExecutionHandle,
+        command: &str,
+        options: ExecOptions,
+    ) -> Result<ExecOutput> {
+        self.registry.check(handle)?;
+        validate_command(command)?;
+        validate_env(&options.env)?;
+        let cwd = resolve_cwd(&self.cwd, options.cwd.as_deref())?;
+        run_foreground(ForegroundRun {
+            command,
+            cwd: &cwd,
+            env: &options.env,
+            timeout: options.timeout,
+            cancel: options.cancel,
+            max_output_bytes: options.max_output_bytes,
+            kill_grace: self.kill_grace,
+        })
+        .await
+    }
+
+    async fn read_file(
+        &self,
+        handle: ExecutionHandle,
+        path: &Path,
+        range: ReadRange,
+    ) -> Result<ReadResult> {
+        self.registry.check(handle)?;
+        let path = self.cwd.join(path);
+        // Reading a large file is blocking work: keep it off the async workers.
+        let read = {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || read_window(&path, range))
+        };
+        match read.await {
+            Ok(result) => result.map_err(|source| ContextError::io(path, source)),
+            Err(join) => Err(ContextError::io(path, std::io::Error::other(join))),
+        }
+    }
+
+    async fn exec_background(
+        &self,
+        handle: ExecutionHandle,
+        command: &str,
+        options: BackgroundOptions,
+    ) -> Result<BackgroundStarted> {
+        // Everything that can be refused is refused before a slot, an id or a file is taken.
+        self.registry.check(handle)?;
+        validate_command(command)?;
+        validate_env(&options.env)?;
+        let cwd = resolve_cwd(&self.cwd, options.cwd.as_deref())?;
+        if options.output_dir.as_os_str().is_empty() {
+            return Err(ContextError::OutputDir {
+                path: options.output_dir,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "no output directory given",
+                ),
+            });
+        }
+        let output_dir = self.cwd.join(&options.output_dir);
+
+        let reservation = self.registry.reserve(handle, self.max_background_tasks)?;
+        let task_id = reservation.task_id;
+        let output_path = task_log_path(&output_dir, task_id, &self.timestamp);
+        let started = create_log(&output_dir, &output_path).and_then(|log| {
+            match spawn_shell(command, &cwd, &options.env) {
+                Ok(spawned) => Ok((log, spawned)),
+                Err(source) => {
+                    // The empty log is ours and names a task that never ran.
+                    let _ = std::fs::remove_file(&output_path);
+                    Err(ContextError::Spawn {
+                        command: command.to_owned(),
+                        source,
+                    })
+                }
+            }
+        });
+        let (log, spawned) = match started {
+            Ok(started) => started,
+            Err(error) => {
+                self.registry.release();
+                return Err(error);
+            }
+        };
+        let started_at = Utc::now();
+        let pid = spawned.pid;
+        let Some(processes) = TaskProcesses::of_leader(pid) else {
+            // Cannot happen for a child we just spawned; refuse rather than signal
+            // the wrong group later.
+            self.registry.release();
+            return Err(ContextError::Spawn {
+                command: command.to_owned(),
+                source: std::io::Error::other("spawned child has an impossible pid"),
+            });
+        };
+
+        let task = Arc::new(Task::new(NewTask {
+            id: task_id,
+            pid,
+            command: command.to_owned(),
+            cwd,
+            output_path: output_path.clone(),
+            started_at,
+            on_exit: options.on_exit,
+        }));
+        let stall = match (options.stall_timeout, options.on_stall) {
+            (Some(window), Some(callback)) => Some(StallWatch::new(
+                window,
+                callback,
+                tokio::time::Instant::now(),
+            )),
+            _ => None,
+        };
+        let inserted = self.registry.insert(handle, task.clone());
+        if inserted.is_err() {
+            // The handle was destroyed while this task started: it must not outlive
+            // it. The caller never learns of the task, so it gets no exit callback.
+            task.reassign(None);
+            task.kill.cancel();
+        }
+        tokio::spawn(
+            Supervisor {
+                task,
+                child: spawned.child,
+                output: spawned.output,
+                log: LogWriter::new(log, options.max_output_bytes),
+                processes,
+                kill_grace: self.kill_grace,
+                stall,
+                registry: self.registry.clone(),
+            }
+            .run(),
+        );
+        inserted?;
+        Ok(BackgroundStarted {
+            task_id,
+            output_path,
+            pid,
+        })
+    }
+
+    async fn kill_background(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Result<Option<TaskExitInfo>> {
+        let Some(task) = self.registry.task(handle, task_id)? else {
+            return Ok(None);
+        };
+        if let Some(exit) = task.exit_info() {
+            return Ok(Some(exit));
+        }
+        self.kill_and_wait(&task).await.map(Some)
+    }
+
+    async fn list_background(&self, handle: ExecutionHandle) -> Result<Vec<TaskEntry>> {
+        Ok(self
+            .registry
+            .tasks(handle)?
+            .iter()
+            .map(|task| task.entry())
+            .collect())
+    }
+
+    async fn wait_background(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        timeout: Duration,
+        cancel: CancellationToken,
+    ) -> Result<Option<TaskExitInfo>> {
+        let Some(task) = self.registry.task(handle, task_id)? else {
+            return Ok(None);
+        };
+        // Subscribing to the watch that holds the exit: an exit before, during or
+        // after this line is seen.
+        let mut done = task.subscribe();
+        drop(task);
+        let exit = async {
+            done.wait_for(Option::is_some)
+                .await
+                .ok()
+                .and_then(|e| e.clone())
+        };
+        tokio::select! {
+            exit = exit => Ok(exit),
+            () = tokio::time::sleep(timeout) => Ok(None),
+            () = cancel.cancelled() => Ok(None),
+        }
+    }
+
+    async fn reassign_background_tasks(
+        &self,
+        from: ExecutionHandle,
+        to: ExecutionHandle,
+        on_exit: Option<ExitCallback>,
+    ) -> Result<Vec<TaskEntry>> {
+        self.registry.reassign(from, to, on_exit.as_ref())
+    }
+}

@@ -1,0 +1,107 @@
+//! Kill escalation: `SIGTERM` to every process of the task, `SIGKILL` after the grace
+//! period, and a hard bound after that, so that a kill never hangs.
+//!
+//! The state machine is shared by background tasks and timed-out foreground commands.
+//! Its owner polls [`Escalation::deadline`] and calls [`Escalation::on_deadline`] when
+//! it passes.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::containment::TaskProcesses;
+
+/// How long a task may take to end after `SIGTERM` before it gets `SIGKILL`.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(5);
+
+/// How long a leader may take to be reaped after `SIGKILL`. Only a process stuck in
+/// uninterruptible sleep (a dead NFS mount, a hung device) outlives `SIGKILL` for long;
+/// past this bound the task settles without its exit status rather than hang its
+/// caller, and the process is reaped in the background whenever it finally dies.
+pub(crate) const LEADER_REAP_BOUND: Duration = Duration::from_secs(2);
+
+/// Where a kill stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Escalation {
+    /// No kill asked for.
+    #[default]
+    Idle,
+    /// `SIGTERM` sent; `SIGKILL` goes out at `kill_at`.
+    Terminating { kill_at: Instant },
+    /// `SIGKILL` sent; the leader is waited for until `give_up_at`.
+    Killing { give_up_at: Instant },
+}
+
+/// What the owner must do after a deadline passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Keep waiting (for the leader's exit, now that it has `SIGKILL`).
+    Wait,
+    /// Stop waiting for end-of-file: whatever still holds the output pipe open has had
+    /// `SIGTERM`, the grace period and `SIGKILL`, and is out of our reach.
+    StopWaitingForEof,
+    /// Stop waiting for the leader too: it did not die within [`LEADER_REAP_BOUND`] of
+    /// `SIGKILL`.
+    Abandon,
+}
+
+impl Escalation {
+    /// Whether a kill was asked for.
+    pub(crate) fn started(self) -> bool {
+        !matches!(self, Self::Idle)
+    }
+
+    /// Sends `SIGTERM` and starts the grace period. Does nothing if already started.
+    pub(crate) fn start(&mut self, processes: TaskProcesses, grace: Duration) {
+        if self.started() {
+            return;
+        }
+        processes.terminate();
+        *self = Self::Terminating {
+            kill_at: Instant::now() + grace,
+        };
+    }
+
+    /// When [`on_deadline`](Self::on_deadline) must be called next, if ever.
+    pub(crate) fn deadline(self) -> Option<Instant> {
+        match self {
+            Self::Idle => None,
+            Self::Terminating { kill_at } => Some(kill_at),
+            Self::Killing { give_up_at } => Some(give_up_at),
+        }
+    }
+
+    /// Advances the kill once its deadline passed. `leader_reaped`: the leader's exit
+    /// status is already known.
+    pub(crate) fn on_deadline(&mut self, processes: TaskProcesses, leader_reaped: bool) -> Next {
+        match *self {
+            Self::Idle => Next::Wait,
+            Self::Terminating { .. } => {
+                processes.kill();
+                *self = Self::Killing {
+                    give_up_at: Instant::now() + LEADER_REAP_BOUND,
+                };
+                if leader_reaped {
+                    Next::StopWaitingForEof
+                } else {
+                    Next::Wait
+                }
+            }
+            Self::Killing { .. } => {
+                // Whatever survived the first SIGKILL gets another before we let go.
+                processes.kill();
+                if leader_reaped {
+                    Next::StopWaitingForEof
+                } else {
+                    Next::Abandon
+                }
+            }
+        }
+    }
+
+    /// Whether, with the leader reaped, the task must settle now without end-of-file:
+    /// true once `SIGKILL` went out (the grace period is over).
+    pub(crate) fn past_grace(self) -> bool {
+        matches!(self, Self::Killing { .. })
+    }
+}

@@ -1,0 +1,78 @@
+//! Background shell tasks on the local machine: [`ProcessContext`], zidane's
+//! [`ExecutionContext`](zidane_context::ExecutionContext) for the host it runs on.
+//!
+//! An agent starts a long command, gets a task id and a log path back at once, and
+//! hears about the exit through a callback — no polling. This crate is the only one in
+//! zidane that touches processes, signals and file descriptors.
+//!
+//! - **Start**: `/bin/sh -c COMMAND` in a new process group, stdin on `/dev/null`.
+//!   [`exec_background`](zidane_context::ExecutionContext::exec_background) returns
+//!   `bash_1`, `bash_2`, … with the log path and pid as soon as the process exists.
+//! - **Log**: stdout and stderr share one pipe, so they reach
+//!   `<output_dir>/<task-id>.<context-timestamp>.log` in the order they were written.
+//!   The log is created new (`O_EXCL`, mode `0600`; a missing directory is created
+//!   `0700`) and fed with `splice(2)`: no output is buffered in memory.
+//! - **Settle**: a task ends when its leader exited *and* its output reached
+//!   end-of-file. Then the log is closed, `on_exit` fires exactly once, and waiters wake.
+//! - **Kill**: `SIGTERM` to the group, `SIGKILL` after the grace period, bounded even if
+//!   something outside the group holds the log open.
+//! - **Limits**: an output cap (later bytes counted and dropped, a marker line at the
+//!   end), a stall watchdog (one `on_stall` per quiet period, never a kill), and a cap
+//!   on running tasks per context.
+//!
+//! `docs/PROCESS.md` in the repository describes all of it in detail, with what the
+//! benchmark driver (`benches/driver.rs`) measures.
+//!
+//! ```
+//! use std::sync::mpsc;
+//! use zidane_context::{BackgroundOptions, ExecutionContext, TaskStatus};
+//! use zidane_process::{ProcessContext, parse_task_log_filename};
+//!
+//! # let runtime = tokio::runtime::Runtime::new()?;
+//! # runtime.block_on(async {
+//! let tasks = tempfile::tempdir()?;
+//! let context = ProcessContext::new();
+//! let handle = context.create_handle().await?;
+//!
+//! let (exits, exited) = mpsc::channel();
+//! let options = BackgroundOptions::new(tasks.path())
+//!     .on_exit(move |exit| exits.send(exit).unwrap());
+//! let started = context.exec_background(handle, "echo built; echo warned >&2", options).await?;
+//! assert_eq!(started.task_id.to_string(), "bash_1");
+//!
+//! let exit = context
+//!     .wait_background(handle, started.task_id, std::time::Duration::from_secs(10), Default::default())
+//!     .await?
+//!     .expect("the task ends");
+//! assert_eq!((exit.status, exit.exit_code), (TaskStatus::Exited, 0));
+//! assert_eq!(exited.recv()?, exit);
+//! assert_eq!(std::fs::read_to_string(&started.output_path)?, "built\nwarned\n");
+//!
+//! let name = started.output_path.file_name().unwrap().to_str().unwrap();
+//! assert_eq!(parse_task_log_filename(name).unwrap().1, context.context_timestamp());
+//! context.destroy(handle).await?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Unix only (Linux first: `splice`, pidfds and `/proc`). No `unsafe` code.
+#![cfg(unix)]
+
+pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, ProcessContextBuilder};
+pub use kill::DEFAULT_KILL_GRACE;
+pub use read::MAX_LINE_BYTES;
+pub use timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
+
+mod containment;
+mod context;
+mod exec;
+mod kill;
+mod log_file;
+mod read;
+mod registry;
+mod spawn;
+mod supervise;
+mod task;
+mod timestamp;
+mod watchdog;

@@ -1,0 +1,198 @@
+//! Who owns what: handles, their tasks, task ids and the running-task cap.
+//!
+//! One short-held mutex guards it all; nothing waits or spawns while holding it.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use zidane_context::{ContextError, ExecutionHandle, ExitCallback, Result, TaskEntry, TaskId};
+
+use crate::task::Task;
+
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    last_handle: u64,
+    live: HashMap<ExecutionHandle, BTreeMap<TaskId, Arc<Task>>>,
+    destroyed: HashSet<ExecutionHandle>,
+    last_task: u64,
+    /// Tasks started and not yet settled (a reserved slot counts too).
+    running: usize,
+}
+
+impl State {
+    fn check(&self, handle: ExecutionHandle) -> Result<()> {
+        if self.live.contains_key(&handle) {
+            Ok(())
+        } else if self.destroyed.contains(&handle) {
+            Err(ContextError::Destroyed(handle))
+        } else {
+            Err(ContextError::UnknownHandle(handle))
+        }
+    }
+}
+
+/// A running-task slot and the id that goes with it, held while a task starts.
+#[derive(Debug)]
+#[must_use = "a reservation holds a running-task slot until released or used"]
+pub(crate) struct Reservation {
+    pub(crate) task_id: TaskId,
+}
+
+impl Registry {
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Every critical section is a handful of map operations that cannot leave the
+        // state half-updated, so a poisoned lock is still safe to use.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn create_handle(&self) -> ExecutionHandle {
+        let mut state = self.state();
+        state.last_handle += 1;
+        let handle = ExecutionHandle::new(state.last_handle);
+        state.live.insert(handle, BTreeMap::new());
+        handle
+    }
+
+    /// Fails unless `handle` is live.
+    pub(crate) fn check(&self, handle: ExecutionHandle) -> Result<()> {
+        self.state().check(handle)
+    }
+
+    /// Takes a running-task slot and the next task id, or says why not.
+    pub(crate) fn reserve(&self, handle: ExecutionHandle, limit: usize) -> Result<Reservation> {
+        let mut state = self.state();
+        state.check(handle)?;
+        if state.running >= limit {
+            return Err(ContextError::TooManyTasks { limit });
+        }
+        state.running += 1;
+        state.last_task += 1;
+        Ok(Reservation {
+            task_id: TaskId::from_number(state.last_task),
+        })
+    }
+
+    /// Gives back a slot: the task settled, or never started.
+    pub(crate) fn release(&self) {
+        let mut state = self.state();
+        state.running = state.running.saturating_sub(1);
+    }
+
+    /// Files a started task under its handle. Fails if the handle was destroyed while
+    /// the task was starting; the caller then ends the task itself.
+    pub(crate) fn insert(&self, handle: ExecutionHandle, task: Arc<Task>) -> Result<()> {
+        let mut state = self.state();
+        state.check(handle)?;
+        if let Some(tasks) = state.live.get_mut(&handle) {
+            tasks.insert(task.id, task);
+        }
+        Ok(())
+    }
+
+    /// The task `task_id` of `handle`: `Ok(None)` when the handle does not own it.
+    pub(crate) fn task(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Result<Option<Arc<Task>>> {
+        let state = self.state();
+        state.check(handle)?;
+        Ok(state
+            .live
+            .get(&handle)
+            .and_then(|tasks| tasks.get(&task_id))
+            .cloned())
+    }
+
+    /// Every task of `handle`, in id order.
+    pub(crate) fn tasks(&self, handle: ExecutionHandle) -> Result<Vec<Arc<Task>>> {
+        let state = self.state();
+        state.check(handle)?;
+        Ok(state
+            .live
+            .get(&handle)
+            .map(|tasks| tasks.values().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    /// Every task of every live handle (for a context being dropped).
+    pub(crate) fn all_tasks(&self) -> Vec<Arc<Task>> {
+        self.state()
+            .live
+            .values()
+            .flat_map(|tasks| tasks.values().cloned())
+            .collect()
+    }
+
+    /// Marks `handle` destroyed and hands back its tasks. `Ok(None)` if it already was
+    /// (destroy is idempotent).
+    pub(crate) fn destroy(&self, handle: ExecutionHandle) -> Result<Option<Vec<Arc<Task>>>> {
+        let mut state = self.state();
+        if state.destroyed.contains(&handle) {
+            return Ok(None);
+        }
+        let tasks = state
+            .live
+            .remove(&handle)
+            .ok_or(ContextError::UnknownHandle(handle))?;
+        state.destroyed.insert(handle);
+        Ok(Some(tasks.into_values().collect()))
+    }
+
+    /// Moves every running task of `from` to `to`, giving it `on_exit`.
+    pub(crate) fn reassign(
+        &self,
+        from: ExecutionHandle,
+        to: ExecutionHandle,
+        on_exit: Option<&ExitCallback>,
+    ) -> Result<Vec<TaskEntry>> {
+        let mut state = self.state();
+        state.check(from)?;
+        state.check(to)?;
+        if from == to {
+            // Nothing moves, but the callbacks are still rewired as asked.
+            let tasks = state
+                .live
+                .get(&from)
+                .map(|t| t.values().cloned().collect::<Vec<_>>());
+            return Ok(tasks
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|task| task.reassign(on_exit.cloned()))
+                .collect());
+        }
+        let source = state
+            .live
+            .get_mut(&from)
+            .map(std::mem::take)
+            .unwrap_or_default();
+        let mut kept = BTreeMap::new();
+        let mut moved = Vec::new();
+        let mut entries = Vec::new();
+        for (id, task) in source {
+            // The task's own lock decides: a task that settles concurrently either
+            // moved first (and fires the new callback) or settled first (and stays).
+            match task.reassign(on_exit.cloned()) {
+                Some(entry) => {
+                    entries.push(entry);
+                    moved.push((id, task));
+                }
+                None => {
+                    kept.insert(id, task);
+                }
+            }
+        }
+        if let Some(tasks) = state.live.get_mut(&from) {
+            *tasks = kept;
+        }
+        if let Some(tasks) = state.live.get_mut(&to) {
+            tasks.extend(moved);
+        }
+        Ok(entries)
+    }
+}

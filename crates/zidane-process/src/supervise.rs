@@ -1,0 +1,262 @@
+//! The life of one background task after it started: copy its output into the log,
+//! watch for its leader's exit, carry out a kill, report stalls, and settle it.
+//!
+//! Each task has one supervisor (a tokio task) and only the supervisor settles it, so
+//! `on_exit` fires once by construction; kill, destroy and reassign only *ask* (the
+//! kill token) or rewire (the callback, under the task's lock).
+//!
+//! A task settles when its leader has exited **and** its output pipe reached end-of-file
+//! (descendants that still hold the pipe keep it running). A kill bounds that: once
+//! the grace period is over and `SIGKILL` went out, the leader's exit is enough.
+
+use std::io;
+use std::os::fd::AsFd;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::net::unix::pipe::Receiver;
+use tokio::process::Child;
+use tokio::time::Instant;
+use zidane_context::{Signal, StallInfo, TaskStatus};
+
+use crate::containment::TaskProcesses;
+use crate::kill::{Escalation, Next};
+use crate::log_file::{LogWriter, Pumped};
+use crate::registry::Registry;
+use crate::task::{LeaderExit, Task};
+use crate::watchdog::StallWatch;
+
+/// Most bytes copied per wake-up before other tasks get a turn.
+const PUMP_BUDGET: usize = 16 << 20;
+
+/// Most bytes drained from the pipe when settling without end-of-file: whatever is
+/// left out of reach may keep writing forever.
+const FINAL_DRAIN_LIMIT: usize = 4 << 20;
+
+/// Everything a supervisor needs.
+pub(crate) struct Supervisor {
+    pub(crate) task: Arc<Task>,
+    pub(crate) child: Child,
+    pub(crate) output: Receiver,
+    pub(crate) log: LogWriter,
+    pub(crate) processes: TaskProcesses,
+    pub(crate) kill_grace: Duration,
+    pub(crate) stall: Option<StallWatch>,
+    pub(crate) registry: Arc<Registry>,
+}
+
+impl Supervisor {
+    /// Runs the task to settlement.
+    pub(crate) async fn run(self) {
+        let Self {
+            task,
+            mut child,
+            output,
+            mut log,
+            processes,
+            kill_grace,
+            mut stall,
+            registry,
+        } = self;
+        let mut leader: Option<LeaderExit> = None;
+        let mut eof = false;
+        let mut escalation = Escalation::default();
+        // Killed means: our kill reached the task while its leader was still alive.
+        let mut killed_by_us = false;
+
+        loop {
+            if leader.is_some() && (eof || escalation.past_grace()) {
+                break;
+            }
+            let deadline = earliest(
+                escalation.deadline(),
+                stall.as_ref().and_then(StallWatch::deadline),
+            );
+            tokio::select! {
+                status = child.wait(), if leader.is_none() => {
+                    leader = Some(match status {
+                        Ok(status) => LeaderExit::from_status(status),
+                        Err(error) => {
+                            // The pidfd said it exited but the status is lost (someone
+                            // else reaped it). Never report that as success.
+                            tracing::warn!(task = %task.id, %error, "waiting for a task leader failed");
+                            LeaderExit { code: -1, signal: None }
+                        }
+                    });
+                }
+                ready = output.readable(), if !eof => {
+                    match ready {
+                        Ok(()) => {
+                            let outcome = pump(&mut log, &output, PUMP_BUDGET);
+                            eof = outcome.eof;
+                            if outcome.moved > 0 {
+                                task.bytes_written.store(log.total(), Ordering::Relaxed);
+                                if let Some(stall) = stall.as_mut() {
+                                    stall.on_output(Instant::now());
+                                }
+                            }
+                        }
+                        Err(error) => {
+                            tracing::warn!(task = %task.id, %error, "polling a task's output failed");
+                            eof = true;
+                        }
+                    }
+                }
+                () = task.kill.cancelled(), if !escalation.started() => {
+                    killed_by_us = leader.is_none();
+                    escalation.start(processes, kill_grace);
+                }
+                () = sleep_until(deadline), if deadline.is_some() => {
+                    let now = Instant::now();
+                    if escalation.deadline().is_some_and(|at| at <= now) {
+                        match escalation.on_deadline(processes, leader.is_some()) {
+                            Next::Wait | Next::StopWaitingForEof => {}
+                            Next::Abandon => {
+                                tracing::warn!(task = %task.id, "task leader survived SIGKILL; settling without its status");
+                                leader = Some(LeaderExit::signalled(Signal::KILL));
+                                reap_later(child);
+                                break;
+                            }
+                        }
+                    }
+                    if let Some(stall) = stall.as_mut()
+                        && let Some((callback, quiet)) = stall.check(now)
+                    {
+                        fire_stall(&task, log.total(), &callback, quiet);
+                    }
+                }
+            }
+        }
+
+        if !eof {
+            // Settling without end-of-file (a kill whose grace is over): keep what the
+            // pipe already holds, but do not wait for more.
+            drain(&mut log, &output, FINAL_DRAIN_LIMIT);
+        }
+        // Close every descriptor of the task before anyone hears it ended, so a caller
+        // that counts descriptors right after on_exit finds none left.
+        drop(output);
+        let bytes_written = log.total();
+        if let Err(error) = log.finish() {
+            tracing::warn!(task = %task.id, %error, "closing a task log failed");
+        }
+        let status = if killed_by_us {
+            TaskStatus::Killed
+        } else {
+            TaskStatus::Exited
+        };
+        let exit = leader.unwrap_or(LeaderExit::signalled(Signal::KILL));
+        settle(&task, &registry, status, exit, bytes_written);
+    }
+}
+
+/// Records the exit, frees the running slot, fires `on_exit`, then wakes waiters.
+///
+/// `on_exit` fires before waiters wake, so a caller whose `kill_background` or
+/// `wait_background` returned knows the callback already ran.
+pub(crate) fn settle(
+    task: &Task,
+    registry: &Registry,
+    status: TaskStatus,
+    exit: LeaderExit,
+    bytes_written: u64,
+) {
+    let Some((callback, info)) = task.settle(status, exit, bytes_written) else {
+        return;
+    };
+    registry.release();
+    if let Some(callback) = callback {
+        let exit = info.clone();
+        // A panicking callback must not keep the waiters asleep forever.
+        if catch_unwind(AssertUnwindSafe(|| callback(exit))).is_err() {
+            tracing::error!(task = %task.id, "on_exit callback panicked");
+        }
+    }
+    task.publish(info);
+}
+
+/// What one round of pumping found.
+#[derive(Debug, Default)]
+struct PumpOutcome {
+    moved: usize,
+    eof: bool,
+}
+
+/// Copies from the pipe into the log until it is empty, closed, or `budget` bytes moved.
+///
+/// Goes through the reactor's `try_io`, so an empty pipe clears its readiness and the
+/// next `readable()` waits for the kernel's next event.
+fn pump(log: &mut LogWriter, output: &Receiver, budget: usize) -> PumpOutcome {
+    let mut outcome = PumpOutcome::default();
+    while outcome.moved < budget {
+        match output.try_io(|| log.pump(output.as_fd())) {
+            Ok(Pumped::Moved(n)) => outcome.moved += n,
+            Ok(Pumped::Eof) => {
+                outcome.eof = true;
+                break;
+            }
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => break,
+            Err(error) => {
+                // Reading our own pipe failed: nothing more can come out of it.
+                tracing::warn!(%error, "reading a task's output failed");
+                outcome.eof = true;
+                break;
+            }
+        }
+    }
+    outcome
+}
+
+/// Takes what the pipe holds right now, without asking the reactor (whose readiness
+/// may be stale): used once, when settling without end-of-file.
+fn drain(log: &mut LogWriter, output: &Receiver, limit: usize) {
+    let mut moved = 0;
+    while moved < limit {
+        match log.pump(output.as_fd()) {
+            Ok(Pumped::Moved(n)) => moved += n,
+            Ok(Pumped::Eof) | Err(_) => break,
+        }
+    }
+}
+
+fn fire_stall(
+    task: &Task,
+    bytes_written: u64,
+    callback: &zidane_context::StallCallback,
+    quiet: Duration,
+) {
+    let info = StallInfo {
+        task_id: task.id,
+        command: task.command.clone(),
+        output_path: task.output_path.clone(),
+        stalled_for: quiet,
+        bytes_written,
+    };
+    if catch_unwind(AssertUnwindSafe(|| callback(info))).is_err() {
+        tracing::error!(task = %task.id, "on_stall callback panicked");
+    }
+}
+
+/// Keeps waiting for a leader we stopped waiting for, so it does not stay a zombie.
+fn reap_later(mut child: Child) {
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+    });
+}
+
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// `select!` builds every branch's future, even a disabled one; far in the future when
+/// there is no deadline.
+fn sleep_until(deadline: Option<Instant>) -> tokio::time::Sleep {
+    tokio::time::sleep_until(
+        deadline.unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400)),
+    )
+}

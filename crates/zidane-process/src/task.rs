@@ -1,0 +1,201 @@
+//! One background task as the rest of the crate sees it: what it is, how far it got, and
+//! the single gate through which it settles.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use chrono::{DateTime, Utc};
+use tokio::sync::watch;
+use zidane_context::{
+    CancellationToken, ExitCallback, Signal, TaskEntry, TaskExitInfo, TaskId, TaskStatus,
+};
+
+/// How a task's leader ended, as `TaskExitInfo` reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LeaderExit {
+    /// The exit code; `128 + signo` for a signal.
+    pub(crate) code: i32,
+    /// The signal that ended it, if one did.
+    pub(crate) signal: Option<Signal>,
+}
+
+impl LeaderExit {
+    /// The exit of a process ended by `signal`.
+    pub(crate) fn signalled(signal: Signal) -> Self {
+        Self {
+            code: signal.exit_code(),
+            signal: Some(signal),
+        }
+    }
+
+    /// Reads a wait status the POSIX shell way: a signal `n` is exit code `128 + n`.
+    pub(crate) fn from_status(status: std::process::ExitStatus) -> Self {
+        use std::os::unix::process::ExitStatusExt;
+        match (status.code(), status.signal().and_then(Signal::from_number)) {
+            (Some(code), _) => Self { code, signal: None },
+            (None, Some(signal)) => Self::signalled(signal),
+            // Neither an exit nor a known signal cannot come out of a completed wait;
+            // report it as a failure rather than as success.
+            (None, None) => Self {
+                code: -1,
+                signal: None,
+            },
+        }
+    }
+}
+
+/// A background task, shared by the registry, its supervisor and its waiters.
+#[derive(Debug)]
+pub(crate) struct Task {
+    pub(crate) id: TaskId,
+    pub(crate) pid: u32,
+    pub(crate) command: String,
+    pub(crate) cwd: PathBuf,
+    pub(crate) output_path: PathBuf,
+    pub(crate) started_at: DateTime<Utc>,
+    /// Bytes written so far (kept and dropped), updated live by the supervisor.
+    pub(crate) bytes_written: AtomicU64,
+    /// Cancelled to ask the supervisor to kill the task.
+    pub(crate) kill: CancellationToken,
+    state: Mutex<State>,
+    /// `Some(exit)` once settled. A watch keeps the value, so a waiter that subscribes
+    /// after the exit still sees it: no lost wake-up.
+    done: watch::Sender<Option<TaskExitInfo>>,
+}
+
+struct State {
+    status: TaskStatus,
+    exit: Option<LeaderExit>,
+    ended_at: Option<DateTime<Utc>>,
+    on_exit: Option<ExitCallback>,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("status", &self.status)
+            .field("exit", &self.exit)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a new task is made of.
+pub(crate) struct NewTask {
+    pub(crate) id: TaskId,
+    pub(crate) pid: u32,
+    pub(crate) command: String,
+    pub(crate) cwd: PathBuf,
+    pub(crate) output_path: PathBuf,
+    pub(crate) started_at: DateTime<Utc>,
+    pub(crate) on_exit: Option<ExitCallback>,
+}
+
+impl Task {
+    pub(crate) fn new(new: NewTask) -> Self {
+        Self {
+            id: new.id,
+            pid: new.pid,
+            command: new.command,
+            cwd: new.cwd,
+            output_path: new.output_path,
+            started_at: new.started_at,
+            bytes_written: AtomicU64::new(0),
+            kill: CancellationToken::new(),
+            state: Mutex::new(State {
+                status: TaskStatus::Running,
+                exit: None,
+                ended_at: None,
+                on_exit: new.on_exit,
+            }),
+            done: watch::Sender::new(None),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Nothing panics while holding this lock; if something ever did, the data is
+        // still consistent (every update is a plain field store), so keep going.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A snapshot for `list_background`, with live `bytes_written`.
+    pub(crate) fn entry(&self) -> TaskEntry {
+        let state = self.state();
+        TaskEntry {
+            task_id: self.id,
+            pid: self.pid,
+            command: self.command.clone(),
+            cwd: self.cwd.clone(),
+            output_path: self.output_path.clone(),
+            status: state.status,
+            exit_code: state.exit.map(|e| e.code),
+            signal: state.exit.and_then(|e| e.signal),
+            started_at: self.started_at,
+            ended_at: state.ended_at,
+            bytes_written: self.bytes_written.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn is_running(&self) -> bool {
+        !self.state().status.is_terminal()
+    }
+
+    /// The exit, once settled.
+    pub(crate) fn exit_info(&self) -> Option<TaskExitInfo> {
+        self.done.borrow().clone()
+    }
+
+    /// A receiver that holds the exit once settled (immediately if it already is).
+    pub(crate) fn subscribe(&self) -> watch::Receiver<Option<TaskExitInfo>> {
+        self.done.subscribe()
+    }
+
+    /// Replaces the exit callback of a running task. `None` (and nothing changed) if the
+    /// task already settled: its old callback has fired, or is firing, exactly once.
+    pub(crate) fn reassign(&self, on_exit: Option<ExitCallback>) -> Option<TaskEntry> {
+        {
+            let mut state = self.state();
+            if state.status.is_terminal() {
+                return None;
+            }
+            state.on_exit = on_exit;
+        }
+        Some(self.entry())
+    }
+
+    /// The settle gate: records the exit and hands back the callback, exactly once.
+    ///
+    /// Returns `None` if the task already settled. The caller fires the callback
+    /// (outside every lock) and then [`publish`](Self::publish)es the exit.
+    pub(crate) fn settle(
+        &self,
+        status: TaskStatus,
+        exit: LeaderExit,
+        bytes_written: u64,
+    ) -> Option<(Option<ExitCallback>, TaskExitInfo)> {
+        self.bytes_written.store(bytes_written, Ordering::Relaxed);
+        let ended_at = Utc::now();
+        let mut state = self.state();
+        if state.status.is_terminal() {
+            return None;
+        }
+        state.status = status;
+        state.exit = Some(exit);
+        state.ended_at = Some(ended_at);
+        let info = TaskExitInfo {
+            task_id: self.id,
+            status,
+            exit_code: exit.code,
+            signal: exit.signal,
+            output_path: self.output_path.clone(),
+            duration: (ended_at - self.started_at).to_std().unwrap_or_default(),
+            command: self.command.clone(),
+        };
+        Some((state.on_exit.take(), info))
+    }
+
+    /// Wakes every waiter with the exit.
+    pub(crate) fn publish(&self, exit: TaskExitInfo) {
+        self.done.send_replace(Some(exit));
+    }
+}
