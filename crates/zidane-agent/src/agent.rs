@@ -392,7 +392,10 @@ impl Agent {
     }
 
     pub(crate) fn run_state(&self) -> MutexGuard<'_, RunState> {
-        self.inner.run_state.lock().unwrap_or_else(|e| e.into_inner())
+        self.inner
+            .run_state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 }
 

@@ -62,7 +62,10 @@ fn pushed_exits_keep_their_order_and_pulled_ones_follow_by_end_time() {
         .map(|e| e.task_id.number())
         .collect();
     assert_eq!(ids, [3, 1, 4, 5]);
-    assert!(delivery.take(&swept).exits.is_empty(), "the sweep never re-notifies");
+    assert!(
+        delivery.take(&swept).exits.is_empty(),
+        "the sweep never re-notifies"
+    );
 }
 
 #[test]
@@ -76,7 +79,10 @@ fn history_matches_by_path_or_by_id_of_an_older_task() {
     assert!(delivery.is_acknowledged(&old));
     let mut fresh = ended_entry(1, 0);
     fresh.started_at = Utc::now() + chrono::Duration::seconds(1);
-    assert!(!delivery.is_acknowledged(&fresh), "a new context's bash_1 is news");
+    assert!(
+        !delivery.is_acknowledged(&fresh),
+        "a new context's bash_1 is news"
+    );
     let by_path = Delivery::new(vec![HistoricalAck {
         task_id: id(1),
         output_path: Some("/t/bash_1.log".into()),
@@ -89,7 +95,11 @@ fn a_read_suppresses_only_exits_that_arrived_before_it() {
     let mut delivery = Delivery::new(Vec::new());
     let before = Utc::now() - chrono::Duration::seconds(5);
     delivery.push_exit(exit(1));
-    assert!(delivery.suppress_read("/t/bash_1.log".as_ref(), before).is_empty());
+    assert!(
+        delivery
+            .suppress_read("/t/bash_1.log".as_ref(), before)
+            .is_empty()
+    );
     assert_eq!(
         delivery.suppress_read("/t/bash_1.log".as_ref(), Utc::now()),
         vec![id(1)]

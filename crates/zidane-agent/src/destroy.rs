@@ -132,7 +132,9 @@ impl Agent {
         let mut report = DestroyReport::default();
 
         self.inner.feeds.delivery().close();
-        report.steps.push((DestroyStep::ClearQueues, StepOutcome::Done));
+        report
+            .steps
+            .push((DestroyStep::ClearQueues, StepOutcome::Done));
 
         let abort = self.abort_run(timeout).await;
         report.steps.push((DestroyStep::AbortRun, abort));
@@ -174,7 +176,10 @@ impl Agent {
         match tokio::time::timeout(timeout, running.wait_for(|running| !*running)).await {
             Ok(_) => StepOutcome::Done,
             Err(_) => {
-                tracing::warn!(?timeout, "destroy: the in-flight run did not stop in time; abandoned");
+                tracing::warn!(
+                    ?timeout,
+                    "destroy: the in-flight run did not stop in time; abandoned"
+                );
                 StepOutcome::TimedOut
             }
         }
@@ -240,7 +245,10 @@ async fn settle(
             StepOutcome::Failed(join.to_string())
         }
         Err(_) => {
-            tracing::warn!(?timeout, "destroy: {what} did not finish in time; abandoned");
+            tracing::warn!(
+                ?timeout,
+                "destroy: {what} did not finish in time; abandoned"
+            );
             StepOutcome::TimedOut
         }
     }

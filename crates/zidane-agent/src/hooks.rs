@@ -212,15 +212,13 @@ impl HookBus {
     /// Removes a subscription of any kind. False if it was not there.
     pub fn unsubscribe(&self, id: SubscriptionId) -> bool {
         let mut subscribers = self.lock();
-        let before = subscribers.events.len()
-            + subscribers.stream.len()
-            + subscribers.reconcile.len();
+        let before =
+            subscribers.events.len() + subscribers.stream.len() + subscribers.reconcile.len();
         subscribers.events.retain(|(i, _)| *i != id);
         subscribers.stream.retain(|(i, _)| *i != id);
         subscribers.reconcile.retain(|(i, _)| *i != id);
-        let after = subscribers.events.len()
-            + subscribers.stream.len()
-            + subscribers.reconcile.len();
+        let after =
+            subscribers.events.len() + subscribers.stream.len() + subscribers.reconcile.len();
         after < before
     }
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use chrono::Utc;
-use zidane_context::{TaskStatus, ContextError};
+use zidane_context::{ContextError, TaskStatus};
 
 use crate::Agent;
 

@@ -272,11 +272,7 @@ impl Agent {
         name: &str,
         input: serde_json::Value,
     ) -> ToolOutput {
-        let tool = self
-            .inner
-            .tools
-            .resolve(name)
-            .map(|tool| tool.spec().name);
+        let tool = self.inner.tools.resolve(name).map(|tool| tool.spec().name);
         self.hooks().emit(&HookEvent::ToolBefore(ToolCallEvent {
             call_id: call_id.to_owned(),
             name: name.to_owned(),
@@ -293,7 +289,10 @@ impl Agent {
             cancel: cancel.clone(),
         });
 
-        let output = match self.check_background_cap(tool.as_deref(), &input, handle).await {
+        let output = match self
+            .check_background_cap(tool.as_deref(), &input, handle)
+            .await
+        {
             Some(refused) => refused,
             None => {
                 let context = self.tool_context(handle, cancel.clone());

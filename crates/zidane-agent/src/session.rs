@@ -85,7 +85,9 @@ pub fn validate_session_id(id: &str) -> Result<()> {
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
     {
-        return Err(invalid("only ASCII letters, digits, `.`, `_` and `-` are allowed"));
+        return Err(invalid(
+            "only ASCII letters, digits, `.`, `_` and `-` are allowed",
+        ));
     }
     Ok(())
 }
@@ -158,12 +160,11 @@ impl SessionStore {
         let dir = self.session_dir(&session.id)?;
         create_private_dir(&dir)?;
         let file = dir.join(SESSION_FILE);
-        let json = serde_json::to_vec_pretty(session).map_err(|source| {
-            AgentError::SessionFormat {
+        let json =
+            serde_json::to_vec_pretty(session).map_err(|source| AgentError::SessionFormat {
                 path: file.clone(),
                 source,
-            }
-        })?;
+            })?;
         let temp = dir.join(format!("{SESSION_FILE}.tmp"));
         std::fs::write(&temp, json).map_err(|source| AgentError::SessionIo {
             path: temp.clone(),
@@ -182,10 +183,8 @@ impl SessionStore {
             path: file.clone(),
             source,
         })?;
-        serde_json::from_slice(&bytes).map_err(|source| AgentError::SessionFormat {
-            path: file,
-            source,
-        })
+        serde_json::from_slice(&bytes)
+            .map_err(|source| AgentError::SessionFormat { path: file, source })
     }
 
     /// Reads a stored session, or starts an empty one with this id if none is stored.

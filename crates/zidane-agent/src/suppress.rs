@@ -74,7 +74,10 @@ mod tests {
             json!({ "timed_out": true, "task_id": "bash_1", "output_path": "/t/x.log" }),
         );
         assert_eq!(acknowledgement(WAIT_TASK, &timed_out), None);
-        assert_eq!(acknowledgement(SHELL_KILL, &ToolOutput::error("no such task")), None);
+        assert_eq!(
+            acknowledgement(SHELL_KILL, &ToolOutput::error("no such task")),
+            None
+        );
         let forged = ToolOutput::ok("x", json!({ "exit": { "task_id": "../etc" } }));
         assert_eq!(acknowledgement(SHELL_KILL, &forged), None);
         let failed_read = ToolOutput::error("not found");

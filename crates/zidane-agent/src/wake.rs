@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
 
-use crate::{Agent, AgentError, HookEvent, Result, RunOptions, RunOutcome, StopReason, SubscriptionId};
+use crate::{
+    Agent, AgentError, HookEvent, Result, RunOptions, RunOutcome, StopReason, SubscriptionId,
+};
 
 /// Wake reports kept for a slow subscriber before it starts missing some.
 const REPORT_CAPACITY: usize = 64;
@@ -137,10 +139,11 @@ impl WakeLoop {
         tokio::spawn(async move {
             loop {
                 tokio::select! {
-                    () = task_notify.notified() => {}
+                    biased;
                     () = task_stop.cancelled() => break,
+                    () = task_notify.notified() => {}
                 }
-                if task_shared.agent.is_destroyed() {
+                if task_stop.is_cancelled() || task_shared.agent.is_destroyed() {
                     break;
                 }
                 task_shared.drain(WakeTrigger::Wake).await;

@@ -1,0 +1,27 @@
+//! Integration tests of zidane-agent, one file per behaviour under `tests/agent/`, all
+//! compiled as one binary.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+#[path = "agent/support.rs"]
+mod support;
+
+#[path = "agent/destroy.rs"]
+mod destroy;
+#[path = "agent/notify.rs"]
+mod notify;
+#[path = "agent/picker.rs"]
+mod picker;
+#[path = "agent/prompt.rs"]
+mod prompt;
+#[path = "agent/pull.rs"]
+mod pull;
+#[path = "agent/reconcile.rs"]
+mod reconcile;
+#[path = "agent/run_loop.rs"]
+mod run_loop;
+#[path = "agent/session.rs"]
+mod session;
+#[path = "agent/suppress.rs"]
+mod suppress;
+#[path = "agent/wake.rs"]
+mod wake;

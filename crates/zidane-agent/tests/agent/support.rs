@@ -1,0 +1,106 @@
+//! Shared test helpers: a MockContext-backed agent that records its events.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use zidane_agent::{Agent, AgentBuilder, Behavior, HookEvent, ScriptedModel, Session};
+use zidane_context::{MockContext, TaskId};
+use zidane_wire::StreamEvent;
+
+/// The tasks dir of the mock agents (MockContext never touches the disk).
+pub const TASKS: &str = "/home/u/.zidane/sessions/s1/tasks";
+
+/// Longest a test waits for something that should happen.
+pub const WAIT: Duration = Duration::from_secs(5);
+
+pub struct Harness {
+    pub context: Arc<MockContext>,
+    pub model: ScriptedModel,
+    pub agent: Agent,
+    pub events: Arc<Mutex<Vec<HookEvent>>>,
+    pub stream: Arc<Mutex<Vec<StreamEvent>>>,
+}
+
+impl Harness {
+    /// The names of the hook events so far.
+    pub fn event_names(&self) -> Vec<String> {
+        self.events
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|e| e.name().into_owned())
+            .collect()
+    }
+
+    pub fn stream(&self) -> Vec<StreamEvent> {
+        self.stream.lock().unwrap().clone()
+    }
+}
+
+pub fn harness(model: ScriptedModel) -> Harness {
+    harness_with(model, Arc::new(MockContext::new()), |b| b)
+}
+
+pub fn harness_with(
+    model: ScriptedModel,
+    context: Arc<MockContext>,
+    configure: impl FnOnce(AgentBuilder) -> AgentBuilder,
+) -> Harness {
+    let builder = Agent::builder(Arc::new(model.clone()), context.clone())
+        .behavior(Behavior::new().tasks_dir(TASKS))
+        .session(Session::new("s1"));
+    let agent = configure(builder).build().unwrap();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    agent
+        .hooks()
+        .subscribe(move |event| sink.lock().unwrap().push(event.clone()));
+    let stream = Arc::new(Mutex::new(Vec::new()));
+    let sink = stream.clone();
+    agent
+        .hooks()
+        .subscribe_stream(move |event| sink.lock().unwrap().push(event.clone()));
+    Harness {
+        context,
+        model,
+        agent,
+        events,
+        stream,
+    }
+}
+
+/// A background shell call.
+pub fn bg(command: &str) -> Value {
+    json!({ "command": command, "run_in_background": true })
+}
+
+pub fn tid(n: u64) -> TaskId {
+    TaskId::from_number(n)
+}
+
+/// The log path MockContext gives task `n`.
+pub fn log(n: u64) -> String {
+    format!("{TASKS}/bash_{n}.mock.log")
+}
+
+/// The task ids of the notifications a run delivered.
+pub fn notified(outcome: &zidane_agent::RunOutcome) -> Vec<String> {
+    outcome
+        .notified
+        .iter()
+        .map(|e| e.task_id.to_string())
+        .collect()
+}
+
+/// Polls `condition` until it holds, at most [`WAIT`].
+pub async fn until(mut condition: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !condition() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "condition not met within {WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}

@@ -1,0 +1,138 @@
+//! The host's wake loop: drain-only runs on exits while idle, follow-up drains after a
+//! run, no wake-ups after an abort until the next prompt.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::sync::{Notify, broadcast};
+use zidane_agent::{ModelResponse, ScriptedModel, StopReason, WakeLoop, WakeReport, WakeTrigger};
+use zidane_context::MockContext;
+
+use crate::run_loop::Blocker;
+use crate::support::{WAIT, bg, harness, harness_with, tid};
+
+async fn next(reports: &mut broadcast::Receiver<WakeReport>) -> WakeReport {
+    tokio::time::timeout(WAIT, reports.recv())
+        .await
+        .expect("a wake report in time")
+        .expect("the loop is alive")
+}
+
+#[tokio::test]
+async fn an_exit_while_idle_wakes_the_agent_with_a_drain_only_run() {
+    let model = ScriptedModel::new()
+        .tool_call("shell", bg("cargo build"))
+        .text("building; I will be told")
+        .react(|request| {
+            ModelResponse::text(format!("woken by {}", request.notifications()[0].task_id))
+        });
+    let h = harness(model);
+    let wake = WakeLoop::spawn(h.agent.clone());
+    let mut reports = wake.reports();
+    wake.prompt("build").await.unwrap();
+    assert_eq!(next(&mut reports).await.trigger, WakeTrigger::Prompt);
+
+    h.context.finish(tid(1), 0);
+    let report = next(&mut reports).await;
+    assert_eq!(report.trigger, WakeTrigger::Wake);
+    let outcome = report.outcome.unwrap();
+    assert_eq!(outcome.text, "woken by bash_1");
+    assert_eq!(
+        h.model.last_request().unwrap().prompt(),
+        "",
+        "no user prompt echoed"
+    );
+    assert!(!h.agent.has_pending_task_notifications());
+}
+
+#[tokio::test]
+async fn exits_that_land_mid_run_are_drained_right_after_it() {
+    let gate = Arc::new(Notify::new());
+    let context = Arc::new(MockContext::new());
+    let model = ScriptedModel::new()
+        .tool_call("shell", bg("make"))
+        .text("started")
+        .tool_call("block", json!({}))
+        .text("prompt run done")
+        .react(|request| {
+            ModelResponse::text(format!("follow-up for {}", request.notifications().len()))
+        });
+    let h = harness_with(model, context, |b| b.tool(Arc::new(Blocker(gate.clone()))));
+    let wake = WakeLoop::spawn(h.agent.clone());
+    let mut reports = wake.reports();
+    wake.prompt("start").await.unwrap();
+    next(&mut reports).await;
+
+    let prompt = wake.prompt("block for a while");
+    let finisher = async {
+        crate::support::until(|| !h.agent.in_flight_tools().is_empty()).await;
+        h.context.finish(tid(1), 0); // lands mid-run
+        gate.notify_one();
+    };
+    let (outcome, ()) = tokio::join!(prompt, finisher);
+    let outcome = outcome.unwrap();
+    assert!(
+        outcome.notified.is_empty(),
+        "not injected into the run in flight"
+    );
+    assert_eq!(next(&mut reports).await.trigger, WakeTrigger::Prompt);
+    let follow = next(&mut reports).await;
+    assert_eq!(follow.outcome.unwrap().text, "follow-up for 1");
+}
+
+#[tokio::test]
+async fn no_wake_up_after_an_abort_until_the_next_prompt() {
+    let gate = Arc::new(Notify::new());
+    let model = ScriptedModel::new()
+        .tool_call("shell", bg("npm test"))
+        .tool_call("block", json!({}))
+        .react(|request| {
+            ModelResponse::text(format!(
+                "{} with {} notification",
+                request.prompt(),
+                request.notifications().len()
+            ))
+        });
+    let h = harness_with(model, Arc::new(MockContext::new()), |b| {
+        b.tool(Arc::new(Blocker(gate)))
+    });
+    let wake = WakeLoop::spawn(h.agent.clone());
+    let mut reports = wake.reports();
+    let aborted = async {
+        crate::support::until(|| !h.agent.in_flight_tools().is_empty()).await;
+        wake.abort();
+    };
+    let (outcome, ()) = tokio::join!(wake.prompt("test it"), aborted);
+    assert_eq!(outcome.unwrap().stop, StopReason::Cancelled);
+    assert!(wake.is_suppressed());
+    next(&mut reports).await;
+
+    h.context.finish(tid(1), 1);
+    assert!(h.agent.has_pending_task_notifications());
+    // No wake-up: a bounded wait sees no report while the exit stays queued.
+    let quiet = tokio::time::timeout(std::time::Duration::from_millis(300), reports.recv()).await;
+    assert!(quiet.is_err(), "woke after an abort: {quiet:?}");
+    assert!(h.agent.has_pending_task_notifications());
+
+    // The next real prompt lifts the suppression and carries the exit at its head.
+    let outcome = wake.prompt("status").await.unwrap();
+    assert_eq!(outcome.text, "status with 1 notification");
+    assert!(!wake.is_suppressed());
+}
+
+#[tokio::test]
+async fn dropping_the_loop_stops_wake_ups() {
+    let model = ScriptedModel::new()
+        .tool_call("shell", bg("sleep"))
+        .text("ok");
+    let h = harness(model);
+    let wake = WakeLoop::spawn(h.agent.clone());
+    wake.prompt("go").await.unwrap();
+    drop(wake);
+    h.context.finish(tid(1), 0);
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(
+        h.agent.has_pending_task_notifications(),
+        "nobody drained it"
+    );
+}
