@@ -11,6 +11,9 @@ mod destroy;
 mod notify;
 #[path = "agent/picker.rs"]
 mod picker;
+#[cfg(unix)]
+#[path = "agent/process.rs"]
+mod process;
 #[path = "agent/prompt.rs"]
 mod prompt;
 #[path = "agent/pull.rs"]

@@ -114,7 +114,7 @@ async fn a_step_that_does_not_settle_is_abandoned() {
     h.agent.handle().await.unwrap();
     h.agent.register_resource(
         "stuck",
-        Arc::new(FnResource::new(|| std::future::pending::<()>())),
+        Arc::new(FnResource::new(std::future::pending::<()>)),
     );
     let started = Instant::now();
     let report = h.agent.destroy().await.unwrap();
