@@ -1,23 +1,46 @@
 //! Finding and ending every process of a task: the one seam for it.
 //!
-//! Today a task's processes are its process group: the leader is spawned with
+//! A task's processes are, first, its process group: the leader is spawned with
 //! `process_group(0)`, so its pid is the group id, and everything it forks stays in the
-//! group unless it asks to leave. Ending the task is `killpg`.
+//! group unless it asks to leave. `killpg` ends those at once, atomically with respect
+//! to forks.
 //!
-//! Processes that leave the group (`setsid`, a double fork into a new session) or that
-//! a crashed host orphaned are out of reach of `killpg`. A later change gives every task
-//! an owner marker in its environment and adds a `/proc` scan for that marker here;
-//! callers (kill, destroy, foreground exec) go through [`TaskProcesses`] only, so they
-//! will not change when it lands.
+//! Processes that leave the group (`setsid`, a double fork into a new session) are out
+//! of reach of `killpg`. So every process we start also carries an owner marker in its
+//! environment ([`OwnerMarker`]), which all its descendants inherit, and here a `/proc`
+//! scan finds them by that marker:
+//! - [`TaskProcesses::terminate`] and [`TaskProcesses::kill`] signal the group and, on
+//!   the blocking pool, every process carrying the task's marker — so an escapee that
+//!   holds the log open dies with the group instead of holding the kill for the grace;
+//! - [`end_escapees`] runs after a kill has settled (kill, destroy, a foreground
+//!   timeout) and ends whatever still carries the marker, TERM then KILL, bounded;
+//! - [`sweep_orphans`] ends the processes of hosts that died without cleaning up.
+//!
+//! Where `/proc` cannot be read, the scans find nothing and only the group kill
+//! remains. Callers (kill, destroy, foreground exec, the context's drop) go through this
+//! module only: a stronger mechanism — a cgroup v2 sub-group per task where the host
+//! delegates one, whose `cgroup.kill` ends every member whatever its session or
+//! environment — can replace the marker scan here without touching them.
+
+use std::time::Duration;
 
 use nix::errno::Errno;
 use nix::sys::signal::{Signal as NixSignal, killpg};
 use nix::unistd::Pid;
+use zidane_context::ContextError;
+
+use crate::escapees::{self, EndReport};
+use crate::orphan_sweep::{self, SweptProcess};
+use crate::owner_marker::{MarkedWork, OwnerId, OwnerMarker};
+use crate::pid_escalation;
+use crate::proc_scan::{self, MarkedProcess, ProcUnavailable, ProcessRef};
 
 /// Every process that belongs to one task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TaskProcesses {
     group: Pid,
+    /// The marker its processes carry, when they were started with one.
+    marker: Option<OwnerMarker>,
 }
 
 impl TaskProcesses {
@@ -29,7 +52,23 @@ impl TaskProcesses {
         let pid = i32::try_from(leader_pid).ok().filter(|pid| *pid > 1)?;
         Some(Self {
             group: Pid::from_raw(pid),
+            marker: None,
         })
+    }
+
+    /// The same processes, plus every process carrying `marker` wherever it went.
+    pub(crate) fn with_marker(self, marker: OwnerMarker) -> Self {
+        Self {
+            marker: Some(marker),
+            ..self
+        }
+    }
+
+    /// Ends whatever still carries this task's marker; see [`end_escapees`].
+    pub(crate) async fn end_escapees(self, grace: Duration) {
+        if let Some(marker) = self.marker {
+            end_escapees(marker.owner, vec![marker.work], grace).await;
+        }
     }
 
     /// Asks every process of the task to end (`SIGTERM`).
@@ -43,6 +82,9 @@ impl TaskProcesses {
     }
 
     fn signal(self, signal: NixSignal) {
+        if let Some(marker) = self.marker {
+            signal_marked_soon(marker, signal);
+        }
         match killpg(self.group, signal) {
             // ESRCH: the group is already gone. EPERM: what is left of it is no longer
             // ours (e.g. a member exec'd a setuid program). Neither is worth reporting:
@@ -53,6 +95,89 @@ impl TaskProcesses {
             }
         }
     }
+}
+
+/// Sends `signal` to every process carrying `marker`, from the blocking pool when a
+/// runtime is at hand (the escalation that calls this must not wait on a `/proc` scan),
+/// else right here.
+fn signal_marked_soon(marker: OwnerMarker, signal: NixSignal) {
+    let job = move || {
+        if let Ok(found) = proc_scan::scan_marked() {
+            let targets: Vec<ProcessRef> = found
+                .iter()
+                .filter(|p| p.marker == marker)
+                .map(MarkedProcess::process)
+                .collect();
+            pid_escalation::signal_each(&targets, signal);
+        }
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn_blocking(job)),
+        Err(_) => job(),
+    }
+}
+
+/// After a kill settled: finds every process that still carries the marker of one of
+/// `works` of `owner` (descendants that left the group) and ends it, TERM then KILL
+/// after `grace`. Bounded by about `grace` + [`pid_escalation::KILL_WAIT`]; survivors
+/// (only a process stuck in the kernel outlives SIGKILL) are logged, not waited for.
+pub(crate) async fn end_escapees(owner: OwnerId, works: Vec<MarkedWork>, grace: Duration) {
+    if works.is_empty() {
+        return;
+    }
+    let select = move |p: &MarkedProcess| p.marker.owner == owner && works.contains(&p.marker.work);
+    let ended = tokio::task::spawn_blocking(move || escapees::end_marked(select, grace)).await;
+    match ended {
+        Ok(Ok(EndReport { ended, survivors })) => {
+            if !ended.is_empty() {
+                tracing::debug!(
+                    count = ended.len(),
+                    "ended processes that had left their task's group"
+                );
+            }
+            for survivor in survivors {
+                tracing::warn!(pid = survivor.pid, command = %survivor.command_line, "a task's process outlived SIGKILL");
+            }
+        }
+        Ok(Err(ProcUnavailable)) => {
+            tracing::debug!("/proc is unavailable: only the process group was killed");
+        }
+        Err(error) => tracing::warn!(%error, "the search for a task's escaped processes failed"),
+    }
+}
+
+/// `SIGKILL`s, without waiting, every process carrying a marker of `owner`: the last
+/// resort when a context is dropped without `destroy`.
+pub(crate) fn kill_owned_now(owner: OwnerId) {
+    if let Ok(found) = proc_scan::scan_marked() {
+        let targets: Vec<ProcessRef> = found
+            .iter()
+            .filter(|p| p.marker.owner == owner)
+            .map(MarkedProcess::process)
+            .collect();
+        pid_escalation::signal_each(&targets, NixSignal::SIGKILL);
+    }
+}
+
+/// Ends the processes whose owning host is gone; see [`orphan_sweep`]. Where `/proc`
+/// is unavailable there is nothing to find: `Ok` with nothing swept.
+pub(crate) async fn sweep_orphans(grace: Duration) -> Result<Vec<SweptProcess>, ContextError> {
+    match tokio::task::spawn_blocking(move || orphan_sweep::sweep(grace)).await {
+        Ok(Ok(swept)) => Ok(swept),
+        Ok(Err(ProcUnavailable)) => {
+            tracing::debug!("/proc is unavailable: no orphan sweep");
+            Ok(Vec::new())
+        }
+        Err(error) => Err(ContextError::Io {
+            path: Some("/proc".into()),
+            source: std::io::Error::other(error),
+        }),
+    }
+}
+
+/// [`sweep_orphans`] without a runtime, for a context built outside one.
+pub(crate) fn sweep_orphans_blocking(grace: Duration) -> Vec<SweptProcess> {
+    orphan_sweep::sweep(grace).unwrap_or_default()
 }
 
 #[cfg(test)]

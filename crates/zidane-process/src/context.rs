@@ -1,21 +1,26 @@
 //! `ProcessContext`: the `ExecutionContext` of the local machine.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::Utc;
+use tokio::sync::watch;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
     ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId,
 };
 
-use crate::containment::TaskProcesses;
+use crate::containment::{self, TaskProcesses};
 use crate::exec::{ForegroundRun, run as run_foreground};
 use crate::kill::{DEFAULT_KILL_GRACE, LEADER_REAP_BOUND};
 use crate::log_file::{LogWriter, create_log};
+use crate::orphan_sweep::SweptProcess;
+use crate::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::read::read_window;
 use crate::registry::Registry;
 use crate::spawn::{resolve_cwd, spawn_shell, validate_command, validate_env};
@@ -46,6 +51,11 @@ const SETTLE_SLACK: Duration = Duration::from_secs(5);
 /// Dropping the context sends `SIGKILL` to every task still running: its tasks live no
 /// longer than it does ([`DetachedTasks::ProcessLifetime`]). Call
 /// [`destroy`](ExecutionContext::destroy) for an orderly end with exit callbacks.
+///
+/// No process escapes: every process it starts carries [`OWNER_MARKER_VAR`] in its
+/// environment, so a kill or `destroy` also ends descendants that left the process
+/// group, and [`sweep_orphans`](Self::sweep_orphans) ends the tasks of a host that
+/// crashed. `docs/PROCESS.md` ("Containment") says how, and what is still out of reach.
 #[derive(Debug)]
 pub struct ProcessContext {
     registry: Arc<Registry>,
@@ -53,6 +63,14 @@ pub struct ProcessContext {
     max_background_tasks: usize,
     cwd: PathBuf,
     timestamp: String,
+    /// Who this context is in its processes' markers.
+    owner: OwnerId,
+    /// Numbers foreground commands in their markers (`exec_<n>`).
+    exec_serial: AtomicU64,
+    /// The result of the sweep asked for with
+    /// [`sweep_orphans_on_start`](ProcessContextBuilder::sweep_orphans_on_start):
+    /// `None` inside until it is done.
+    startup_sweep: Option<watch::Receiver<Option<Vec<SweptProcess>>>>,
 }
 
 /// Configures a [`ProcessContext`].
@@ -74,6 +92,7 @@ pub struct ProcessContextBuilder {
     kill_grace: Duration,
     max_background_tasks: usize,
     cwd: Option<PathBuf>,
+    sweep_orphans_on_start: bool,
 }
 
 impl Default for ProcessContextBuilder {
@@ -82,6 +101,7 @@ impl Default for ProcessContextBuilder {
             kill_grace: DEFAULT_KILL_GRACE,
             max_background_tasks: DEFAULT_MAX_BACKGROUND_TASKS,
             cwd: None,
+            sweep_orphans_on_start: false,
         }
     }
 }
@@ -109,6 +129,17 @@ impl ProcessContextBuilder {
         self
     }
 
+    /// Whether [`build`](Self::build) starts an orphan sweep
+    /// ([`ProcessContext::sweep_orphans`]): what a host restarting after a crash wants,
+    /// to end the tasks its previous run left behind. Default: off. Inside a tokio
+    /// runtime the sweep runs in the background ([`ProcessContext::startup_sweep`]
+    /// waits for it); outside one, `build` runs it before returning. What it ended is
+    /// also logged (`tracing`, target `zidane_process`).
+    pub fn sweep_orphans_on_start(mut self, sweep: bool) -> Self {
+        self.sweep_orphans_on_start = sweep;
+        self
+    }
+
     /// The context. Its timestamp is taken now.
     pub fn build(self) -> ProcessContext {
         let cwd = self
@@ -121,8 +152,36 @@ impl ProcessContextBuilder {
             max_background_tasks: self.max_background_tasks,
             cwd,
             timestamp: next_context_timestamp(),
+            owner: OwnerId::for_new_context(),
+            exec_serial: AtomicU64::new(0),
+            startup_sweep: self
+                .sweep_orphans_on_start
+                .then(|| start_sweep(self.kill_grace)),
         }
     }
+}
+
+/// Starts the start-up orphan sweep: on the blocking pool inside a runtime, else now.
+fn start_sweep(grace: Duration) -> watch::Receiver<Option<Vec<SweptProcess>>> {
+    let (done, result) = watch::channel(None);
+    let sweep = move || {
+        let swept = containment::sweep_orphans_blocking(grace);
+        for process in &swept {
+            tracing::info!(
+                pid = process.pid,
+                command = %process.command_line,
+                owner_pid = process.owner.pid,
+                "ended an orphaned task of a host that is gone"
+            );
+        }
+        // No receiver left means the context is gone and nobody asks.
+        let _ = done.send(Some(swept));
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn_blocking(sweep)),
+        Err(_) => sweep(),
+    }
+    result
 }
 
 impl Default for ProcessContext {
@@ -164,6 +223,42 @@ impl ProcessContext {
         &self.cwd
     }
 
+    /// Ends every process, of any host of this user, whose owner marker names a host
+    /// that is no longer alive — the background tasks (and their descendants) of a host
+    /// that was killed before it could `destroy` them — TERM first, KILL after the
+    /// grace period. Returns what it ended.
+    ///
+    /// It never touches a process whose owner is alive (another session, another
+    /// context of this process), a process without a marker, another user's process,
+    /// or this process and its ancestors; a process it cannot read is skipped. Where
+    /// `/proc` is unavailable it finds nothing and returns an empty list. Bounded by
+    /// about the grace period plus a second.
+    pub async fn sweep_orphans(&self) -> Result<Vec<SweptProcess>> {
+        containment::sweep_orphans(self.kill_grace).await
+    }
+
+    /// Waits for the sweep that
+    /// [`sweep_orphans_on_start`](ProcessContextBuilder::sweep_orphans_on_start) asked
+    /// for and returns what it ended; `None` if none was asked for.
+    pub async fn startup_sweep(&self) -> Option<Vec<SweptProcess>> {
+        let mut result = self.startup_sweep.clone()?;
+        let done = result.wait_for(Option::is_some).await.ok()?;
+        done.clone()
+    }
+
+    /// `env` plus the owner marker of `work`: what every process we start gets.
+    fn marked_env(
+        &self,
+        env: &BTreeMap<String, String>,
+        work: MarkedWork,
+    ) -> (BTreeMap<String, String>, OwnerMarker) {
+        let marker = self.owner.marker(work);
+        let mut env = env.clone();
+        // Inserted last: a caller's variable of the same name cannot unmark the task.
+        env.insert(OWNER_MARKER_VAR.to_owned(), marker.to_string());
+        (env, marker)
+    }
+
     /// The longest a kill can take: grace, then the bound on reaping after `SIGKILL`.
     fn settle_bound(&self) -> Duration {
         self.kill_grace + LEADER_REAP_BOUND + SETTLE_SLACK
@@ -198,6 +293,9 @@ impl Drop for ProcessContext {
                 processes.kill();
             }
         }
+        // Escapees of any of our tasks or commands, running or ended: nothing of ours
+        // outlives the context.
+        containment::kill_owned_now(self.owner);
     }
 }
 
@@ -225,6 +323,9 @@ impl ExecutionContext for ProcessContext {
                 failure.get_or_insert(error);
             }
         }
+        // Then whatever left the groups, of running and ended tasks alike.
+        let works = tasks.iter().map(|task| MarkedWork::Task(task.id)).collect();
+        containment::end_escapees(self.owner, works, self.kill_grace).await;
         failure.map_or(Ok(()), Err)
     }
 
@@ -238,10 +339,13 @@ impl ExecutionContext for ProcessContext {
         validate_command(command)?;
         validate_env(&options.env)?;
         let cwd = resolve_cwd(&self.cwd, options.cwd.as_deref())?;
+        let serial = self.exec_serial.fetch_add(1, Ordering::Relaxed) + 1;
+        let (env, marker) = self.marked_env(&options.env, MarkedWork::Exec(serial));
         run_foreground(ForegroundRun {
             command,
             cwd: &cwd,
-            env: &options.env,
+            env: &env,
+            marker,
             timeout: options.timeout,
             cancel: options.cancel,
             max_output_bytes: options.max_output_bytes,
@@ -294,8 +398,9 @@ impl ExecutionContext for ProcessContext {
         let reservation = self.registry.reserve(handle, self.max_background_tasks)?;
         let task_id = reservation.task_id;
         let output_path = task_log_path(&output_dir, task_id, &self.timestamp);
+        let (env, marker) = self.marked_env(&options.env, MarkedWork::Task(task_id));
         let started = create_log(&output_dir, &output_path).and_then(|log| {
-            match spawn_shell(command, &cwd, &options.env) {
+            match spawn_shell(command, &cwd, &env) {
                 Ok(spawned) => Ok((log, spawned)),
                 Err(source) => {
                     // The empty log is ours and names a task that never ran.
@@ -316,7 +421,7 @@ impl ExecutionContext for ProcessContext {
         };
         let started_at = Utc::now();
         let pid = spawned.pid;
-        let Some(processes) = TaskProcesses::of_leader(pid) else {
+        let Some(processes) = TaskProcesses::of_leader(pid).map(|p| p.with_marker(marker)) else {
             // Cannot happen for a child we just spawned; refuse rather than signal
             // the wrong group later.
             self.registry.release();
@@ -379,10 +484,15 @@ impl ExecutionContext for ProcessContext {
         let Some(task) = self.registry.task(handle, task_id)? else {
             return Ok(None);
         };
-        if let Some(exit) = task.exit_info() {
-            return Ok(Some(exit));
-        }
-        self.kill_and_wait(&task).await.map(Some)
+        // The group first (a task that already ended has none left), then whatever
+        // left it: `setsid` escapees outlive even a task that exited on its own.
+        let exit = match task.exit_info() {
+            Some(exit) => exit,
+            None => self.kill_and_wait(&task).await?,
+        };
+        containment::end_escapees(self.owner, vec![MarkedWork::Task(task_id)], self.kill_grace)
+            .await;
+        Ok(Some(exit))
     }
 
     async fn list_background(&self, handle: ExecutionHandle) -> Result<Vec<TaskEntry>> {

@@ -14,6 +14,7 @@ use zidane_context::{
 use crate::containment::TaskProcesses;
 use crate::kill::{Escalation, Next};
 use crate::log_file::read_pipe;
+use crate::owner_marker::OwnerMarker;
 use crate::spawn::spawn_shell;
 use crate::task::LeaderExit;
 
@@ -29,6 +30,8 @@ pub(crate) struct ForegroundRun<'a> {
     pub(crate) command: &'a str,
     pub(crate) cwd: &'a Path,
     pub(crate) env: &'a BTreeMap<String, String>,
+    /// The owner marker in `env`: a kill also ends what left the group.
+    pub(crate) marker: OwnerMarker,
     pub(crate) timeout: Option<Duration>,
     pub(crate) cancel: Option<CancellationToken>,
     pub(crate) max_output_bytes: Option<usize>,
@@ -50,10 +53,12 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
             command: run.command.to_owned(),
             source,
         })?;
-    let processes = TaskProcesses::of_leader(spawned.pid).ok_or_else(|| ContextError::Spawn {
-        command: run.command.to_owned(),
-        source: std::io::Error::other("spawned child has an impossible pid"),
-    })?;
+    let processes = TaskProcesses::of_leader(spawned.pid)
+        .map(|p| p.with_marker(run.marker))
+        .ok_or_else(|| ContextError::Spawn {
+            command: run.command.to_owned(),
+            source: std::io::Error::other("spawned child has an impossible pid"),
+        })?;
     // If the caller drops this future mid-run, nothing else would end the group.
     let mut guard = KillOnDrop(Some(processes));
     let mut child = spawned.child;
@@ -119,6 +124,10 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
     if leader.is_some() && !escalation.started() {
         // Finished on its own: nothing to kill on drop.
         guard.0 = None;
+    }
+    if escalation.started() {
+        // A killed command takes with it what left its group.
+        processes.end_escapees(run.kill_grace).await;
     }
     drop(output);
     let exit = leader.unwrap_or(LeaderExit::signalled(Signal::KILL));

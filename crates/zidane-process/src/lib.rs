@@ -61,14 +61,21 @@
 
 pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, ProcessContextBuilder};
 pub use kill::DEFAULT_KILL_GRACE;
+pub use orphan_sweep::{OrphanOwner, SweptProcess};
+pub use owner_marker::OWNER_MARKER_VAR;
 pub use read::MAX_LINE_BYTES;
 pub use timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
 
 mod containment;
 mod context;
+mod escapees;
 mod exec;
 mod kill;
 mod log_file;
+mod orphan_sweep;
+mod owner_marker;
+mod pid_escalation;
+mod proc_scan;
 mod read;
 mod registry;
 mod spawn;

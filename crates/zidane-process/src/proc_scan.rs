@@ -1,0 +1,246 @@
+//! Reading `/proc`: which of this user's processes carry an owner marker, and whether a
+//! given process still lives.
+//!
+//! Everything here is best effort by design. Processes come and go while we read, and
+//! some are not ours to read: a process that vanishes or refuses a read is skipped,
+//! never an error. Only a missing `/proc` as a whole is reported
+//! ([`ProcUnavailable`]), so that callers fall back to the process-group kill alone.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use crate::owner_marker::{OWNER_MARKER_VAR, OwnerMarker};
+
+/// The root of the process filesystem.
+const PROC_ROOT: &str = "/proc";
+
+/// `/proc` cannot be listed: marker containment is off on this system, and only the
+/// process-group kill applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProcUnavailable;
+
+/// A live process of ours that carries an owner marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MarkedProcess {
+    /// Its pid.
+    pub(crate) pid: u32,
+    /// Its start time (clock ticks since boot): with the pid, names this process and no
+    /// later one that reuses the pid.
+    pub(crate) start_time: u64,
+    /// The marker it carries.
+    pub(crate) marker: OwnerMarker,
+    /// Its command line when scanned (see [`command_line`]), read now because it is
+    /// what logs and sweep reports show, and it is gone once the process is.
+    pub(crate) command_line: String,
+}
+
+/// One process, named so that a recycled pid cannot pass for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ProcessRef {
+    /// Its pid.
+    pub(crate) pid: u32,
+    /// Its start time, clock ticks since boot (field 22 of `/proc/<pid>/stat`).
+    pub(crate) start_time: u64,
+}
+
+impl MarkedProcess {
+    /// This process, named by pid and start time.
+    pub(crate) fn process(&self) -> ProcessRef {
+        ProcessRef {
+            pid: self.pid,
+            start_time: self.start_time,
+        }
+    }
+}
+
+/// What `/proc/<pid>/stat` says about a process that we need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StatFields {
+    /// The one-letter state (`R`, `S`, `Z`, …).
+    pub(crate) state: char,
+    /// The parent's pid.
+    pub(crate) ppid: u32,
+    /// Field 22: start time in clock ticks since boot.
+    pub(crate) start_time: u64,
+}
+
+/// Whether a process we once saw (pid + start time) still runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProcLiveness {
+    /// It runs (or sleeps, or is stopped): not a zombie.
+    Alive,
+    /// It exited (even if its zombie still waits for a reap), or its pid now belongs to
+    /// another process.
+    Gone,
+    /// It could not be told (its stat could not be read for a reason other than absence).
+    Unknown,
+}
+
+/// Every process of this user, other than this process, whose environment carries a
+/// well-formed owner marker.
+///
+/// The environment is read first because it is the filter that rejects almost every
+/// process and, for a user other than root, the kernel refuses it for other users'
+/// processes anyway; the uid is then checked explicitly so that root does not reach into
+/// other users' processes either.
+pub(crate) fn scan_marked() -> Result<Vec<MarkedProcess>, ProcUnavailable> {
+    let entries = fs::read_dir(PROC_ROOT).map_err(|_| ProcUnavailable)?;
+    let me = std::process::id();
+    let my_uid = real_uid(me).ok_or(ProcUnavailable)?;
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Some(marker) = read_marker(pid) else {
+            continue;
+        };
+        if real_uid(pid) != Some(my_uid) {
+            continue;
+        }
+        let Some(stat) = stat(pid) else {
+            continue;
+        };
+        if is_dead_state(stat.state) {
+            continue;
+        }
+        found.push(MarkedProcess {
+            pid,
+            start_time: stat.start_time,
+            marker,
+            command_line: command_line(pid).unwrap_or_default(),
+        });
+    }
+    Ok(found)
+}
+
+/// The owner marker in a process's environment, if it carries a well-formed one.
+pub(crate) fn read_marker(pid: u32) -> Option<OwnerMarker> {
+    let environ = fs::read(proc_path(pid, "environ")).ok()?;
+    let value = env_value(&environ, OWNER_MARKER_VAR)?;
+    OwnerMarker::parse(std::str::from_utf8(value).ok()?)
+}
+
+/// The value of `var` in a NUL-separated environment block (`/proc/<pid>/environ`).
+/// The first entry wins, as `getenv` would find it.
+pub(crate) fn env_value<'a>(environ: &'a [u8], var: &str) -> Option<&'a [u8]> {
+    environ.split(|&b| b == 0).find_map(|entry| {
+        entry
+            .strip_prefix(var.as_bytes())
+            .and_then(|rest| rest.strip_prefix(b"="))
+    })
+}
+
+/// A process's command line, arguments joined by spaces (lossy UTF-8); `None` if it
+/// cannot be read, empty for a kernel thread or a zombie.
+pub(crate) fn command_line(pid: u32) -> Option<String> {
+    let raw = fs::read(proc_path(pid, "cmdline")).ok()?;
+    let args: Vec<_> = raw
+        .split(|&b| b == 0)
+        .filter(|arg| !arg.is_empty())
+        .map(String::from_utf8_lossy)
+        .collect();
+    Some(args.join(" "))
+}
+
+/// A process's start time (field 22 of its stat).
+pub(crate) fn start_time(pid: u32) -> Option<u64> {
+    stat(pid).map(|s| s.start_time)
+}
+
+/// Whether the process `pid` that started at `start_time` still runs.
+pub(crate) fn liveness(pid: u32, start_time: u64) -> ProcLiveness {
+    match fs::read_to_string(proc_path(pid, "stat")) {
+        Ok(text) => match parse_stat(&text) {
+            Some(stat) if stat.start_time != start_time || is_dead_state(stat.state) => {
+                ProcLiveness::Gone
+            }
+            Some(_) => ProcLiveness::Alive,
+            None => ProcLiveness::Unknown,
+        },
+        // ESRCH shows up when the process exits between open and read.
+        Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc_esrch()) => {
+            ProcLiveness::Gone
+        }
+        Err(_) => ProcLiveness::Unknown,
+    }
+}
+
+/// This process and every ancestor up to init: processes a sweep must never end, even
+/// when they carry the marker of a dead owner (a host started from a task of a host
+/// that has since crashed would otherwise end itself, or its own shell).
+pub(crate) fn self_and_ancestors() -> Vec<u32> {
+    let mut chain = vec![std::process::id()];
+    // Bounded: a ppid chain cannot be longer than the pid space, and a read race could
+    // in theory produce a cycle.
+    while chain.len() < 4096 {
+        let Some(&last) = chain.last() else { break };
+        match stat(last) {
+            Some(s) if s.ppid > 1 && !chain.contains(&s.ppid) => chain.push(s.ppid),
+            _ => break,
+        }
+    }
+    chain
+}
+
+/// The parsed fields of `/proc/<pid>/stat`.
+pub(crate) fn stat(pid: u32) -> Option<StatFields> {
+    parse_stat(&fs::read_to_string(proc_path(pid, "stat")).ok()?)
+}
+
+/// Parses the text of `/proc/<pid>/stat`.
+///
+/// The second field (the command name) is in parentheses and may itself hold spaces and
+/// parentheses, so fields are counted from the *last* `)`.
+pub(crate) fn parse_stat(text: &str) -> Option<StatFields> {
+    let after_comm = &text[text.rfind(')')? + 1..];
+    let mut fields = after_comm.split_ascii_whitespace();
+    // Field 3 is the state, field 4 the ppid; field 22 the start time, i.e. 18 fields
+    // after the ppid.
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let start_time = fields.nth(17)?.parse().ok()?;
+    Some(StatFields {
+        state,
+        ppid,
+        start_time,
+    })
+}
+
+/// The real uid of a process, from the `Uid:` line of its status.
+fn real_uid(pid: u32) -> Option<u32> {
+    let status = fs::read_to_string(proc_path(pid, "status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Uid:"))?
+        .split_ascii_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A zombie (`Z`) or dying (`X`) process has exited: it holds no memory, runs no code,
+/// and only waits for its parent to reap it.
+fn is_dead_state(state: char) -> bool {
+    matches!(state, 'Z' | 'X' | 'x')
+}
+
+fn proc_path(pid: u32, file: &str) -> std::path::PathBuf {
+    Path::new(PROC_ROOT).join(pid.to_string()).join(file)
+}
+
+fn libc_esrch() -> i32 {
+    nix::errno::Errno::ESRCH as i32
+}
+
+#[cfg(test)]
+#[path = "proc_scan_tests.rs"]
+mod tests;

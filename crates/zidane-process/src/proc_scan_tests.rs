@@ -1,0 +1,106 @@
+use std::process::{Child, Command, Stdio};
+
+use zidane_context::TaskId;
+
+use super::*;
+use crate::owner_marker::{MarkedWork, OwnerId};
+
+/// A `sleep 1000` with `env` added to its environment; killed and reaped on drop.
+struct Sleeper(Child);
+
+impl Sleeper {
+    fn start(env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new("sleep");
+        command.arg("1000").stdin(Stdio::null());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        Self(command.spawn().unwrap())
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn stat_fields_are_counted_from_the_last_parenthesis() {
+    let text =
+        "123 (a b) c) (x) S 77 123 123 0 -1 4194304 100 0 0 0 1 2 0 0 20 0 1 0 456789 1000 200";
+    let stat = parse_stat(text).unwrap();
+    assert_eq!(stat.state, 'S');
+    assert_eq!(stat.ppid, 77);
+    assert_eq!(stat.start_time, 456_789);
+    assert_eq!(parse_stat("123 (x) S 1"), None);
+    assert_eq!(parse_stat(""), None);
+}
+
+#[test]
+fn env_value_finds_the_exact_variable() {
+    let environ =
+        b"ZIDANE_TASK_OWNER_X=no\0PATH=/bin\0ZIDANE_TASK_OWNER=yes\0ZIDANE_TASK_OWNER=second\0";
+    assert_eq!(env_value(environ, "ZIDANE_TASK_OWNER"), Some(&b"yes"[..]));
+    assert_eq!(env_value(environ, "PATH"), Some(&b"/bin"[..]));
+    assert_eq!(env_value(environ, "HOME"), None);
+    assert_eq!(env_value(b"", "HOME"), None);
+}
+
+#[test]
+fn scan_finds_a_marked_process_with_its_details_and_skips_unmarked_ones() {
+    let marker = OwnerId::for_new_context().marker(MarkedWork::Task(TaskId::from_number(9)));
+    let marked = Sleeper::start(&[(OWNER_MARKER_VAR, &marker.to_string())]);
+    let forged = Sleeper::start(&[(OWNER_MARKER_VAR, "z1:not-a-marker")]);
+    let plain = Sleeper::start(&[]);
+    let found = scan_marked().unwrap();
+    let ours: Vec<_> = found.iter().filter(|p| p.marker == marker).collect();
+    assert_eq!(ours.len(), 1, "{found:?}");
+    assert_eq!(ours[0].pid, marked.pid());
+    assert_eq!(ours[0].command_line, "sleep 1000");
+    assert_eq!(Some(ours[0].start_time), start_time(marked.pid()));
+    assert!(
+        found
+            .iter()
+            .all(|p| p.pid != forged.pid() && p.pid != plain.pid())
+    );
+    assert!(found.iter().all(|p| p.pid != std::process::id()));
+}
+
+#[test]
+fn liveness_tells_running_zombie_reaped_and_recycled_apart() {
+    let mut sleeper = Sleeper::start(&[]);
+    let pid = sleeper.pid();
+    let start = start_time(pid).unwrap();
+    assert_eq!(liveness(pid, start), ProcLiveness::Alive);
+    assert_eq!(liveness(pid, start + 1), ProcLiveness::Gone);
+    sleeper.0.kill().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while liveness(pid, start) != ProcLiveness::Gone {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "zombie not read as gone"
+        );
+        std::thread::yield_now();
+    }
+    sleeper.0.wait().unwrap();
+    assert_eq!(liveness(pid, start), ProcLiveness::Gone);
+}
+
+#[test]
+fn command_line_and_ancestry_of_this_process() {
+    let me = std::process::id();
+    let chain = self_and_ancestors();
+    assert_eq!(chain[0], me);
+    if let Some(parent) = stat(me).map(|s| s.ppid).filter(|&p| p > 1) {
+        assert_eq!(chain.get(1), Some(&parent));
+    }
+    let line = command_line(me).unwrap();
+    assert!(!line.is_empty());
+    assert_eq!(command_line(u32::MAX), None);
+}
