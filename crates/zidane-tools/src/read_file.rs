@@ -74,16 +74,18 @@ fn render(window: &ReadResult) -> ToolOutput {
         "(the file is empty)".to_owned()
     } else if window.lines.is_empty() && window.offset >= window.total_lines {
         format!(
-            "(offset {} is past the end: the file has {} lines)",
-            window.offset, window.total_lines
+            "(offset {} is past the end: the file has {})",
+            window.offset,
+            lines(window.total_lines)
         )
     } else if window.remaining > 0 {
         format!(
-            "({} more lines; continue with offset {next})",
-            window.remaining
+            "({} more {}; continue with offset {next})",
+            window.remaining,
+            noun(window.remaining)
         )
     } else {
-        format!("(end of file; {} lines in total)", window.total_lines)
+        format!("(end of file; {} in total)", lines(window.total_lines))
     };
     text.push_str(&footer);
     ToolOutput::ok(
@@ -96,4 +98,12 @@ fn render(window: &ReadResult) -> ToolOutput {
             "remaining": window.remaining,
         }),
     )
+}
+
+fn lines(n: usize) -> String {
+    format!("{n} {}", noun(n))
+}
+
+fn noun(n: usize) -> &'static str {
+    if n == 1 { "line" } else { "lines" }
 }

@@ -3,6 +3,7 @@
 mod bad_input;
 mod common;
 mod gate;
+mod process;
 mod read_file;
 mod registry;
 mod schemas;

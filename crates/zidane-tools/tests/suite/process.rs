@@ -1,0 +1,299 @@
+//! The tools over a real `ProcessContext`: a tempdir per test, bounded waits on events,
+//! the handle destroyed at the end.
+#![cfg(unix)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use insta::assert_snapshot;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tokio::sync::mpsc;
+use zidane_context::{ExecutionContext, TaskExitInfo, TaskStatus};
+use zidane_process::ProcessContext;
+use zidane_tools::{BackgroundSinks, ToolContext, ToolOutput, ToolRegistry};
+
+/// The longest any event of these tests may take.
+const BOUND: Duration = Duration::from_secs(20);
+
+struct Session {
+    context: ToolContext,
+    registry: ToolRegistry,
+    exits: mpsc::UnboundedReceiver<TaskExitInfo>,
+    dir: TempDir,
+}
+
+impl Session {
+    async fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let process = Arc::new(
+            ProcessContext::builder()
+                .kill_grace(Duration::from_millis(500))
+                .cwd(dir.path())
+                .build(),
+        );
+        let handle = process.create_handle().await.unwrap();
+        let (sender, exits) = mpsc::unbounded_channel();
+        let sinks = BackgroundSinks {
+            on_exit: Some(Arc::new(move |exit| {
+                let _ = sender.send(exit);
+            })),
+            ..BackgroundSinks::default()
+        };
+        let context = ToolContext::new(process, handle)
+            .with_tasks_dir(dir.path().join("tasks"))
+            .with_sinks(sinks);
+        Self {
+            context,
+            registry: ToolRegistry::with_default_tools().unwrap(),
+            exits,
+            dir,
+        }
+    }
+
+    async fn call(&self, tool: &str, input: Value) -> ToolOutput {
+        tokio::time::timeout(BOUND, self.registry.dispatch(&self.context, tool, input))
+            .await
+            .unwrap_or_else(|_| panic!("{tool} took longer than {BOUND:?}"))
+    }
+
+    async fn start(&self, command: &str) -> String {
+        let output = self
+            .call(
+                "shell",
+                json!({ "command": command, "run_in_background": true }),
+            )
+            .await;
+        assert!(!output.is_error, "{}", output.text);
+        output.data["task_id"].as_str().unwrap().to_owned()
+    }
+
+    async fn next_exit(&mut self) -> TaskExitInfo {
+        tokio::time::timeout(BOUND, self.exits.recv())
+            .await
+            .expect("an exit within the bound")
+            .expect("the exit sink is alive")
+    }
+
+    async fn close(self) {
+        let handle = self.context.handle;
+        tokio::time::timeout(BOUND, self.context.context.destroy(handle))
+            .await
+            .unwrap()
+            .unwrap();
+    }
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$".contains(c);
+            special
+                .then_some('\\')
+                .into_iter()
+                .chain(std::iter::once(c))
+        })
+        .collect()
+}
+
+/// A snapshot with the temp dir, pids, log timestamps and durations made stable.
+macro_rules! assert_stable_snapshot {
+    ($session:expr, $name:expr, $text:expr) => {{
+        let dir = $session.dir.path().display().to_string();
+        let mut settings = insta::Settings::clone_current();
+        settings.add_filter(&regex_escape(&dir), "[TMP]");
+        settings.add_filter(r"\(pid \d+\)", "(pid [PID])");
+        settings.add_filter(r"\.\d{8}-\d{6}-\d{3}\.log", ".[TS].log");
+        settings.add_filter(r"\(\d+(\.\d)?s\)|\(\d+ms\)", "([DURATION])");
+        settings.add_filter(r"after \d+(\.\d)?s\.|after \d+ms\.", "after [DURATION].");
+        settings.bind(|| assert_snapshot!($name, $text));
+    }};
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreground_exit_codes() {
+    let session = Session::new().await;
+    let ok = session
+        .call("shell", json!({ "command": "echo hello" }))
+        .await;
+    assert!(!ok.is_error);
+    assert_eq!(ok.data, json!({ "output": "hello\n", "exit_code": 0 }));
+    assert_eq!(ok.text, "hello\n\nExit code: 0");
+
+    let failed = session
+        .call("shell", json!({ "command": "echo oops >&2; exit 3" }))
+        .await;
+    assert!(
+        !failed.is_error,
+        "a nonzero exit is a result, not a tool error"
+    );
+    assert_eq!(failed.data, json!({ "output": "oops\n", "exit_code": 3 }));
+    assert_eq!(failed.text, "oops\n\nExit code: 3");
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreground_timeout_kills_the_group() {
+    let session = Session::new().await;
+    let output = session
+        .call(
+            "shell",
+            json!({ "command": "echo started; sleep 30 & sleep 30", "timeout_ms": 300 }),
+        )
+        .await;
+    assert!(output.is_error);
+    assert_ne!(output.data["exit_code"], 0);
+    assert!(
+        output.text.contains(
+            "Timed out after 300ms: the command and every process it started were killed."
+        ),
+        "{}",
+        output.text
+    );
+    assert!(output.text.starts_with("started\n"), "{}", output.text);
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_exit_reaches_the_exit_sink() {
+    let mut session = Session::new().await;
+    let output = session
+        .call(
+            "shell",
+            json!({ "command": "echo built; exit 4", "run_in_background": true }),
+        )
+        .await;
+    assert!(!output.is_error, "{}", output.text);
+    assert_stable_snapshot!(session, "process_background_started", &output.text);
+    let exit = session.next_exit().await;
+    assert_eq!(exit.task_id.to_string(), "bash_1");
+    assert_eq!((exit.status, exit.exit_code), (TaskStatus::Exited, 4));
+    assert_eq!(
+        exit.output_path.display().to_string(),
+        output.data["output_path"].as_str().unwrap()
+    );
+    assert!(
+        exit.output_path
+            .starts_with(session.dir.path().join("tasks"))
+    );
+    let log = session
+        .call("read_file", json!({ "path": output.data["output_path"] }))
+        .await;
+    assert_eq!(log.text, "     1\tbuilt\n(end of file; 1 line in total)");
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_task_returns_the_exit_summary() {
+    let mut session = Session::new().await;
+    let task_id = session.start("sleep 0.2; exit 7").await;
+    let output = session
+        .call("wait_task", json!({ "task_id": task_id }))
+        .await;
+    assert!(!output.is_error, "{}", output.text);
+    assert_eq!(output.data["exit"]["exit_code"], 7);
+    assert_stable_snapshot!(session, "process_wait_exited", &output.text);
+    assert_eq!(session.next_exit().await.exit_code, 7);
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_task_times_out_and_the_task_keeps_running() {
+    let mut session = Session::new().await;
+    let task_id = session.start("sleep 30").await;
+    let output = session
+        .call(
+            "wait_task",
+            json!({ "task_id": task_id, "timeout_ms": 200 }),
+        )
+        .await;
+    assert!(!output.is_error, "{}", output.text);
+    assert_eq!(output.data["timed_out"], true);
+    assert_stable_snapshot!(session, "process_wait_timed_out", &output.text);
+    assert!(
+        session.exits.try_recv().is_err(),
+        "the task is still running"
+    );
+    let killed = session
+        .call("shell_kill", json!({ "task_id": task_id }))
+        .await;
+    assert!(!killed.is_error, "{}", killed.text);
+    assert_eq!(session.next_exit().await.status, TaskStatus::Killed);
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shell_kill_is_idempotent() {
+    let mut session = Session::new().await;
+    let task_id = session.start("sleep 30").await;
+    let first = session
+        .call("shell_kill", json!({ "task_id": task_id }))
+        .await;
+    let second = session
+        .call("shell_kill", json!({ "task_id": task_id }))
+        .await;
+    assert!(!first.is_error, "{}", first.text);
+    assert_eq!(first, second, "a second kill returns the cached exit");
+    assert_eq!(first.data["exit"]["status"], "killed");
+    assert_stable_snapshot!(session, "process_shell_kill", &first.text);
+    let exit = session.next_exit().await;
+    assert_eq!(exit.status, TaskStatus::Killed);
+    assert!(session.exits.try_recv().is_err(), "on_exit fired once");
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_file_windows_over_a_task_log() {
+    let mut session = Session::new().await;
+    let output = session
+        .call(
+            "shell",
+            json!({ "command": "seq 1 10", "run_in_background": true }),
+        )
+        .await;
+    let path = output.data["output_path"].clone();
+    session.next_exit().await;
+
+    let window = session
+        .call(
+            "read_file",
+            json!({ "path": path, "offset": 3, "limit": 4 }),
+        )
+        .await;
+    assert_eq!(
+        window.text,
+        "     4\t4\n     5\t5\n     6\t6\n     7\t7\n(3 more lines; continue with offset 7)"
+    );
+    assert_eq!(
+        window.data,
+        json!({ "path": path, "offset": 3, "lines": 4, "total_lines": 10, "remaining": 3 })
+    );
+    let last = session
+        .call("read_file", json!({ "path": path, "offset": 7 }))
+        .await;
+    assert_eq!(
+        last.text,
+        "     8\t8\n     9\t9\n    10\t10\n(end of file; 10 lines in total)"
+    );
+
+    let relative = session
+        .call(
+            "shell",
+            json!({ "command": "printf 'a\\nb\\n' > notes.txt" }),
+        )
+        .await;
+    assert!(!relative.is_error, "{}", relative.text);
+    let notes = session
+        .call("read_file", json!({ "path": "notes.txt" }))
+        .await;
+    assert_eq!(
+        notes.text,
+        "     1\ta\n     2\tb\n(end of file; 2 lines in total)"
+    );
+
+    let missing = session
+        .call("read_file", json!({ "path": "nope.txt" }))
+        .await;
+    assert!(missing.is_error);
+    session.close().await;
+}
