@@ -1,3 +1,5 @@
+//! Unit tests of the queues and the latch.
+
 use std::time::Duration;
 
 use chrono::Utc;
