@@ -109,10 +109,21 @@ async fn wait(
     Ok(ToolOutput::ok(
         format!(
             "{WAIT_TASK}: timed out after {}; {task_id} is still running. Output: {output_path}",
-            zidane_wire::format_duration(timeout)
+            timeout_text(timeout)
         ),
         json!({ "timed_out": true, "task_id": task_id.to_string(), "output_path": output_path }),
     ))
+}
+
+/// The timeout as the model gave it: `5s` for whole seconds under a minute (it asked for
+/// 5000 ms, not 5.0 s), the summary's duration format otherwise.
+fn timeout_text(timeout: Duration) -> String {
+    let ms = timeout.as_millis();
+    if (1_000..60_000).contains(&ms) && ms.is_multiple_of(1_000) {
+        format!("{}s", ms / 1_000)
+    } else {
+        zidane_wire::format_duration(timeout)
+    }
 }
 
 fn exit_output(exit: TaskExitInfo) -> ToolOutput {
