@@ -1,0 +1,72 @@
+//! Background shell tasks for LLM agents.
+//!
+//! A model calls `shell` with `run_in_background: true`, gets `Started bash_1 (pid …).
+//! Output: <log>` back at once and ends its turn. The command runs on; its output streams
+//! into a log file the model can `read_file` whenever it likes; `shell_kill` stops it and
+//! `wait_task` blocks on it when the very next step needs it. When the task ends, the
+//! agent is woken and the model's next user turn opens with a `<task-notification>`
+//! block — no polling, no sleep loops.
+//!
+//! This crate is the one dependency a host needs. Each layer of zidane is a module:
+//!
+//! | module | crate | what it is for |
+//! |---|---|---|
+//! | [`context`] | `zidane-context` | the [`ExecutionContext`](context::ExecutionContext) trait and every type that crosses it |
+//! | [`process`] | `zidane-process` | [`ProcessContext`](process::ProcessContext): tasks on the local machine (feature `process`, on by default, Unix) |
+//! | [`wire`] | `zidane-wire` | the text the model sees, sessions on disk, replay and banners |
+//! | [`tools`] | `zidane-tools` | the model-facing tools: `shell`, `shell_kill`, `wait_task`, `read_file` |
+//! | [`agent`] | `zidane-agent` | the run loop, delivery (queue, reconcile, latch), the wake loop, destroy |
+//!
+//! The [`prelude`] names what a host usually touches, and [`local_agent`] assembles the
+//! common case — an agent on this machine whose session (turns and task logs) lives under
+//! a user data dir, with the default tools and background mode on.
+//!
+//! ```
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! use std::sync::Arc;
+//! use zidane::prelude::*;
+//!
+//! let model = ScriptedModel::new() // stands in for your LLM client: any `impl Model`
+//!     .tool_call("shell", serde_json::json!({ "command": "echo built", "run_in_background": true }))
+//!     .text("Building in the background; I will be told when it ends.")
+//!     .react(|request| ModelResponse::text(request.notifications()[0].summary.clone()));
+//! # let user_dir = tempfile::tempdir()?; let user_dir = user_dir.path();
+//! let agent = zidane::local_agent(Arc::new(model), user_dir)
+//!     .session_id("s1") // loaded if stored, else new
+//!     .build()?;
+//! let wake = WakeLoop::spawn(agent.clone()); // drain-only runs when a task ends while idle
+//! let mut reports = wake.reports();
+//!
+//! let outcome = wake.prompt("build it in the background").await?;
+//! assert_eq!(outcome.text, "Building in the background; I will be told when it ends.");
+//! let woken = reports.recv().await?; // the task ended: the agent woke on its own
+//! assert_eq!(woken.trigger, WakeTrigger::Wake);
+//! assert!(woken.outcome?.text.starts_with("echo built ("));
+//! agent.destroy().await?; // kills whatever is still running
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Features: `process` (default) — the local context and [`local_agent`]; `mock` —
+//! `MockContext` for tests of your own layers; `testing` — `insta` filters for snapshot
+//! tests of transcripts. `docs/BACKGROUND_TASKS.md` in the repository describes the whole
+//! mechanism.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub use zidane_agent as agent;
+pub use zidane_context as context;
+#[cfg(all(feature = "process", unix))]
+#[cfg_attr(docsrs, doc(cfg(feature = "process")))]
+pub use zidane_process as process;
+pub use zidane_tools as tools;
+pub use zidane_wire as wire;
+
+#[cfg(all(feature = "process", unix))]
+#[cfg_attr(docsrs, doc(cfg(feature = "process")))]
+pub use local::{LocalAgentBuilder, local_agent};
+
+pub mod prelude;
+
+#[cfg(all(feature = "process", unix))]
+mod local;

@@ -1,0 +1,159 @@
+//! The common case in a few lines: an agent on the local machine whose session lives
+//! under a user data dir. It only composes the layers' own APIs.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use zidane_agent::{
+    Agent, AgentBuilder, Behavior, Model, Result, Session, SessionStore, resolve_tasks_dir,
+};
+use zidane_process::ProcessContext;
+
+type Configure = Box<dyn FnOnce(AgentBuilder) -> AgentBuilder>;
+
+/// Starts building an agent on the local machine, with its sessions under `user_dir`.
+///
+/// What [`build`](LocalAgentBuilder::build) assembles, all of it from the layers:
+///
+/// - the context: a [`ProcessContext`] with its defaults (or the one given with
+///   [`context`](LocalAgentBuilder::context));
+/// - the session: the one stored under the id given with
+///   [`session_id`](LocalAgentBuilder::session_id), a new one with that id, or a new one
+///   with a generated id ([`Session::generate`]);
+/// - a [`SessionStore`] on `user_dir`, so the session is saved as
+///   `<user_dir>/sessions/<id>/session.json` after every turn;
+/// - background mode on, with task logs in `<user_dir>/sessions/<id>/tasks/`
+///   ([`resolve_tasks_dir`]) — deleting the session deletes its logs too;
+/// - the default tools: `shell`, `shell_kill`, `wait_task`, `read_file`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use zidane::prelude::*;
+///
+/// let user_dir = tempfile::tempdir()?;
+/// let agent = zidane::local_agent(Arc::new(ScriptedModel::new()), user_dir.path())
+///     .session_id("s1")
+///     .build()?;
+/// assert_eq!(agent.id(), "s1");
+/// assert_eq!(agent.tasks_dir(), Some(user_dir.path().join("sessions/s1/tasks").as_path()));
+/// assert!(agent.background_gate().allowed());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn local_agent(model: Arc<dyn Model>, user_dir: impl Into<PathBuf>) -> LocalAgentBuilder {
+    LocalAgentBuilder {
+        model,
+        user_dir: user_dir.into(),
+        session: SessionChoice::Generate,
+        context: None,
+        behavior: Behavior::new(),
+        configure: Vec::new(),
+    }
+}
+
+enum SessionChoice {
+    Generate,
+    Id(String),
+    Given(Session),
+}
+
+/// Assembles an agent on the local machine. Start with [`local_agent`].
+///
+/// For anything this builder does not cover — your own tools, a hook bus, a host-owned
+/// handle — reach the layer's own [`AgentBuilder`] with
+/// [`configure`](Self::configure).
+#[must_use]
+pub struct LocalAgentBuilder {
+    model: Arc<dyn Model>,
+    user_dir: PathBuf,
+    session: SessionChoice,
+    context: Option<Arc<ProcessContext>>,
+    behavior: Behavior,
+    configure: Vec<Configure>,
+}
+
+impl LocalAgentBuilder {
+    /// Uses the session stored under this id, or starts a new one with it
+    /// ([`SessionStore::load_or_new`]). A loaded session's history rebuilds the
+    /// `notified` latch, so nothing it already told the model is told again.
+    pub fn session_id(mut self, id: impl Into<String>) -> Self {
+        self.session = SessionChoice::Id(id.into());
+        self
+    }
+
+    /// Starts from this session (saved under its id in the user dir).
+    pub fn session(mut self, session: Session) -> Self {
+        self.session = SessionChoice::Given(session);
+        self
+    }
+
+    /// Runs on this context instead of a default [`ProcessContext`] — to set its kill
+    /// grace, its task cap or its working directory, to sweep orphans at start, or to
+    /// share one context between agents.
+    pub fn context(mut self, context: Arc<ProcessContext>) -> Self {
+        self.context = Some(context);
+        self
+    }
+
+    /// Sets the behaviour (caps, stall watchdog, destroy timeout, system prompt). Its
+    /// tasks dir, when it names none, becomes the session's `tasks/` directory.
+    pub fn behavior(mut self, behavior: Behavior) -> Self {
+        self.behavior = behavior;
+        self
+    }
+
+    /// Adjusts the [`AgentBuilder`] before it builds: add or replace tools, bring a hook
+    /// bus, inject a handle. Runs after this builder's own settings, in call order.
+    pub fn configure(
+        mut self,
+        configure: impl FnOnce(AgentBuilder) -> AgentBuilder + 'static,
+    ) -> Self {
+        self.configure.push(Box::new(configure));
+        self
+    }
+
+    /// Builds the agent.
+    ///
+    /// Errors (from `zidane-agent`): the session id cannot name a directory, or a stored
+    /// session cannot be read or parsed, or two tools claim one name.
+    pub fn build(self) -> Result<Agent> {
+        let store = SessionStore::new(self.user_dir);
+        let session = match self.session {
+            SessionChoice::Generate => Session::generate(),
+            SessionChoice::Id(id) => store.load_or_new(&id)?,
+            SessionChoice::Given(session) => session,
+        };
+        let mut behavior = self.behavior;
+        if behavior.tasks_dir.is_none() {
+            behavior.tasks_dir = Some(resolve_tasks_dir(store.user_dir(), &session.id)?);
+        }
+        let context = self
+            .context
+            .unwrap_or_else(|| Arc::new(ProcessContext::new()));
+        let mut builder = Agent::builder(self.model, context)
+            .store(store)
+            .session(session)
+            .behavior(behavior);
+        for configure in self.configure {
+            builder = configure(builder);
+        }
+        builder.build()
+    }
+}
+
+impl fmt::Debug for LocalAgentBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let session = match &self.session {
+            SessionChoice::Generate => "(generated)",
+            SessionChoice::Id(id) => id.as_str(),
+            SessionChoice::Given(session) => session.id.as_str(),
+        };
+        f.debug_struct("LocalAgentBuilder")
+            .field("user_dir", &self.user_dir)
+            .field("session", &session)
+            .field("context", &self.context)
+            .field("behavior", &self.behavior)
+            .field("configure", &self.configure.len())
+            .finish_non_exhaustive()
+    }
+}
