@@ -20,6 +20,7 @@ use zidane_wire::Turn;
 
 use crate::delivery::Delivery;
 use crate::destroy::Resource;
+use crate::spawn::SpawnTool;
 use crate::{
     AgentBuilder, AgentError, Behavior, HookBus, HookEvent, Model, ReconcileJournal, Result,
     Session, SessionStore, TaskStart,
@@ -125,6 +126,12 @@ impl Agent {
         for tool in base.into_iter().chain(builder.extra_tools) {
             tools.register(tool)?;
         }
+        // The spawn tool needs the agent it belongs to, which does not exist yet: it is
+        // registered unbound and bound (weakly) once the agent is made.
+        let spawn = builder.spawn.map(SpawnTool::unbound);
+        if let Some(spawn) = &spawn {
+            tools.register(Arc::clone(spawn) as Arc<dyn zidane_tools::Tool>)?;
+        }
         let session = builder.session.unwrap_or_else(Session::generate);
         let tasks_dir = match (&builder.behavior.tasks_dir, &builder.store) {
             (Some(dir), _) => Some(dir.clone()),
@@ -138,7 +145,7 @@ impl Agent {
             Some(handle) => OnceCell::new_with(Some(handle)),
             None => OnceCell::new(),
         };
-        Ok(Self {
+        let agent = Self {
             inner: Arc::new(Inner {
                 model: builder.model,
                 tools,
@@ -160,7 +167,11 @@ impl Agent {
                 resources: Mutex::new(Vec::new()),
                 depth: builder.depth,
             }),
-        })
+        };
+        if let Some(spawn) = spawn {
+            spawn.bind(&agent);
+        }
+        Ok(agent)
     }
 
     /// The session's id.

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use zidane_context::{ContextError, ExecutionContext, ExecutionHandle, TaskEntry};
 use zidane_tools::{BackgroundPolicy, Tool};
 
-use crate::{Agent, HookBus, Model, Result, Session, SessionStore};
+use crate::{Agent, HookBus, Model, Result, Session, SessionStore, SpawnToolOptions};
 
 /// How long each destroy step may take before it is abandoned.
 pub const DEFAULT_DESTROY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -172,6 +172,7 @@ pub struct AgentBuilder {
     pub(crate) journal: Arc<dyn ReconcileJournal>,
     pub(crate) hooks: HookBus,
     pub(crate) depth: usize,
+    pub(crate) spawn: Option<SpawnToolOptions>,
 }
 
 impl AgentBuilder {
@@ -188,6 +189,7 @@ impl AgentBuilder {
             journal: Arc::new(DirectJournal),
             hooks: HookBus::new(),
             depth: 0,
+            spawn: None,
         }
     }
 
@@ -259,6 +261,16 @@ impl AgentBuilder {
         self
     }
 
+    /// Gives the agent a `spawn` tool bound to itself: the model can run a subagent
+    /// (see [`SpawnToolOptions`]). The tool holds only a weak reference to the agent, so
+    /// it never keeps it alive; its subagents get a `spawn` tool of their own, bound to
+    /// them, with the same options.
+    #[must_use]
+    pub fn spawn_tool(mut self, options: SpawnToolOptions) -> Self {
+        self.spawn = Some(options);
+        self
+    }
+
     /// Builds the agent. Fails when two tools claim one name or alias, or when the
     /// session id cannot name a directory while a store is set.
     pub fn build(self) -> Result<Agent> {
@@ -274,6 +286,7 @@ impl std::fmt::Debug for AgentBuilder {
             .field("session", &self.session.as_ref().map(|s| &s.id))
             .field("store", &self.store)
             .field("depth", &self.depth)
+            .field("spawn", &self.spawn)
             .finish_non_exhaustive()
     }
 }

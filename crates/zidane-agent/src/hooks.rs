@@ -91,7 +91,8 @@ pub struct TaskReassign {
     pub from: ExecutionHandle,
     /// The handle it joined.
     pub to: ExecutionHandle,
-    /// The child agent that started it.
+    /// The child agent whose handle it left (the one that started it, or that had
+    /// adopted it from a child of its own).
     pub child_id: String,
 }
 

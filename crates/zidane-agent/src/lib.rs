@@ -68,6 +68,7 @@ pub use session::{
     MAX_SESSION_ID_LEN, SESSION_FILE, SESSIONS_DIR, Session, SessionStore, TASKS_DIR,
     delete_session, resolve_session_dir, resolve_tasks_dir, validate_session_id,
 };
+pub use spawn::{DEFAULT_MAX_SPAWN_DEPTH, SPAWN, SpawnInput, SpawnToolOptions, create_spawn_tool};
 pub use wake::{WakeLoop, WakeReport, WakeTrigger};
 
 mod agent;
@@ -81,5 +82,7 @@ mod picker;
 mod run;
 mod scripted;
 mod session;
+mod spawn;
+mod subagent;
 mod suppress;
 mod wake;
