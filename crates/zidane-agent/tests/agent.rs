@@ -24,6 +24,11 @@ mod reconcile;
 mod run_loop;
 #[path = "agent/session.rs"]
 mod session;
+#[path = "agent/spawn.rs"]
+mod spawn;
+#[cfg(unix)]
+#[path = "agent/spawn_process.rs"]
+mod spawn_process;
 #[path = "agent/suppress.rs"]
 mod suppress;
 #[path = "agent/wake.rs"]
