@@ -17,6 +17,11 @@
 //! - **Auto-wake**: [`Agent::has_pending_task_notifications`], drain-only runs with an
 //!   empty prompt, and the host-side [`WakeLoop`].
 //! - **Destroy**: bounded, ordered teardown ([`Agent::destroy`]).
+//! - **Subagents**: [`AgentBuilder::spawn_tool`] gives the model a `spawn` tool that runs
+//!   a child agent and returns its answer. A background task the child leaves running
+//!   becomes the parent's (reassigned to its handle, `background:reassign`, its exit
+//!   notified to the parent); the child's `background:*` events reach the parent as
+//!   `child:background:*` with the child's id and depth. See [`SpawnToolOptions`].
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {

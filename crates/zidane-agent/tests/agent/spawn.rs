@@ -463,3 +463,40 @@ async fn a_spawn_tool_whose_parent_is_gone_refuses() {
         .await;
     assert!(output.text.contains("`prompt` is empty"), "{}", output.text);
 }
+
+#[tokio::test]
+async fn a_parent_destroyed_mid_spawn_takes_nothing_over_and_the_childs_tasks_die() {
+    let slot: Arc<std::sync::OnceLock<Agent>> = Arc::new(std::sync::OnceLock::new());
+    let parent_agent = slot.clone();
+    let model = ScriptedModel::new()
+        .tool_call(SPAWN, spawn("build it"))
+        .tool_call(SHELL, bg("make"))
+        .react(move |_| {
+            // While the child waits on its task, the host tears the parent down.
+            let agent = parent_agent.get().unwrap().clone();
+            tokio::spawn(async move { agent.destroy().await });
+            ModelResponse::tool_use("", "wait_task", json!({ "task_id": "bash_1" }))
+        });
+    let h = parent(model, MockContext::new(), SpawnToolOptions::new());
+    slot.set(h.agent.clone()).unwrap();
+
+    let outcome = h.agent.run(RunOptions::new("go")).await.unwrap();
+    assert_eq!(outcome.stop, StopReason::Cancelled);
+    until(|| h.agent.is_destroyed()).await;
+    until(|| !named(&h, "child:background:exit").is_empty()).await;
+    assert!(named(&h, "background:reassign").is_empty());
+    assert!(
+        !h.context
+            .calls()
+            .iter()
+            .any(|c| matches!(c, MockCall::Reassign(..)))
+    );
+    let exits = named(&h, "child:background:exit");
+    let HookEvent::Child { event, .. } = &exits[0] else {
+        unreachable!()
+    };
+    assert!(
+        matches!(&**event, HookEvent::BackgroundExit(e) if e.status == TaskStatus::Killed),
+        "{event:?}"
+    );
+}
