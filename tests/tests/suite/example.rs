@@ -1,0 +1,99 @@
+//! The README's first command, run as a test: `cargo run --example quickstart`, then
+//! `cargo run --example replay` on the session it saved.
+//!
+//! Why spawn `cargo run` rather than call the example's code: the test then runs exactly
+//! what a newcomer runs — argument handling, output and exit status included — and the
+//! example stays a plain `main` with no test scaffolding in it. It is safe to nest: by
+//! the time a test runs, the outer `cargo test` (or nextest) has finished building and
+//! released the build lock. The inner `cargo run -p zidane` selects one package, so its
+//! feature set can differ from the whole workspace's and cargo may build the example's
+//! dependency chain once more in the same target dir (a one-off; both builds stay fresh
+//! afterwards). The example's own waits are bounded, so the test cannot hang on it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use zidane::agent::{SESSION_FILE, SESSIONS_DIR};
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace root")
+        .to_owned()
+}
+
+fn cargo_run_example(name: &str, args: &[&Path]) -> Output {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .current_dir(workspace_root())
+        .args(["run", "-q", "-p", "zidane", "--example", name, "--"])
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "`cargo run --example {name}` failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+#[test]
+fn cargo_run_example_quickstart_then_replay() {
+    let user_dir = tempfile::tempdir().unwrap();
+    let output = cargo_run_example("quickstart", &[user_dir.path()]);
+    let transcript = String::from_utf8(output.stdout).unwrap();
+
+    // Every step of the story, in order.
+    let steps = [
+        "user dir   ",
+        "   you › Build the workspace in the background.",
+        " model → shell ",
+        "·· hook background:start bash_1 (pid ",
+        "  tool ← Started bash_1 (pid ",
+        "·· the run returned; the agent is idle (running: false) with 1 task(s) still running: bash_1",
+        "·· hook background:exit bash_1 exited (0)",
+        "⌁ bash_1 exited (0) ",
+        " model → read_file ",
+        "Finished `dev` profile",
+        "The whole log is there: 6 crates compiled, one warning, finished: true.",
+        "·· hook background:start bash_2 (pid ",
+        "  tool ← wait_task: timed out after 500ms; bash_2 is still running.",
+        "dev server listening on http://127.0.0.1:8080",
+        " model → shell_kill {\"task_id\":\"bash_2\"}",
+        "  tool ← Killed bash_2: killed (SIGTERM) after ",
+        "·· shell_kill told the model the outcome: no notification is pending",
+        "·· destroy DestroyHandle: Done",
+        "·· bash_1: no process left in its group",
+        "·· bash_2: no process left in its group",
+        "no process left (2 tasks checked).",
+    ];
+    let mut rest = transcript.as_str();
+    for step in steps {
+        let at = rest
+            .find(step)
+            .unwrap_or_else(|| panic!("missing, or out of order: {step:?}\n{transcript}"));
+        rest = &rest[at + step.len()..];
+    }
+    assert!(!transcript.contains("<task-id>"), "raw XML painted:\n{transcript}");
+    assert_eq!(transcript.matches('⌁').count(), 1, "{transcript}");
+
+    // The session it says it saved is there, and replays with the same banner.
+    let sessions: Vec<PathBuf> = std::fs::read_dir(user_dir.path().join(SESSIONS_DIR))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(sessions.len(), 1);
+    assert!(sessions[0].join(SESSION_FILE).is_file());
+    assert!(transcript.contains(&sessions[0].display().to_string()));
+
+    let replay = cargo_run_example("replay", &[&sessions[0]]);
+    let replayed = String::from_utf8(replay.stdout).unwrap();
+    assert!(replayed.contains("⌁ bash_1 exited (0) "), "{replayed}");
+    assert!(replayed.contains("1 task notification(s)."), "{replayed}");
+    assert!(!replayed.contains("<task-id>"), "raw XML painted:\n{replayed}");
+}
