@@ -265,6 +265,34 @@ impl AgentBuilder {
     /// (see [`SpawnToolOptions`]). The tool holds only a weak reference to the agent, so
     /// it never keeps it alive; its subagents get a `spawn` tool of their own, bound to
     /// them, with the same options.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::sync::Arc;
+    /// use serde_json::json;
+    /// use zidane_agent::{Agent, Behavior, RunOptions, ScriptedModel, SpawnToolOptions};
+    /// use zidane_context::{MockContext, TaskId};
+    ///
+    /// let context = Arc::new(MockContext::new());
+    /// let model = ScriptedModel::new()
+    ///     .tool_call("spawn", json!({ "prompt": "start the build" })) // the parent
+    ///     .tool_call("shell", json!({ "command": "make", "run_in_background": true })) // the child
+    ///     .text("Started bash_1 (make).") // the child's answer
+    ///     .text("A subagent started the build."); // the parent
+    /// let agent = Agent::builder(Arc::new(model), context.clone())
+    ///     .behavior(Behavior::new().tasks_dir("/tmp/zidane-doc/tasks"))
+    ///     .spawn_tool(SpawnToolOptions::new())
+    ///     .build()?;
+    ///
+    /// agent.run(RunOptions::new("build it")).await?;
+    /// // The child is gone; the task it left running is the parent's now.
+    /// assert_eq!(agent.running_tasks().await?[0].id, "bash_1");
+    /// context.finish(TaskId::parse("bash_1")?, 0);
+    /// assert!(agent.has_pending_task_notifications());
+    /// agent.destroy().await?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
     #[must_use]
     pub fn spawn_tool(mut self, options: SpawnToolOptions) -> Self {
         self.spawn = Some(options);
