@@ -66,7 +66,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let user_dir = std::env::args_os()
         .nth(1)
         .or_else(|| std::env::var_os(USER_DIR_VAR))
-        .map_or_else(|| std::env::temp_dir().join("zidane-quickstart"), PathBuf::from);
+        .map_or_else(
+            || std::env::temp_dir().join("zidane-quickstart"),
+            PathBuf::from,
+        );
 
     // The agent: this machine's ProcessContext, a session saved under the user dir after
     // every turn, the default tools, background mode on — what `local_agent` assembles.
@@ -77,12 +80,17 @@ async fn main() -> Result<(), Box<dyn Error>> {
 
     println!("zidane quickstart: a real session on this machine, played by a scripted model.\n");
     println!("  user dir   {}", user_dir.display());
-    println!("  session    {}", store.session_file(&agent.id())?.display());
+    println!(
+        "  session    {}",
+        store.session_file(&agent.id())?.display()
+    );
     println!("  task logs  {}/", tasks_dir.display());
 
     // A host paints the live stream (the same events a replay gives), and listens to the
     // hooks for what is not in the transcript.
-    agent.hooks().subscribe_stream(move |event| painter.event(event));
+    agent
+        .hooks()
+        .subscribe_stream(move |event| painter.event(event));
     let pids = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&pids);
     agent.hooks().subscribe(move |event| match event {
@@ -110,7 +118,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let mut reports = wake.reports();
 
     painter.heading("1. the model starts a build in the background and ends its turn");
-    wake.prompt("Build the workspace in the background.").await?;
+    wake.prompt("Build the workspace in the background.")
+        .await?;
     let running = agent.running_tasks().await?;
     painter.note(&format!(
         "the run returned; the agent is idle (running: {}) with {} task(s) still running: {}",
@@ -154,7 +163,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
     for (task_id, pid) in &pids {
         let left = live_processes_in_group(*pid)?;
         if !left.is_empty() {
-            return Err(format!("{task_id}: processes {left:?} of group {pid} are still running").into());
+            return Err(
+                format!("{task_id}: processes {left:?} of group {pid} are still running").into(),
+            );
         }
         painter.note(&format!("{task_id}: no process left in its group ({pid})"));
     }
@@ -235,18 +246,18 @@ fn last_started(request: &ModelRequest) -> Option<(String, String)> {
     request
         .turns
         .iter()
-        .flat_map(|turn| &turn.content)
+        .rev()
+        .flat_map(|turn| turn.content.iter().rev())
         .filter_map(|block| match block {
             ContentBlock::ToolResult { content, .. } => content.lines().next(),
             _ => None,
         })
-        .filter_map(|line| {
+        .find_map(|line| {
             let rest = line.strip_prefix("Started ")?;
             let task_id = rest.split_whitespace().next()?;
             let (_, path) = rest.split_once("Output: ")?;
             Some((task_id.to_owned(), path.to_owned()))
         })
-        .last()
 }
 
 /// The live processes of a process group (a task leads its own group, so this is every
@@ -260,16 +271,25 @@ fn live_processes_in_group(pgid: u32) -> Result<Vec<u32>, Box<dyn Error>> {
     {
         let mut live = Vec::new();
         for entry in std::fs::read_dir("/proc")?.filter_map(Result::ok) {
-            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
                 continue;
             };
             // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses.
             let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
                 continue; // it ended while we looked
             };
-            let mut fields = stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace());
+            let mut fields = stat
+                .rsplit_once(')')
+                .map(|(_, rest)| rest.split_whitespace());
             let state = fields.as_mut().and_then(Iterator::next);
-            let pgrp = fields.as_mut().and_then(|f| f.nth(1)).and_then(|p| p.parse::<u32>().ok());
+            let pgrp = fields
+                .as_mut()
+                .and_then(|f| f.nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
             if pgrp == Some(pgid) && state != Some("Z") {
                 live.push(pid);
             }

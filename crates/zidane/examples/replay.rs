@@ -56,8 +56,10 @@ fn main() -> Result<(), Box<dyn Error>> {
 
 /// The most recently saved session under the quickstart's user dir.
 fn newest_quickstart_session() -> Result<PathBuf, Box<dyn Error>> {
-    let user_dir = std::env::var_os(USER_DIR_VAR)
-        .map_or_else(|| std::env::temp_dir().join("zidane-quickstart"), PathBuf::from);
+    let user_dir = std::env::var_os(USER_DIR_VAR).map_or_else(
+        || std::env::temp_dir().join("zidane-quickstart"),
+        PathBuf::from,
+    );
     let sessions = user_dir.join(SESSIONS_DIR);
     let newest = std::fs::read_dir(&sessions)
         .ok()

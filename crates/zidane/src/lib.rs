@@ -22,6 +22,7 @@
 //! a user data dir, with the default tools and background mode on.
 //!
 //! ```
+//! # #[cfg(all(feature = "process", unix))]
 //! # tokio::runtime::Runtime::new()?.block_on(async {
 //! use std::sync::Arc;
 //! use zidane::prelude::*;
@@ -39,9 +40,14 @@
 //!
 //! let outcome = wake.prompt("build it in the background").await?;
 //! assert_eq!(outcome.text, "Building in the background; I will be told when it ends.");
-//! let woken = reports.recv().await?; // the task ended: the agent woke on its own
-//! assert_eq!(woken.trigger, WakeTrigger::Wake);
-//! assert!(woken.outcome?.text.starts_with("echo built ("));
+//! let woken = loop {
+//!     // The task ended: the loop ran the model again, with no prompt.
+//!     let report = reports.recv().await?;
+//!     if report.trigger != WakeTrigger::Prompt {
+//!         break report.outcome?;
+//!     }
+//! };
+//! assert!(woken.text.starts_with("echo built (")); // "echo built (5ms) — exited 0"
 //! agent.destroy().await?; // kills whatever is still running
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # })?;

@@ -79,7 +79,10 @@ fn cargo_run_example_quickstart_then_replay() {
             .unwrap_or_else(|| panic!("missing, or out of order: {step:?}\n{transcript}"));
         rest = &rest[at + step.len()..];
     }
-    assert!(!transcript.contains("<task-id>"), "raw XML painted:\n{transcript}");
+    assert!(
+        !transcript.contains("<task-id>"),
+        "raw XML painted:\n{transcript}"
+    );
     assert_eq!(transcript.matches('⌁').count(), 1, "{transcript}");
 
     // The session it says it saved is there, and replays with the same banner.
@@ -95,5 +98,8 @@ fn cargo_run_example_quickstart_then_replay() {
     let replayed = String::from_utf8(replay.stdout).unwrap();
     assert!(replayed.contains("⌁ bash_1 exited (0) "), "{replayed}");
     assert!(replayed.contains("1 task notification(s)."), "{replayed}");
-    assert!(!replayed.contains("<task-id>"), "raw XML painted:\n{replayed}");
+    assert!(
+        !replayed.contains("<task-id>"),
+        "raw XML painted:\n{replayed}"
+    );
 }

@@ -2,8 +2,16 @@ mod context_api;
 
 // Real processes, probed through /proc.
 #[cfg(target_os = "linux")]
+mod delivery;
+#[cfg(target_os = "linux")]
+mod destroy;
+#[cfg(target_os = "linux")]
 mod example;
 #[cfg(target_os = "linux")]
+mod latch;
+#[cfg(target_os = "linux")]
 mod quickstart_flow;
+#[cfg(target_os = "linux")]
+mod replay;
 #[cfg(target_os = "linux")]
 mod support;

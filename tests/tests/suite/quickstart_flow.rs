@@ -51,7 +51,10 @@ async fn the_quickstart_flow_step_by_step() {
             })
             // Run 3: the dev server.
             .tool_call("shell", bg(DEV_SERVER))
-            .tool_call("wait_task", json!({ "task_id": "bash_2", "timeout_ms": 200 }))
+            .tool_call(
+                "wait_task",
+                json!({ "task_id": "bash_2", "timeout_ms": 200 }),
+            )
             .react(|request| {
                 let (_, waited, _) = request.tool_results()[0];
                 assert!(waited.starts_with("wait_task: timed out"), "{waited}");
@@ -72,9 +75,15 @@ async fn the_quickstart_flow_step_by_step() {
     let mut reports = wake.reports();
 
     // 1. The model starts the build in the background and ends its turn.
-    let first = wake.prompt("Build the workspace in the background.").await.unwrap();
+    let first = wake
+        .prompt("Build the workspace in the background.")
+        .await
+        .unwrap();
     assert_eq!(first.stop, StopReason::EndTurn);
-    assert_eq!(first.text, "Building in the background; I will be woken when it ends.");
+    assert_eq!(
+        first.text,
+        "Building in the background; I will be woken when it ends."
+    );
     assert!(first.notified.is_empty());
     let started = local.starts();
     assert_eq!(started.len(), 1);
@@ -140,10 +149,7 @@ async fn the_quickstart_flow_step_by_step() {
     let killed = local.next_exit().await;
     assert_eq!(killed.task_id.to_string(), "bash_2");
     assert_eq!(killed.status, TaskStatus::Killed);
-    assert_eq!(
-        (killed.exit_code, killed.signal),
-        (143, Some(Signal::TERM))
-    );
+    assert_eq!((killed.exit_code, killed.signal), (143, Some(Signal::TERM)));
     assert!(
         !agent.has_pending_task_notifications(),
         "the kill told the model: no notification follows"

@@ -22,6 +22,8 @@ pub struct Local {
     /// The user data dir; removed when the test ends.
     pub dir: TempDir,
     pub agent: Agent,
+    /// The model's script (shared with the agent's model): its requests, as received.
+    pub script: ScriptedModel,
     pub exits: mpsc::UnboundedReceiver<TaskExitInfo>,
     pub starts: Arc<Mutex<Vec<TaskStart>>>,
     pub stream: Arc<Mutex<Vec<StreamEvent>>>,
@@ -30,26 +32,33 @@ pub struct Local {
 impl Local {
     /// A local agent whose model `script` makes, given the temp dir (for gate files).
     pub fn new(script: impl FnOnce(&Path) -> ScriptedModel) -> Self {
-        Self::with_model(|dir, _| Arc::new(script(dir)))
+        Self::with_model(|dir, _| {
+            let script = script(dir);
+            (Arc::new(script.clone()), script)
+        })
     }
 
     /// Like [`new`](Self::new), but before its `at_call`-th call (0-based) the model
     /// waits until a task has ended — so a task can end in the middle of a run.
     pub fn waiting(script: impl FnOnce(&Path) -> ScriptedModel, at_call: usize) -> Self {
         Self::with_model(|dir, exited| {
-            Arc::new(WaitsForExit {
-                script: script(dir),
+            let script = script(dir);
+            let model = WaitsForExit {
+                script: script.clone(),
                 at_call,
                 exited,
                 calls: AtomicUsize::new(0),
-            })
+            };
+            (Arc::new(model), script)
         })
     }
 
-    fn with_model(make: impl FnOnce(&Path, Arc<Notify>) -> Arc<dyn Model>) -> Self {
+    fn with_model(
+        make: impl FnOnce(&Path, Arc<Notify>) -> (Arc<dyn Model>, ScriptedModel),
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let exited = Arc::new(Notify::new());
-        let model = make(dir.path(), Arc::clone(&exited));
+        let (model, script) = make(dir.path(), Arc::clone(&exited));
         let agent = zidane::local_agent(model, dir.path())
             .session_id("e2e")
             .build()
@@ -73,6 +82,7 @@ impl Local {
         Self {
             dir,
             agent,
+            script,
             exits,
             starts,
             stream,
@@ -90,6 +100,11 @@ impl Local {
     /// The tasks started so far.
     pub fn starts(&self) -> Vec<TaskStart> {
         self.starts.lock().unwrap().clone()
+    }
+
+    /// The last request the model received.
+    pub fn last_request(&self) -> ModelRequest {
+        self.script.last_request().expect("the model was called")
     }
 
     /// The live stream so far.
