@@ -76,3 +76,9 @@ pub mod prelude;
 
 #[cfg(all(feature = "process", unix))]
 mod local;
+
+/// The repository README's code sample, run as a doc test so that it cannot drift from
+/// the API.
+#[cfg(all(doctest, feature = "process", unix))]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
