@@ -8,6 +8,8 @@ mod destroy;
 #[cfg(target_os = "linux")]
 mod example;
 #[cfg(target_os = "linux")]
+mod facade;
+#[cfg(target_os = "linux")]
 mod latch;
 #[cfg(target_os = "linux")]
 mod quickstart_flow;
