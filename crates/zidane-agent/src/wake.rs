@@ -99,9 +99,14 @@ impl Shared {
 /// let wake = WakeLoop::spawn(agent);
 /// let mut reports = wake.reports();
 /// wake.prompt("build it in the background").await?;
-/// // …the build ends while the agent is idle: a drain-only run delivers the notification.
-/// let report = reports.recv().await;
-/// # let _ = report; Ok(()) }
+/// // The prompt's own run reports first; then, when the build ends while the agent is
+/// // idle, a drain-only run delivers the notification and reports as a wake-up.
+/// while let Ok(report) = reports.recv().await {
+///     if report.trigger == zidane_agent::WakeTrigger::Wake {
+///         break;
+///     }
+/// }
+/// # Ok(()) }
 /// ```
 pub struct WakeLoop {
     shared: Arc<Shared>,

@@ -12,12 +12,12 @@
 //! | module | crate | what it is for |
 //! |---|---|---|
 //! | [`context`] | `zidane-context` | the [`ExecutionContext`](context::ExecutionContext) trait and every type that crosses it |
-//! | [`process`] | `zidane-process` | [`ProcessContext`](process::ProcessContext): tasks on the local machine (feature `process`, on by default, Unix) |
+//! | `process` | `zidane-process` | `ProcessContext`: tasks on the local machine (feature `process`, on by default, Unix) |
 //! | [`wire`] | `zidane-wire` | the text the model sees, sessions on disk, replay and banners |
 //! | [`tools`] | `zidane-tools` | the model-facing tools: `shell`, `shell_kill`, `wait_task`, `read_file` |
 //! | [`agent`] | `zidane-agent` | the run loop, delivery (queue, reconcile, latch), the wake loop, destroy |
 //!
-//! The [`prelude`] names what a host usually touches, and [`local_agent`] assembles the
+//! The [`prelude`] names what a host usually touches, and `local_agent` assembles the
 //! common case — an agent on this machine whose session (turns and task logs) lives under
 //! a user data dir, with the default tools and background mode on.
 //!
@@ -54,7 +54,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Features: `process` (default) — the local context and [`local_agent`]; `mock` —
+//! Features: `process` (default) — the local context and `local_agent`; `mock` —
 //! `MockContext` for tests of your own layers; `testing` — `insta` filters for snapshot
 //! tests of transcripts. `docs/BACKGROUND_TASKS.md` in the repository describes the whole
 //! mechanism.
