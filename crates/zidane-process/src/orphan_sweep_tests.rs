@@ -29,8 +29,25 @@ fn dead_owner() -> OwnerId {
     owner
 }
 
+/// Sweeps end every dead host's processes: the integration tests that make orphans take
+/// the same lock (maybe from another process, under nextest), so that one sweep does not
+/// report another test's orphans.
+fn sweep_lock() -> nix::fcntl::Flock<std::fs::File> {
+    let path = std::env::temp_dir().join("zidane-process-orphan-sweep-tests.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap();
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, errno)| errno)
+        .unwrap()
+}
+
 #[test]
 fn ends_and_reports_orphans_only() {
+    let _lock = sweep_lock();
     let task = TaskId::from_number(4);
     let dead = dead_owner();
     let mut orphan = sleeper(Some(dead.marker(MarkedWork::Task(task))));
