@@ -415,7 +415,7 @@ impl ExecutionContext for ProcessContext {
         let (log, spawned) = match started {
             Ok(started) => started,
             Err(error) => {
-                self.registry.release();
+                self.registry.cancel(reservation);
                 return Err(error);
             }
         };
@@ -424,7 +424,7 @@ impl ExecutionContext for ProcessContext {
         let Some(processes) = TaskProcesses::of_leader(pid).map(|p| p.with_marker(marker)) else {
             // Cannot happen for a child we just spawned; refuse rather than signal
             // the wrong group later.
-            self.registry.release();
+            self.registry.cancel(reservation);
             return Err(ContextError::Spawn {
                 command: command.to_owned(),
                 source: std::io::Error::other("spawned child has an impossible pid"),

@@ -55,8 +55,10 @@ pub(crate) fn create_log(output_dir: &Path, path: &Path) -> Result<File, Context
 }
 
 fn open_new(path: &Path) -> io::Result<File> {
-    // std opens every file O_CLOEXEC.
+    // std opens every file O_CLOEXEC. Readable too, so that `finish` can look at the
+    // last kept byte (splice never shows us the bytes it moves).
     OpenOptions::new()
+        .read(true)
         .write(true)
         .create_new(true)
         .mode(LOG_MODE)

@@ -77,10 +77,20 @@ impl Registry {
         })
     }
 
-    /// Gives back a slot: the task settled, or never started.
+    /// Gives back the slot of a task that settled.
     pub(crate) fn release(&self) {
         let mut state = self.state();
         state.running = state.running.saturating_sub(1);
+    }
+
+    /// Gives back a reservation whose task never started: the slot, and the id too
+    /// when no later start took one, so a refused start leaves no gap in the ids.
+    pub(crate) fn cancel(&self, reservation: Reservation) {
+        let mut state = self.state();
+        state.running = state.running.saturating_sub(1);
+        if state.last_task == reservation.task_id.number() {
+            state.last_task -= 1;
+        }
     }
 
     /// Files a started task under its handle. Fails if the handle was destroyed while
