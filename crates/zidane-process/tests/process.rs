@@ -17,6 +17,8 @@ mod complete_output;
 mod concurrency_cap;
 #[path = "process/destroy.rs"]
 mod destroy;
+#[path = "process/escape.rs"]
+mod escape;
 #[path = "process/exec.rs"]
 mod exec;
 #[path = "process/exit_once.rs"]
@@ -29,6 +31,8 @@ mod interleave;
 mod kill_group;
 #[path = "process/list.rs"]
 mod list;
+#[path = "process/orphan_sweep.rs"]
+mod orphan_sweep;
 #[path = "process/permissions.rs"]
 mod permissions;
 #[path = "process/read_file.rs"]
