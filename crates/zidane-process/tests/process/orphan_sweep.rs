@@ -102,9 +102,11 @@ async fn sweep_orphans_ends_the_tasks_of_a_crashed_host() {
         )
         .await
         .unwrap();
+    let unrelated_token = unique_token("unrelated");
+    let _unrelated_cleanup = TokenCleanup(unrelated_token.clone());
     let mut unrelated = Command::new("sleep")
         .arg("1000")
-        .env(TOKEN_VAR, unique_token("unrelated"))
+        .env(TOKEN_VAR, &unrelated_token)
         .stdin(Stdio::null())
         .spawn()
         .unwrap();
