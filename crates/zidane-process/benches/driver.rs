@@ -1,2 +1,517 @@
-//! Benchmark driver for `ProcessContext` (bench-protocol.md). Work in progress.
-fn main() {}
+//! Benchmark driver of `bench-protocol.md` (in the shared tree) over [`ProcessContext`],
+//! used exactly as a host would: a tokio runtime, a handle, `exec_background` with an
+//! `on_exit` callback, `kill_background`.
+//!
+//! ```text
+//! cargo bench -p zidane-process --bench driver -- <op> <arg>
+//! ```
+//!
+//! Ops: `spawn N`, `roundtrip N`, `throughput BYTES`, `interleave LINES`, `kill N`,
+//! `concurrent N`, `escape N`, `orphan N` (and `orphan`'s hidden `orphan-host N TOKEN`). Prints one JSON line on stdout and exits 0, or 1 with `"ok": false`
+//! and an `"error"` when a check fails. Logs go under `$BENCH_DIR` (default: a fresh
+//! temporary directory). The `--bench` flag cargo appends is ignored.
+//!
+//! `ZIDANE_BENCH_RUNTIME=current_thread` runs on a current-thread runtime instead of
+//! the default multi-thread one (for comparing the two; hosts usually run the latter).
+
+// A driver's whole interface is one line on stdout; progress goes to stderr.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use zidane_context::{BackgroundOptions, ExecutionContext, ExecutionHandle, TaskExitInfo};
+use zidane_process::ProcessContext;
+
+/// How long any single wait for exits may take before the run is declared failed.
+const EXIT_WAIT: Duration = Duration::from_secs(240);
+
+type Fields = Map<String, Value>;
+
+#[path = "driver/containment.rs"]
+mod containment;
+
+/// The hidden sub-op of `orphan`: `orphan-host N TOKEN` starts N tasks and SIGKILLs
+/// itself, so it only returns (with a failure) when something went wrong.
+fn orphan_host(args: &[String]) -> ExitCode {
+    let (Some(n), Some(token)) = (args.get(1).and_then(|n| n.parse().ok()), args.get(2)) else {
+        eprintln!("usage: driver {} N TOKEN", containment::ORPHAN_HOST_OP);
+        return ExitCode::FAILURE;
+    };
+    let error = match bench_dir() {
+        Ok((dir, _temp)) => match tokio::runtime::Runtime::new() {
+            Ok(runtime) => runtime.block_on(containment::orphan_host(n, token, &dir)),
+            Err(error) => error.to_string(),
+        },
+        Err(failure) => failure.error,
+    };
+    eprintln!("[zidane] orphan-host: {error}");
+    ExitCode::FAILURE
+}
+
+/// A containment op's JSON line as this driver's fields (`op` and `ok` are added back
+/// by `main`).
+fn containment_fields(line: Value) -> Result<Fields, Failure> {
+    let mut fields = match line {
+        Value::Object(fields) => fields,
+        other => return Err(fail(Fields::new(), format!("not an object: {other}"))),
+    };
+    fields.remove("op");
+    let ok = fields.remove("ok") == Some(Value::Bool(true));
+    let error = fields.remove("error");
+    if ok {
+        Ok(fields)
+    } else {
+        let error = error.and_then(|e| e.as_str().map(str::to_owned));
+        Err(fail(fields, error.unwrap_or_else(|| "check failed".into())))
+    }
+}
+
+/// A failed check: the fields measured so far and what went wrong.
+struct Failure {
+    fields: Fields,
+    error: String,
+}
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(error: E) -> Self {
+        Self {
+            fields: Fields::new(),
+            error: error.to_string(),
+        }
+    }
+}
+
+fn fail(fields: Fields, error: impl Into<String>) -> Failure {
+    Failure {
+        fields,
+        error: error.into(),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| arg != "--bench")
+        .collect();
+    let op = args.first().cloned().unwrap_or_default();
+    if op == containment::ORPHAN_HOST_OP {
+        return orphan_host(&args);
+    }
+    let result = run(&op, args.get(1).map(String::as_str));
+    let (ok, fields, error) = match result {
+        Ok(fields) => (true, fields, None),
+        Err(failure) => (false, failure.fields, Some(failure.error)),
+    };
+    let mut line = Fields::new();
+    line.insert("op".into(), json!(op));
+    line.insert("ok".into(), json!(ok));
+    line.extend(fields);
+    if let Some(error) = error {
+        line.insert("error".into(), json!(error));
+    }
+    println!("{}", Value::Object(line));
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn run(op: &str, arg: Option<&str>) -> Result<Fields, Failure> {
+    let n: u64 = arg
+        .and_then(|a| a.parse().ok())
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("usage: driver <op> <positive integer>, got {arg:?}"))?;
+    let (dir, _temp) = bench_dir()?;
+    eprintln!("[zidane] {op} {n} -> {}", dir.display());
+    let runtime = match std::env::var("ZIDANE_BENCH_RUNTIME").as_deref() {
+        Ok("current_thread") => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?,
+        _ => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?,
+    };
+    let count = usize::try_from(n)?;
+    runtime.block_on(async {
+        match op {
+            "spawn" => spawn(&dir, count).await,
+            "roundtrip" => roundtrip(&dir, count).await,
+            "throughput" => throughput(&dir, n).await,
+            "interleave" => interleave(&dir, n).await,
+            "kill" => kill(&dir, count).await,
+            "concurrent" => concurrent(&dir, count).await,
+            "escape" => containment_fields(containment::escape(count, &dir).await),
+            "orphan" => containment_fields(containment::orphan(count, &dir).await),
+            other => Err(format!("unknown op {other}").into()),
+        }
+    })
+}
+
+/// `$BENCH_DIR` (created if missing) or a fresh temporary directory kept alive by the
+/// second value.
+fn bench_dir() -> Result<(PathBuf, Option<tempfile::TempDir>), Failure> {
+    match std::env::var_os("BENCH_DIR").filter(|d| !d.is_empty()) {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            std::fs::create_dir_all(&dir)?;
+            Ok((dir, None))
+        }
+        None => {
+            let temp = tempfile::Builder::new().prefix("bench-zidane-").tempdir()?;
+            Ok((temp.path().to_owned(), Some(temp)))
+        }
+    }
+}
+
+/// A context and handle as a host would set them up, exits arriving on a channel.
+struct Host {
+    context: ProcessContext,
+    handle: ExecutionHandle,
+    exits_tx: mpsc::UnboundedSender<TaskExitInfo>,
+    exits: mpsc::UnboundedReceiver<TaskExitInfo>,
+    dir: PathBuf,
+}
+
+impl Host {
+    async fn new(dir: &Path, max_tasks: usize) -> Result<Self, Failure> {
+        let context = ProcessContext::builder()
+            .max_background_tasks(max_tasks)
+            .build();
+        let handle = context.create_handle().await?;
+        let (exits_tx, exits) = mpsc::unbounded_channel();
+        Ok(Self {
+            context,
+            handle,
+            exits_tx,
+            exits,
+            dir: dir.to_owned(),
+        })
+    }
+
+    fn options(&self) -> BackgroundOptions {
+        let tx = self.exits_tx.clone();
+        BackgroundOptions::new(&self.dir).on_exit(move |exit| {
+            let _ = tx.send(exit);
+        })
+    }
+
+    async fn next_exit(&mut self) -> Result<TaskExitInfo, Failure> {
+        match tokio::time::timeout(EXIT_WAIT, self.exits.recv()).await {
+            Ok(Some(exit)) => Ok(exit),
+            Ok(None) => Err("the exit channel closed".into()),
+            Err(_) => Err("timed out waiting for an exit".into()),
+        }
+    }
+}
+
+async fn spawn(dir: &Path, n: usize) -> Result<Fields, Failure> {
+    let mut host = Host::new(dir, n).await?;
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let options = host.options();
+        let t0 = Instant::now();
+        host.context
+            .exec_background(host.handle, "true", options)
+            .await?;
+        samples.push(t0.elapsed());
+    }
+    let mut bad = 0;
+    for _ in 0..n {
+        if host.next_exit().await?.exit_code != 0 {
+            bad += 1;
+        }
+    }
+    let fields = percentiles(&mut samples);
+    if bad > 0 {
+        return Err(fail(fields, format!("{bad} of {n} tasks exited non-zero")));
+    }
+    Ok(fields)
+}
+
+async fn roundtrip(dir: &Path, n: usize) -> Result<Fields, Failure> {
+    let mut host = Host::new(dir, 1).await?;
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let options = host.options();
+        let t0 = Instant::now();
+        host.context
+            .exec_background(host.handle, "true", options)
+            .await?;
+        let exit = host.next_exit().await?;
+        samples.push(t0.elapsed());
+        if exit.exit_code != 0 {
+            return Err(format!("task exited {}", exit.exit_code).into());
+        }
+    }
+    Ok(percentiles(&mut samples))
+}
+
+async fn throughput(dir: &Path, bytes: u64) -> Result<Fields, Failure> {
+    let mut host = Host::new(dir, 1).await?;
+    let options = host.options();
+    let t0 = Instant::now();
+    let started = host
+        .context
+        .exec_background(host.handle, &format!("head -c {bytes} /dev/zero"), options)
+        .await?;
+    let exit = host.next_exit().await?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let size = std::fs::metadata(&started.output_path)?.len();
+    let mut fields = Fields::new();
+    fields.insert("bytes".into(), json!(bytes));
+    fields.insert("seconds".into(), json!(round3(seconds)));
+    fields.insert(
+        "mib_per_s".into(),
+        json!(round1(bytes as f64 / 1_048_576.0 / seconds)),
+    );
+    fields.insert("peak_rss_kib".into(), json!(peak_rss_kib()));
+    if exit.exit_code != 0 {
+        return Err(fail(fields, format!("head exited {}", exit.exit_code)));
+    }
+    if size != bytes {
+        return Err(fail(
+            fields,
+            format!("log holds {size} bytes, expected {bytes}"),
+        ));
+    }
+    Ok(fields)
+}
+
+async fn interleave(dir: &Path, lines: u64) -> Result<Fields, Failure> {
+    let mut host = Host::new(dir, 1).await?;
+    let command =
+        format!("i=0; while [ $i -lt {lines} ]; do echo out$i; echo err$i >&2; i=$((i+1)); done");
+    let options = host.options();
+    let t0 = Instant::now();
+    let started = host
+        .context
+        .exec_background(host.handle, &command, options)
+        .await?;
+    let exit = host.next_exit().await?;
+    let seconds = t0.elapsed().as_secs_f64();
+
+    let log = std::fs::read_to_string(&started.output_path)?;
+    let expected = 2 * lines;
+    let (mut seen, mut displaced, mut runs) = (0u64, 0u64, 0u64);
+    let mut first_bad = None;
+    let mut previous = None;
+    for line in log.lines() {
+        let stream = line.chars().next();
+        if stream != previous {
+            runs += 1;
+        }
+        previous = stream;
+        let want = (seen < expected).then(|| {
+            let kind = if seen % 2 == 0 { "out" } else { "err" };
+            format!("{kind}{}", seen / 2)
+        });
+        if want.as_deref() != Some(line) {
+            displaced += 1;
+            first_bad.get_or_insert(seen + 1);
+        }
+        seen += 1;
+    }
+    if seen < expected {
+        displaced += expected - seen;
+        first_bad.get_or_insert(seen + 1);
+    }
+    let mut fields = Fields::new();
+    fields.insert("lines".into(), json!(lines));
+    fields.insert("seconds".into(), json!(round3(seconds)));
+    fields.insert("complete".into(), json!(seen == expected && displaced == 0));
+    fields.insert("order_held".into(), json!(displaced == 0));
+    fields.insert("displaced".into(), json!(displaced));
+    fields.insert("runs".into(), json!(runs));
+    if exit.exit_code != 0 {
+        return Err(fail(fields, format!("loop exited {}", exit.exit_code)));
+    }
+    if let Some(first) = first_bad {
+        return Err(fail(
+            fields,
+            format!(
+                "{displaced} of {expected} lines missing or out of place (first at line {first})"
+            ),
+        ));
+    }
+    Ok(fields)
+}
+
+async fn kill(dir: &Path, n: usize) -> Result<Fields, Failure> {
+    let host = Host::new(dir, 1).await?;
+    let mut samples = Vec::with_capacity(n);
+    let mut survivors = 0;
+    for _ in 0..n {
+        let started = host
+            .context
+            .exec_background(
+                host.handle,
+                "sh -c 'sleep 1000 & sleep 1000'",
+                host.options(),
+            )
+            .await?;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let t0 = Instant::now();
+        let exit = host
+            .context
+            .kill_background(host.handle, started.task_id)
+            .await?
+            .ok_or("kill_background did not know the task")?;
+        samples.push(t0.elapsed());
+        if exit.exit_code != 143 {
+            return Err(format!(
+                "leader of group {} ended with {}, expected 143",
+                started.pid, exit.exit_code
+            )
+            .into());
+        }
+        // Like the floor: give the kernel up to 100 ms to finish tearing the group down.
+        let mut alive = group_members(started.pid);
+        for _ in 0..100 {
+            if alive.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            alive = group_members(started.pid);
+        }
+        if !alive.is_empty() {
+            survivors += alive.len();
+            for pid in alive {
+                kill_pid(pid);
+            }
+        }
+    }
+    let mut fields = percentiles(&mut samples);
+    fields.insert("survivors".into(), json!(survivors));
+    if survivors > 0 {
+        return Err(fail(
+            fields,
+            format!("{survivors} process(es) survived the group kill"),
+        ));
+    }
+    Ok(fields)
+}
+
+async fn concurrent(dir: &Path, n: usize) -> Result<Fields, Failure> {
+    let mut host = Host::new(dir, n).await?;
+    // Warm up (as the floor does): the runtime's reactor and the first spawn's lazily
+    // made state exist before descriptors are counted.
+    host.context
+        .exec_background(host.handle, "true", host.options())
+        .await?;
+    host.next_exit().await?;
+
+    let fds_before = open_fds();
+    let t0 = Instant::now();
+    for _ in 0..n {
+        let options = host.options();
+        host.context
+            .exec_background(host.handle, "sleep 1", options)
+            .await?;
+    }
+    let mut bad = 0;
+    for _ in 0..n {
+        if host.next_exit().await?.exit_code != 0 {
+            bad += 1;
+        }
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+    let fds_after = open_fds();
+    let mut fields = Fields::new();
+    fields.insert("n".into(), json!(n));
+    fields.insert("seconds".into(), json!(round3(seconds)));
+    fields.insert("peak_rss_kib".into(), json!(peak_rss_kib()));
+    fields.insert("fds_before".into(), json!(fds_before));
+    fields.insert("fds_after".into(), json!(fds_after));
+    if bad > 0 {
+        return Err(fail(fields, format!("{bad} of {n} tasks exited non-zero")));
+    }
+    if fds_after > fds_before {
+        return Err(fail(
+            fields,
+            format!("fd leak: {fds_before} before, {fds_after} after"),
+        ));
+    }
+    Ok(fields)
+}
+
+/// `n`, `p50_us`, `p99_us`, `max_us`: nearest-rank percentiles of the samples.
+fn percentiles(samples: &mut [Duration]) -> Fields {
+    samples.sort_unstable();
+    let n = samples.len();
+    let at = |p: f64| {
+        let rank = ((p * n as f64).ceil() as usize).clamp(1, n.max(1));
+        samples
+            .get(rank - 1)
+            .map_or(0.0, |d| round1(d.as_secs_f64() * 1e6))
+    };
+    let mut fields = Fields::new();
+    fields.insert("n".into(), json!(n));
+    fields.insert("p50_us".into(), json!(at(0.50)));
+    fields.insert("p99_us".into(), json!(at(0.99)));
+    fields.insert("max_us".into(), json!(at(1.0)));
+    fields
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// This process's peak resident set (`VmHWM`), in KiB; -1 if unknown.
+fn peak_rss_kib() -> i64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("VmHWM:"))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(-1)
+}
+
+/// Open descriptors of this process (the directory listing's own excluded).
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .map(|dir| dir.count().saturating_sub(1))
+        .unwrap_or(0)
+}
+
+/// Live (non-zombie) members of process group `pgid`.
+fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            let Some(rest) = stat.rfind(')').and_then(|i| stat.get(i + 2..)) else {
+                return false;
+            };
+            let mut fields = rest.split(' ');
+            let state = fields.next().unwrap_or("Z");
+            let group = fields.nth(1).and_then(|g| g.parse::<u32>().ok());
+            group == Some(pgid) && state != "Z" && state != "X"
+        })
+        .collect()
+}
+
+fn kill_pid(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}

@@ -3,6 +3,8 @@
 //! Every test has its own temp dir and context, a short kill grace, and waits on
 //! events with a bound — never on a sleep that hopes.
 #![cfg(unix)]
+// A panic in a test or its helpers is a failed test, not a crashed host.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "process/support.rs"]
 mod support;

@@ -97,10 +97,13 @@ pub fn wait_for_file(name: &str) -> String {
     format!("while [ ! -e {name} ]; do sleep 0.01; done")
 }
 
+/// An exit and, when asked for, the log's content at the moment `on_exit` ran.
+pub type ExitWithLog = (TaskExitInfo, Option<Vec<u8>>);
+
 /// Collects `on_exit` calls, and optionally the log's content at the moment of each.
 #[derive(Clone)]
 pub struct Exits {
-    seen: Arc<Mutex<Vec<(TaskExitInfo, Option<Vec<u8>>)>>>,
+    seen: Arc<Mutex<Vec<ExitWithLog>>>,
     count: Arc<watch::Sender<usize>>,
     snapshot_logs: bool,
 }
@@ -148,7 +151,7 @@ impl Exits {
             .collect()
     }
 
-    pub fn with_logs(&self) -> Vec<(TaskExitInfo, Option<Vec<u8>>)> {
+    pub fn with_logs(&self) -> Vec<ExitWithLog> {
         self.seen.lock().unwrap().clone()
     }
 
