@@ -458,7 +458,7 @@ impl ExecutionContext for ProcessContext {
         tokio::spawn(
             Supervisor {
                 task,
-                child: spawned.child,
+                leader: spawned.leader,
                 output: spawned.output,
                 log: LogWriter::new(log, options.max_output_bytes),
                 processes,

@@ -61,20 +61,23 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
         })?;
     // If the caller drops this future mid-run, nothing else would end the group.
     let mut guard = KillOnDrop(Some(processes));
-    let mut child = spawned.child;
+    let mut leader = spawned.leader;
     let output = spawned.output;
 
     let mut tail = TailBuffer::new(run.max_output_bytes.unwrap_or(DEFAULT_EXEC_OUTPUT_BYTES));
     let mut chunk = vec![0u8; READ_CHUNK];
-    let mut leader: Option<LeaderExit> = None;
     let mut eof = false;
+    let mut abandoned: Option<LeaderExit> = None;
     let mut ended: Option<Ended> = None;
     let mut escalation = Escalation::default();
     let timeout_at = run.timeout.map(|t| started + t);
     let cancel = run.cancel.unwrap_or_default();
 
     loop {
-        if leader.is_some() && (eof || escalation.past_grace()) {
+        if eof && leader.exit().is_none() && !leader.is_waiting() {
+            leader.after_eof().await;
+        }
+        if leader.exit().is_some() && (eof || escalation.past_grace()) {
             break;
         }
         let deadline = match escalation.deadline() {
@@ -83,9 +86,7 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
             None => None,
         };
         tokio::select! {
-            status = child.wait(), if leader.is_none() => {
-                leader = Some(status.map_or(LeaderExit { code: -1, signal: None }, LeaderExit::from_status));
-            }
+            _ = leader.waited(), if leader.is_waiting() => {}
             ready = output.readable(), if !eof => {
                 if ready.is_err() {
                     eof = true;
@@ -110,9 +111,14 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
             }
             () = sleep_until(deadline), if deadline.is_some() => {
                 if escalation.started() {
-                    if escalation.on_deadline(processes, leader.is_some()) == Next::Abandon {
-                        leader = Some(LeaderExit::signalled(Signal::KILL));
-                        break;
+                    let reaped = leader.poll_now().is_some();
+                    match escalation.on_deadline(processes, reaped) {
+                        Next::StopWaitingForEof => {}
+                        Next::Wait => leader.wait_in_background(),
+                        Next::Abandon => {
+                            abandoned = Some(LeaderExit::signalled(Signal::KILL));
+                            break;
+                        }
                     }
                 } else {
                     ended = Some(Ended::TimedOut);
@@ -121,7 +127,7 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
             }
         }
     }
-    if leader.is_some() && !escalation.started() {
+    if leader.exit().is_some() && !escalation.started() {
         // Finished on its own: nothing to kill on drop.
         guard.0 = None;
     }
@@ -130,7 +136,9 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
         processes.end_escapees(run.kill_grace).await;
     }
     drop(output);
-    let exit = leader.unwrap_or(LeaderExit::signalled(Signal::KILL));
+    let exit = abandoned
+        .or_else(|| leader.exit())
+        .unwrap_or(LeaderExit::signalled(Signal::KILL));
     let (output, truncated_bytes) = tail.finish();
     Ok(ExecOutput {
         output,

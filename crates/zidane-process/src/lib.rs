@@ -71,6 +71,7 @@ mod context;
 mod escapees;
 mod exec;
 mod kill;
+mod leader;
 mod log_file;
 mod orphan_sweep;
 mod owner_marker;

@@ -3,13 +3,15 @@
 
 use std::collections::BTreeMap;
 use std::io;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use tokio::net::unix::pipe::Receiver;
-use tokio::process::{Child, Command};
 use zidane_context::{ContextError, Result};
+
+use crate::leader::Leader;
 
 /// The shell every command runs under.
 const SHELL: &str = "/bin/sh";
@@ -66,7 +68,7 @@ pub(crate) fn resolve_cwd(base: &Path, cwd: Option<&Path>) -> Result<PathBuf> {
 /// A started shell: its leader and the read end of its output pipe.
 #[derive(Debug)]
 pub(crate) struct Spawned {
-    pub(crate) child: Child,
+    pub(crate) leader: Leader,
     pub(crate) pid: u32,
     /// Non-blocking, close-on-exec, registered with the runtime's reactor.
     pub(crate) output: Receiver,
@@ -100,18 +102,21 @@ pub(crate) fn spawn_shell(
             .stdin(Stdio::null())
             .stdout(Stdio::from(write))
             .stderr(Stdio::from(write_for_stderr))
-            .process_group(0)
-            .kill_on_drop(false);
+            .process_group(0);
+        // std spawns through posix_spawn (vfork-like: nothing of our address space is
+        // copied). The leader is reaped by `Leader`, not by a pidfd: see leader.rs.
         shell.spawn()?
         // `shell` drops here, and with it the parent's copies of the write end.
     };
-    let pid = child
-        .id()
-        .ok_or_else(|| io::Error::other("spawned child has no pid"))?;
+    let pid = child.id();
     // "Unchecked" only skips tokio's fstat that the descriptor is a readable pipe: we
     // just made it one, and made it non-blocking above.
     let output = Receiver::from_owned_fd_unchecked(read)?;
-    Ok(Spawned { child, pid, output })
+    Ok(Spawned {
+        leader: Leader::new(child),
+        pid,
+        output,
+    })
 }
 
 #[cfg(test)]

@@ -17,12 +17,12 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio::net::unix::pipe::Receiver;
-use tokio::process::Child;
 use tokio::time::Instant;
 use zidane_context::{Signal, StallInfo, TaskStatus};
 
 use crate::containment::TaskProcesses;
 use crate::kill::{Escalation, Next};
+use crate::leader::Leader;
 use crate::log_file::{LogWriter, Pumped};
 use crate::registry::Registry;
 use crate::task::{LeaderExit, Task};
@@ -38,7 +38,7 @@ const FINAL_DRAIN_LIMIT: usize = 4 << 20;
 /// Everything a supervisor needs.
 pub(crate) struct Supervisor {
     pub(crate) task: Arc<Task>,
-    pub(crate) child: Child,
+    pub(crate) leader: Leader,
     pub(crate) output: Receiver,
     pub(crate) log: LogWriter,
     pub(crate) processes: TaskProcesses,
@@ -52,7 +52,7 @@ impl Supervisor {
     pub(crate) async fn run(self) {
         let Self {
             task,
-            mut child,
+            mut leader,
             output,
             mut log,
             processes,
@@ -60,14 +60,18 @@ impl Supervisor {
             mut stall,
             registry,
         } = self;
-        let mut leader: Option<LeaderExit> = None;
         let mut eof = false;
         let mut escalation = Escalation::default();
         // Killed means: our kill reached the task while its leader was still alive.
         let mut killed_by_us = false;
+        // Set when the leader outlived SIGKILL and we stopped waiting for it.
+        let mut abandoned: Option<LeaderExit> = None;
 
         loop {
-            if leader.is_some() && (eof || escalation.past_grace()) {
+            if eof && leader.exit().is_none() && !leader.is_waiting() {
+                leader.after_eof().await;
+            }
+            if leader.exit().is_some() && (eof || escalation.past_grace()) {
                 break;
             }
             let deadline = earliest(
@@ -75,17 +79,7 @@ impl Supervisor {
                 stall.as_ref().and_then(StallWatch::deadline),
             );
             tokio::select! {
-                status = child.wait(), if leader.is_none() => {
-                    leader = Some(match status {
-                        Ok(status) => LeaderExit::from_status(status),
-                        Err(error) => {
-                            // The pidfd said it exited but the status is lost (someone
-                            // else reaped it). Never report that as success.
-                            tracing::warn!(task = %task.id, %error, "waiting for a task leader failed");
-                            LeaderExit { code: -1, signal: None }
-                        }
-                    });
-                }
+                _ = leader.waited(), if leader.is_waiting() => {}
                 ready = output.readable(), if !eof => {
                     match ready {
                         Ok(()) => {
@@ -105,18 +99,21 @@ impl Supervisor {
                     }
                 }
                 () = task.kill.cancelled(), if !escalation.started() => {
-                    killed_by_us = leader.is_none();
+                    killed_by_us = leader.poll_now().is_none();
                     escalation.start(processes, kill_grace);
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {
                     let now = Instant::now();
                     if escalation.deadline().is_some_and(|at| at <= now) {
-                        match escalation.on_deadline(processes, leader.is_some()) {
-                            Next::Wait | Next::StopWaitingForEof => {}
+                        let reaped = leader.poll_now().is_some();
+                        match escalation.on_deadline(processes, reaped) {
+                            Next::StopWaitingForEof => {}
+                            // SIGKILL is out: learn when the leader dies even if the
+                            // pipe never closes.
+                            Next::Wait => leader.wait_in_background(),
                             Next::Abandon => {
                                 tracing::warn!(task = %task.id, "task leader survived SIGKILL; settling without its status");
-                                leader = Some(LeaderExit::signalled(Signal::KILL));
-                                reap_later(child);
+                                abandoned = Some(LeaderExit::signalled(Signal::KILL));
                                 break;
                             }
                         }
@@ -147,7 +144,11 @@ impl Supervisor {
         } else {
             TaskStatus::Exited
         };
-        let exit = leader.unwrap_or(LeaderExit::signalled(Signal::KILL));
+        let exit = abandoned
+            .or_else(|| leader.exit())
+            .unwrap_or(LeaderExit::signalled(Signal::KILL));
+        // A leader we gave up on is reaped in the background (`Leader`'s drop).
+        drop(leader);
         settle(&task, &registry, status, exit, bytes_written);
     }
 }
@@ -237,13 +238,6 @@ fn fire_stall(
     if catch_unwind(AssertUnwindSafe(|| callback(info))).is_err() {
         tracing::error!(task = %task.id, "on_stall callback panicked");
     }
-}
-
-/// Keeps waiting for a leader we stopped waiting for, so it does not stay a zombie.
-fn reap_later(mut child: Child) {
-    tokio::spawn(async move {
-        let _ = child.wait().await;
-    });
 }
 
 fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {

@@ -21,6 +21,13 @@ pub(crate) struct LeaderExit {
 }
 
 impl LeaderExit {
+    /// A status we could not learn (the leader was reaped elsewhere): reported as a
+    /// failure, never as success.
+    pub(crate) const LOST: Self = Self {
+        code: -1,
+        signal: None,
+    };
+
     /// The exit of a process ended by `signal`.
     pub(crate) fn signalled(signal: Signal) -> Self {
         Self {
@@ -37,10 +44,7 @@ impl LeaderExit {
             (None, Some(signal)) => Self::signalled(signal),
             // Neither an exit nor a known signal cannot come out of a completed wait;
             // report it as a failure rather than as success.
-            (None, None) => Self {
-                code: -1,
-                signal: None,
-            },
+            (None, None) => Self::LOST,
         }
     }
 }

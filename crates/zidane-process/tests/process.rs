@@ -13,6 +13,8 @@ mod support;
 mod bad_input;
 #[path = "process/cap.rs"]
 mod cap;
+#[path = "process/closed_output.rs"]
+mod closed_output;
 #[path = "process/complete_output.rs"]
 mod complete_output;
 #[path = "process/concurrency_cap.rs"]

@@ -1,0 +1,146 @@
+//! The leader process of a task or foreground command, reaped without a pidfd.
+//!
+//! A command's output pipe reaches end-of-file when its last holder exits, and for
+//! almost every command that is the leader itself. So the owner waits for the pipe and
+//! then reaps the leader with a non-blocking `waitpid`; only a leader that outlives its
+//! output (it closed or redirected stdout and stderr, or a kill stopped waiting for
+//! end-of-file) is waited for on a blocking-pool thread.
+//!
+//! Why not a pidfd per leader: every spawn's `exec` has the kernel copy and then close
+//! every descriptor this process holds, so each descriptor a running task keeps is paid
+//! again by every later spawn. Without the pidfd a running task holds two (its pipe and
+//! its log) and one reactor registration; with a thousand tasks running that difference
+//! shows in the `concurrent` benchmark, and every exit costs one wake-up instead of two.
+
+use std::io;
+use std::process::{Child, ExitStatus};
+
+use tokio::task::JoinHandle;
+
+use crate::task::LeaderExit;
+
+/// How many times a leader whose output just closed is polled (yielding in between)
+/// before a thread is set to wait for it: the kernel closes a dying process's
+/// descriptors a moment before it becomes reapable.
+const REAP_POLLS_AFTER_EOF: usize = 4;
+
+/// A spawned leader and what we know of its exit.
+#[derive(Debug)]
+pub(crate) struct Leader {
+    state: State,
+}
+
+#[derive(Debug)]
+enum State {
+    /// Not reaped; nobody is waiting for it.
+    Running(Child),
+    /// A blocking-pool thread is waiting for it.
+    Waiting(JoinHandle<io::Result<ExitStatus>>),
+    /// Reaped (or given up on).
+    Exited(LeaderExit),
+}
+
+impl Leader {
+    pub(crate) fn new(child: Child) -> Self {
+        Self {
+            state: State::Running(child),
+        }
+    }
+
+    /// The exit, once known.
+    pub(crate) fn exit(&self) -> Option<LeaderExit> {
+        match self.state {
+            State::Exited(exit) => Some(exit),
+            State::Running(_) | State::Waiting(_) => None,
+        }
+    }
+
+    /// Reaps the leader if it has exited, without blocking.
+    pub(crate) fn poll_now(&mut self) -> Option<LeaderExit> {
+        if let State::Running(child) = &mut self.state {
+            let exit = match child.try_wait() {
+                Ok(Some(status)) => LeaderExit::from_status(status),
+                Ok(None) => return None,
+                Err(error) => lost_status(&error),
+            };
+            self.state = State::Exited(exit);
+        }
+        self.exit()
+    }
+
+    /// The output closed: reap the leader now, or soon, or have a thread wait for it.
+    pub(crate) async fn after_eof(&mut self) {
+        for _ in 0..REAP_POLLS_AFTER_EOF {
+            if self.poll_now().is_some() {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+        self.wait_in_background();
+    }
+
+    /// Has a blocking-pool thread wait for the leader (no-op if already waiting or
+    /// reaped); [`waited`](Self::waited) resolves when it is done.
+    pub(crate) fn wait_in_background(&mut self) {
+        if self.poll_now().is_some() {
+            return;
+        }
+        let state = std::mem::replace(&mut self.state, State::Exited(LeaderExit::LOST));
+        self.state = match state {
+            State::Running(mut child) => {
+                State::Waiting(tokio::task::spawn_blocking(move || child.wait()))
+            }
+            other => other,
+        };
+    }
+
+    /// Whether a thread is waiting for the leader.
+    pub(crate) fn is_waiting(&self) -> bool {
+        matches!(self.state, State::Waiting(_))
+    }
+
+    /// Resolves once the waiting thread reaped the leader; never while none waits.
+    /// Cancel-safe: the thread keeps waiting if this future is dropped.
+    pub(crate) async fn waited(&mut self) -> LeaderExit {
+        let State::Waiting(handle) = &mut self.state else {
+            return std::future::pending().await;
+        };
+        let exit = match handle.await {
+            Ok(Ok(status)) => LeaderExit::from_status(status),
+            Ok(Err(error)) => lost_status(&error),
+            Err(join) => lost_status(&io::Error::other(join)),
+        };
+        self.state = State::Exited(exit);
+        exit
+    }
+}
+
+impl Drop for Leader {
+    /// A leader nobody waits for any more (a settled kill that gave up on it, a dropped
+    /// `exec`) is still reaped whenever it dies, so it never stays a zombie.
+    fn drop(&mut self) {
+        let State::Running(mut child) =
+            std::mem::replace(&mut self.state, State::Exited(LeaderExit::LOST))
+        else {
+            // Reaped, or a detached blocking-pool thread reaps it.
+            return;
+        };
+        if matches!(child.try_wait(), Ok(Some(_)) | Err(_)) {
+            return;
+        }
+        let reap = move || {
+            let _ = child.wait();
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(reap)),
+            Err(_) => drop(std::thread::spawn(reap)),
+        }
+    }
+}
+
+/// The exit of a leader whose status could not be read (someone else reaped it).
+/// Never reported as success.
+fn lost_status(error: &io::Error) -> LeaderExit {
+    tracing::warn!(%error, "could not read a leader's exit status");
+    LeaderExit::LOST
+}
