@@ -56,7 +56,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Unix only (Linux first: `splice`, pidfds and `/proc`). No `unsafe` code.
+//! Unix only (Linux first: `splice` and `/proc`). No `unsafe` code.
 #![cfg(unix)]
 
 pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, ProcessContextBuilder};
