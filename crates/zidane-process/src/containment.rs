@@ -33,7 +33,7 @@ use crate::escapees::{self, EndReport};
 use crate::orphan_sweep::{self, SweptProcess};
 use crate::owner_marker::{MarkedWork, OwnerId, OwnerMarker};
 use crate::pid_escalation;
-use crate::proc_scan::{self, MarkedProcess, ProcUnavailable, ProcessRef};
+use crate::proc_scan::{self, MarkedProcess, ProcUnavailable, ProcessRef, ScanBound};
 
 /// Every process that belongs to one task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +41,8 @@ pub(crate) struct TaskProcesses {
     group: Pid,
     /// The marker its processes carry, when they were started with one.
     marker: Option<OwnerMarker>,
+    /// Bounds the scans for the task's processes (set when it was spawned).
+    bound: Option<ScanBound>,
 }
 
 impl TaskProcesses {
@@ -53,21 +55,30 @@ impl TaskProcesses {
         Some(Self {
             group: Pid::from_raw(pid),
             marker: None,
+            bound: None,
         })
     }
 
     /// The same processes, plus every process carrying `marker` wherever it went.
+    /// Call it right after the spawn: it bounds later scans to processes forked after.
     pub(crate) fn with_marker(self, marker: OwnerMarker) -> Self {
+        let leader = u32::try_from(self.group.as_raw()).unwrap_or(u32::MAX);
         Self {
             marker: Some(marker),
+            bound: Some(ScanBound::spawned_now(leader)),
             ..self
         }
+    }
+
+    /// What bounds the scans for the task's processes.
+    pub(crate) fn scan_bound(self) -> Option<ScanBound> {
+        self.bound
     }
 
     /// Ends whatever still carries this task's marker; see [`end_escapees`].
     pub(crate) async fn end_escapees(self, grace: Duration) {
         if let Some(marker) = self.marker {
-            end_escapees(marker.owner, vec![marker.work], grace).await;
+            end_escapees(marker.owner, vec![marker.work], self.bound, grace).await;
         }
     }
 
@@ -83,7 +94,7 @@ impl TaskProcesses {
 
     fn signal(self, signal: NixSignal) {
         if let Some(marker) = self.marker {
-            signal_marked_soon(marker, signal);
+            signal_marked_soon(marker, self.bound, signal);
         }
         match killpg(self.group, signal) {
             // ESRCH: the group is already gone. EPERM: what is left of it is no longer
@@ -100,9 +111,9 @@ impl TaskProcesses {
 /// Sends `signal` to every process carrying `marker`, from the blocking pool when a
 /// runtime is at hand (the escalation that calls this must not wait on a `/proc` scan),
 /// else right here.
-fn signal_marked_soon(marker: OwnerMarker, signal: NixSignal) {
+fn signal_marked_soon(marker: OwnerMarker, bound: Option<ScanBound>, signal: NixSignal) {
     let job = move || {
-        if let Ok(found) = proc_scan::scan_marked() {
+        if let Ok(found) = proc_scan::scan_marked_bounded(bound) {
             let targets: Vec<ProcessRef> = found
                 .iter()
                 .filter(|p| p.marker == marker)
@@ -118,15 +129,21 @@ fn signal_marked_soon(marker: OwnerMarker, signal: NixSignal) {
 }
 
 /// After a kill settled: finds every process that still carries the marker of one of
-/// `works` of `owner` (descendants that left the group) and ends it, TERM then KILL
-/// after `grace`. Bounded by about `grace` + [`pid_escalation::KILL_WAIT`]; survivors
+/// `works` of `owner` (descendants that left the group), within `bound` when given, and
+/// ends it, TERM then KILL after `grace`. Bounded by about `grace` + [`pid_escalation::KILL_WAIT`]; survivors
 /// (only a process stuck in the kernel outlives SIGKILL) are logged, not waited for.
-pub(crate) async fn end_escapees(owner: OwnerId, works: Vec<MarkedWork>, grace: Duration) {
+pub(crate) async fn end_escapees(
+    owner: OwnerId,
+    works: Vec<MarkedWork>,
+    bound: Option<ScanBound>,
+    grace: Duration,
+) {
     if works.is_empty() {
         return;
     }
     let select = move |p: &MarkedProcess| p.marker.owner == owner && works.contains(&p.marker.work);
-    let ended = tokio::task::spawn_blocking(move || escapees::end_marked(select, grace)).await;
+    let ended =
+        tokio::task::spawn_blocking(move || escapees::end_marked(select, bound, grace)).await;
     match ended {
         Ok(Ok(EndReport { ended, survivors })) => {
             if !ended.is_empty() {

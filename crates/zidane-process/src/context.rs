@@ -325,7 +325,13 @@ impl ExecutionContext for ProcessContext {
         }
         // Then whatever left the groups, of running and ended tasks alike.
         let works = tasks.iter().map(|task| MarkedWork::Task(task.id)).collect();
-        containment::end_escapees(self.owner, works, self.kill_grace).await;
+        // One bound covering every task; a task without one makes the scan unbounded.
+        let bound = tasks
+            .iter()
+            .map(|task| task.scan_bound)
+            .reduce(|a, b| a.zip(b).map(|(a, b)| a.widen(b)))
+            .flatten();
+        containment::end_escapees(self.owner, works, bound, self.kill_grace).await;
         failure.map_or(Ok(()), Err)
     }
 
@@ -438,6 +444,7 @@ impl ExecutionContext for ProcessContext {
             cwd,
             output_path: output_path.clone(),
             started_at,
+            scan_bound: processes.scan_bound(),
             on_exit: options.on_exit,
         }));
         let stall = match (options.stall_timeout, options.on_stall) {
@@ -490,8 +497,13 @@ impl ExecutionContext for ProcessContext {
             Some(exit) => exit,
             None => self.kill_and_wait(&task).await?,
         };
-        containment::end_escapees(self.owner, vec![MarkedWork::Task(task_id)], self.kill_grace)
-            .await;
+        containment::end_escapees(
+            self.owner,
+            vec![MarkedWork::Task(task_id)],
+            task.scan_bound,
+            self.kill_grace,
+        )
+        .await;
         Ok(Some(exit))
     }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use std::time::Instant;
 
 use crate::pid_escalation::{self, KILL_WAIT};
-use crate::proc_scan::{self, MarkedProcess, ProcUnavailable, ProcessRef};
+use crate::proc_scan::{self, MarkedProcess, ProcUnavailable, ProcessRef, ScanBound};
 
 /// How many scan-and-end rounds one call makes at most. A second round catches children
 /// forked by a marked process while it was being terminated; more than a few rounds means
@@ -25,14 +25,18 @@ pub(crate) struct EndReport {
     pub(crate) survivors: Vec<MarkedProcess>,
 }
 
-/// Scans `/proc` for marked processes that `select` picks, and ends them TERM-then-KILL
+/// Scans `/proc` for marked processes that `select` picks (within `bound`, when given), and ends them TERM-then-KILL
 /// (`grace` between the two), rescanning for processes forked meanwhile.
 ///
 /// Bounded: returns within about `grace + KILL_WAIT` (each round gets only what is left
 /// of that budget), whatever the processes do. Blocking: async callers run it with
 /// `spawn_blocking`. `Err(ProcUnavailable)` when `/proc`
 /// cannot be listed, so the caller knows it has only the group kill.
-pub(crate) fn end_marked<F>(select: F, grace: Duration) -> Result<EndReport, ProcUnavailable>
+pub(crate) fn end_marked<F>(
+    select: F,
+    bound: Option<ScanBound>,
+    grace: Duration,
+) -> Result<EndReport, ProcUnavailable>
 where
     F: Fn(&MarkedProcess) -> bool,
 {
@@ -40,7 +44,7 @@ where
     let mut report = EndReport::default();
     let mut seen: HashSet<ProcessRef> = HashSet::new();
     for _ in 0..MAX_ROUNDS {
-        let found: Vec<MarkedProcess> = proc_scan::scan_marked()?
+        let found: Vec<MarkedProcess> = proc_scan::scan_marked_bounded(bound)?
             .into_iter()
             .filter(&select)
             .collect();
@@ -60,7 +64,7 @@ where
         }
     }
     // Out of rounds: whatever still carries the selection is reported, not chased.
-    report.survivors = proc_scan::scan_marked()?
+    report.survivors = proc_scan::scan_marked_bounded(bound)?
         .into_iter()
         .filter(&select)
         .collect();

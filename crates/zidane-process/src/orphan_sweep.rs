@@ -56,7 +56,7 @@ pub(crate) fn sweep(grace: Duration) -> Result<Vec<SweptProcess>, ProcUnavailabl
     let select = |process: &MarkedProcess| {
         !protected.contains(&process.pid) && !process.marker.owner.is_alive()
     };
-    let report = escapees::end_marked(select, grace)?;
+    let report = escapees::end_marked(select, None, grace)?;
     for survivor in &report.survivors {
         tracing::warn!(
             pid = survivor.pid,

@@ -8,7 +8,9 @@
 
 use std::fs;
 use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use crate::owner_marker::{OWNER_MARKER_VAR, OwnerMarker};
 
@@ -77,17 +79,72 @@ pub(crate) enum ProcLiveness {
     Unknown,
 }
 
-/// Every process of this user, other than this process, whose environment carries a
-/// well-formed owner marker.
-///
-/// The environment is read first because it is the filter that rejects almost every
-/// process and, for a user other than root, the kernel refuses it for other users'
-/// processes anyway; the uid is then checked explicitly so that root does not reach into
-/// other users' processes either.
+/// Every live marked process of our user, except this one: [`scan_marked_bounded`]
+/// without a bound.
 pub(crate) fn scan_marked() -> Result<Vec<MarkedProcess>, ProcUnavailable> {
+    scan_marked_bounded(None)
+}
+
+/// How long after a task's spawn its scans may trust pid order. Linux hands out pids in
+/// increasing order until they wrap at `pid_max`; a wrap since the spawn is seen in
+/// `ns_last_pid`, but a *full* turn (every pid used once more) is not. At the smallest
+/// common `pid_max` (32768) a full turn within this window needs over 3,000 forks a
+/// second; past it, scans read every process.
+pub(crate) const PID_ORDER_TRUST: Duration = Duration::from_secs(10);
+
+/// What bounds a scan for one task's processes: its leader's pid and spawn time. Every
+/// descendant was forked after the leader, so — while pid order can be trusted — none
+/// has a lower pid, and a scan can skip older processes without reading anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ScanBound {
+    first_pid: u32,
+    spawned_at: Instant,
+}
+
+impl ScanBound {
+    /// The bound of a task whose leader `leader_pid` was spawned just now.
+    pub(crate) fn spawned_now(leader_pid: u32) -> Self {
+        Self {
+            first_pid: leader_pid,
+            spawned_at: Instant::now(),
+        }
+    }
+
+    /// A bound that covers both tasks.
+    pub(crate) fn widen(self, other: Self) -> Self {
+        Self {
+            first_pid: self.first_pid.min(other.first_pid),
+            spawned_at: self.spawned_at.min(other.spawned_at),
+        }
+    }
+
+    /// The lowest pid a scan must read, when pid order can be trusted right now.
+    fn lowest_pid(self) -> Option<u32> {
+        if self.spawned_at.elapsed() >= PID_ORDER_TRUST {
+            return None;
+        }
+        // A last pid below the leader's means pids wrapped since the spawn.
+        let last = fs::read_to_string(Path::new(PROC_ROOT).join("sys/kernel/ns_last_pid")).ok()?;
+        let last: u32 = last.trim().parse().ok()?;
+        (last >= self.first_pid).then_some(self.first_pid)
+    }
+}
+
+/// Every live marked process of our user, except this one, within `bound`.
+///
+/// Cheap checks come first: the pid against the bound (nothing read), then the
+/// environment (where the marker is), then the owner of `/proc/<pid>`; `stat` — costly
+/// to produce — is read only for marked processes. Processes that cannot be read are
+/// skipped: a scan never fails on one.
+pub(crate) fn scan_marked_bounded(
+    bound: Option<ScanBound>,
+) -> Result<Vec<MarkedProcess>, ProcUnavailable> {
     let entries = fs::read_dir(PROC_ROOT).map_err(|_| ProcUnavailable)?;
     let me = std::process::id();
-    let my_uid = real_uid(me).ok_or(ProcUnavailable)?;
+    let my_uid = fs::metadata(Path::new(PROC_ROOT).join(me.to_string()))
+        .map_err(|_| ProcUnavailable)?
+        .uid();
+    let lowest = bound.and_then(ScanBound::lowest_pid);
     let mut found = Vec::new();
     for entry in entries.flatten() {
         let Some(pid) = entry
@@ -97,13 +154,15 @@ pub(crate) fn scan_marked() -> Result<Vec<MarkedProcess>, ProcUnavailable> {
         else {
             continue;
         };
-        if pid == me {
+        if pid == me || lowest.is_some_and(|lowest| pid < lowest) {
             continue;
         }
         let Some(marker) = read_marker(pid) else {
             continue;
         };
-        if real_uid(pid) != Some(my_uid) {
+        // The owner of /proc/<pid> is the process's effective uid: another user's
+        // process is never ours to signal.
+        if fs::metadata(entry.path()).map(|m| m.uid()).ok() != Some(my_uid) {
             continue;
         }
         let Some(stat) = stat(pid) else {
@@ -122,12 +181,36 @@ pub(crate) fn scan_marked() -> Result<Vec<MarkedProcess>, ProcUnavailable> {
     Ok(found)
 }
 
+/// How long a scan waits for a process caught in the middle of `execve` to show its
+/// new environment.
+const EXEC_SETTLE: Duration = Duration::from_millis(20);
+
 /// The owner marker in a process's environment, if it carries a well-formed one.
+///
+/// A process in the middle of `execve` shows an empty environment for a moment (its new
+/// memory map exists, its environment is not on it yet): an escapee caught then would be
+/// missed. So an empty environment of a live user process is read again, briefly,
+/// until the exec completes. Kernel threads (pid 2 and its children) and zombies have an
+/// empty environment for good and are not waited for.
 pub(crate) fn read_marker(pid: u32) -> Option<OwnerMarker> {
-    let environ = fs::read(proc_path(pid, "environ")).ok()?;
+    let mut environ = fs::read(proc_path(pid, "environ")).ok()?;
+    if environ.is_empty() {
+        let stat = stat(pid)?;
+        if pid == KTHREADD || stat.ppid == KTHREADD || is_dead_state(stat.state) {
+            return None;
+        }
+        let deadline = Instant::now() + EXEC_SETTLE;
+        while environ.is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+            environ = fs::read(proc_path(pid, "environ")).ok()?;
+        }
+    }
     let value = env_value(&environ, OWNER_MARKER_VAR)?;
     OwnerMarker::parse(std::str::from_utf8(value).ok()?)
 }
+
+/// The kernel threads' parent: its children never carry an environment.
+const KTHREADD: u32 = 2;
 
 /// The value of `var` in a NUL-separated environment block (`/proc/<pid>/environ`).
 /// The first entry wins, as `getenv` would find it.
@@ -213,18 +296,6 @@ pub(crate) fn parse_stat(text: &str) -> Option<StatFields> {
         ppid,
         start_time,
     })
-}
-
-/// The real uid of a process, from the `Uid:` line of its status.
-fn real_uid(pid: u32) -> Option<u32> {
-    let status = fs::read_to_string(proc_path(pid, "status")).ok()?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("Uid:"))?
-        .split_ascii_whitespace()
-        .next()?
-        .parse()
-        .ok()
 }
 
 /// A zombie (`Z`) or dying (`X`) process has exited: it holds no memory, runs no code,

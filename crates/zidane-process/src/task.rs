@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+use crate::proc_scan::ScanBound;
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 use zidane_context::{
@@ -58,6 +59,8 @@ pub(crate) struct Task {
     pub(crate) cwd: PathBuf,
     pub(crate) output_path: PathBuf,
     pub(crate) started_at: DateTime<Utc>,
+    /// Bounds the `/proc` scans that look for its escapees.
+    pub(crate) scan_bound: Option<ScanBound>,
     /// Bytes written so far (kept and dropped), updated live by the supervisor.
     pub(crate) bytes_written: AtomicU64,
     /// Cancelled to ask the supervisor to kill the task.
@@ -92,6 +95,7 @@ pub(crate) struct NewTask {
     pub(crate) cwd: PathBuf,
     pub(crate) output_path: PathBuf,
     pub(crate) started_at: DateTime<Utc>,
+    pub(crate) scan_bound: Option<ScanBound>,
     pub(crate) on_exit: Option<ExitCallback>,
 }
 
@@ -104,6 +108,7 @@ impl Task {
             cwd: new.cwd,
             output_path: new.output_path,
             started_at: new.started_at,
+            scan_bound: new.scan_bound,
             bytes_written: AtomicU64::new(0),
             kill: CancellationToken::new(),
             state: Mutex::new(State {

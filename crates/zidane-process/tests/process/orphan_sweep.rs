@@ -153,7 +153,12 @@ async fn a_context_built_to_sweep_on_start_ends_orphans_and_reports_them() {
     let _lock = tokio::task::spawn_blocking(sweep_lock).await.unwrap();
     let token = unique_token("startup");
     let cleanup = TokenCleanup(token.clone());
-    crash_a_host(&token);
+    {
+        // No fixture holds the descriptor guard here: hold it while the helper's
+        // spawn has descriptors open.
+        let _descriptors = descriptors_in_use();
+        crash_a_host(&token);
+    }
     let orphans = processes_with_token(&token);
     assert!(!orphans.is_empty());
 

@@ -28,6 +28,12 @@ enum Guard {
     Exclusive(#[allow(dead_code)] RwLockWriteGuard<'static, ()>),
 }
 
+/// Held by a test that opens descriptors outside a [`Fixture`] (spawning a process with
+/// `std::process::Command`, say), so the descriptor-counting test never sees them.
+pub fn descriptors_in_use() -> RwLockReadGuard<'static, ()> {
+    DESCRIPTORS.read().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// A context with a short grace period, one handle, and a private temp dir.
 pub struct Fixture {
     pub context: ProcessContext,
