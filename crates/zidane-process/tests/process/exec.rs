@@ -34,7 +34,8 @@ async fn a_timeout_kills_the_whole_group_and_says_so() {
         .exec(
             f.handle,
             "sh -c 'sleep 1000 & echo $!; wait' & echo $$; wait",
-            ExecOptions::new().timeout(Duration::from_millis(300)),
+            // Long enough for both shells to print their pids on a loaded 2-core machine.
+            ExecOptions::new().timeout(Duration::from_secs(2)),
         )
         .await
         .unwrap();
@@ -64,7 +65,8 @@ async fn a_cancel_kills_the_group() {
         .context
         .exec(
             f.handle,
-            "touch started; echo $$; sleep 1000",
+            // The pid is on the pipe before `started` exists, so a cancel cannot beat it.
+            "echo $$; touch started; sleep 1000",
             ExecOptions::new().cancel(cancel),
         )
         .await
