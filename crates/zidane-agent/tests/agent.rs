@@ -5,6 +5,8 @@
 #[path = "agent/support.rs"]
 mod support;
 
+#[path = "agent/delivery_model.rs"]
+mod delivery_model;
 #[path = "agent/destroy.rs"]
 mod destroy;
 #[path = "agent/notify.rs"]
@@ -18,6 +20,8 @@ mod process;
 mod prompt;
 #[path = "agent/pull.rs"]
 mod pull;
+#[path = "agent/read_race.rs"]
+mod read_race;
 #[path = "agent/reconcile.rs"]
 mod reconcile;
 #[path = "agent/run_loop.rs"]
