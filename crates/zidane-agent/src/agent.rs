@@ -138,7 +138,7 @@ impl Agent {
             (None, Some(store)) => Some(store.tasks_dir(&session.id)?),
             (None, None) => None,
         };
-        let history = crate::session::acknowledged_in(&session.turns, |name| {
+        let history = crate::session::acknowledged_in(&session, |name| {
             tools.resolve(name).map(|tool| tool.spec().name)
         });
         let handle = match builder.handle {

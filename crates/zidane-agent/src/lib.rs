@@ -70,8 +70,8 @@ pub use picker::{PickerKind, PickerRow, TASK_GLYPH, TOOL_GLYPH};
 pub use run::{RunOptions, RunOutcome, StopReason};
 pub use scripted::{ScriptStep, ScriptedModel};
 pub use session::{
-    MAX_SESSION_ID_LEN, SESSION_FILE, SESSIONS_DIR, Session, SessionStore, TASKS_DIR,
-    delete_session, resolve_session_dir, resolve_tasks_dir, validate_session_id,
+    AcknowledgedLog, MAX_SESSION_ID_LEN, SESSION_FILE, SESSIONS_DIR, Session, SessionStore,
+    TASKS_DIR, delete_session, resolve_session_dir, resolve_tasks_dir, validate_session_id,
 };
 pub use spawn::{DEFAULT_MAX_SPAWN_DEPTH, SPAWN, SpawnInput, SpawnToolOptions, create_spawn_tool};
 pub use wake::{WakeLoop, WakeReport, WakeTrigger};

@@ -13,7 +13,8 @@ use crate::agent::InFlightCall;
 use crate::config::CANCEL_GRACE;
 use crate::suppress::{Acknowledgement, acknowledgement};
 use crate::{
-    Agent, AgentError, HookEvent, ModelRequest, Reconcile, Result, ToolCallEvent, ToolResultEvent,
+    AcknowledgedLog, Agent, AgentError, HookEvent, ModelRequest, Reconcile, Result, ToolCallEvent,
+    ToolResultEvent,
 };
 
 /// What to run: a prompt (empty for a drain-only run) and a cancellation token.
@@ -350,6 +351,7 @@ impl Agent {
                     )
                 };
                 if !suppressed.is_empty() {
+                    self.remember_read(&suppressed, &path);
                     return suppressed;
                 }
                 // Not queued: a task that ended without a push (a durable context) is
@@ -367,12 +369,28 @@ impl Agent {
                 });
                 if ended_before_read {
                     self.inner.feeds.delivery().suppress_task(task_id);
+                    self.remember_read(&[task_id], &path);
                     vec![task_id]
                 } else {
                     Vec::new()
                 }
             }
             None => Vec::new(),
+        }
+    }
+
+    /// Records in the session that the model read these ended tasks' log, so an agent
+    /// rebuilt from it knows (the turns alone do not say the task had ended by then).
+    fn remember_read(&self, task_ids: &[TaskId], path: &std::path::Path) {
+        let mut session = self.session_lock();
+        for task_id in task_ids {
+            let log = AcknowledgedLog {
+                task_id: *task_id,
+                output_path: path.to_owned(),
+            };
+            if !session.acknowledged_logs.contains(&log) {
+                session.acknowledged_logs.push(log);
+            }
         }
     }
 

@@ -40,6 +40,22 @@ pub struct Session {
     /// The turns so far.
     #[serde(default)]
     pub turns: Vec<Turn>,
+    /// Task logs the model read after their task had ended: such a read tells the model
+    /// the exit as a notification would, but leaves nothing in `turns` that says the task
+    /// had ended by then. Kept so that an agent rebuilt from this session never notifies
+    /// those tasks again (notifications, kills and completed waits are rebuilt from
+    /// `turns`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acknowledged_logs: Vec<AcknowledgedLog>,
+}
+
+/// A task log the model read after the task had ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AcknowledgedLog {
+    /// The task whose log it is.
+    pub task_id: TaskId,
+    /// The log.
+    pub output_path: PathBuf,
 }
 
 impl Session {
@@ -48,6 +64,7 @@ impl Session {
         Self {
             id: id.into(),
             turns: Vec::new(),
+            acknowledged_logs: Vec::new(),
         }
     }
 
@@ -223,16 +240,23 @@ fn create_private_dir(dir: &Path) -> Result<()> {
 }
 
 /// What a stored conversation says the model already knows: every task named by a
-/// `<task-notification>` block, killed by a successful `shell_kill`, or waited for by a
-/// `wait_task` that did not time out. `canonical` maps a called name (maybe an alias) to
-/// the tool's own name.
+/// `<task-notification>` block, killed by a successful `shell_kill`, waited for by a
+/// `wait_task` that did not time out, or whose log it read after the task ended.
+/// `canonical` maps a called name (maybe an alias) to the tool's own name.
 pub(crate) fn acknowledged_in(
-    turns: &[Turn],
+    session: &Session,
     canonical: impl Fn(&str) -> Option<String>,
 ) -> Vec<HistoricalAck> {
-    let mut acks = Vec::new();
+    let mut acks: Vec<HistoricalAck> = session
+        .acknowledged_logs
+        .iter()
+        .map(|log| HistoricalAck {
+            task_id: log.task_id,
+            output_path: Some(log.output_path.clone()),
+        })
+        .collect();
     let mut calls: HashMap<&str, (Option<String>, &serde_json::Value)> = HashMap::new();
-    for block in turns.iter().flat_map(|turn| &turn.content) {
+    for block in session.turns.iter().flat_map(|turn| &turn.content) {
         match block {
             ContentBlock::Text { text } => {
                 for wire in zidane_wire::parse(text).unwrap_or_default() {

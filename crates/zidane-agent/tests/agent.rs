@@ -20,6 +20,8 @@ mod process;
 mod prompt;
 #[path = "agent/pull.rs"]
 mod pull;
+#[path = "agent/read_ack_reload.rs"]
+mod read_ack_reload;
 #[path = "agent/read_race.rs"]
 mod read_race;
 #[path = "agent/reconcile.rs"]

@@ -43,12 +43,6 @@ use crate::support::{TASKS, bg, log};
 
 const SESSION: &str = "s1";
 
-/// Known bug: the latch rebuilt from a stored session has no `read_file`
-/// acknowledgements, so an agent rebuilt on the same handle notifies an exit the model
-/// had learned by reading the log (the pull sweep finds it again). While it stands, the
-/// reference expects that second report; set this to `true` once it is fixed.
-const READ_ACKS_SURVIVE_RELOAD: bool = false;
-
 /// Task indexes, resolved modulo the tasks started so far.
 const INDEX: Range<usize> = 0..8;
 
@@ -388,14 +382,6 @@ impl World {
         );
         let mut reference = self.reference.lock().unwrap();
         let handle = if same_handle {
-            if !READ_ACKS_SURVIVE_RELOAD {
-                let handle = reference.handle;
-                for task in &mut reference.tasks {
-                    if task.handle == handle && task.known == Some(How::Read) && !task.in_history {
-                        task.known = None;
-                    }
-                }
-            }
             reference.handle
         } else {
             let old = reference.handle;

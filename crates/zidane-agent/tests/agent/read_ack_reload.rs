@@ -1,0 +1,57 @@
+//! A `read_file` acknowledgement survives a reload: the session records that the model
+//! read an ended task's log, so the pull sweep of an agent rebuilt from it does not
+//! notify that exit again (found by the delivery property test).
+
+use std::sync::Arc;
+
+use serde_json::json;
+use zidane_agent::{Agent, Behavior, ModelResponse, RunOptions, ScriptedModel, SessionStore};
+use zidane_context::{ExecutionContext, MockContext};
+
+use crate::support::{TASKS, bg, log, notified, tid};
+
+#[tokio::test]
+async fn a_read_acknowledgement_survives_a_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path());
+    let context = Arc::new(MockContext::new());
+    let handle = context.create_handle().await.unwrap();
+    let ender = context.clone();
+    let model = ScriptedModel::new()
+        .tool_call("shell", bg("make"))
+        .react(move |_| {
+            // The task ends while the model thinks; the model then reads its log.
+            ender.finish(tid(1), 0);
+            ModelResponse::tool_use("r", "read_file", json!({ "path": log(1) }))
+        })
+        .text("make is done, I read its log");
+    let first = Agent::builder(Arc::new(model), context.clone())
+        .handle(handle)
+        .store(store.clone())
+        .behavior(Behavior::new().tasks_dir(TASKS))
+        .session(zidane_agent::Session::new("s1"))
+        .build()
+        .unwrap();
+    first.run(RunOptions::new("build")).await.unwrap();
+    assert!(
+        !first.has_pending_task_notifications(),
+        "the read after the exit acknowledged it"
+    );
+    // The host restarts: same durable context and handle, the stored session.
+    drop(first);
+
+    let model = ScriptedModel::new().text("nothing new");
+    let second = Agent::builder(Arc::new(model), context.clone())
+        .handle(handle)
+        .store(store.clone())
+        .behavior(Behavior::new().tasks_dir(TASKS))
+        .session(store.load("s1").unwrap())
+        .build()
+        .unwrap();
+    let run = second.run(RunOptions::new("anything new?")).await.unwrap();
+    assert_eq!(
+        notified(&run),
+        Vec::<String>::new(),
+        "the model read bash_1's log after it ended: it must not be told again"
+    );
+}
