@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 use async_trait::async_trait;
-use schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use zidane_tools::{Tool, ToolContext, ToolOutput, ToolSpec};
@@ -207,7 +207,7 @@ impl Tool for SpawnTool {
         ToolSpec {
             name: SPAWN.to_owned(),
             description: DESCRIPTION.to_owned(),
-            input_schema: spawn_schema(),
+            input_schema: zidane_tools::input_schema::<SpawnInput>(),
             aliases: Vec::new(),
         }
     }
@@ -345,50 +345,4 @@ fn parse(input: serde_json::Value) -> Result<SpawnInput, ToolOutput> {
     }
     serde_json::from_value(input)
         .map_err(|error| ToolOutput::error(format!("{SPAWN}: invalid input: {error}")))
-}
-
-/// The input schema as a tool spec carries it — the shape `zidane-tools` gives its own
-/// tools: a plain object schema without `$schema`, title or root description, optional
-/// fields typed without `null`, doc comments unwrapped into sentences.
-fn spawn_schema() -> serde_json::Value {
-    let mut settings = SchemaSettings::draft2020_12();
-    settings.meta_schema = None;
-    settings.inline_subschemas = true;
-    let mut value = SchemaGenerator::new(settings)
-        .into_root_schema_for::<SpawnInput>()
-        .to_value();
-    let Some(root) = value.as_object_mut() else {
-        return value;
-    };
-    root.remove("title");
-    root.remove("description");
-    if let Some(properties) = root
-        .get_mut("properties")
-        .and_then(serde_json::Value::as_object_mut)
-    {
-        for property in properties.values_mut() {
-            if let Some(types) = property
-                .get_mut("type")
-                .and_then(serde_json::Value::as_array_mut)
-            {
-                types.retain(|t| t != "null");
-                if types.len() == 1 {
-                    let single = types.remove(0);
-                    property["type"] = single;
-                }
-            }
-            if let Some(description) = property
-                .get("description")
-                .and_then(serde_json::Value::as_str)
-            {
-                let unwrapped = description
-                    .split('\n')
-                    .map(str::trim)
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                property["description"] = serde_json::Value::String(unwrapped);
-            }
-        }
-    }
-    value
 }

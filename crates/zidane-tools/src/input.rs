@@ -59,8 +59,20 @@ pub struct ReadFileInput {
 }
 
 /// The input schema of `T`, as a tool spec carries it: a plain object schema without
-/// `$schema`, title or root description, optional fields typed without `null`.
-pub(crate) fn schema_of<T: JsonSchema>() -> serde_json::Value {
+/// `$schema`, title or root description, optional fields typed without `null`, doc
+/// comments unwrapped into sentences. Derive the schema of a tool's input with this and
+/// deserialise the same type, so the two cannot drift.
+///
+/// ```
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Input {
+///     /// What to greet.
+///     name: String,
+/// }
+/// let schema = zidane_tools::input_schema::<Input>();
+/// assert_eq!(schema["required"][0], "name");
+/// ```
+pub fn input_schema<T: JsonSchema>() -> serde_json::Value {
     let mut settings = SchemaSettings::draft2020_12();
     settings.meta_schema = None;
     settings.inline_subschemas = true;

@@ -42,7 +42,7 @@ pub use context::{
 };
 pub use error::ToolError;
 pub use gate::{BackgroundGate, GateReason};
-pub use input::{ReadFileInput, ShellInput, ShellKillInput, WaitTaskInput};
+pub use input::{ReadFileInput, ShellInput, ShellKillInput, WaitTaskInput, input_schema};
 pub use read_file::READ_FILE;
 pub use registry::ToolRegistry;
 pub use shell::{SHELL, ShellToolOptions, create_shell_tool};

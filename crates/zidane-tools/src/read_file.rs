@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde_json::json;
 use zidane_context::{DEFAULT_READ_LIMIT, ReadRange, ReadResult};
 
-use crate::input::{ReadFileInput, parse, schema_of};
+use crate::input::{ReadFileInput, input_schema, parse};
 use crate::{Tool, ToolContext, ToolOutput, ToolSpec};
 
 /// The name of the read tool.
@@ -28,7 +28,7 @@ impl Tool for ReadFileTool {
         ToolSpec {
             name: READ_FILE.to_owned(),
             description: DESCRIPTION.to_owned(),
-            input_schema: schema_of::<ReadFileInput>(),
+            input_schema: input_schema::<ReadFileInput>(),
             aliases: Vec::new(),
         }
     }

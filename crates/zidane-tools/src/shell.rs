@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use serde_json::json;
 use zidane_context::{BackgroundOptions, ContextError, ExecOptions, ExecOutput};
 
-use crate::input::{ShellInput, parse, schema_of};
+use crate::input::{ShellInput, input_schema, parse};
 use crate::{BackgroundGate, Tool, ToolContext, ToolOutput, ToolSpec};
 
 /// The name of the shell tool.
@@ -78,7 +78,7 @@ struct ShellTool {
 
 impl ShellTool {
     fn foreground_spec() -> ToolSpec {
-        let mut input_schema = schema_of::<ShellInput>();
+        let mut input_schema = input_schema::<ShellInput>();
         if let Some(properties) = input_schema
             .get_mut("properties")
             .and_then(serde_json::Value::as_object_mut)
@@ -97,7 +97,7 @@ impl ShellTool {
         ToolSpec {
             name: SHELL.to_owned(),
             description: format!("{DESCRIPTION}\n\n{BACKGROUND_DESCRIPTION}"),
-            input_schema: schema_of::<ShellInput>(),
+            input_schema: input_schema::<ShellInput>(),
             aliases: Vec::new(),
         }
     }

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use serde_json::json;
 use zidane_context::{ContextError, TaskExitInfo};
 
-use crate::input::{ShellKillInput, parse, parse_task_id, schema_of};
+use crate::input::{ShellKillInput, input_schema, parse, parse_task_id};
 use crate::{Tool, ToolContext, ToolOutput, ToolSpec};
 
 /// The name of the kill tool.
@@ -25,7 +25,7 @@ impl Tool for ShellKillTool {
         ToolSpec {
             name: SHELL_KILL.to_owned(),
             description: DESCRIPTION.to_owned(),
-            input_schema: schema_of::<ShellKillInput>(),
+            input_schema: input_schema::<ShellKillInput>(),
             aliases: Vec::new(),
         }
     }

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use serde_json::json;
 use zidane_context::{ContextError, TaskEntry, TaskExitInfo, TaskId};
 
-use crate::input::{WaitTaskInput, parse, parse_task_id, schema_of};
+use crate::input::{WaitTaskInput, input_schema, parse, parse_task_id};
 use crate::{Tool, ToolContext, ToolOutput, ToolSpec};
 
 /// The name of the wait tool.
@@ -36,7 +36,7 @@ impl Tool for WaitTaskTool {
         ToolSpec {
             name: WAIT_TASK.to_owned(),
             description: DESCRIPTION.to_owned(),
-            input_schema: schema_of::<WaitTaskInput>(),
+            input_schema: input_schema::<WaitTaskInput>(),
             aliases: Vec::new(),
         }
     }
