@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::Signal;
+use crate::{ContextError, Signal};
 
 /// Default cap on the output a foreground `exec` returns (its tail is kept).
 pub const DEFAULT_EXEC_OUTPUT_BYTES: usize = 256 * 1024;
@@ -131,4 +131,28 @@ pub struct ReadResult {
     pub total_lines: usize,
     /// Lines after this window.
     pub remaining: usize,
+}
+
+/// Refuses a command no context can run: empty (or only whitespace), or containing a NUL
+/// byte (which no `argv` can carry). Every context calls it before anything is spawned,
+/// so they all refuse the same input with the same [`ContextError::InvalidCommand`].
+///
+/// ```
+/// use zidane_context::validate_command;
+/// assert!(validate_command("cargo build").is_ok());
+/// assert!(validate_command("  ").is_err());
+/// assert!(validate_command("echo a\0b").is_err());
+/// ```
+pub fn validate_command(command: &str) -> Result<(), ContextError> {
+    if command.trim().is_empty() {
+        return Err(ContextError::InvalidCommand {
+            reason: "the command is empty",
+        });
+    }
+    if command.contains('\0') {
+        return Err(ContextError::InvalidCommand {
+            reason: "the command contains a NUL byte",
+        });
+    }
+    Ok(())
 }

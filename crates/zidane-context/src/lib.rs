@@ -35,6 +35,7 @@ pub use context::ExecutionContext;
 pub use error::{ContextError, Result};
 pub use exec::{
     DEFAULT_EXEC_OUTPUT_BYTES, DEFAULT_READ_LIMIT, ExecOptions, ExecOutput, ReadRange, ReadResult,
+    validate_command,
 };
 pub use handle::ExecutionHandle;
 #[cfg(feature = "mock")]

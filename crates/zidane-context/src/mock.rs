@@ -14,6 +14,7 @@ use crate::{
     BackgroundOptions, BackgroundStarted, Capabilities, ContextError, DetachedTasks, ExecOptions,
     ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback, ReadRange, ReadResult, Result,
     Signal, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskId, TaskStatus,
+    validate_command,
 };
 
 /// A call made to a [`MockContext`], in the order it was made.
@@ -568,20 +569,6 @@ impl ExecutionContext for MockContext {
         }
         Ok(moved)
     }
-}
-
-fn validate_command(command: &str) -> Result<()> {
-    if command.trim().is_empty() {
-        return Err(ContextError::InvalidCommand {
-            reason: "the command is empty",
-        });
-    }
-    if command.contains('\0') {
-        return Err(ContextError::InvalidCommand {
-            reason: "the command contains a NUL byte",
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
-    ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId,
+    ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, validate_command,
 };
 
 use crate::containment::{self, TaskProcesses};
@@ -23,7 +23,7 @@ use crate::orphan_sweep::SweptProcess;
 use crate::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::read::read_window;
 use crate::registry::Registry;
-use crate::spawn::{resolve_cwd, spawn_shell, validate_command, validate_env};
+use crate::spawn::{resolve_cwd, spawn_shell, validate_env};
 use crate::supervise::Supervisor;
 use crate::task::{NewTask, Task};
 use crate::timestamp::{next_context_timestamp, task_log_path};
