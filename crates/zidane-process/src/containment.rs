@@ -82,20 +82,30 @@ impl TaskProcesses {
         }
     }
 
-    /// Asks every process of the task to end (`SIGTERM`).
+    /// Asks the task's process group to end (`SIGTERM`). Its escapees are asked by
+    /// [`terminate_escapees`](Self::terminate_escapees), once the group had a moment:
+    /// most kills are over by then, without a `/proc` scan.
     pub(crate) fn terminate(self) {
-        self.signal(NixSignal::SIGTERM);
+        self.signal_group(NixSignal::SIGTERM);
     }
 
-    /// Ends every process of the task (`SIGKILL`).
-    pub(crate) fn kill(self) {
-        self.signal(NixSignal::SIGKILL);
-    }
-
-    fn signal(self, signal: NixSignal) {
+    /// Asks every process carrying the task's marker to end (`SIGTERM`), from the
+    /// blocking pool: an escapee that holds the log open must not hold the kill.
+    pub(crate) fn terminate_escapees(self) {
         if let Some(marker) = self.marker {
-            signal_marked_soon(marker, self.bound, signal);
+            signal_marked_soon(marker, self.bound, NixSignal::SIGTERM);
         }
+    }
+
+    /// Ends every process of the task, in the group or not (`SIGKILL`).
+    pub(crate) fn kill(self) {
+        if let Some(marker) = self.marker {
+            signal_marked_soon(marker, self.bound, NixSignal::SIGKILL);
+        }
+        self.signal_group(NixSignal::SIGKILL);
+    }
+
+    fn signal_group(self, signal: NixSignal) {
         match killpg(self.group, signal) {
             // ESRCH: the group is already gone. EPERM: what is left of it is no longer
             // ours (e.g. a member exec'd a setuid program). Neither is worth reporting:

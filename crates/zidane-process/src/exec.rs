@@ -113,7 +113,7 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
                 if escalation.started() {
                     let reaped = leader.poll_now().is_some();
                     match escalation.on_deadline(processes, reaped) {
-                        Next::StopWaitingForEof => {}
+                        Next::Probed | Next::StopWaitingForEof => {}
                         Next::Wait => leader.wait_in_background(),
                         Next::Abandon => {
                             abandoned = Some(LeaderExit::signalled(Signal::KILL));

@@ -20,14 +20,24 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(5);
 /// caller, and the process is reaped in the background whenever it finally dies.
 pub(crate) const LEADER_REAP_BOUND: Duration = Duration::from_secs(2);
 
+/// How long after `SIGTERM` a task that has not settled gets its escapees looked for.
+/// Most tasks settle within it, and then no `/proc` scan is spent on their kill; one
+/// that does not may have a process outside its group holding the log open, which is
+/// found by its marker and terminated too, rather than holding the kill for the grace.
+pub(crate) const ESCAPEE_PROBE: Duration = Duration::from_millis(25);
+
 /// Where a kill stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Escalation {
     /// No kill asked for.
     #[default]
     Idle,
-    /// `SIGTERM` sent; `SIGKILL` goes out at `kill_at`.
-    Terminating { kill_at: Instant },
+    /// `SIGTERM` sent to the group; its escapees get it at `probe_at` (if still due),
+    /// `SIGKILL` goes out at `kill_at`.
+    Terminating {
+        kill_at: Instant,
+        probe_at: Option<Instant>,
+    },
     /// `SIGKILL` sent; the leader is waited for until `give_up_at`.
     Killing { give_up_at: Instant },
 }
@@ -35,6 +45,8 @@ pub(crate) enum Escalation {
 /// What the owner must do after a deadline passed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Next {
+    /// Keep waiting as before: the escapees were sent `SIGTERM`, the grace goes on.
+    Probed,
     /// Keep waiting (for the leader's exit, now that it has `SIGKILL`).
     Wait,
     /// Stop waiting for end-of-file: whatever still holds the output pipe open has had
@@ -57,8 +69,10 @@ impl Escalation {
             return;
         }
         processes.terminate();
+        let now = Instant::now();
         *self = Self::Terminating {
-            kill_at: Instant::now() + grace,
+            kill_at: now + grace,
+            probe_at: Some(now + ESCAPEE_PROBE.min(grace)),
         };
     }
 
@@ -66,7 +80,9 @@ impl Escalation {
     pub(crate) fn deadline(self) -> Option<Instant> {
         match self {
             Self::Idle => None,
-            Self::Terminating { kill_at } => Some(kill_at),
+            Self::Terminating { kill_at, probe_at } => {
+                Some(probe_at.map_or(kill_at, |probe| probe.min(kill_at)))
+            }
             Self::Killing { give_up_at } => Some(give_up_at),
         }
     }
@@ -76,6 +92,17 @@ impl Escalation {
     pub(crate) fn on_deadline(&mut self, processes: TaskProcesses, leader_reaped: bool) -> Next {
         match *self {
             Self::Idle => Next::Wait,
+            Self::Terminating {
+                kill_at,
+                probe_at: Some(_),
+            } if Instant::now() < kill_at => {
+                processes.terminate_escapees();
+                *self = Self::Terminating {
+                    kill_at,
+                    probe_at: None,
+                };
+                Next::Probed
+            }
             Self::Terminating { .. } => {
                 processes.kill();
                 *self = Self::Killing {

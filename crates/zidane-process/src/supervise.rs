@@ -107,7 +107,7 @@ impl Supervisor {
                     if escalation.deadline().is_some_and(|at| at <= now) {
                         let reaped = leader.poll_now().is_some();
                         match escalation.on_deadline(processes, reaped) {
-                            Next::StopWaitingForEof => {}
+                            Next::Probed | Next::StopWaitingForEof => {}
                             // SIGKILL is out: learn when the leader dies even if the
                             // pipe never closes.
                             Next::Wait => leader.wait_in_background(),
