@@ -63,8 +63,21 @@ pub(crate) struct StatFields {
     pub(crate) state: char,
     /// The parent's pid.
     pub(crate) ppid: u32,
+    /// Field 9: the kernel's per-process flags (`PF_*`).
+    pub(crate) flags: u64,
     /// Field 22: start time in clock ticks since boot.
     pub(crate) start_time: u64,
+}
+
+/// `PF_EXITING` (`include/linux/sched.h`): the process is in `do_exit`. It has given up
+/// its memory (so its environment reads empty) and can fork no more.
+const PF_EXITING: u64 = 0x4;
+
+impl StatFields {
+    /// Whether the process is dead or dying: a zombie, or already inside `do_exit`.
+    pub(crate) fn is_ending(&self) -> bool {
+        is_dead_state(self.state) || self.flags & PF_EXITING != 0
+    }
 }
 
 /// Whether a process we once saw (pid + start time) still runs.
@@ -168,7 +181,7 @@ pub(crate) fn scan_marked_bounded(
         let Some(stat) = stat(pid) else {
             continue;
         };
-        if is_dead_state(stat.state) {
+        if stat.is_ending() {
             continue;
         }
         found.push(MarkedProcess {
@@ -190,13 +203,13 @@ const EXEC_SETTLE: Duration = Duration::from_millis(20);
 /// A process in the middle of `execve` shows an empty environment for a moment (its new
 /// memory map exists, its environment is not on it yet): an escapee caught then would be
 /// missed. So an empty environment of a live user process is read again, briefly,
-/// until the exec completes. Kernel threads (pid 2 and its children) and zombies have an
-/// empty environment for good and are not waited for.
+/// until the exec completes. Kernel threads (pid 2 and its children), zombies and
+/// processes inside `do_exit` have an empty environment for good and are not waited for.
 pub(crate) fn read_marker(pid: u32) -> Option<OwnerMarker> {
     let mut environ = fs::read(proc_path(pid, "environ")).ok()?;
     if environ.is_empty() {
         let stat = stat(pid)?;
-        if pid == KTHREADD || stat.ppid == KTHREADD || is_dead_state(stat.state) {
+        if pid == KTHREADD || stat.ppid == KTHREADD || stat.is_ending() {
             return None;
         }
         let deadline = Instant::now() + EXEC_SETTLE;
@@ -286,14 +299,16 @@ pub(crate) fn stat(pid: u32) -> Option<StatFields> {
 pub(crate) fn parse_stat(text: &str) -> Option<StatFields> {
     let after_comm = &text[text.rfind(')')? + 1..];
     let mut fields = after_comm.split_ascii_whitespace();
-    // Field 3 is the state, field 4 the ppid; field 22 the start time, i.e. 18 fields
-    // after the ppid.
+    // Field 3 is the state, field 4 the ppid, field 9 the flags (5 after the ppid);
+    // field 22 the start time (13 after the flags).
     let state = fields.next()?.chars().next()?;
     let ppid = fields.next()?.parse().ok()?;
-    let start_time = fields.nth(17)?.parse().ok()?;
+    let flags = fields.nth(4)?.parse().ok()?;
+    let start_time = fields.nth(12)?.parse().ok()?;
     Some(StatFields {
         state,
         ppid,
+        flags,
         start_time,
     })
 }

@@ -37,7 +37,14 @@ fn stat_fields_are_counted_from_the_last_parenthesis() {
     let stat = parse_stat(text).unwrap();
     assert_eq!(stat.state, 'S');
     assert_eq!(stat.ppid, 77);
+    assert_eq!(stat.flags, 4_194_304);
+    assert!(!stat.is_ending());
     assert_eq!(stat.start_time, 456_789);
+    let exiting = text.replace(" 4194304 ", " 4194308 ");
+    assert!(
+        parse_stat(&exiting).unwrap().is_ending(),
+        "PF_EXITING is set"
+    );
     assert_eq!(parse_stat("123 (x) S 1"), None);
     assert_eq!(parse_stat(""), None);
 }
