@@ -37,6 +37,7 @@ pub use exec::{
     DEFAULT_EXEC_OUTPUT_BYTES, DEFAULT_READ_LIMIT, ExecOptions, ExecOutput, ReadRange, ReadResult,
     validate_command,
 };
+pub use exit_watch::wait_for_exit;
 pub use handle::ExecutionHandle;
 #[cfg(feature = "mock")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
@@ -56,6 +57,7 @@ mod capabilities;
 mod context;
 mod error;
 mod exec;
+mod exit_watch;
 mod handle;
 #[cfg(feature = "mock")]
 mod mock;

@@ -14,7 +14,7 @@ use crate::{
     BackgroundOptions, BackgroundStarted, Capabilities, ContextError, DetachedTasks, ExecOptions,
     ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback, ReadRange, ReadResult, Result,
     Signal, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskId, TaskStatus,
-    validate_command,
+    validate_command, wait_for_exit,
 };
 
 /// A call made to a [`MockContext`], in the order it was made.
@@ -532,17 +532,7 @@ impl ExecutionContext for MockContext {
             }
         };
         // The watch holds the exit once sent, so an exit racing this wait is never lost.
-        let exit = async {
-            done.wait_for(Option::is_some)
-                .await
-                .ok()
-                .and_then(|exit| exit.clone())
-        };
-        tokio::select! {
-            exit = exit => Ok(exit),
-            () = tokio::time::sleep(timeout) => Ok(None),
-            () = cancel.cancelled() => Ok(None),
-        }
+        Ok(wait_for_exit(&mut done, timeout, &cancel).await)
     }
 
     async fn reassign_background_tasks(

@@ -13,6 +13,7 @@ use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
     ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, validate_command,
+    wait_for_exit,
 };
 
 use crate::containment::{self, TaskProcesses};
@@ -530,17 +531,7 @@ impl ExecutionContext for ProcessContext {
         // after this line is seen.
         let mut done = task.subscribe();
         drop(task);
-        let exit = async {
-            done.wait_for(Option::is_some)
-                .await
-                .ok()
-                .and_then(|e| e.clone())
-        };
-        tokio::select! {
-            exit = exit => Ok(exit),
-            () = tokio::time::sleep(timeout) => Ok(None),
-            () = cancel.cancelled() => Ok(None),
-        }
+        Ok(wait_for_exit(&mut done, timeout, &cancel).await)
     }
 
     async fn reassign_background_tasks(
