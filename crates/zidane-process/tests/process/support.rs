@@ -241,20 +241,40 @@ pub fn read_log(path: &Path) -> String {
     String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).into_owned()
 }
 
-/// `(state, pgid)` of a process from `/proc/<pid>/stat`, if it exists.
-fn stat(pid: u32) -> Option<(char, i32)> {
+/// `PF_EXITING` (`include/linux/sched.h`): the process is inside `do_exit`.
+const PF_EXITING: u64 = 0x4;
+
+/// What `/proc/<pid>/stat` says of a process, if it exists.
+struct Stat {
+    state: char,
+    pgrp: i32,
+    flags: u64,
+}
+
+impl Stat {
+    /// Zombies only wait to be reaped, and a process inside `do_exit` never runs user
+    /// code again: both are dead for a test. (A killed process that has closed its
+    /// descriptors, so that its pipe reached EOF, can still be in `do_exit` a moment.)
+    fn dead(&self) -> bool {
+        matches!(self.state, 'Z' | 'X') || self.flags & PF_EXITING != 0
+    }
+}
+
+fn stat(pid: u32) -> Option<Stat> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp session tty_nr tpgid flags …`: fields follow the last `)`.
     let rest = &text[text.rfind(')')? + 2..];
     let mut fields = rest.split(' ');
     let state = fields.next()?.chars().next()?;
     let _ppid = fields.next()?;
     let pgrp = fields.next()?.parse().ok()?;
-    Some((state, pgrp))
+    let flags = fields.nth(3)?.parse().ok()?;
+    Some(Stat { state, pgrp, flags })
 }
 
-/// Whether `pid` is a live process (zombies are dead: they only wait to be reaped).
+/// Whether `pid` is a live process (see [`Stat::dead`] for what counts as dead).
 pub fn alive(pid: u32) -> bool {
-    stat(pid).is_some_and(|(state, _)| !matches!(state, 'Z' | 'X'))
+    stat(pid).is_some_and(|s| !s.dead())
 }
 
 /// Live members of process group `pgid`.
@@ -265,9 +285,7 @@ pub fn group_members(pgid: u32) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            stat(*pid).is_some_and(|(state, group)| group == pgid && !matches!(state, 'Z' | 'X'))
-        })
+        .filter(|pid| stat(*pid).is_some_and(|s| s.pgrp == pgid && !s.dead()))
         .collect()
 }
 
