@@ -152,6 +152,14 @@ pub(crate) async fn end_escapees(
         return;
     }
     let select = move |p: &MarkedProcess| p.marker.owner == owner && works.contains(&p.marker.work);
+    // Most kills have nothing outside the group, and only their own few pids to look
+    // at: probing those takes microseconds, right here. Only a find (or a scan that
+    // would have to wait) goes to the blocking pool.
+    if let Some(found) = bound.and_then(proc_scan::scan_marked_quick)
+        && !found.iter().any(&select)
+    {
+        return;
+    }
     let ended =
         tokio::task::spawn_blocking(move || escapees::end_marked(select, bound, grace)).await;
     match ended {

@@ -7,7 +7,7 @@
 //! ([`ProcUnavailable`]), so that callers fall back to the process-group kill alone.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -131,15 +131,79 @@ impl ScanBound {
         }
     }
 
-    /// The lowest pid a scan must read, when pid order can be trusted right now.
-    fn lowest_pid(self) -> Option<u32> {
+    /// The pids a scan must read, decided once per scan.
+    fn plan(self) -> Plan {
         if self.spawned_at.elapsed() >= PID_ORDER_TRUST {
-            return None;
+            return Plan::List { lowest: None };
         }
-        // A last pid below the leader's means pids wrapped since the spawn.
-        let last = fs::read_to_string(Path::new(PROC_ROOT).join("sys/kernel/ns_last_pid")).ok()?;
-        let last: u32 = last.trim().parse().ok()?;
-        (last >= self.first_pid).then_some(self.first_pid)
+        match last_pid() {
+            // A last pid below the leader's means pids wrapped since the spawn.
+            Some(last) if last >= self.first_pid => {
+                if last - self.first_pid < PROBE_RANGE {
+                    Plan::Probe {
+                        first: self.first_pid,
+                        last,
+                    }
+                } else {
+                    Plan::List {
+                        lowest: Some(self.first_pid),
+                    }
+                }
+            }
+            _ => Plan::List { lowest: None },
+        }
+    }
+}
+
+/// The widest pid range a bounded scan reads pid by pid; a wider one lists `/proc`.
+///
+/// Listing `/proc` costs about as much as probing a hundred pids (the kernel builds an
+/// entry for every process and thread group on the machine), and a task's kill usually
+/// has only its own few pids to look at.
+const PROBE_RANGE: u32 = 128;
+
+/// How many times a probe follows pids handed out while it reads before it lists
+/// `/proc` instead: something forks as fast as we read.
+const PROBE_ROUNDS: usize = 8;
+
+/// How a scan finds the pids it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    /// Every pid in `first..=last`, then those handed out meanwhile: pid order can be
+    /// trusted, so every process forked since the leader is in that range.
+    Probe { first: u32, last: u32 },
+    /// The listing of `/proc`, from `lowest` up when given.
+    List { lowest: Option<u32> },
+}
+
+/// The last pid the kernel handed out in our pid namespace.
+fn last_pid() -> Option<u32> {
+    let text = read_proc(&Path::new(PROC_ROOT).join("sys/kernel/ns_last_pid"), 32).ok()?;
+    std::str::from_utf8(&text).ok()?.trim().parse().ok()
+}
+
+/// What a scan does on meeting a live process caught in the middle of `execve` (see
+/// [`read_marker`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Patience {
+    /// Wait, briefly, for its new environment: the scan blocks up to [`EXEC_SETTLE`].
+    WaitForExec,
+    /// Give up on the scan ([`ScanError::WouldWait`]): the caller cannot block.
+    Never,
+}
+
+/// Why a scan gave no answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ScanError {
+    /// `/proc` cannot be read at all.
+    Unavailable,
+    /// A process was caught inside `execve` and the scan was told not to wait.
+    WouldWait,
+}
+
+impl From<ProcUnavailable> for ScanError {
+    fn from(ProcUnavailable: ProcUnavailable) -> Self {
+        Self::Unavailable
     }
 }
 
@@ -152,74 +216,193 @@ impl ScanBound {
 pub(crate) fn scan_marked_bounded(
     bound: Option<ScanBound>,
 ) -> Result<Vec<MarkedProcess>, ProcUnavailable> {
-    let entries = fs::read_dir(PROC_ROOT).map_err(|_| ProcUnavailable)?;
-    let me = std::process::id();
-    let my_uid = fs::metadata(Path::new(PROC_ROOT).join(me.to_string()))
-        .map_err(|_| ProcUnavailable)?
-        .uid();
-    let lowest = bound.and_then(ScanBound::lowest_pid);
-    let mut found = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == me || lowest.is_some_and(|lowest| pid < lowest) {
-            continue;
+    scan(bound, Patience::WaitForExec).map_err(|_| ProcUnavailable)
+}
+
+/// [`scan_marked_bounded`] that never blocks: `None` unless `bound` narrows the scan to
+/// a few pids that can be probed in microseconds and none of them is caught inside
+/// `execve`. Cheap enough to run on an async worker; a caller that gets `None` runs the
+/// full scan on the blocking pool.
+pub(crate) fn scan_marked_quick(bound: ScanBound) -> Option<Vec<MarkedProcess>> {
+    let plan = bound.plan();
+    if !matches!(plan, Plan::Probe { first, last } if last - first < QUICK_RANGE) {
+        return None;
+    }
+    scan_planned(plan, Patience::Never).ok()
+}
+
+/// The widest pid range [`scan_marked_quick`] probes (a few microseconds per pid).
+const QUICK_RANGE: u32 = 16;
+
+fn scan(bound: Option<ScanBound>, patience: Patience) -> Result<Vec<MarkedProcess>, ScanError> {
+    let plan = bound.map_or(Plan::List { lowest: None }, ScanBound::plan);
+    scan_planned(plan, patience)
+}
+
+fn scan_planned(plan: Plan, patience: Patience) -> Result<Vec<MarkedProcess>, ScanError> {
+    let mut scan = Scan {
+        me: std::process::id(),
+        my_uid: fs::metadata(Path::new(PROC_ROOT).join(std::process::id().to_string()))
+            .map_err(|_| ScanError::Unavailable)?
+            .uid(),
+        patience,
+        found: Vec::new(),
+    };
+    match plan {
+        Plan::Probe { first, last } => {
+            if !scan.probe(first, last)? {
+                scan.found.clear();
+                scan.list(None)?;
+            }
         }
-        let Some(marker) = read_marker(pid) else {
-            continue;
+        Plan::List { lowest } => scan.list(lowest)?,
+    }
+    Ok(scan.found)
+}
+
+/// One scan in progress.
+struct Scan {
+    me: u32,
+    my_uid: u32,
+    patience: Patience,
+    found: Vec<MarkedProcess>,
+}
+
+impl Scan {
+    /// Reads every pid of `first..=last`, then every pid handed out while it read, until
+    /// none was. `Ok(false)`: pid order stopped being trustworthy (pids wrapped, or
+    /// forks kept coming), and the caller lists `/proc` instead.
+    fn probe(&mut self, first: u32, mut last: u32) -> Result<bool, ScanError> {
+        let mut next = first;
+        for _ in 0..PROBE_ROUNDS {
+            for pid in next..=last {
+                self.visit(pid, true)?;
+            }
+            next = last.saturating_add(1);
+            match last_pid() {
+                // Nothing forked while we read: every descendant was seen.
+                Some(now) if now >= first && now < next => return Ok(true),
+                Some(now) if now >= next && now - first < PROBE_RANGE => last = now,
+                _ => return Ok(false),
+            }
+        }
+        Ok(false)
+    }
+
+    /// Reads every listed pid from `lowest` up (all when `None`).
+    fn list(&mut self, lowest: Option<u32>) -> Result<(), ScanError> {
+        let entries = fs::read_dir(PROC_ROOT).map_err(|_| ScanError::Unavailable)?;
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if lowest.is_some_and(|lowest| pid < lowest) {
+                continue;
+            }
+            self.visit(pid, false)?;
+        }
+        Ok(())
+    }
+
+    /// Records `pid` if it is a live, marked process of our user other than this one.
+    /// `maybe_thread`: the pid was not listed but guessed, so it may name a thread
+    /// (`/proc/<tid>` exists for every thread), whose process has a pid of its own.
+    fn visit(&mut self, pid: u32, maybe_thread: bool) -> Result<(), ScanError> {
+        if pid == self.me {
+            return Ok(());
+        }
+        let Some(marker) = read_marker(pid, self.patience)? else {
+            return Ok(());
         };
         // The owner of /proc/<pid> is the process's effective uid: another user's
         // process is never ours to signal.
-        if fs::metadata(entry.path()).map(|m| m.uid()).ok() != Some(my_uid) {
-            continue;
+        if fs::metadata(proc_path(pid, "")).map(|m| m.uid()).ok() != Some(self.my_uid) {
+            return Ok(());
         }
         let Some(stat) = stat(pid) else {
-            continue;
+            return Ok(());
         };
-        if stat.is_ending() {
-            continue;
+        if stat.is_ending() || (maybe_thread && thread_group(pid) != Some(pid)) {
+            return Ok(());
         }
-        found.push(MarkedProcess {
+        self.found.push(MarkedProcess {
             pid,
             start_time: stat.start_time,
             marker,
             command_line: command_line(pid).unwrap_or_default(),
         });
+        Ok(())
     }
-    Ok(found)
+}
+
+/// The thread group (process) that `pid` belongs to: itself for a process, another pid
+/// for a thread.
+fn thread_group(pid: u32) -> Option<u32> {
+    let status = read_proc(&proc_path(pid, "status"), 2048).ok()?;
+    let status = String::from_utf8_lossy(&status);
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Tgid:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Reads a `/proc` file whole. Such files report a size of 0, which makes `fs::read`
+/// grow its buffer from a few bytes, a read call each time; one buffer of `expected`
+/// bytes takes most in one call.
+fn read_proc(path: &Path, expected: usize) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(expected);
+    fs::File::open(path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// How long a scan waits for a process caught in the middle of `execve` to show its
 /// new environment.
 const EXEC_SETTLE: Duration = Duration::from_millis(20);
 
+/// Room for a typical environment in one read.
+const ENVIRON_BYTES: usize = 16 << 10;
+
 /// The owner marker in a process's environment, if it carries a well-formed one.
 ///
 /// A process in the middle of `execve` shows an empty environment for a moment (its new
 /// memory map exists, its environment is not on it yet): an escapee caught then would be
 /// missed. So an empty environment of a live user process is read again, briefly,
-/// until the exec completes. Kernel threads (pid 2 and its children), zombies and
-/// processes inside `do_exit` have an empty environment for good and are not waited for.
-pub(crate) fn read_marker(pid: u32) -> Option<OwnerMarker> {
-    let mut environ = fs::read(proc_path(pid, "environ")).ok()?;
+/// until the exec completes (or, with [`Patience::Never`], the scan gives up). Kernel
+/// threads (pid 2 and its children), zombies and processes inside `do_exit` have an
+/// empty environment for good and are not waited for.
+pub(crate) fn read_marker(pid: u32, patience: Patience) -> Result<Option<OwnerMarker>, ScanError> {
+    let environ_path = proc_path(pid, "environ");
+    let Ok(mut environ) = read_proc(&environ_path, ENVIRON_BYTES) else {
+        return Ok(None);
+    };
     if environ.is_empty() {
-        let stat = stat(pid)?;
+        let Some(stat) = stat(pid) else {
+            return Ok(None);
+        };
         if pid == KTHREADD || stat.ppid == KTHREADD || stat.is_ending() {
-            return None;
+            return Ok(None);
+        }
+        if patience == Patience::Never {
+            return Err(ScanError::WouldWait);
         }
         let deadline = Instant::now() + EXEC_SETTLE;
         while environ.is_empty() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
-            environ = fs::read(proc_path(pid, "environ")).ok()?;
+            let Ok(again) = read_proc(&environ_path, ENVIRON_BYTES) else {
+                return Ok(None);
+            };
+            environ = again;
         }
     }
-    let value = env_value(&environ, OWNER_MARKER_VAR)?;
-    OwnerMarker::parse(std::str::from_utf8(value).ok()?)
+    Ok(env_value(&environ, OWNER_MARKER_VAR)
+        .and_then(|value| std::str::from_utf8(value).ok())
+        .and_then(OwnerMarker::parse))
 }
 
 /// The kernel threads' parent: its children never carry an environment.
@@ -238,7 +421,7 @@ pub(crate) fn env_value<'a>(environ: &'a [u8], var: &str) -> Option<&'a [u8]> {
 /// A process's command line, arguments joined by spaces (lossy UTF-8); `None` if it
 /// cannot be read, empty for a kernel thread or a zombie.
 pub(crate) fn command_line(pid: u32) -> Option<String> {
-    let raw = fs::read(proc_path(pid, "cmdline")).ok()?;
+    let raw = read_proc(&proc_path(pid, "cmdline"), 1024).ok()?;
     let args: Vec<_> = raw
         .split(|&b| b == 0)
         .filter(|arg| !arg.is_empty())
@@ -254,8 +437,8 @@ pub(crate) fn start_time(pid: u32) -> Option<u64> {
 
 /// Whether the process `pid` that started at `start_time` still runs.
 pub(crate) fn liveness(pid: u32, start_time: u64) -> ProcLiveness {
-    match fs::read_to_string(proc_path(pid, "stat")) {
-        Ok(text) => match parse_stat(&text) {
+    match read_proc(&proc_path(pid, "stat"), 512) {
+        Ok(text) => match std::str::from_utf8(&text).ok().and_then(parse_stat) {
             Some(stat) if stat.start_time != start_time || is_dead_state(stat.state) => {
                 ProcLiveness::Gone
             }
@@ -289,7 +472,7 @@ pub(crate) fn self_and_ancestors() -> Vec<u32> {
 
 /// The parsed fields of `/proc/<pid>/stat`.
 pub(crate) fn stat(pid: u32) -> Option<StatFields> {
-    parse_stat(&fs::read_to_string(proc_path(pid, "stat")).ok()?)
+    parse_stat(std::str::from_utf8(&read_proc(&proc_path(pid, "stat"), 512).ok()?).ok()?)
 }
 
 /// Parses the text of `/proc/<pid>/stat`.

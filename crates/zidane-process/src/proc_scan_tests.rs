@@ -1,9 +1,10 @@
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use zidane_context::TaskId;
 
 use super::*;
-use crate::owner_marker::{MarkedWork, OwnerId};
+use crate::owner_marker::{MarkedWork, OwnerId, OwnerMarker};
 
 /// A `sleep 1000` with `env` added to its environment; killed and reaped on drop.
 struct Sleeper(Child);
@@ -110,4 +111,91 @@ fn command_line_and_ancestry_of_this_process() {
     let line = command_line(me).unwrap();
     assert!(!line.is_empty());
     assert_eq!(command_line(u32::MAX), None);
+}
+
+/// A marker of its own for one test.
+fn test_marker(number: u64) -> OwnerMarker {
+    OwnerId::for_new_context().marker(MarkedWork::Task(TaskId::from_number(number)))
+}
+
+/// Starts a marked `sleep 1000` and waits until it has exec'd (its command line shows).
+fn marked_sleeper(marker: OwnerMarker) -> Sleeper {
+    let sleeper = Sleeper::start(&[(OWNER_MARKER_VAR, &marker.to_string())]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while command_line(sleeper.pid()).as_deref() != Some("sleep 1000") {
+        assert!(Instant::now() < deadline, "sleep did not start");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    sleeper
+}
+
+#[test]
+fn a_bounded_scan_finds_what_the_full_listing_finds_since_its_bound() {
+    let marker = test_marker(21);
+    let sleeper = marked_sleeper(marker);
+    let bound = ScanBound::spawned_now(sleeper.pid());
+    let ours = |found: Vec<MarkedProcess>| -> Vec<u32> {
+        found
+            .into_iter()
+            .filter(|p| p.marker == marker)
+            .map(|p| p.pid)
+            .collect()
+    };
+    assert_eq!(
+        ours(scan_marked_bounded(Some(bound)).unwrap()),
+        vec![sleeper.pid()]
+    );
+    assert_eq!(ours(scan_marked().unwrap()), vec![sleeper.pid()]);
+}
+
+#[test]
+fn a_quick_scan_probes_a_fresh_bound_and_declines_a_wide_or_old_one() {
+    let marker = test_marker(22);
+    // A fresh bound is a handful of pids, unless the machine forked more than the
+    // quick range between our spawn and our scan: a few tries make that moot.
+    let found = (0..20).find_map(|_| {
+        let sleeper = marked_sleeper(marker);
+        let found = scan_marked_quick(ScanBound::spawned_now(sleeper.pid()))?;
+        Some((sleeper.pid(), found))
+    });
+    let (pid, found) = found.expect("a fresh bound was never quick to scan");
+    assert!(
+        found.iter().any(|p| p.marker == marker && p.pid == pid),
+        "{found:?}"
+    );
+
+    let wide = ScanBound::spawned_now(2);
+    assert_eq!(scan_marked_quick(wide), None, "pid 2 up is no quick range");
+    let old = ScanBound {
+        first_pid: std::process::id(),
+        spawned_at: Instant::now() - PID_ORDER_TRUST - Duration::from_secs(1),
+    };
+    assert_eq!(old.plan(), Plan::List { lowest: None });
+    assert_eq!(scan_marked_quick(old), None);
+}
+
+#[test]
+fn a_thread_belongs_to_its_process() {
+    let me = std::process::id();
+    let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        let tid: u32 = std::fs::read_link("/proc/thread-self")
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        tid_tx.send(tid).unwrap();
+        // Alive until the test has looked at it.
+        let _ = done_rx.recv();
+    });
+    let tid = tid_rx.recv().unwrap();
+    assert_ne!(tid, me);
+    assert_eq!(thread_group(me), Some(me));
+    assert_eq!(thread_group(tid), Some(me), "a thread id names its process");
+    done_tx.send(()).unwrap();
+    worker.join().unwrap();
 }
