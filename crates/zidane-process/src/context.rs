@@ -268,7 +268,7 @@ impl ProcessContext {
     /// Asks `task` to die and waits until it settled.
     async fn kill_and_wait(&self, task: &Task) -> Result<TaskExitInfo> {
         let mut done = task.subscribe();
-        task.kill.cancel();
+        task.request_kill();
         let settled = tokio::time::timeout(self.settle_bound(), done.wait_for(Option::is_some));
         match settled.await {
             Ok(Ok(exit)) => exit.clone().ok_or_else(|| not_settled(task.id)),
@@ -316,7 +316,7 @@ impl ExecutionContext for ProcessContext {
         };
         // Ask every task first so their grace periods run side by side.
         for task in &tasks {
-            task.kill.cancel();
+            task.request_kill();
         }
         let mut failure = None;
         for task in &tasks {

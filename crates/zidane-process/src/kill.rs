@@ -69,6 +69,15 @@ impl Escalation {
             return;
         }
         processes.terminate();
+        self.start_terminated(grace);
+    }
+
+    /// Starts the grace period of a task whose group the caller already sent
+    /// `SIGTERM` (see `Task::request_kill`). Does nothing if already started.
+    pub(crate) fn start_terminated(&mut self, grace: Duration) {
+        if self.started() {
+            return;
+        }
         let now = Instant::now();
         *self = Self::Terminating {
             kill_at: now + grace,

@@ -15,6 +15,9 @@
 use std::io;
 use std::process::{Child, ExitStatus};
 
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
+use nix::unistd::Pid;
+
 use tokio::task::JoinHandle;
 
 use crate::task::LeaderExit;
@@ -138,9 +141,52 @@ impl Drop for Leader {
     }
 }
 
+/// Whether our child `pid` has not exited yet, asked without reaping it (`waitid` with
+/// `WNOWAIT`), so its owner still reaps it and reads its status. A zombie, or a child
+/// already reaped, has exited.
+pub(crate) fn has_not_exited(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    matches!(
+        waitid(Id::Pid(Pid::from_raw(raw)), flags),
+        Ok(WaitStatus::StillAlive)
+    )
+}
+
 /// The exit of a leader whose status could not be read (someone else reaped it).
 /// Never reported as success.
 fn lost_status(error: &io::Error) -> LeaderExit {
     tracing::warn!(%error, "could not read a leader's exit status");
     LeaderExit::LOST
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    #[test]
+    fn has_not_exited_peeks_without_reaping() {
+        let mut child = Command::new("sleep")
+            .arg("1000")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(has_not_exited(pid));
+        child.kill().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while has_not_exited(pid) {
+            assert!(Instant::now() < deadline, "the child never became a zombie");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // The peek left the zombie for its owner: the status is still there to read.
+        assert!(child.wait().unwrap().signal().is_some());
+        assert!(!has_not_exited(pid), "a reaped child has exited");
+    }
 }

@@ -99,8 +99,14 @@ impl Supervisor {
                     }
                 }
                 () = task.kill.cancelled(), if !escalation.started() => {
-                    killed_by_us = leader.poll_now().is_none();
-                    escalation.start(processes, kill_grace);
+                    if let Some(request) = task.kill_request() {
+                        // SIGTERM is out already (request_kill).
+                        killed_by_us = request.leader_was_running;
+                        escalation.start_terminated(kill_grace);
+                    } else {
+                        killed_by_us = leader.poll_now().is_none();
+                        escalation.start(processes, kill_grace);
+                    }
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {
                     let now = Instant::now();
@@ -139,6 +145,10 @@ impl Supervisor {
         if let Err(error) = log.finish() {
             tracing::warn!(task = %task.id, %error, "closing a task log failed");
         }
+        // A kill request signals the group itself, so the task may have died of it
+        // before this loop ever saw the request.
+        let killed_by_us =
+            killed_by_us || task.kill_request().is_some_and(|r| r.leader_was_running);
         let status = if killed_by_us {
             TaskStatus::Killed
         } else {

@@ -3,8 +3,10 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
+use crate::containment::TaskProcesses;
+use crate::leader;
 use crate::proc_scan::ScanBound;
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
@@ -50,6 +52,14 @@ impl LeaderExit {
     }
 }
 
+/// What the first kill request of a task found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KillRequest {
+    /// The leader had not exited when the kill was asked for (and `SIGTERM` went to
+    /// the group): the task ends `Killed`, not `Exited`.
+    pub(crate) leader_was_running: bool,
+}
+
 /// A background task, shared by the registry, its supervisor and its waiters.
 #[derive(Debug)]
 pub(crate) struct Task {
@@ -65,6 +75,8 @@ pub(crate) struct Task {
     pub(crate) bytes_written: AtomicU64,
     /// Cancelled to ask the supervisor to kill the task.
     pub(crate) kill: CancellationToken,
+    /// Set by the first [`request_kill`](Self::request_kill).
+    kill_request: OnceLock<KillRequest>,
     state: Mutex<State>,
     /// `Some(exit)` once settled. A watch keeps the value, so a waiter that subscribes
     /// after the exit still sees it: no lost wake-up.
@@ -111,6 +123,7 @@ impl Task {
             scan_bound: new.scan_bound,
             bytes_written: AtomicU64::new(0),
             kill: CancellationToken::new(),
+            kill_request: OnceLock::new(),
             state: Mutex::new(State {
                 status: TaskStatus::Running,
                 exit: None,
@@ -147,6 +160,31 @@ impl Task {
 
     pub(crate) fn is_running(&self) -> bool {
         !self.state().status.is_terminal()
+    }
+
+    /// Asks for the task to be killed: `SIGTERM` goes to its group right here, rather
+    /// than a thread hop later when the supervisor wakes, and the supervisor carries the
+    /// escalation on from there. Only the first request signals; it first looks
+    /// (without reaping) whether the leader still runs, so that a leader that dies of
+    /// this very signal is not mistaken for one that exited on its own.
+    pub(crate) fn request_kill(&self) {
+        self.kill_request.get_or_init(|| {
+            let leader_was_running = leader::has_not_exited(self.pid);
+            // A settled task's leader is reaped and its group may be gone: nothing to
+            // signal. Before that, the group cannot have been handed to anyone else.
+            if self.is_running()
+                && let Some(processes) = TaskProcesses::of_leader(self.pid)
+            {
+                processes.terminate();
+            }
+            KillRequest { leader_was_running }
+        });
+        self.kill.cancel();
+    }
+
+    /// What the first kill request found, if one was made.
+    pub(crate) fn kill_request(&self) -> Option<KillRequest> {
+        self.kill_request.get().copied()
     }
 
     /// The exit, once settled.
