@@ -3,7 +3,8 @@
 //!
 //! Each task has one supervisor (a tokio task) and only the supervisor settles it, so
 //! `on_exit` fires once by construction; kill, destroy and reassign only *ask* (the
-//! kill token) or rewire (the callback, under the task's lock).
+//! kill token, after `Task::request_kill` sent the first `SIGTERM`) or rewire (the
+//! callback, under the task's lock).
 //!
 //! A task settles when its leader has exited **and** its output pipe reached end-of-file
 //! (descendants that still hold the pipe keep it running). A kill bounds that: once
