@@ -164,21 +164,24 @@ impl Task {
 
     /// Asks for the task to be killed: `SIGTERM` goes to its group right here, rather
     /// than a thread hop later when the supervisor wakes, and the supervisor carries the
-    /// escalation on from there. Only the first request signals; it first looks
-    /// (without reaping) whether the leader still runs, so that a leader that dies of
-    /// this very signal is not mistaken for one that exited on its own.
+    /// escalation on from there. Only the first request signals. It first looks
+    /// (without reaping) whether the leader still runs and records that *before*
+    /// signalling, so that a supervisor settling a leader that died of this very signal
+    /// already finds the request, and does not mistake the kill for an exit of its own.
     pub(crate) fn request_kill(&self) {
-        self.kill_request.get_or_init(|| {
-            let leader_was_running = leader::has_not_exited(self.pid);
-            // A settled task's leader is reaped and its group may be gone: nothing to
-            // signal. Before that, the group cannot have been handed to anyone else.
-            if self.is_running()
-                && let Some(processes) = TaskProcesses::of_leader(self.pid)
-            {
-                processes.terminate();
-            }
-            KillRequest { leader_was_running }
-        });
+        let leader_was_running = leader::has_not_exited(self.pid);
+        let first = self
+            .kill_request
+            .set(KillRequest { leader_was_running })
+            .is_ok();
+        // A settled task's leader is reaped and its group may be gone: nothing to
+        // signal. Before that, the group cannot have been handed to anyone else.
+        if first
+            && self.is_running()
+            && let Some(processes) = TaskProcesses::of_leader(self.pid)
+        {
+            processes.terminate();
+        }
         self.kill.cancel();
     }
 

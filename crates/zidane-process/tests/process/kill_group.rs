@@ -144,3 +144,26 @@ async fn a_signal_we_did_not_send_is_an_exit_with_128_plus_signo() {
     assert_eq!(exit.signal, Some(Signal::from_number(10).unwrap()));
     assert_eq!(exit.exit_code, 138);
 }
+
+/// The caller of a kill sends `SIGTERM` itself, so the task may die of it before its
+/// supervisor has even seen the request: it must still end `Killed`, every time (a
+/// task once ended `Exited` here when the request was recorded after the signal).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_dies_of_our_term_at_once_still_ends_killed() {
+    let f = Fixture::new().await;
+    let exits = Exits::default();
+    for round in 0..100 {
+        let started = f.start("sleep 1000", &exits).await;
+        let exit = f
+            .context
+            .kill_background(f.handle, started.task_id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (exit.status, exit.signal),
+            (TaskStatus::Killed, Some(Signal::TERM)),
+            "round {round}"
+        );
+    }
+}
