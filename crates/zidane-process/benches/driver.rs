@@ -11,6 +11,10 @@
 //! and an `"error"` when a check fails. Logs go under `$BENCH_DIR` (default: a fresh
 //! temporary directory). The `--bench` flag cargo appends is ignored.
 //!
+//! Started by cargo, the driver first execs itself without the variables cargo added
+//! (see `driver/cargo_env.rs`), so that its tasks see the environment the other
+//! drivers' tasks see.
+//!
 //! `ZIDANE_BENCH_RUNTIME=current_thread` runs on a current-thread runtime instead of
 //! the default multi-thread one (for comparing the two; hosts usually run the latter).
 
@@ -31,6 +35,8 @@ const EXIT_WAIT: Duration = Duration::from_secs(240);
 
 type Fields = Map<String, Value>;
 
+#[path = "driver/cargo_env.rs"]
+mod cargo_env;
 #[path = "driver/containment.rs"]
 mod containment;
 
@@ -93,6 +99,7 @@ fn fail(fields: Fields, error: impl Into<String>) -> Failure {
 }
 
 fn main() -> ExitCode {
+    cargo_env::reexec_without_cargo_env();
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|arg| arg != "--bench")
