@@ -224,11 +224,18 @@ pub(crate) fn scan_marked_bounded(
 /// `execve`. Cheap enough to run on an async worker; a caller that gets `None` runs the
 /// full scan on the blocking pool.
 pub(crate) fn scan_marked_quick(bound: ScanBound) -> Option<Vec<MarkedProcess>> {
-    let plan = bound.plan();
-    if !matches!(plan, Plan::Probe { first, last } if last - first < QUICK_RANGE) {
+    let Plan::Probe { first, last } = bound.plan() else {
+        return None;
+    };
+    if last - first >= QUICK_RANGE {
         return None;
     }
-    scan_planned(plan, Patience::Never).ok()
+    let mut scan = Scan::new(Patience::Never).ok()?;
+    // A probe that would have to fall back to listing /proc is no longer quick.
+    scan.probe(first, last)
+        .ok()
+        .filter(|&complete| complete)
+        .map(|_| scan.found)
 }
 
 /// The widest pid range [`scan_marked_quick`] probes (a few microseconds per pid).
@@ -240,14 +247,7 @@ fn scan(bound: Option<ScanBound>, patience: Patience) -> Result<Vec<MarkedProces
 }
 
 fn scan_planned(plan: Plan, patience: Patience) -> Result<Vec<MarkedProcess>, ScanError> {
-    let mut scan = Scan {
-        me: std::process::id(),
-        my_uid: fs::metadata(Path::new(PROC_ROOT).join(std::process::id().to_string()))
-            .map_err(|_| ScanError::Unavailable)?
-            .uid(),
-        patience,
-        found: Vec::new(),
-    };
+    let mut scan = Scan::new(patience)?;
     match plan {
         Plan::Probe { first, last } => {
             if !scan.probe(first, last)? {
@@ -269,6 +269,19 @@ struct Scan {
 }
 
 impl Scan {
+    fn new(patience: Patience) -> Result<Self, ScanError> {
+        let me = std::process::id();
+        let my_uid = fs::metadata(Path::new(PROC_ROOT).join(me.to_string()))
+            .map_err(|_| ScanError::Unavailable)?
+            .uid();
+        Ok(Self {
+            me,
+            my_uid,
+            patience,
+            found: Vec::new(),
+        })
+    }
+
     /// Reads every pid of `first..=last`, then every pid handed out while it read, until
     /// none was. `Ok(false)`: pid order stopped being trustworthy (pids wrapped, or
     /// forks kept coming), and the caller lists `/proc` instead.
