@@ -164,11 +164,16 @@ fn a_quick_scan_probes_a_fresh_bound_and_declines_a_wide_or_old_one() {
         "{found:?}"
     );
 
+    // Pids up from 2: more than the quick range on any machine that built this test.
     let wide = ScanBound::spawned_now(2);
+    assert!(last_pid().unwrap() - 2 >= QUICK_RANGE);
     assert_eq!(scan_marked_quick(wide), None, "pid 2 up is no quick range");
+    let long_ago = Instant::now()
+        .checked_sub(PID_ORDER_TRUST + Duration::from_secs(1))
+        .expect("the machine has been up longer than PID_ORDER_TRUST");
     let old = ScanBound {
         first_pid: std::process::id(),
-        spawned_at: Instant::now() - PID_ORDER_TRUST - Duration::from_secs(1),
+        spawned_at: long_ago,
     };
     assert_eq!(old.plan(), Plan::List { lowest: None });
     assert_eq!(scan_marked_quick(old), None);
