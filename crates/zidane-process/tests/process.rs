@@ -33,6 +33,8 @@ mod ids;
 mod interleave;
 #[path = "process/kill_group.rs"]
 mod kill_group;
+#[path = "process/lifecycle_model.rs"]
+mod lifecycle_model;
 #[path = "process/list.rs"]
 mod list;
 #[path = "process/orphan_sweep.rs"]

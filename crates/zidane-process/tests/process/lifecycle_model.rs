@@ -1,0 +1,252 @@
+//! A property test over whole task lifecycles on real processes: random sequences of
+//! starts (quick, released on cue, long, TERM-ignoring), releases, kills, short waits
+//! and listings, then `destroy`. Whatever the interleaving, every task's `on_exit`
+//! fires exactly once, every answer about a task agrees with that one exit, a task that
+//! cannot end on its own ends `Killed`, and nothing of any task outlives `destroy`.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use zidane_context::{
+    BackgroundStarted, ExecutionContext, Signal, TaskExitInfo, TaskId, TaskStatus,
+};
+use zidane_process::ProcessContext;
+
+use crate::support::*;
+
+/// What a started task does.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// Exits at once with this code.
+    Quick(i32),
+    /// Exits with this code once the test releases it.
+    Released(i32),
+    /// Runs until killed.
+    Long,
+    /// Ignores SIGTERM: only SIGKILL ends it.
+    Stubborn,
+}
+
+impl Kind {
+    fn command(self, cue: &str) -> String {
+        match self {
+            Self::Quick(code) => format!("exit {code}"),
+            Self::Released(code) => format!("{}; exit {code}", wait_for_file(cue)),
+            Self::Long => "sleep 1000".to_owned(),
+            // It says when the trap is set: a TERM before that would still end it.
+            Self::Stubborn => "trap '' TERM; echo armed; while :; do sleep 1; done".to_owned(),
+        }
+    }
+
+    /// Whether it can end without a kill.
+    fn ends_by_itself(self) -> bool {
+        matches!(self, Self::Quick(_) | Self::Released(_))
+    }
+}
+
+/// One step; task indices are taken modulo the number started so far.
+#[derive(Debug, Clone)]
+enum Op {
+    Start(Kind),
+    Release(usize),
+    Kill(usize),
+    Wait(usize),
+    List,
+}
+
+fn kind() -> impl Strategy<Value = Kind> {
+    prop_oneof![
+        3 => (0i32..3).prop_map(Kind::Quick),
+        3 => (0i32..3).prop_map(Kind::Released),
+        2 => Just(Kind::Long),
+        1 => Just(Kind::Stubborn),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => kind().prop_map(Op::Start),
+        2 => any::<usize>().prop_map(Op::Release),
+        2 => any::<usize>().prop_map(Op::Kill),
+        2 => any::<usize>().prop_map(Op::Wait),
+        1 => Just(Op::List),
+    ]
+}
+
+/// What the test knows of one task.
+struct Model {
+    kind: Kind,
+    started: BackgroundStarted,
+    cue: String,
+    /// The exit, once any answer (kill, wait) gave it.
+    exit: Option<TaskExitInfo>,
+}
+
+impl Model {
+    fn id(&self) -> TaskId {
+        self.started.task_id
+    }
+
+    /// Records an answer; every answer about a task must be the same exit.
+    fn learn(&mut self, exit: TaskExitInfo) -> Result<(), TestCaseError> {
+        prop_assert_eq!(exit.task_id, self.id());
+        if let Some(known) = &self.exit {
+            prop_assert_eq!(known, &exit, "two different exits for one task");
+        }
+        self.exit = Some(exit);
+        Ok(())
+    }
+}
+
+/// The exit of a task that did not end by itself: killed by our TERM, or by our KILL
+/// when it ignores TERM.
+fn check_killed(kind: Kind, exit: &TaskExitInfo) -> Result<(), TestCaseError> {
+    if kind.ends_by_itself() {
+        // It may have ended on its own first, or died of the kill.
+        prop_assert!(matches!(
+            exit.status,
+            TaskStatus::Exited | TaskStatus::Killed
+        ));
+        return Ok(());
+    }
+    prop_assert_eq!(exit.status, TaskStatus::Killed);
+    let signal = match kind {
+        Kind::Stubborn => Signal::KILL,
+        _ => Signal::TERM,
+    };
+    prop_assert_eq!(exit.signal, Some(signal));
+    prop_assert_eq!(exit.exit_code, signal.exit_code());
+    Ok(())
+}
+
+/// Every `on_exit` so far: at most one per task, and the one any answer gave.
+fn check_exits(exits: &Exits, tasks: &[Model]) -> Result<(), TestCaseError> {
+    let mut fired: HashMap<TaskId, Vec<TaskExitInfo>> = HashMap::new();
+    for exit in exits.all() {
+        fired.entry(exit.task_id).or_default().push(exit);
+    }
+    for task in tasks {
+        let seen = fired.remove(&task.id()).unwrap_or_default();
+        prop_assert!(seen.len() <= 1, "on_exit fired {} times", seen.len());
+        if let Some(known) = &task.exit {
+            // kill and wait return only after on_exit ran.
+            prop_assert_eq!(seen.first(), Some(known));
+        }
+    }
+    prop_assert!(fired.is_empty(), "on_exit for tasks never started");
+    Ok(())
+}
+
+async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let f = Fixture::with(ProcessContext::builder().max_background_tasks(64)).await;
+    let exits = Exits::default();
+    let mut tasks: Vec<Model> = Vec::new();
+    for op in ops {
+        let at = |i: usize| (!tasks.is_empty()).then(|| i % tasks.len());
+        match op {
+            Op::Start(kind) => {
+                let cue = format!("cue{}", tasks.len());
+                let started = f.start(&kind.command(&cue), &exits).await;
+                if matches!(kind, Kind::Stubborn) {
+                    log_lines(&started.output_path, 1).await;
+                }
+                tasks.push(Model {
+                    kind,
+                    started,
+                    cue,
+                    exit: None,
+                });
+            }
+            Op::Release(i) => {
+                if let Some(i) = at(i) {
+                    f.release(&tasks[i].cue);
+                }
+            }
+            Op::Kill(i) => {
+                if let Some(i) = at(i) {
+                    let killed = f.context.kill_background(f.handle, tasks[i].id()).await;
+                    let exit = killed.unwrap().expect("a started task is known");
+                    if tasks[i].exit.is_none() {
+                        check_killed(tasks[i].kind, &exit)?;
+                    }
+                    tasks[i].learn(exit)?;
+                }
+            }
+            Op::Wait(i) => {
+                if let Some(i) = at(i) {
+                    let waited = f
+                        .context
+                        .wait_background(
+                            f.handle,
+                            tasks[i].id(),
+                            Duration::from_millis(30),
+                            Default::default(),
+                        )
+                        .await
+                        .unwrap();
+                    match waited {
+                        Some(exit) => {
+                            if !tasks[i].kind.ends_by_itself() {
+                                // Only a kill ends these, and the kill's answer came first.
+                                prop_assert!(
+                                    tasks[i].exit.is_some(),
+                                    "{:?} ended alone",
+                                    tasks[i].kind
+                                );
+                            }
+                            tasks[i].learn(exit)?;
+                        }
+                        // A wait on a task that is known to have ended returns at once.
+                        None => prop_assert!(tasks[i].exit.is_none(), "a wait missed an exit"),
+                    }
+                }
+            }
+            Op::List => {
+                let entries = f.context.list_background(f.handle).await.unwrap();
+                prop_assert_eq!(entries.len(), tasks.len());
+                for task in &tasks {
+                    let entry = entries.iter().find(|e| e.task_id == task.id());
+                    let entry = entry.expect("every started task is listed");
+                    if let Some(exit) = &task.exit {
+                        prop_assert_eq!(entry.status, exit.status);
+                        prop_assert_eq!(entry.exit_code, Some(exit.exit_code));
+                    }
+                }
+            }
+        }
+        check_exits(&exits, &tasks)?;
+    }
+
+    f.context.destroy(f.handle).await.unwrap();
+    // destroy returns once every task settled: every on_exit has fired by now.
+    let all = exits.all();
+    prop_assert_eq!(all.len(), tasks.len(), "one on_exit per task after destroy");
+    for task in &mut tasks {
+        let exit = all
+            .iter()
+            .find(|e| e.task_id == task.id())
+            .cloned()
+            .expect("an exit for every task");
+        if task.exit.is_none() && !task.kind.ends_by_itself() {
+            check_killed(task.kind, &exit)?;
+        }
+        task.learn(exit)?;
+        prop_assert_eq!(group_members(task.started.pid), Vec::<u32>::new());
+    }
+    check_exits(&exits, &tasks)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_task_ends_once_and_every_answer_agrees(ops in prop::collection::vec(op(), 1..12)) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(run(ops))?;
+    }
+}
