@@ -42,12 +42,7 @@ async fn a_task_with_closed_output_can_be_killed() {
     })
     .await;
     let asked = Instant::now();
-    let exit = f
-        .context
-        .kill_background(f.handle, started.task_id)
-        .await
-        .unwrap()
-        .unwrap();
+    let exit = f.kill(started.task_id).await;
     assert!(asked.elapsed() < WAIT);
     assert_eq!(exit.status, TaskStatus::Killed);
     assert_eq!(exit.signal, Some(Signal::TERM));

@@ -28,11 +28,7 @@ async fn the_cap_refuses_the_next_start_until_a_task_settles() {
     );
 
     // A kill settles one: the next start works, and takes the next id.
-    f.context
-        .kill_background(f.handle, first.task_id)
-        .await
-        .unwrap()
-        .unwrap();
+    f.kill(first.task_id).await;
     let third = f.start("true", &exits).await;
     assert_eq!(third.task_id.to_string(), "bash_3");
 

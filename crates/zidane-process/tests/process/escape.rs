@@ -82,12 +82,7 @@ async fn kill_background_ends_descendants_that_left_the_group() {
     for command in ESCAPING {
         let f = Fixture::new().await;
         let (started, cleanup) = start_escaping(&f, command).await;
-        let exit = f
-            .context
-            .kill_background(f.handle, started.task_id)
-            .await
-            .unwrap()
-            .unwrap();
+        let exit = f.kill(started.task_id).await;
         assert_eq!(exit.status, TaskStatus::Killed, "{command}");
         assert_eq!(
             processes_with_token(&cleanup.0),

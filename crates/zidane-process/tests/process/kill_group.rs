@@ -24,12 +24,7 @@ async fn kill_takes_children_and_grandchildren() {
     })
     .await;
 
-    let exit = f
-        .context
-        .kill_background(f.handle, started.task_id)
-        .await
-        .unwrap()
-        .unwrap();
+    let exit = f.kill(started.task_id).await;
     assert_eq!(exit.status, TaskStatus::Killed);
     assert_eq!(exit.signal, Some(Signal::TERM));
     assert_eq!(exit.exit_code, 143);
@@ -55,12 +50,7 @@ async fn a_task_ignoring_term_is_escalated_to_kill() {
     log_lines(&started.output_path, 1).await;
 
     let asked = Instant::now();
-    let exit = f
-        .context
-        .kill_background(f.handle, started.task_id)
-        .await
-        .unwrap()
-        .unwrap();
+    let exit = f.kill(started.task_id).await;
     let took = asked.elapsed();
     assert!(
         took >= GRACE,
@@ -84,12 +74,7 @@ async fn kill_is_bounded_when_an_escaped_process_holds_the_log_open() {
     eventually("the escaped process runs", || alive(escaped)).await;
 
     let asked = Instant::now();
-    let exit = f
-        .context
-        .kill_background(f.handle, started.task_id)
-        .await
-        .unwrap()
-        .unwrap();
+    let exit = f.kill(started.task_id).await;
     let took = asked.elapsed();
     kill_pid(escaped);
     assert!(took < GRACE + WAIT, "kill took {took:?}");
@@ -154,12 +139,7 @@ async fn a_task_that_dies_of_our_term_at_once_still_ends_killed() {
     let exits = Exits::default();
     for round in 0..100 {
         let started = f.start("sleep 1000", &exits).await;
-        let exit = f
-            .context
-            .kill_background(f.handle, started.task_id)
-            .await
-            .unwrap()
-            .unwrap();
+        let exit = f.kill(started.task_id).await;
         assert_eq!(
             (exit.status, exit.signal),
             (TaskStatus::Killed, Some(Signal::TERM)),

@@ -9,7 +9,7 @@ use tempfile::TempDir;
 use tokio::sync::watch;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, ExecutionContext, ExecutionHandle, StallInfo,
-    TaskExitInfo,
+    TaskExitInfo, TaskId,
 };
 use zidane_process::{ProcessContext, ProcessContextBuilder};
 
@@ -89,6 +89,15 @@ impl Fixture {
             .exec_background(self.handle, command, exits.attach(self.options()))
             .await
             .unwrap()
+    }
+
+    /// Kills a task of the fixture's handle, which must know it; returns its exit.
+    pub async fn kill(&self, task_id: TaskId) -> TaskExitInfo {
+        self.context
+            .kill_background(self.handle, task_id)
+            .await
+            .unwrap()
+            .expect("the task is known to the handle")
     }
 
     /// Creates the file a task waits for (`wait_for_file NAME`).
