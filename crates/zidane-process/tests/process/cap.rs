@@ -34,39 +34,32 @@ async fn bytes_past_the_cap_are_counted_dropped_and_marked() {
     assert_eq!(entry.bytes_written, 5006);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cap_on_a_line_boundary_adds_no_blank_line() {
+/// The log of `command` run under an output cap of `cap` bytes, once it ended.
+async fn capped_log(command: &str, cap: u64) -> String {
     let f = Fixture::new().await;
     let exits = Exits::default();
     let started = f
         .context
         .exec_background(
             f.handle,
-            "echo abc; echo def",
-            exits.attach(f.options()).max_output_bytes(4),
+            command,
+            exits.attach(f.options()).max_output_bytes(cap),
         )
         .await
         .unwrap();
     exits.wait_for(1).await;
+    read_log(&started.output_path)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cap_on_a_line_boundary_adds_no_blank_line() {
     assert_eq!(
-        read_log(&started.output_path),
+        capped_log("echo abc; echo def", 4).await,
         "abc\n<output-truncated bytes-dropped=\"4\"/>\n"
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn output_under_the_cap_has_no_marker() {
-    let f = Fixture::new().await;
-    let exits = Exits::default();
-    let started = f
-        .context
-        .exec_background(
-            f.handle,
-            "echo abc",
-            exits.attach(f.options()).max_output_bytes(4),
-        )
-        .await
-        .unwrap();
-    exits.wait_for(1).await;
-    assert_eq!(read_log(&started.output_path), "abc\n");
+    assert_eq!(capped_log("echo abc", 4).await, "abc\n");
 }
