@@ -1,10 +1,14 @@
 //! A property test over whole task lifecycles on real processes: random sequences of
-//! starts (quick, released on cue, long, TERM-ignoring), releases, kills, short waits
-//! and listings, then `destroy`. Whatever the interleaving, every task's `on_exit`
-//! fires exactly once, every answer about a task agrees with that one exit, a task that
-//! cannot end on its own ends `Killed`, and nothing of any task outlives `destroy`.
+//! starts (quick, released on cue, long, TERM-ignoring) on two handles, releases,
+//! kills, short waits, listings, reassignments from one handle to the other, and asks
+//! through the wrong handle, then `destroy`. Whatever the interleaving, every task's
+//! `on_exit` fires exactly once and into the callback of the handle that owned it when
+//! it ended, every answer about a task agrees with that one exit, a task is reachable
+//! only through its own handle, a task that cannot end on its own ends `Killed`, and
+//! nothing of any task outlives `destroy`.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -45,14 +49,22 @@ impl Kind {
     }
 }
 
-/// One step; task indices are taken modulo the number started so far.
+/// How many handles the tasks are spread over.
+const HANDLES: usize = 2;
+
+/// One step; task indices are taken modulo the number started so far, handle indices
+/// modulo [`HANDLES`].
 #[derive(Debug, Clone)]
 enum Op {
-    Start(Kind),
+    Start(Kind, usize),
     Release(usize),
     Kill(usize),
     Wait(usize),
     List,
+    /// Moves every running task of one handle to another, with that handle's callback.
+    Reassign(usize, usize),
+    /// Kills and waits for a task through a handle that does not own it.
+    AskElsewhere(usize),
 }
 
 fn kind() -> impl Strategy<Value = Kind> {
@@ -66,11 +78,13 @@ fn kind() -> impl Strategy<Value = Kind> {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        3 => kind().prop_map(Op::Start),
+        3 => (kind(), any::<usize>()).prop_map(|(kind, h)| Op::Start(kind, h)),
         2 => any::<usize>().prop_map(Op::Release),
         2 => any::<usize>().prop_map(Op::Kill),
         2 => any::<usize>().prop_map(Op::Wait),
         1 => Just(Op::List),
+        1 => (any::<usize>(), any::<usize>()).prop_map(|(from, to)| Op::Reassign(from, to)),
+        1 => any::<usize>().prop_map(Op::AskElsewhere),
     ]
 }
 
@@ -78,6 +92,8 @@ fn op() -> impl Strategy<Value = Op> {
 struct Model {
     kind: Kind,
     started: BackgroundStarted,
+    /// The handle that owns it (an index into the test's handles).
+    handle: usize,
     cue: String,
     /// The exit, once any answer (kill, wait) gave it.
     exit: Option<TaskExitInfo>,
@@ -120,18 +136,24 @@ fn check_killed(kind: Kind, exit: &TaskExitInfo) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Every `on_exit` so far: at most one per task, and the one any answer gave.
-fn check_exits(exits: &Exits, tasks: &[Model]) -> Result<(), TestCaseError> {
-    let mut fired: HashMap<TaskId, Vec<TaskExitInfo>> = HashMap::new();
-    for exit in exits.all() {
-        fired.entry(exit.task_id).or_default().push(exit);
+/// Every `on_exit` so far: at most one per task, into the callback of the handle that
+/// owns it, and the one any answer gave.
+fn check_exits(exits: &[Exits; HANDLES], tasks: &[Model]) -> Result<(), TestCaseError> {
+    let mut fired: HashMap<TaskId, Vec<(usize, TaskExitInfo)>> = HashMap::new();
+    for (handle, exits) in exits.iter().enumerate() {
+        for exit in exits.all() {
+            fired.entry(exit.task_id).or_default().push((handle, exit));
+        }
     }
     for task in tasks {
         let seen = fired.remove(&task.id()).unwrap_or_default();
         prop_assert!(seen.len() <= 1, "on_exit fired {} times", seen.len());
+        if let Some((handle, _)) = seen.first() {
+            prop_assert_eq!(*handle, task.handle, "on_exit of another handle fired");
+        }
         if let Some(known) = &task.exit {
             // kill and wait return only after on_exit ran.
-            prop_assert_eq!(seen.first(), Some(known));
+            prop_assert_eq!(seen.first().map(|(_, exit)| exit), Some(known));
         }
     }
     prop_assert!(fired.is_empty(), "on_exit for tasks never started");
@@ -140,20 +162,28 @@ fn check_exits(exits: &Exits, tasks: &[Model]) -> Result<(), TestCaseError> {
 
 async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     let f = Fixture::with(ProcessContext::builder().max_background_tasks(64)).await;
-    let exits = Exits::default();
+    let handles = [f.handle, f.context.create_handle().await.unwrap()];
+    let exits: [Exits; HANDLES] = Default::default();
     let mut tasks: Vec<Model> = Vec::new();
     for op in ops {
         let at = |i: usize| (!tasks.is_empty()).then(|| i % tasks.len());
         match op {
-            Op::Start(kind) => {
+            Op::Start(kind, handle) => {
+                let handle = handle % HANDLES;
                 let cue = format!("cue{}", tasks.len());
-                let started = f.start(&kind.command(&cue), &exits).await;
+                let options = exits[handle].attach(f.options());
+                let started = f
+                    .context
+                    .exec_background(handles[handle], &kind.command(&cue), options)
+                    .await
+                    .unwrap();
                 if matches!(kind, Kind::Stubborn) {
                     log_lines(&started.output_path, 1).await;
                 }
                 tasks.push(Model {
                     kind,
                     started,
+                    handle,
                     cue,
                     exit: None,
                 });
@@ -165,7 +195,8 @@ async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             }
             Op::Kill(i) => {
                 if let Some(i) = at(i) {
-                    let killed = f.context.kill_background(f.handle, tasks[i].id()).await;
+                    let handle = handles[tasks[i].handle];
+                    let killed = f.context.kill_background(handle, tasks[i].id()).await;
                     let exit = killed.unwrap().expect("a started task is known");
                     if tasks[i].exit.is_none() {
                         check_killed(tasks[i].kind, &exit)?;
@@ -178,7 +209,7 @@ async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     let waited = f
                         .context
                         .wait_background(
-                            f.handle,
+                            handles[tasks[i].handle],
                             tasks[i].id(),
                             Duration::from_millis(30),
                             Default::default(),
@@ -203,24 +234,60 @@ async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 }
             }
             Op::List => {
-                let entries = f.context.list_background(f.handle).await.unwrap();
-                prop_assert_eq!(entries.len(), tasks.len());
-                for task in &tasks {
-                    let entry = entries.iter().find(|e| e.task_id == task.id());
-                    let entry = entry.expect("every started task is listed");
-                    if let Some(exit) = &task.exit {
-                        prop_assert_eq!(entry.status, exit.status);
-                        prop_assert_eq!(entry.exit_code, Some(exit.exit_code));
+                for (h, handle) in handles.iter().enumerate() {
+                    let entries = f.context.list_background(*handle).await.unwrap();
+                    let owned: Vec<&Model> = tasks.iter().filter(|t| t.handle == h).collect();
+                    prop_assert_eq!(entries.len(), owned.len());
+                    for task in owned {
+                        let entry = entries.iter().find(|e| e.task_id == task.id());
+                        let entry = entry.expect("every task is listed by its handle");
+                        if let Some(exit) = &task.exit {
+                            prop_assert_eq!(entry.status, exit.status);
+                            prop_assert_eq!(entry.exit_code, Some(exit.exit_code));
+                        }
                     }
+                }
+            }
+            Op::Reassign(from, to) => {
+                let (from, to) = (from % HANDLES, to % HANDLES);
+                let callback = Arc::new(exits[to].callback());
+                let moved = f
+                    .context
+                    .reassign_background_tasks(handles[from], handles[to], Some(callback))
+                    .await
+                    .unwrap();
+                for entry in moved {
+                    let task = tasks.iter_mut().find(|t| t.id() == entry.task_id);
+                    let task = task.expect("only started tasks move");
+                    prop_assert_eq!(task.handle, from, "a task of another handle moved");
+                    // A task whose exit was answered has settled, and settled tasks stay.
+                    prop_assert!(task.exit.is_none(), "an ended task moved");
+                    task.handle = to;
+                }
+            }
+            Op::AskElsewhere(i) => {
+                if let Some(i) = at(i) {
+                    let elsewhere = handles[(tasks[i].handle + 1) % HANDLES];
+                    let id = tasks[i].id();
+                    let killed = f.context.kill_background(elsewhere, id).await.unwrap();
+                    prop_assert!(killed.is_none(), "killed through a handle not its own");
+                    let waited = f
+                        .context
+                        .wait_background(elsewhere, id, Duration::ZERO, Default::default())
+                        .await
+                        .unwrap();
+                    prop_assert!(waited.is_none(), "waited through a handle not its own");
                 }
             }
         }
         check_exits(&exits, &tasks)?;
     }
 
-    f.context.destroy(f.handle).await.unwrap();
+    for handle in handles {
+        f.context.destroy(handle).await.unwrap();
+    }
     // destroy returns once every task settled: every on_exit has fired by now.
-    let all = exits.all();
+    let all: Vec<TaskExitInfo> = exits.iter().flat_map(Exits::all).collect();
     prop_assert_eq!(all.len(), tasks.len(), "one on_exit per task after destroy");
     for task in &mut tasks {
         let exit = all
@@ -238,7 +305,7 @@ async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
     fn every_task_ends_once_and_every_answer_agrees(ops in prop::collection::vec(op(), 1..12)) {
