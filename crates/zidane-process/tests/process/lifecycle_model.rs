@@ -1,9 +1,11 @@
 //! A property test over whole task lifecycles on real processes: random sequences of
-//! starts (quick, released on cue, long, TERM-ignoring) on two handles, releases,
+//! starts (quick, released on cue, long, TERM-ignoring, printing under an optional
+//! output cap) on two handles, releases,
 //! kills, short waits, listings, reassignments from one handle to the other, and asks
 //! through the wrong handle, then `destroy`. Whatever the interleaving, every task's
 //! `on_exit` fires exactly once and into the callback of the handle that owned it when
-//! it ended, every answer about a task agrees with that one exit, a task is reachable
+//! it ended, with the whole (or capped and marked) output in the log by then, every
+//! answer about a task agrees with that one exit, a task is reachable
 //! only through its own handle, a task that cannot end on its own ends `Killed`, and
 //! nothing of any task outlives `destroy`.
 
@@ -30,6 +32,8 @@ enum Kind {
     Long,
     /// Ignores SIGTERM: only SIGKILL ends it.
     Stubborn,
+    /// Prints this many bytes and exits 0, under this output cap.
+    Prints(usize, Option<u64>),
 }
 
 impl Kind {
@@ -40,12 +44,30 @@ impl Kind {
             Self::Long => "sleep 1000".to_owned(),
             // It says when the trap is set: a TERM before that would still end it.
             Self::Stubborn => "trap '' TERM; echo armed; while :; do sleep 1; done".to_owned(),
+            Self::Prints(bytes, _) => format!("head -c {bytes} /dev/zero"),
         }
+    }
+
+    /// What its log holds once it exited by itself.
+    fn expected_log(self) -> Option<Vec<u8>> {
+        let Self::Prints(bytes, cap) = self else {
+            return None;
+        };
+        let printed = bytes as u64;
+        let mut log = vec![0u8; usize::try_from(printed.min(cap.unwrap_or(printed))).ok()?];
+        if let Some(cap) = cap.filter(|cap| printed > *cap) {
+            // The marker gets a line of its own; a kept NUL byte does not end a line.
+            let separator = if cap > 0 { "\n" } else { "" };
+            let dropped = printed - cap;
+            let marker = format!("{separator}<output-truncated bytes-dropped=\"{dropped}\"/>\n");
+            log.extend_from_slice(marker.as_bytes());
+        }
+        Some(log)
     }
 
     /// Whether it can end without a kill.
     fn ends_by_itself(self) -> bool {
-        matches!(self, Self::Quick(_) | Self::Released(_))
+        matches!(self, Self::Quick(_) | Self::Released(_) | Self::Prints(..))
     }
 }
 
@@ -73,6 +95,8 @@ fn kind() -> impl Strategy<Value = Kind> {
         3 => (0i32..3).prop_map(Kind::Released),
         2 => Just(Kind::Long),
         1 => Just(Kind::Stubborn),
+        2 => (0usize..200_000, prop::option::of(0u64..100_000))
+            .prop_map(|(bytes, cap)| Kind::Prints(bytes, cap)),
     ]
 }
 
@@ -140,16 +164,30 @@ fn check_killed(kind: Kind, exit: &TaskExitInfo) -> Result<(), TestCaseError> {
 /// owns it, and the one any answer gave.
 fn check_exits(exits: &[Exits; HANDLES], tasks: &[Model]) -> Result<(), TestCaseError> {
     let mut fired: HashMap<TaskId, Vec<(usize, TaskExitInfo)>> = HashMap::new();
+    let mut logs: HashMap<TaskId, Vec<u8>> = HashMap::new();
     for (handle, exits) in exits.iter().enumerate() {
-        for exit in exits.all() {
+        for (exit, log) in exits.with_logs() {
+            logs.extend(log.map(|log| (exit.task_id, log)));
             fired.entry(exit.task_id).or_default().push((handle, exit));
         }
     }
     for task in tasks {
         let seen = fired.remove(&task.id()).unwrap_or_default();
         prop_assert!(seen.len() <= 1, "on_exit fired {} times", seen.len());
-        if let Some((handle, _)) = seen.first() {
+        if let Some((handle, exit)) = seen.first() {
             prop_assert_eq!(*handle, task.handle, "on_exit of another handle fired");
+            // Only a task that finished printing has a known log; a kill may cut it short.
+            if let Some(expected) = task.kind.expected_log()
+                && exit.status == TaskStatus::Exited
+            {
+                let log = logs.get(&task.id()).expect("logs are read inside on_exit");
+                prop_assert!(
+                    log == &expected,
+                    "log of {:?} is {} bytes",
+                    task.kind,
+                    log.len()
+                );
+            }
         }
         if let Some(known) = &task.exit {
             // kill and wait return only after on_exit ran.
@@ -163,7 +201,8 @@ fn check_exits(exits: &[Exits; HANDLES], tasks: &[Model]) -> Result<(), TestCase
 async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     let f = Fixture::with(ProcessContext::builder().max_background_tasks(64)).await;
     let handles = [f.handle, f.context.create_handle().await.unwrap()];
-    let exits: [Exits; HANDLES] = Default::default();
+    // Each log is read inside its task's `on_exit`, to see it complete by then.
+    let exits: [Exits; HANDLES] = std::array::from_fn(|_| Exits::snapshotting_logs());
     let mut tasks: Vec<Model> = Vec::new();
     for op in ops {
         let at = |i: usize| (!tasks.is_empty()).then(|| i % tasks.len());
@@ -171,7 +210,10 @@ async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             Op::Start(kind, handle) => {
                 let handle = handle % HANDLES;
                 let cue = format!("cue{}", tasks.len());
-                let options = exits[handle].attach(f.options());
+                let mut options = exits[handle].attach(f.options());
+                if let Kind::Prints(_, Some(cap)) = kind {
+                    options = options.max_output_bytes(cap);
+                }
                 let started = f
                     .context
                     .exec_background(handles[handle], &kind.command(&cue), options)
