@@ -1,13 +1,12 @@
 //! A property test over whole task lifecycles on real processes: random sequences of
-//! starts (quick, released on cue, long, TERM-ignoring, printing under an optional
-//! output cap) on two handles, releases,
-//! kills, short waits, listings, reassignments from one handle to the other, and asks
-//! through the wrong handle, then `destroy`. Whatever the interleaving, every task's
-//! `on_exit` fires exactly once and into the callback of the handle that owned it when
-//! it ended, with the whole (or capped and marked) output in the log by then, every
-//! answer about a task agrees with that one exit, a task is reachable
-//! only through its own handle, a task that cannot end on its own ends `Killed`, and
-//! nothing of any task outlives `destroy`.
+//! starts on two handles (quick, released on cue, long, TERM-ignoring, or printing
+//! under an optional output cap), releases, kills, short waits, listings,
+//! reassignments from one handle to the other and asks through the wrong handle, then
+//! `destroy`. Whatever the interleaving, every task's `on_exit` fires exactly once,
+//! into the callback of the handle that owned it when it ended, with its whole (or
+//! capped and marked) output in the log by then; every answer about a task agrees with
+//! that one exit; a task answers only to its own handle; a task that cannot end on its
+//! own ends `Killed`; and nothing of any task outlives `destroy`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
