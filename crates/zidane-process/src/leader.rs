@@ -165,18 +165,13 @@ fn lost_status(error: &io::Error) -> LeaderExit {
 #[cfg(test)]
 mod tests {
     use std::os::unix::process::ExitStatusExt;
-    use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
     use super::*;
 
     #[test]
     fn has_not_exited_peeks_without_reaping() {
-        let mut child = Command::new("sleep")
-            .arg("1000")
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = crate::test_children::sleep_1000(&[]);
         let pid = child.id();
         assert!(has_not_exited(pid));
         child.kill().unwrap();

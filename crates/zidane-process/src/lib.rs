@@ -82,5 +82,7 @@ mod registry;
 mod spawn;
 mod supervise;
 mod task;
+#[cfg(test)]
+mod test_children;
 mod timestamp;
 mod watchdog;

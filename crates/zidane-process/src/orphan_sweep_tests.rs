@@ -1,16 +1,15 @@
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 use super::*;
 use crate::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
+use crate::test_children::sleep_1000;
 
 fn sleeper(marker: Option<OwnerMarker>) -> Child {
-    let mut command = Command::new("sleep");
-    command.arg("1000").stdin(Stdio::null());
-    if let Some(marker) = marker {
-        command.env(OWNER_MARKER_VAR, marker.to_string());
+    match marker {
+        Some(marker) => sleep_1000(&[(OWNER_MARKER_VAR, &marker.to_string())]),
+        None => sleep_1000(&[]),
     }
-    command.spawn().unwrap()
 }
 
 /// An owner that existed and is gone: a real process, started, ended and reaped.

@@ -1,5 +1,3 @@
-use std::process::{Command, Stdio};
-
 use proptest::prelude::*;
 
 use super::*;
@@ -60,11 +58,7 @@ fn each_context_gets_its_own_nonce_and_this_process_as_owner() {
 
 #[test]
 fn a_dead_owner_and_a_recycled_pid_read_as_dead() {
-    let mut child = Command::new("sleep")
-        .arg("1000")
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = crate::test_children::sleep_1000(&[]);
     let pid = child.id();
     let start_time = crate::proc_scan::start_time(pid).unwrap();
     let live = owner(pid, start_time, 1);

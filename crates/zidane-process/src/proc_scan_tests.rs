@@ -1,4 +1,4 @@
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use zidane_context::TaskId;
@@ -11,12 +11,7 @@ struct Sleeper(Child);
 
 impl Sleeper {
     fn start(env: &[(&str, &str)]) -> Self {
-        let mut command = Command::new("sleep");
-        command.arg("1000").stdin(Stdio::null());
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        Self(command.spawn().unwrap())
+        Self(crate::test_children::sleep_1000(env))
     }
 
     fn pid(&self) -> u32 {
