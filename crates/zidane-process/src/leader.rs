@@ -6,14 +6,13 @@
 //! output (it closed or redirected stdout and stderr, or a kill stopped waiting for
 //! end-of-file) is waited for on a blocking-pool thread.
 //!
-//! Why not a pidfd per leader: every spawn's `exec` has the kernel copy and then close
-//! every descriptor this process holds, so each descriptor a running task keeps is paid
-//! again by every later spawn. Without the pidfd a running task holds two (its pipe and
-//! its log) and one reactor registration; with a thousand tasks running that difference
-//! shows in the `concurrent` benchmark, and every exit costs one wake-up instead of two.
+//! Why not a pidfd per leader: without it a running task holds two descriptors (its
+//! pipe and its log) and one reactor registration, and every exit costs one wake-up
+//! instead of two. (A descriptor held used to cost every later spawn too, when each
+//! child copied our whole table; `vfork_spawn` no longer does.)
 
 use std::io;
-use std::process::{Child, ExitStatus};
+use std::process::ExitStatus;
 
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
@@ -21,6 +20,7 @@ use nix::unistd::Pid;
 use tokio::task::JoinHandle;
 
 use crate::task::LeaderExit;
+use crate::vfork_spawn::reap;
 
 /// How many times a leader whose output just closed is polled (yielding in between)
 /// before a thread is set to wait for it: the kernel closes a dying process's
@@ -36,7 +36,7 @@ pub(crate) struct Leader {
 #[derive(Debug)]
 enum State {
     /// Not reaped; nobody is waiting for it.
-    Running(Child),
+    Running(Pid),
     /// A blocking-pool thread is waiting for it.
     Waiting(JoinHandle<io::Result<ExitStatus>>),
     /// Reaped (or given up on).
@@ -44,9 +44,10 @@ enum State {
 }
 
 impl Leader {
-    pub(crate) fn new(child: Child) -> Self {
+    /// A leader we spawned (and so may reap) with this pid.
+    pub(crate) fn new(pid: Pid) -> Self {
         Self {
-            state: State::Running(child),
+            state: State::Running(pid),
         }
     }
 
@@ -60,8 +61,8 @@ impl Leader {
 
     /// Reaps the leader if it has exited, without blocking.
     pub(crate) fn poll_now(&mut self) -> Option<LeaderExit> {
-        if let State::Running(child) = &mut self.state {
-            let exit = match child.try_wait() {
+        if let State::Running(pid) = self.state {
+            let exit = match reap(pid, false) {
                 Ok(Some(status)) => LeaderExit::from_status(status),
                 Ok(None) => return None,
                 Err(error) => lost_status(&error),
@@ -90,9 +91,9 @@ impl Leader {
         }
         let state = std::mem::replace(&mut self.state, State::Exited(LeaderExit::LOST));
         self.state = match state {
-            State::Running(mut child) => {
-                State::Waiting(tokio::task::spawn_blocking(move || child.wait()))
-            }
+            State::Running(pid) => State::Waiting(tokio::task::spawn_blocking(move || {
+                reap(pid, true)?.ok_or_else(|| io::Error::other("a blocking wait came back early"))
+            })),
             other => other,
         };
     }
@@ -122,21 +123,21 @@ impl Drop for Leader {
     /// A leader nobody waits for any more (a settled kill that gave up on it, a dropped
     /// `exec`) is still reaped whenever it dies, so it never stays a zombie.
     fn drop(&mut self) {
-        let State::Running(mut child) =
+        let State::Running(pid) =
             std::mem::replace(&mut self.state, State::Exited(LeaderExit::LOST))
         else {
             // Reaped, or a detached blocking-pool thread reaps it.
             return;
         };
-        if matches!(child.try_wait(), Ok(Some(_)) | Err(_)) {
+        if matches!(reap(pid, false), Ok(Some(_)) | Err(_)) {
             return;
         }
-        let reap = move || {
-            let _ = child.wait();
+        let wait = move || {
+            let _ = reap(pid, true);
         };
         match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn_blocking(reap)),
-            Err(_) => drop(std::thread::spawn(reap)),
+            Ok(runtime) => drop(runtime.spawn_blocking(wait)),
+            Err(_) => drop(std::thread::spawn(wait)),
         }
     }
 }

@@ -56,7 +56,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Unix only (Linux first: `splice` and `/proc`). No `unsafe` code.
+//! Unix only (Linux first: `splice`, `close_range` and `/proc`). The only `unsafe` code
+//! is the spawn itself (a `vfork`-style `clone` whose child inherits exactly stdin,
+//! stdout and stderr), in one small module; see `docs/PROCESS.md`.
 #![cfg(unix)]
 
 pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, ProcessContextBuilder};
@@ -85,4 +87,5 @@ mod task;
 #[cfg(test)]
 mod test_children;
 mod timestamp;
+mod vfork_spawn;
 mod watchdog;

@@ -1,20 +1,21 @@
 //! Checking what the OS cannot pass on (environment variables, a working directory),
-//! and starting `/bin/sh -c COMMAND` in its own process group with one output pipe.
+//! and starting `/bin/sh -c COMMAND` in its own process group with one output pipe
+//! (through [`vfork_spawn`], or `std::process::Command` where the kernel refuses it).
 
 use std::collections::BTreeMap;
 use std::io;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::unistd::Pid;
 use tokio::net::unix::pipe::Receiver;
 use zidane_context::{ContextError, Result};
 
 use crate::leader::Leader;
-
-/// The shell every command runs under.
-const SHELL: &str = "/bin/sh";
+use crate::vfork_spawn::{self, SHELL, ShellCommand};
 
 /// Refuses environment variables the OS cannot pass on. Checked before spawning, so a
 /// bad variable never leaves a half-started task behind.
@@ -74,34 +75,51 @@ pub(crate) fn spawn_shell(
     // Only our end is non-blocking: the task must block on a full pipe (backpressure),
     // not get EAGAIN. O_NONBLOCK lives on the open file description of each end.
     fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK))?;
-    // `try_clone` dups with F_DUPFD_CLOEXEC.
-    let write_for_stderr = write.try_clone()?;
-
-    let child = {
-        let mut shell = Command::new(SHELL);
-        shell
-            .arg("-c")
-            .arg(command)
-            .current_dir(cwd)
-            .envs(env)
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(write))
-            .stderr(Stdio::from(write_for_stderr))
-            .process_group(0);
-        // std spawns through posix_spawn (vfork-like: nothing of our address space is
-        // copied). The leader is reaped by `Leader`, not by a pidfd: see leader.rs.
-        shell.spawn()?
-        // `shell` drops here, and with it the parent's copies of the write end.
+    let shell = ShellCommand::new(command, cwd, env)?;
+    let pid = match vfork_spawn::spawn(&shell, write.as_fd())? {
+        Some(pid) => pid,
+        None => spawn_with_std(command, cwd, env, write)?,
     };
-    let pid = child.id();
+    // (`write`, if still ours, drops here: only the child holds the write end now.)
+    let raw_pid = u32::try_from(pid.as_raw())
+        .map_err(|_| io::Error::other("spawned child has an impossible pid"))?;
     // "Unchecked" only skips tokio's fstat that the descriptor is a readable pipe: we
     // just made it one, and made it non-blocking above.
     let output = Receiver::from_owned_fd_unchecked(read)?;
     Ok(Spawned {
-        leader: Leader::new(child),
-        pid,
+        leader: Leader::new(pid),
+        pid: raw_pid,
         output,
     })
+}
+
+/// The same start through `std::process::Command`, where the kernel refuses
+/// [`vfork_spawn`]'s way. The child inherits every descriptor of ours that is not
+/// close-on-exec (std's behaviour).
+fn spawn_with_std(
+    command: &str,
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    write: OwnedFd,
+) -> io::Result<Pid> {
+    // `try_clone` dups with F_DUPFD_CLOEXEC.
+    let write_for_stderr = write.try_clone()?;
+    let mut shell = Command::new(SHELL);
+    shell
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write))
+        .stderr(Stdio::from(write_for_stderr))
+        .process_group(0);
+    // Dropping the `Child` neither waits for nor kills it: `Leader` reaps it by pid.
+    let child = shell.spawn()?;
+    i32::try_from(child.id())
+        .map(Pid::from_raw)
+        .map_err(|_| io::Error::other("spawned child has an impossible pid"))
+    // `shell` drops here, and with it this side's copies of the write end.
 }
 
 #[cfg(test)]
@@ -116,5 +134,23 @@ mod tests {
         assert!(validate_env(&one("A\0", "x")).is_err());
         assert!(validate_env(&one("A", "x\0")).is_err());
         assert!(validate_env(&one("A", "x=y")).is_ok());
+    }
+
+    /// The fallback for kernels that refuse `vfork_spawn`: same group, same output.
+    #[test]
+    fn std_fallback_starts_the_shell_in_its_own_group() {
+        use std::io::Read;
+        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        let env = BTreeMap::from([("GREETING".to_owned(), "hi".to_owned())]);
+        let command = "echo $GREETING; echo err >&2; read -r _ _ _ _ group _ </proc/$$/stat; \
+                       [ $group = $$ ] && echo leads; exit 4";
+        let pid = spawn_with_std(command, Path::new("/"), &env, write).unwrap();
+        let mut output = String::new();
+        std::fs::File::from(read)
+            .read_to_string(&mut output)
+            .unwrap();
+        let status = vfork_spawn::reap(pid, true).unwrap().unwrap();
+        assert_eq!(output, "hi\nerr\nleads\n");
+        assert_eq!(status.code(), Some(4));
     }
 }

@@ -1,0 +1,151 @@
+//! The child [`spawn`] makes: what it inherits (three descriptors, no blocked or
+//! ignored signal), where it runs, and how it fails.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::path::Path;
+
+use nix::fcntl::{OFlag, open};
+use nix::sys::stat::Mode;
+
+use super::*;
+
+/// Runs `command` through [`spawn`]; returns what it printed and its exit status.
+fn run(command: &str, cwd: &Path) -> io::Result<(String, ExitStatus)> {
+    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+    let shell = ShellCommand::new(command, cwd, &BTreeMap::new())?;
+    let pid = spawn(&shell, write.as_fd())?.expect("this kernel allows CLONE_FILES spawns");
+    drop(write);
+    let mut output = String::new();
+    File::from(read).read_to_string(&mut output)?;
+    let status = reap(pid, true)?.expect("a blocking wait returns the status");
+    Ok((output, status))
+}
+
+#[test]
+fn runs_the_command_in_its_own_group_with_output_on_the_pipe() {
+    let (output, status) = run(
+        "echo out; echo err >&2; read -r _ _ _ _ group _ </proc/$$/stat; [ $group = $$ ] && echo leads; exit 3",
+        Path::new("/"),
+    )
+    .unwrap();
+    assert_eq!(output, "out\nerr\nleads\n");
+    assert_eq!(status.code(), Some(3));
+}
+
+#[test]
+fn the_child_inherits_exactly_stdin_stdout_and_stderr() {
+    // Not close-on-exec: `std::process::Command` would pass this one on.
+    let inheritable = open("/dev/null", OFlag::O_RDONLY, Mode::empty()).unwrap();
+    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+    let shell = ShellCommand::new("exec sleep 1000", Path::new("/"), &BTreeMap::new()).unwrap();
+    let pid = spawn(&shell, write.as_fd()).unwrap().unwrap();
+    drop(inheritable);
+    // Read from outside: anything the child listed itself would open a descriptor.
+    let fds = |pid: Pid| -> Vec<(String, String)> {
+        let dir = format!("/proc/{pid}/fd");
+        let mut fds: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|entry| {
+                let entry = entry.unwrap();
+                let target = std::fs::read_link(entry.path()).unwrap();
+                let kind = target
+                    .to_string_lossy()
+                    .split(':')
+                    .next()
+                    .unwrap_or("")
+                    .to_owned();
+                (entry.file_name().to_string_lossy().into_owned(), kind)
+            })
+            .collect();
+        fds.sort();
+        fds
+    };
+    let found = fds(pid);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
+    reap(pid, true).unwrap();
+    drop((read, write));
+    let expected = [("0", "/dev/null"), ("1", "pipe"), ("2", "pipe")];
+    let expected: Vec<_> = expected
+        .iter()
+        .map(|(fd, kind)| (fd.to_string(), kind.to_string()))
+        .collect();
+    assert_eq!(found, expected);
+}
+
+/// A `SigBlk:` or `SigIgn:` mask out of a `/proc/<pid>/status`.
+fn signal_mask(status: &str, field: &str) -> u64 {
+    let hex = status
+        .lines()
+        .find_map(|line| line.strip_prefix(field))
+        .unwrap()
+        .trim();
+    u64::from_str_radix(hex, 16).unwrap()
+}
+
+#[test]
+fn the_child_blocks_no_signal_and_ignores_only_what_we_ignore_but_sigpipe() {
+    // `exec`: the status read is the command's own, not that of a shell waiting for it.
+    let (child, _) = run("exec cat /proc/self/status", Path::new("/")).unwrap();
+    let ours = std::fs::read_to_string("/proc/self/status").unwrap();
+    assert_eq!(signal_mask(&child, "SigBlk:"), 0);
+    // The test harness, like every Rust program, ignores SIGPIPE: the child must
+    // not, or `yes | head -1` would never end. Whatever else we ignore, it inherits
+    // (as after fork and exec).
+    let sigpipe = 1 << (libc::SIGPIPE - 1);
+    assert_ne!(signal_mask(&ours, "SigIgn:") & sigpipe, 0);
+    assert_eq!(
+        signal_mask(&child, "SigIgn:"),
+        signal_mask(&ours, "SigIgn:") & !sigpipe
+    );
+}
+
+#[test]
+fn runs_in_cwd_with_the_given_environment_over_ours() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = BTreeMap::from([("PATH".to_owned(), "/usr/bin:/bin".to_owned())]);
+    let shell = ShellCommand::new("pwd; echo \"$PATH\"", dir.path(), &env).unwrap();
+    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+    let pid = spawn(&shell, write.as_fd()).unwrap().unwrap();
+    drop(write);
+    let mut output = String::new();
+    File::from(read).read_to_string(&mut output).unwrap();
+    assert!(reap(pid, true).unwrap().unwrap().success());
+    let cwd = dir.path().canonicalize().unwrap();
+    assert_eq!(output, format!("{}\n/usr/bin:/bin\n", cwd.display()));
+}
+
+#[test]
+fn a_missing_cwd_is_an_error_and_leaves_no_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone");
+    let error = run("echo ran", &gone).unwrap_err();
+    assert_eq!(error.kind(), io::ErrorKind::NotFound);
+    // The child that failed was reaped: no zombie of ours is left to wait for.
+    assert!(matches!(
+        nix::sys::wait::waitpid(None, Some(nix::sys::wait::WaitPidFlag::WNOHANG)),
+        Err(Errno::ECHILD) | Ok(nix::sys::wait::WaitStatus::StillAlive)
+    ));
+}
+
+#[test]
+fn a_nul_byte_is_refused_before_anything_runs() {
+    let error = ShellCommand::new("echo \0", Path::new("/"), &BTreeMap::new())
+        .err()
+        .unwrap();
+    assert_eq!(error.kind(), io::ErrorKind::InvalidInput);
+}
+
+#[test]
+fn spawns_from_many_threads_at_once_each_get_their_own_output() {
+    let threads: Vec<_> = (0..8)
+        .map(|i| std::thread::spawn(move || run(&format!("echo {i}"), Path::new("/")).unwrap()))
+        .collect();
+    for (i, thread) in threads.into_iter().enumerate() {
+        let (output, status) = thread.join().unwrap();
+        assert_eq!(output, format!("{i}\n"));
+        assert!(status.success());
+    }
+}
