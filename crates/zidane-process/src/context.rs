@@ -18,7 +18,7 @@ use zidane_context::{
 
 use crate::containment::{self, TaskProcesses};
 use crate::exec::{ForegroundRun, run as run_foreground};
-use crate::kill::{DEFAULT_KILL_GRACE, LEADER_REAP_BOUND};
+use crate::kill::{DEFAULT_KILL_GRACE, ESCAPEE_PROBE, LEADER_REAP_BOUND};
 use crate::log_file::{LogWriter, create_log};
 use crate::orphan_sweep::SweptProcess;
 use crate::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
@@ -267,15 +267,54 @@ impl ProcessContext {
 
     /// Asks `task` to die and waits until it settled.
     async fn kill_and_wait(&self, task: &Task) -> Result<TaskExitInfo> {
-        let mut done = task.subscribe();
+        let done = task.subscribe();
         task.request_kill();
+        self.wait_settled(task.id, done).await
+    }
+
+    /// [`kill_and_wait`](Self::kill_and_wait), but the supervisor is told only if the
+    /// task has not settled by [`ESCAPEE_PROBE`], its first deadline of the kill. The
+    /// group gets `SIGTERM` at once all the same, and most die long before: the
+    /// supervisor then wakes once, for their end-of-file, instead of a first time for
+    /// the request while the group is dying, when that wake-up competes with the dying
+    /// processes for a core (~80 µs of a ~800 µs kill, measured).
+    async fn kill_and_wait_quietly(&self, task: &Task) -> Result<TaskExitInfo> {
+        let mut done = task.subscribe();
+        task.request_kill_quietly();
+        // Whatever happens to this future, the supervisor hears of the kill.
+        let _tell = CancelOnDrop(&task.kill);
+        let early = tokio::time::timeout(ESCAPEE_PROBE, done.wait_for(Option::is_some))
+            .await
+            .ok()
+            .and_then(|settled| settled.ok().and_then(|exit| exit.clone()));
+        if let Some(exit) = early {
+            return Ok(exit);
+        }
+        task.kill.cancel();
+        self.wait_settled(task.id, done).await
+    }
+
+    /// Waits, within [`settle_bound`](Self::settle_bound), until a killed task settled.
+    async fn wait_settled(&self, task_id: TaskId, mut done: Settled) -> Result<TaskExitInfo> {
         let settled = tokio::time::timeout(self.settle_bound(), done.wait_for(Option::is_some));
         match settled.await {
-            Ok(Ok(exit)) => exit.clone().ok_or_else(|| not_settled(task.id)),
-            _ => Err(not_settled(task.id)),
+            Ok(Ok(exit)) => exit.clone().ok_or_else(|| not_settled(task_id)),
+            _ => Err(not_settled(task_id)),
         }
     }
 }
+
+/// Cancels the token when dropped.
+struct CancelOnDrop<'a>(&'a CancellationToken);
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// What a killer waits on: the task's exit, once it settled.
+type Settled = watch::Receiver<Option<TaskExitInfo>>;
 
 fn not_settled(task_id: TaskId) -> ContextError {
     ContextError::Task {
@@ -496,7 +535,7 @@ impl ExecutionContext for ProcessContext {
         // left it: `setsid` escapees outlive even a task that exited on its own.
         let exit = match task.exit_info() {
             Some(exit) => exit,
-            None => self.kill_and_wait(&task).await?,
+            None => self.kill_and_wait_quietly(&task).await?,
         };
         containment::end_escapees(
             self.owner,

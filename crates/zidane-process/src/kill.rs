@@ -69,19 +69,18 @@ impl Escalation {
             return;
         }
         processes.terminate();
-        self.start_terminated(grace);
+        self.start_terminated(Instant::now(), grace);
     }
 
-    /// Starts the grace period of a task whose group the caller already sent
-    /// `SIGTERM` (see `Task::request_kill`). Does nothing if already started.
-    pub(crate) fn start_terminated(&mut self, grace: Duration) {
+    /// Starts the grace period of a task whose group the caller sent `SIGTERM` at
+    /// `sent` (see `Task::request_kill`). Does nothing if already started.
+    pub(crate) fn start_terminated(&mut self, sent: Instant, grace: Duration) {
         if self.started() {
             return;
         }
-        let now = Instant::now();
         *self = Self::Terminating {
-            kill_at: now + grace,
-            probe_at: Some(now + ESCAPEE_PROBE.min(grace)),
+            kill_at: sent + grace,
+            probe_at: Some(sent + ESCAPEE_PROBE.min(grace)),
         };
     }
 

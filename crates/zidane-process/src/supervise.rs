@@ -103,7 +103,7 @@ impl Supervisor {
                     if let Some(request) = task.kill_request() {
                         // SIGTERM is out already (request_kill).
                         killed_by_us = request.leader_was_running;
-                        escalation.start_terminated(kill_grace);
+                        escalation.start_terminated(request.at, kill_grace);
                     } else {
                         killed_by_us = leader.poll_now().is_none();
                         escalation.start(processes, kill_grace);

@@ -58,6 +58,9 @@ pub(crate) struct KillRequest {
     /// The leader had not exited when the kill was asked for (and `SIGTERM` went to
     /// the group): the task ends `Killed`, not `Exited`.
     pub(crate) leader_was_running: bool,
+    /// When it was asked for: the grace period runs from here, however late the
+    /// supervisor hears of it.
+    pub(crate) at: tokio::time::Instant,
 }
 
 /// A background task, shared by the registry, its supervisor and its waiters.
@@ -169,10 +172,22 @@ impl Task {
     /// signalling, so that a supervisor settling a leader that died of this very signal
     /// already finds the request, and does not mistake the kill for an exit of its own.
     pub(crate) fn request_kill(&self) {
+        self.request_kill_quietly();
+        self.kill.cancel();
+    }
+
+    /// [`request_kill`](Self::request_kill) without waking the supervisor: the caller
+    /// cancels [`kill`](Self::kill) itself, soon (see `ProcessContext::kill_background`).
+    /// Until then the supervisor does not escalate, but settles the task as killed if
+    /// it ends.
+    pub(crate) fn request_kill_quietly(&self) {
         let leader_was_running = leader::has_not_exited(self.pid);
         let first = self
             .kill_request
-            .set(KillRequest { leader_was_running })
+            .set(KillRequest {
+                leader_was_running,
+                at: tokio::time::Instant::now(),
+            })
             .is_ok();
         // A settled task's leader is reaped and its group may be gone: nothing to
         // signal. Before that, the group cannot have been handed to anyone else.
@@ -182,7 +197,6 @@ impl Task {
         {
             processes.terminate();
         }
-        self.kill.cancel();
     }
 
     /// What the first kill request found, if one was made.

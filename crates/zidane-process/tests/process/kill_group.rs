@@ -64,6 +64,43 @@ async fn a_task_ignoring_term_is_escalated_to_kill() {
     assert_eq!(read_log(&started.output_path), "ready\n");
 }
 
+/// `kill_background` tells the task's supervisor of the kill only if the group has not
+/// died by the first escalation deadline; a caller that gives up before then (its
+/// future dropped) must not leave a task that ignores `SIGTERM` running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kill_whose_caller_gives_up_still_escalates() {
+    let f = Fixture::new().await;
+    let exits = Exits::default();
+    let started = f
+        .start(
+            "trap '' TERM; echo ready; while :; do sleep 1; done",
+            &exits,
+        )
+        .await;
+    log_lines(&started.output_path, 1).await;
+
+    let asked = Instant::now();
+    let gave_up = tokio::time::timeout(
+        std::time::Duration::from_millis(5),
+        f.context.kill_background(f.handle, started.task_id),
+    )
+    .await;
+    assert!(
+        gave_up.is_err(),
+        "a TERM-ignoring task cannot be killed in 5 ms"
+    );
+    let exit = exits.wait_for(1).await.remove(0);
+    let took = asked.elapsed();
+    assert!(
+        took >= GRACE,
+        "SIGKILL came before the grace period ended: {took:?}"
+    );
+    assert!(took < GRACE + WAIT, "the kill took {took:?}");
+    assert_eq!(exit.status, TaskStatus::Killed);
+    assert_eq!(exit.signal, Some(Signal::KILL));
+    assert_eq!(group_members(started.pid), Vec::<u32>::new());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_is_bounded_when_an_escaped_process_holds_the_log_open() {
     let f = Fixture::new().await;
