@@ -25,6 +25,7 @@ use crate::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::read::read_window;
 use crate::registry::Registry;
 use crate::spawn::{resolve_cwd, spawn_shell, validate_env};
+use crate::spawn_on_wake::spawn_on_wake;
 use crate::supervise::Supervisor;
 use crate::task::{NewTask, Task};
 use crate::timestamp::{next_context_timestamp, task_log_path};
@@ -502,7 +503,8 @@ impl ExecutionContext for ProcessContext {
             task.reassign(None);
             task.kill.cancel();
         }
-        tokio::spawn(
+        // Its first poll here, not on a worker woken for it: see spawn_on_wake.rs.
+        spawn_on_wake(
             Supervisor {
                 task,
                 leader: spawned.leader,

@@ -82,6 +82,7 @@ mod proc_scan;
 mod read;
 mod registry;
 mod spawn;
+mod spawn_on_wake;
 mod supervise;
 mod task;
 #[cfg(test)]

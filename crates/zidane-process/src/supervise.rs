@@ -26,6 +26,7 @@ use crate::kill::{Escalation, Next};
 use crate::leader::Leader;
 use crate::log_file::{LogWriter, Pumped};
 use crate::registry::Registry;
+use crate::spawn_on_wake;
 use crate::task::{LeaderExit, Task};
 use crate::watchdog::StallWatch;
 
@@ -82,6 +83,12 @@ impl Supervisor {
             tokio::select! {
                 _ = leader.waited(), if leader.is_waiting() => {}
                 ready = output.readable(), if !eof => {
+                    if spawn_on_wake::polling_in_place() {
+                        // Output already: work for the runtime's workers, not for the
+                        // thread that is still starting the task (see spawn_on_wake).
+                        tokio::task::yield_now().await;
+                        continue;
+                    }
                     match ready {
                         Ok(()) => {
                             let outcome = pump(&mut log, &output, PUMP_BUDGET);
