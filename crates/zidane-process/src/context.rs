@@ -19,16 +19,17 @@ use zidane_context::{
 use crate::containment::{self, TaskProcesses};
 use crate::exec::{ForegroundRun, run as run_foreground};
 use crate::kill::{DEFAULT_KILL_GRACE, ESCAPEE_PROBE, LEADER_REAP_BOUND};
-use crate::log_file::{LogWriter, create_log};
+use crate::log_file::{LogWriter, create_output_dir, log_error};
 use crate::orphan_sweep::SweptProcess;
 use crate::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::read::read_window;
 use crate::registry::Registry;
-use crate::spawn::{resolve_cwd, spawn_shell, validate_env};
+use crate::spawn::{Spawned, resolve_cwd, spawn_shell, validate_env};
 use crate::spawn_on_wake::spawn_on_wake;
 use crate::supervise::Supervisor;
 use crate::task::{NewTask, Task};
 use crate::timestamp::{next_context_timestamp, task_log_path};
+use crate::vfork_spawn::SpawnError;
 use crate::watchdog::StallWatch;
 
 /// How many background tasks may run at once per context, unless configured.
@@ -161,6 +162,46 @@ impl ProcessContextBuilder {
                 .then(|| start_sweep(self.kill_grace)),
         }
     }
+}
+
+/// Starts a task's shell, its log created first (by the spawn's child, see
+/// `vfork_spawn`), and the output directory created if the log says it is missing.
+/// Fails with the error a caller should see, leaving nothing behind.
+fn start_task_shell(
+    command: &str,
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    output_dir: &Path,
+    output_path: &Path,
+) -> Result<(Spawned, std::fs::File)> {
+    let started = match spawn_shell(command, cwd, env, Some(output_path)) {
+        Err(SpawnError::Log(error)) if error.kind() == std::io::ErrorKind::NotFound => {
+            create_output_dir(output_dir)?;
+            spawn_shell(command, cwd, env, Some(output_path))
+        }
+        started => started,
+    };
+    let error = match started {
+        Ok(mut spawned) => match spawned.log.take() {
+            Some(log) => return Ok((spawned, log)),
+            // Not reached: a spawn asked for a log fails when it cannot make one.
+            None => SpawnError::Log(std::io::Error::other("no log was created")),
+        },
+        Err(error) => error,
+    };
+    Err(match error {
+        SpawnError::Log(source) => log_error(output_dir, output_path, source),
+        SpawnError::Start { source, log_made } => {
+            if log_made {
+                // The empty log is ours and names a task that never ran.
+                let _ = std::fs::remove_file(output_path);
+            }
+            ContextError::Spawn {
+                command: command.to_owned(),
+                source,
+            }
+        }
+    })
 }
 
 /// Starts the start-up orphan sweep: on the blocking pool inside a runtime, else now.
@@ -446,20 +487,8 @@ impl ExecutionContext for ProcessContext {
         let task_id = reservation.task_id;
         let output_path = task_log_path(&output_dir, task_id, &self.timestamp);
         let (env, marker) = self.marked_env(&options.env, MarkedWork::Task(task_id));
-        let started = create_log(&output_dir, &output_path).and_then(|log| {
-            match spawn_shell(command, &cwd, &env) {
-                Ok(spawned) => Ok((log, spawned)),
-                Err(source) => {
-                    // The empty log is ours and names a task that never ran.
-                    let _ = std::fs::remove_file(&output_path);
-                    Err(ContextError::Spawn {
-                        command: command.to_owned(),
-                        source,
-                    })
-                }
-            }
-        });
-        let (log, spawned) = match started {
+        let (spawned, log) = match start_task_shell(command, &cwd, &env, &output_dir, &output_path)
+        {
             Ok(started) => started,
             Err(error) => {
                 self.registry.cancel(reservation);

@@ -49,9 +49,9 @@ enum Ended {
 pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
     let started = Instant::now();
     let spawned =
-        spawn_shell(run.command, run.cwd, run.env).map_err(|source| ContextError::Spawn {
+        spawn_shell(run.command, run.cwd, run.env, None).map_err(|error| ContextError::Spawn {
             command: run.command.to_owned(),
-            source,
+            source: error.into_source(),
         })?;
     let processes = TaskProcesses::of_leader(spawned.pid)
         .map(|p| p.with_marker(run.marker))

@@ -12,7 +12,7 @@ use nix::fcntl::{FcntlArg, SpliceFFlags, fcntl, splice};
 use zidane_context::ContextError;
 
 /// Mode of a task log: only the owner may read it (it holds whatever the task printed).
-const LOG_MODE: u32 = 0o600;
+pub(crate) const LOG_MODE: u32 = 0o600;
 
 /// Mode of an output directory we create.
 const DIR_MODE: u32 = 0o700;
@@ -31,30 +31,23 @@ const DEFAULT_PIPE_CAPACITY: usize = 64 * 1024;
 /// Buffer for the read/write fallback and for discarding bytes past the cap.
 const SCRATCH_LEN: usize = 64 * 1024;
 
-/// Creates a task log: new (`O_EXCL`: never opened over an existing file), mode `0600`,
-/// close-on-exec. Creates `output_dir` (mode `0700`, parents too) when it is missing.
-///
-/// The directory is only created after the first open says it is missing, so the
-/// usual case costs one system call.
-pub(crate) fn create_log(output_dir: &Path, path: &Path) -> Result<File, ContextError> {
-    match open_new(path) {
-        Ok(file) => Ok(file),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {
-            DirBuilder::new()
-                .recursive(true)
-                .mode(DIR_MODE)
-                .create(output_dir)
-                .map_err(|source| ContextError::OutputDir {
-                    path: output_dir.to_owned(),
-                    source,
-                })?;
-            open_new(path).map_err(|error| log_error(output_dir, path, error))
-        }
-        Err(error) => Err(log_error(output_dir, path, error)),
-    }
+/// Creates `output_dir` (mode `0700`, parents too): called once creating a log in it
+/// said it is missing, so the usual start costs no system call for it.
+pub(crate) fn create_output_dir(output_dir: &Path) -> Result<(), ContextError> {
+    DirBuilder::new()
+        .recursive(true)
+        .mode(DIR_MODE)
+        .create(output_dir)
+        .map_err(|source| ContextError::OutputDir {
+            path: output_dir.to_owned(),
+            source,
+        })
 }
 
-fn open_new(path: &Path) -> io::Result<File> {
+/// Creates a task log: new (`O_EXCL`: never opened over an existing file), mode `0600`,
+/// close-on-exec. (A task's spawn child usually does this, with the same flags: see
+/// `vfork_spawn`.)
+pub(crate) fn open_new(path: &Path) -> io::Result<File> {
     // std opens every file O_CLOEXEC. Readable too, so that `finish` can look at the
     // last kept byte (splice never shows us the bytes it moves).
     OpenOptions::new()
@@ -67,7 +60,7 @@ fn open_new(path: &Path) -> io::Result<File> {
 
 /// A log that already exists is a clash of file names (an I/O error on that path);
 /// anything else means the directory is not usable.
-fn log_error(output_dir: &Path, path: &Path, source: io::Error) -> ContextError {
+pub(crate) fn log_error(output_dir: &Path, path: &Path, source: io::Error) -> ContextError {
     if source.kind() == io::ErrorKind::AlreadyExists {
         ContextError::io(path, source)
     } else {

@@ -3,6 +3,7 @@
 //! (through [`vfork_spawn`], or `std::process::Command` where the kernel refuses it).
 
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -10,12 +11,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::net::unix::pipe::Receiver;
 use zidane_context::{ContextError, Result};
 
 use crate::leader::Leader;
-use crate::vfork_spawn::{self, SHELL, ShellCommand};
+use crate::log_file::open_new;
+use crate::vfork_spawn::{self, Child, SHELL, ShellCommand, Spawn, SpawnError};
 
 /// Refuses environment variables the OS cannot pass on. Checked before spawning, so a
 /// bad variable never leaves a half-started task behind.
@@ -51,17 +54,21 @@ pub(crate) fn resolve_cwd(base: &Path, cwd: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
-/// A started shell: its leader and the read end of its output pipe.
+/// A started shell: its leader, the read end of its output pipe, and its log.
 #[derive(Debug)]
 pub(crate) struct Spawned {
     pub(crate) leader: Leader,
     pub(crate) pid: u32,
     /// Non-blocking, close-on-exec, registered with the runtime's reactor.
     pub(crate) output: Receiver,
+    /// The log created for it, when one was asked for.
+    pub(crate) log: Option<File>,
 }
 
 /// Starts `/bin/sh -c command` in a new process group, stdin on `/dev/null`, stdout and
-/// stderr both the write end of one pipe (so their bytes stay in write order).
+/// stderr both the write end of one pipe (so their bytes stay in write order). With
+/// `log`, that file is created first, as [`open_new`] does (by the spawn's child when
+/// it can: see [`vfork_spawn`]); if it cannot be, nothing is started.
 ///
 /// Every descriptor made here is close-on-exec, so no other task inherits this one's
 /// pipe; the parent's copies of the write end are gone when this returns, so the read
@@ -70,26 +77,49 @@ pub(crate) fn spawn_shell(
     command: &str,
     cwd: &Path,
     env: &BTreeMap<String, String>,
-) -> io::Result<Spawned> {
-    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+    log: Option<&Path>,
+) -> Result<Spawned, SpawnError> {
+    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(SpawnError::start)?;
     // Only our end is non-blocking: the task must block on a full pipe (backpressure),
     // not get EAGAIN. O_NONBLOCK lives on the open file description of each end.
-    fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK))?;
-    let shell = ShellCommand::new(command, cwd, env)?;
-    let pid = match vfork_spawn::spawn(&shell, write.as_fd())? {
-        Some(pid) => pid,
-        None => spawn_with_std(command, cwd, env, write)?,
+    fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(SpawnError::start)?;
+    let mut shell = ShellCommand::new(command, cwd, env).map_err(SpawnError::start)?;
+    if let Some(path) = log {
+        shell = shell.with_log(path).map_err(SpawnError::start)?;
+    }
+    let child = match vfork_spawn::spawn(&shell, write.as_fd())? {
+        Spawn::Started(child) => {
+            drop(write);
+            child
+        }
+        Spawn::Refused { log: made } => {
+            let log = match (made, log) {
+                (Some(made), _) => Some(made),
+                (None, Some(path)) => Some(open_new(path).map_err(SpawnError::Log)?.into()),
+                (None, None) => None,
+            };
+            let log_made = log.is_some();
+            let pid = spawn_with_std(command, cwd, env, write)
+                .map_err(|source| SpawnError::Start { source, log_made })?;
+            Child { pid, log }
+        }
     };
-    // (`write`, if still ours, drops here: only the child holds the write end now.)
-    let raw_pid = u32::try_from(pid.as_raw())
-        .map_err(|_| io::Error::other("spawned child has an impossible pid"))?;
+    // Only the child holds the write end now.
+    let log_made = child.log.is_some();
+    let leader = Leader::new(child.pid);
     // "Unchecked" only skips tokio's fstat that the descriptor is a readable pipe: we
     // just made it one, and made it non-blocking above.
-    let output = Receiver::from_owned_fd_unchecked(read)?;
+    let output = Receiver::from_owned_fd_unchecked(read).map_err(|source| {
+        // It runs, but we could not watch its output: end it rather than leave it
+        // loose (dropping `leader` reaps it once it is gone).
+        let _ = killpg(child.pid, Signal::SIGKILL);
+        SpawnError::Start { source, log_made }
+    })?;
     Ok(Spawned {
-        leader: Leader::new(pid),
-        pid: raw_pid,
+        leader,
+        pid: child.pid.as_raw().unsigned_abs(),
         output,
+        log: child.log.map(File::from),
     })
 }
 

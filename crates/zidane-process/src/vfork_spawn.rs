@@ -18,6 +18,13 @@
 //! 1 and 2, closes everything else, and execs. So a task inherits exactly stdin,
 //! stdout and stderr, whatever the host holds open.
 //!
+//! A task's child also creates the task's log, first thing, into the table it still
+//! shares with us, so that the descriptor is ours when the spawn returns. Creating a
+//! file can be the dearest part of a start (ext4 scans for recently deleted inodes),
+//! and done by the child it is not charged to the thread that starts tasks: measured
+//! on `concurrent 1000`, the start loop then keeps up with the floor's (which has its
+//! child open the log too), instead of running ~6 % behind it (see docs/PROCESS.md).
+//!
 //! This is the crate's only `unsafe` code. The child runs on our memory until it
 //! execs, so it keeps to what a `vfork` child may do:
 //! - it runs on a stack reserved for it, while the thread that cloned it is suspended
@@ -34,7 +41,7 @@
 #![allow(unsafe_code)]
 
 use std::collections::BTreeMap;
-use std::ffi::{CString, c_char, c_int, c_uint, c_void};
+use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -49,6 +56,10 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
 use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use nix::sys::stat::Mode;
 use nix::unistd::{Pid, dup3};
+
+use crate::log_file::LOG_MODE;
+#[cfg(doc)]
+use crate::log_file::open_new;
 
 /// The shell every command runs under.
 pub(crate) const SHELL: &str = "/bin/sh";
@@ -70,8 +81,14 @@ static UNSUPPORTED: AtomicBool = AtomicBool::new(false);
 pub(crate) struct ShellCommand {
     program: CString,
     args: [CString; 3],
+    /// Our own environment's entries that `env` does not override: the C library's
+    /// strings, not copies (see [`inherited_env`]).
+    inherited: Vec<*const c_char>,
+    /// `env`'s entries.
     env: Vec<CString>,
     cwd: CString,
+    /// The log the child creates, if any.
+    log: Option<CString>,
 }
 
 impl ShellCommand {
@@ -81,13 +98,10 @@ impl ShellCommand {
         cwd: &Path,
         env: &BTreeMap<String, String>,
     ) -> io::Result<Self> {
-        let mut vars: Vec<CString> = std::env::vars_os()
-            .filter(|(key, _)| key.to_str().is_none_or(|key| !env.contains_key(key)))
+        let vars = env
+            .iter()
             .map(|(key, value)| entry(key.as_bytes(), value.as_bytes()))
             .collect::<io::Result<_>>()?;
-        for (key, value) in env {
-            vars.push(entry(key.as_bytes(), value.as_bytes())?);
-        }
         Ok(Self {
             program: c_string(SHELL.as_bytes())?,
             args: [
@@ -95,10 +109,65 @@ impl ShellCommand {
                 c_string(b"-c")?,
                 c_string(command.as_bytes())?,
             ],
+            inherited: inherited_env(env),
             env: vars,
             cwd: c_string(cwd.as_os_str().as_bytes())?,
+            log: None,
         })
     }
+
+    /// Has the child create `path` before anything else, as [`open_new`] would: new
+    /// (never over an existing file), readable and writable, close-on-exec, mode
+    /// [`LOG_MODE`]. The descriptor comes back in [`Child::log`].
+    pub(crate) fn with_log(mut self, path: &Path) -> io::Result<Self> {
+        self.log = Some(c_string(path.as_os_str().as_bytes())?);
+        Ok(self)
+    }
+}
+
+// The C library's environment, `environ(7)`.
+unsafe extern "C" {
+    static environ: *const *const c_char;
+}
+
+/// Our environment's entries whose names `overrides` does not hold, as the C library's
+/// own strings.
+///
+/// Read straight from `environ` rather than through `std::env::vars_os`, which copies
+/// every entry (twice) for us to copy again: ~20 µs a start, on the thread that starts
+/// tasks, which is the thread that sets the pace of a burst of starts. This is sound for
+/// the reason every C library call that reads the environment is: it can only race
+/// with `setenv` or `unsetenv` on another thread, which the contract of the unsafe
+/// `std::env::set_var` already rules out in a program with more than one thread. And
+/// the C library does not free a string it put in the environment while it is there,
+/// so each entry outlives the child's `exec`, a few microseconds later on this thread.
+fn inherited_env(overrides: &BTreeMap<String, String>) -> Vec<*const c_char> {
+    let mut entries = Vec::with_capacity(64);
+    // SAFETY: `environ` is null or a null-terminated array of pointers to
+    // NUL-terminated strings, not changed under us (see above).
+    unsafe {
+        let mut cursor = environ;
+        if cursor.is_null() {
+            return entries;
+        }
+        while !(*cursor).is_null() {
+            if !overridden(overrides, CStr::from_ptr(*cursor).to_bytes()) {
+                entries.push(*cursor);
+            }
+            cursor = cursor.add(1);
+        }
+    }
+    entries
+}
+
+/// Whether `entry` (`NAME=value`) sets a variable that `overrides` sets too. As std
+/// reads it, the name ends at the first `=` after its first byte.
+fn overridden(overrides: &BTreeMap<String, String>, entry: &[u8]) -> bool {
+    let name = match entry.iter().skip(1).position(|&byte| byte == b'=') {
+        Some(end) => &entry[..=end],
+        None => entry,
+    };
+    std::str::from_utf8(name).is_ok_and(|name| overrides.contains_key(name))
 }
 
 fn entry(key: &[u8], value: &[u8]) -> io::Result<CString> {
@@ -118,19 +187,66 @@ fn c_string(bytes: &[u8]) -> io::Result<CString> {
     })
 }
 
+/// A child [`spawn`] started.
+#[derive(Debug)]
+pub(crate) struct Child {
+    pub(crate) pid: Pid,
+    /// The log it created, if [`ShellCommand::with_log`] asked for one.
+    pub(crate) log: Option<OwnedFd>,
+}
+
+/// How a [`spawn`] went, when it did not fail.
+#[derive(Debug)]
+pub(crate) enum Spawn {
+    Started(Child),
+    /// This kernel does not allow this way of spawning: the caller should use std (as
+    /// every later spawn will). `log` is the log, if the child created it before the
+    /// kernel said no.
+    Refused {
+        log: Option<OwnedFd>,
+    },
+}
+
+/// Why a [`spawn`] started nothing.
+#[derive(Debug)]
+pub(crate) enum SpawnError {
+    /// The log could not be created.
+    Log(io::Error),
+    /// The shell could not be started. `log_made`: the log had been created (it is
+    /// closed again, but the file is there).
+    Start { source: io::Error, log_made: bool },
+}
+
+impl SpawnError {
+    /// A spawn that failed before it made a log.
+    pub(crate) fn start(source: impl Into<io::Error>) -> Self {
+        Self::Start {
+            source: source.into(),
+            log_made: false,
+        }
+    }
+
+    /// The operating system's error, whatever failed.
+    pub(crate) fn into_source(self) -> io::Error {
+        match self {
+            Self::Log(source) | Self::Start { source, .. } => source,
+        }
+    }
+}
+
 /// Starts `shell` in a new process group, stdin on `/dev/null`, stdout and stderr
-/// both `output`. Returns once the child has exec'd (or failed to): `Ok(None)` when
-/// this kernel does not allow this way of spawning, and the caller should use std.
-pub(crate) fn spawn(shell: &ShellCommand, output: BorrowedFd<'_>) -> io::Result<Option<Pid>> {
+/// both `output`, after its log (if any) is created. Returns once the child has
+/// exec'd (or failed to).
+pub(crate) fn spawn(shell: &ShellCommand, output: BorrowedFd<'_>) -> Result<Spawn, SpawnError> {
     if UNSUPPORTED.load(Ordering::Relaxed) {
-        return Ok(None);
+        return Ok(Spawn::Refused { log: None });
     }
     let mut guard = lock_slots();
     let slots = match guard.as_mut() {
         Some(slots) => slots,
-        None => guard.insert(Slots::open()?),
+        None => guard.insert(Slots::open().map_err(SpawnError::start)?),
     };
-    dup3(output, &mut slots.output, OFlag::O_CLOEXEC)?;
+    dup3(output, &mut slots.output, OFlag::O_CLOEXEC).map_err(SpawnError::start)?;
     let spawned = slots.clone_child(shell);
     // Our copy of the task's output must go at once: the task's pipe only reaches
     // end-of-file when no copy of its write end is left.
@@ -173,15 +289,26 @@ impl Slots {
     }
 
     /// Clones the child with every signal blocked, and reports how it went.
-    fn clone_child(&mut self, shell: &ShellCommand) -> io::Result<Option<Pid>> {
+    fn clone_child(&mut self, shell: &ShellCommand) -> Result<Spawn, SpawnError> {
         let argv = null_terminated(shell.args.iter());
-        let envp = null_terminated(shell.env.iter());
+        let envp: Vec<*const c_char> = shell
+            .inherited
+            .iter()
+            .copied()
+            .chain(shell.env.iter().map(|entry| entry.as_ptr()))
+            .chain(std::iter::once(std::ptr::null()))
+            .collect();
         let keep_below = self.stdin.as_raw_fd().max(self.output.as_raw_fd()) + 1;
         let args = ChildArgs {
             program: shell.program.as_ptr(),
             argv: argv.as_ptr(),
             envp: envp.as_ptr(),
             cwd: shell.cwd.as_ptr(),
+            log: shell
+                .log
+                .as_ref()
+                .map_or(std::ptr::null(), |log| log.as_ptr()),
+            log_fd: AtomicI32::new(-1),
             stdin: self.stdin.as_raw_fd(),
             output: self.output.as_raw_fd(),
             keep_below: c_uint::try_from(keep_below).unwrap_or(c_uint::MAX),
@@ -196,7 +323,8 @@ impl Slots {
             SigmaskHow::SIG_SETMASK,
             Some(&SigSet::all()),
             Some(&mut old_mask),
-        )?;
+        )
+        .map_err(SpawnError::start)?;
         // SAFETY: `child_main` keeps to what a vfork child may do (module docs). The
         // stack is ours alone: the spawn lock is held, and this thread is suspended
         // until the child execs or exits (`CLONE_VFORK`), so `args`, `argv`, `envp`
@@ -215,25 +343,35 @@ impl Slots {
         if raw_pid < 0 {
             if matches!(clone_error, Errno::ENOSYS | Errno::EPERM | Errno::EINVAL) {
                 refused(clone_error);
-                return Ok(None);
+                return Ok(Spawn::Refused { log: None });
             }
-            return Err(clone_error.into());
+            return Err(SpawnError::start(clone_error));
         }
         let pid = Pid::from_raw(raw_pid);
+        let log = args.log_fd.load(Ordering::Acquire);
+        // SAFETY: the child opened this descriptor in the table it shared with us, and
+        // nothing else knows of it: it is ours to own.
+        let log = (log >= 0).then(|| unsafe { OwnedFd::from_raw_fd(log) });
         let failed_at = args.failed_at.load(Ordering::Acquire);
         if failed_at == Stage::None as i32 {
-            return Ok(Some(pid));
+            return Ok(Spawn::Started(Child { pid, log }));
         }
         let errno = Errno::from_raw(args.errno.load(Ordering::Acquire));
         // It exited (status 127) before exec: reap it.
         let _ = reap(pid, true);
+        if failed_at == Stage::Log as i32 {
+            return Err(SpawnError::Log(errno.into()));
+        }
         if failed_at == Stage::Unshare as i32
             && matches!(errno, Errno::ENOSYS | Errno::EINVAL | Errno::EPERM)
         {
             refused(errno);
-            return Ok(None);
+            return Ok(Spawn::Refused { log });
         }
-        Err(errno.into())
+        Err(SpawnError::Start {
+            source: errno.into(),
+            log_made: log.is_some(),
+        })
     }
 }
 
@@ -264,11 +402,12 @@ fn null_terminated<'a>(strings: impl Iterator<Item = &'a CString>) -> Vec<*const
 #[repr(i32)]
 enum Stage {
     None = 0,
-    Group = 1,
-    Unshare = 2,
-    Stdio = 3,
-    Cwd = 4,
-    Exec = 5,
+    Log = 1,
+    Group = 2,
+    Unshare = 3,
+    Stdio = 4,
+    Cwd = 5,
+    Exec = 6,
 }
 
 /// What the child reads, in the parent's memory; and where it says why it failed.
@@ -277,6 +416,10 @@ struct ChildArgs {
     argv: *const *const c_char,
     envp: *const *const c_char,
     cwd: *const c_char,
+    /// Where to create the log; null for none.
+    log: *const c_char,
+    /// The log's descriptor once created, in the table we share until the unshare.
+    log_fd: AtomicI32,
     stdin: RawFd,
     output: RawFd,
     keep_below: c_uint,
@@ -293,6 +436,19 @@ extern "C" fn child_main(arg: *mut c_void) -> c_int {
     // none allocates, locks or unwinds.
     unsafe {
         reset_signal_handlers();
+        if !args.log.is_null() {
+            // `open_new`'s flags and mode. The table is still shared: the descriptor
+            // is the parent's.
+            let log = libc::open(
+                args.log,
+                libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
+                LOG_MODE,
+            );
+            if log < 0 {
+                fail(args, Stage::Log);
+            }
+            args.log_fd.store(log, Ordering::Release);
+        }
         if libc::setpgid(0, 0) != 0 {
             fail(args, Stage::Group);
         }

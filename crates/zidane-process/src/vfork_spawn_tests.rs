@@ -12,11 +12,20 @@ use nix::sys::stat::Mode;
 
 use super::*;
 
+/// The child of a spawn, on a kernel that allows this way of spawning.
+fn started(spawn: Result<Spawn, SpawnError>) -> io::Result<Child> {
+    match spawn {
+        Ok(Spawn::Started(child)) => Ok(child),
+        Ok(Spawn::Refused { .. }) => panic!("this kernel allows CLONE_FILES spawns"),
+        Err(error) => Err(error.into_source()),
+    }
+}
+
 /// Runs `command` through [`spawn`]; returns what it printed and its exit status.
 fn run(command: &str, cwd: &Path) -> io::Result<(String, ExitStatus)> {
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
     let shell = ShellCommand::new(command, cwd, &BTreeMap::new())?;
-    let pid = spawn(&shell, write.as_fd())?.expect("this kernel allows CLONE_FILES spawns");
+    let pid = started(spawn(&shell, write.as_fd()))?.pid;
     drop(write);
     let mut output = String::new();
     File::from(read).read_to_string(&mut output)?;
@@ -40,8 +49,15 @@ fn the_child_inherits_exactly_stdin_stdout_and_stderr() {
     // Not close-on-exec: `std::process::Command` would pass this one on.
     let inheritable = open("/dev/null", OFlag::O_RDONLY, Mode::empty()).unwrap();
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
-    let shell = ShellCommand::new("exec sleep 1000", Path::new("/"), &BTreeMap::new()).unwrap();
-    let pid = spawn(&shell, write.as_fd()).unwrap().unwrap();
+    // The log the child creates is ours, not the task's.
+    let dir = tempfile::tempdir().unwrap();
+    let shell = ShellCommand::new("exec sleep 1000", Path::new("/"), &BTreeMap::new())
+        .unwrap()
+        .with_log(&dir.path().join("task.log"))
+        .unwrap();
+    let child = started(spawn(&shell, write.as_fd())).unwrap();
+    let pid = child.pid;
+    assert!(child.log.is_some());
     drop(inheritable);
     // Read from outside: anything the child listed itself would open a descriptor.
     let fds = |pid: Pid| -> Vec<(String, String)> {
@@ -109,15 +125,25 @@ fn the_child_blocks_no_signal_and_ignores_only_what_we_ignore_but_sigpipe() {
 fn runs_in_cwd_with_the_given_environment_over_ours() {
     let dir = tempfile::tempdir().unwrap();
     let env = BTreeMap::from([("PATH".to_owned(), "/usr/bin:/bin".to_owned())]);
-    let shell = ShellCommand::new("pwd; echo \"$PATH\"", dir.path(), &env).unwrap();
+    let shell = ShellCommand::new(
+        "pwd; echo \"$PATH\"; echo \"$CARGO_MANIFEST_DIR\"",
+        dir.path(),
+        &env,
+    )
+    .unwrap();
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
-    let pid = spawn(&shell, write.as_fd()).unwrap().unwrap();
+    let pid = started(spawn(&shell, write.as_fd())).unwrap().pid;
     drop(write);
     let mut output = String::new();
     File::from(read).read_to_string(&mut output).unwrap();
     assert!(reap(pid, true).unwrap().unwrap().success());
     let cwd = dir.path().canonicalize().unwrap();
-    assert_eq!(output, format!("{}\n/usr/bin:/bin\n", cwd.display()));
+    // Ours (cargo sets this one for tests) comes through; `env` wins over ours.
+    let inherited = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
+    assert_eq!(
+        output,
+        format!("{}\n/usr/bin:/bin\n{inherited}\n", cwd.display())
+    );
 }
 
 #[test]
@@ -151,4 +177,108 @@ fn spawns_from_many_threads_at_once_each_get_their_own_output() {
         assert_eq!(output, format!("{i}\n"));
         assert!(status.success());
     }
+}
+
+#[test]
+fn the_child_creates_the_log_new_private_and_ours() {
+    use std::io::{Seek, Write};
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bash_1.log");
+    let shell = ShellCommand::new("echo ran", Path::new("/"), &BTreeMap::new())
+        .unwrap()
+        .with_log(&path)
+        .unwrap();
+    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+    let child = started(spawn(&shell, write.as_fd())).unwrap();
+    drop(write);
+    let mut output = String::new();
+    File::from(read).read_to_string(&mut output).unwrap();
+    assert!(reap(child.pid, true).unwrap().unwrap().success());
+    assert_eq!(output, "ran\n");
+
+    let log = child.log.expect("the child created the log");
+    let flags = nix::fcntl::fcntl(&log, nix::fcntl::FcntlArg::F_GETFD).unwrap();
+    assert_ne!(flags & libc::FD_CLOEXEC, 0, "the log is close-on-exec");
+    let mut log = File::from(log);
+    let on_disk = std::fs::metadata(&path).unwrap();
+    assert_eq!(log.metadata().unwrap().ino(), on_disk.ino());
+    assert_eq!(on_disk.permissions().mode() & 0o777, 0o600);
+    // Readable and writable, as `open_new` makes it.
+    log.write_all(b"kept").unwrap();
+    log.rewind().unwrap();
+    let mut kept = String::new();
+    log.read_to_string(&mut kept).unwrap();
+    assert_eq!(kept, "kept");
+}
+
+#[test]
+fn a_log_that_exists_is_not_opened_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bash_1.log");
+    std::fs::write(&path, "someone else's").unwrap();
+    let marker = dir.path().join("ran");
+    let shell = ShellCommand::new(
+        &format!("touch '{}'", marker.display()),
+        Path::new("/"),
+        &BTreeMap::new(),
+    )
+    .unwrap()
+    .with_log(&path)
+    .unwrap();
+    let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+    let error = match spawn(&shell, write.as_fd()) {
+        Err(SpawnError::Log(error)) => error,
+        other => panic!("expected a log error, got {other:?}"),
+    };
+    assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "someone else's");
+    assert!(!marker.exists(), "the command must not have run");
+    // The child that failed was reaped (asked of this thread only, as above).
+    let children = std::fs::read_to_string("/proc/thread-self/children").unwrap();
+    assert_eq!(children.trim(), "", "children of this thread: {children}");
+}
+
+#[test]
+fn a_start_that_fails_after_the_log_says_so_and_closes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bash_1.log");
+    let shell = ShellCommand::new("echo ran", &dir.path().join("gone"), &BTreeMap::new())
+        .unwrap()
+        .with_log(&path)
+        .unwrap();
+    let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+    match spawn(&shell, write.as_fd()) {
+        Err(SpawnError::Start { source, log_made }) => {
+            assert_eq!(source.kind(), io::ErrorKind::NotFound);
+            assert!(
+                log_made,
+                "the log was made before the missing cwd was found"
+            );
+        }
+        other => panic!("expected a start error, got {other:?}"),
+    }
+    assert!(path.exists());
+    // The log's descriptor went with the error: nothing of ours points at it.
+    let holders: Vec<_> = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .filter(|target| target == &path)
+        .collect();
+    assert!(holders.is_empty(), "still open: {holders:?}");
+}
+
+#[test]
+fn a_name_ends_at_the_first_equals_sign_after_its_first_byte() {
+    let overrides = BTreeMap::from([
+        ("A".to_owned(), String::new()),
+        ("=C:".to_owned(), String::new()),
+    ]);
+    assert!(overridden(&overrides, b"A=1"));
+    assert!(overridden(&overrides, b"A="));
+    assert!(overridden(&overrides, b"=C:=x"));
+    assert!(!overridden(&overrides, b"AB=1"));
+    assert!(!overridden(&overrides, b"B=A"));
+    assert!(!overridden(&overrides, b"NO_EQUALS"));
+    assert!(!overridden(&overrides, b"\xff=1"));
 }
