@@ -57,8 +57,9 @@
 //! ```
 //!
 //! Unix only (Linux first: `splice`, `close_range` and `/proc`). The only `unsafe` code
-//! is the spawn itself (a `vfork`-style `clone` whose child inherits exactly stdin,
-//! stdout and stderr), in one small module; see `docs/PROCESS.md`.
+//! is the spawn itself (a `vfork`-style `clone` whose child creates the task's log,
+//! then execs with exactly stdin, stdout and stderr and our environment as the C
+//! library holds it), in one small module; see `docs/PROCESS.md`.
 #![cfg(unix)]
 
 pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, ProcessContextBuilder};

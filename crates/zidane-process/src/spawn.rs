@@ -92,17 +92,7 @@ pub(crate) fn spawn_shell(
             drop(write);
             child
         }
-        Spawn::Refused { log: made } => {
-            let log = match (made, log) {
-                (Some(made), _) => Some(made),
-                (None, Some(path)) => Some(open_new(path).map_err(SpawnError::Log)?.into()),
-                (None, None) => None,
-            };
-            let log_made = log.is_some();
-            let pid = spawn_with_std(command, cwd, env, write)
-                .map_err(|source| SpawnError::Start { source, log_made })?;
-            Child { pid, log }
-        }
+        Spawn::Refused { log: made } => start_with_std(command, cwd, env, log, made, write)?,
     };
     // Only the child holds the write end now.
     let log_made = child.log.is_some();
@@ -121,6 +111,27 @@ pub(crate) fn spawn_shell(
         output,
         log: child.log.map(File::from),
     })
+}
+
+/// The start where the kernel refused [`vfork_spawn`]'s way: the log (unless the
+/// refused child made it already, `made`), then the shell through std.
+fn start_with_std(
+    command: &str,
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    log: Option<&Path>,
+    made: Option<OwnedFd>,
+    write: OwnedFd,
+) -> Result<Child, SpawnError> {
+    let log = match (made, log) {
+        (Some(made), _) => Some(made),
+        (None, Some(path)) => Some(open_new(path).map_err(SpawnError::Log)?.into()),
+        (None, None) => None,
+    };
+    let log_made = log.is_some();
+    let pid = spawn_with_std(command, cwd, env, write)
+        .map_err(|source| SpawnError::Start { source, log_made })?;
+    Ok(Child { pid, log })
 }
 
 /// The same start through `std::process::Command`, where the kernel refuses
@@ -164,6 +175,42 @@ mod tests {
         assert!(validate_env(&one("A\0", "x")).is_err());
         assert!(validate_env(&one("A", "x\0")).is_err());
         assert!(validate_env(&one("A", "x=y")).is_ok());
+    }
+
+    /// The fallback creates the log itself, as the child would have, and refuses to
+    /// start when it cannot.
+    #[test]
+    fn std_fallback_creates_the_log_first_or_starts_nothing() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bash_1.log");
+        let marker = dir.path().join("ran");
+        let command = format!("touch '{}'", marker.display());
+        let no_env = BTreeMap::new();
+
+        let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        let child =
+            start_with_std(&command, dir.path(), &no_env, Some(&path), None, write).unwrap();
+        assert!(
+            vfork_spawn::reap(child.pid, true)
+                .unwrap()
+                .unwrap()
+                .success()
+        );
+        assert!(child.log.is_some() && marker.exists());
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+
+        // The name is taken now: an error, and the command does not run again.
+        std::fs::remove_file(&marker).unwrap();
+        let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        match start_with_std(&command, dir.path(), &no_env, Some(&path), None, write) {
+            Err(SpawnError::Log(error)) => {
+                assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
+            }
+            other => panic!("expected a log error, got {other:?}"),
+        }
+        assert!(!marker.exists());
     }
 
     /// The fallback for kernels that refuse `vfork_spawn`: same group, same output.
