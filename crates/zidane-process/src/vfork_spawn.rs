@@ -11,19 +11,19 @@
 //!   several threads means a TLB shootdown), and its child asks about each of the 64
 //!   signals before it resets them.
 //!
-//! Here the child shares our table (`CLONE_FILES`) only until its first act on it,
-//! `close_range(keep_below, ~0, CLOSE_RANGE_UNSHARE)`, which gives it a table of its
-//! own holding just the descriptors below `keep_below`: stdio and two slots this module
+//! Here the child shares our table (`CLONE_FILES`) only for its first steps. Then
+//! `close_range(keep_below, ~0, CLOSE_RANGE_UNSHARE)` gives it a table of its own
+//! holding just the descriptors below `keep_below`: stdio and two slots this module
 //! keeps low for the purpose (`/dev/null` and the task's output). It moves those onto 0,
 //! 1 and 2, closes everything else, and execs. So a task inherits exactly stdin,
 //! stdout and stderr, whatever the host holds open.
 //!
-//! A task's child also creates the task's log, first thing, into the table it still
-//! shares with us, so that the descriptor is ours when the spawn returns. Creating a
-//! file can be the dearest part of a start (ext4 scans for recently deleted inodes),
-//! and done by the child it is not charged to the thread that starts tasks: measured
-//! on `concurrent 1000`, the start loop then keeps up with the floor's (which has its
-//! child open the log too), instead of running ~6 % behind it (see docs/PROCESS.md).
+//! One of those first steps, for a task, is creating the task's log, into the table it
+//! still shares with us, so that the descriptor is ours when the spawn returns.
+//! Creating a file can be the dearest part of a start (ext4 scans for recently deleted
+//! inodes), and done by the child it is not charged to the thread that starts tasks,
+//! which sleeps meanwhile: on `concurrent 1000`, 1.06x the floor's time instead of
+//! 1.10x (the floor has its child open the log too; see docs/PROCESS.md).
 //!
 //! This is the crate's only `unsafe` code. The child runs on our memory until it
 //! execs, so it keeps to what a `vfork` child may do:
