@@ -1,18 +1,26 @@
 //! A task's log file: created new and private, fed from the output pipe without a
 //! userspace buffer, capped, and closed with a truncation marker when bytes were dropped.
 
-use std::fs::{DirBuilder, File, OpenOptions};
+use std::fs::{DirBuilder, File};
 use std::io::{self, Write};
 use std::os::fd::{AsFd, BorrowedFd};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
 
 use nix::errno::Errno;
-use nix::fcntl::{FcntlArg, SpliceFFlags, fcntl, splice};
+use nix::fcntl::{FcntlArg, OFlag, SpliceFFlags, fcntl, open, splice};
+use nix::sys::stat::Mode;
 use zidane_context::ContextError;
 
 /// Mode of a task log: only the owner may read it (it holds whatever the task printed).
 pub(crate) const LOG_MODE: u32 = 0o600;
+
+/// How a task log is opened, by [`open_new`] and by `vfork_spawn`'s child alike: new
+/// (`O_EXCL`: never over an existing file), close-on-exec, and readable as well as
+/// writable, so that `finish` can look at the last kept byte (splice never shows us
+/// the bytes it moves).
+pub(crate) const LOG_OPEN_FLAGS: libc::c_int =
+    libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
 
 /// Mode of an output directory we create.
 const DIR_MODE: u32 = 0o700;
@@ -44,18 +52,15 @@ pub(crate) fn create_output_dir(output_dir: &Path) -> Result<(), ContextError> {
         })
 }
 
-/// Creates a task log: new (`O_EXCL`: never opened over an existing file), mode `0600`,
-/// close-on-exec. (A task's spawn child usually does this, with the same flags: see
-/// `vfork_spawn`.)
+/// Creates a task log ([`LOG_OPEN_FLAGS`], mode [`LOG_MODE`]). A task's spawn child
+/// usually does this itself (see `vfork_spawn`); this is for where it cannot.
 pub(crate) fn open_new(path: &Path) -> io::Result<File> {
-    // std opens every file O_CLOEXEC. Readable too, so that `finish` can look at the
-    // last kept byte (splice never shows us the bytes it moves).
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(LOG_MODE)
-        .open(path)
+    let fd = open(
+        path,
+        OFlag::from_bits_retain(LOG_OPEN_FLAGS),
+        Mode::from_bits_retain(LOG_MODE),
+    )?;
+    Ok(File::from(fd))
 }
 
 /// A log that already exists is a clash of file names (an I/O error on that path);

@@ -57,9 +57,9 @@ use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use nix::sys::stat::Mode;
 use nix::unistd::{Pid, dup3};
 
-use crate::log_file::LOG_MODE;
 #[cfg(doc)]
 use crate::log_file::open_new;
+use crate::log_file::{LOG_MODE, LOG_OPEN_FLAGS};
 
 /// The shell every command runs under.
 pub(crate) const SHELL: &str = "/bin/sh";
@@ -116,9 +116,9 @@ impl ShellCommand {
         })
     }
 
-    /// Has the child create `path` before anything else, as [`open_new`] would: new
-    /// (never over an existing file), readable and writable, close-on-exec, mode
-    /// [`LOG_MODE`]. The descriptor comes back in [`Child::log`].
+    /// Has the child create `path` before anything else, as [`open_new`] would
+    /// ([`LOG_OPEN_FLAGS`], mode [`LOG_MODE`]). The descriptor comes back in
+    /// [`Child::log`].
     pub(crate) fn with_log(mut self, path: &Path) -> io::Result<Self> {
         self.log = Some(c_string(path.as_os_str().as_bytes())?);
         Ok(self)
@@ -290,14 +290,10 @@ impl Slots {
 
     /// Clones the child with every signal blocked, and reports how it went.
     fn clone_child(&mut self, shell: &ShellCommand) -> Result<Spawn, SpawnError> {
-        let argv = null_terminated(shell.args.iter());
-        let envp: Vec<*const c_char> = shell
-            .inherited
-            .iter()
-            .copied()
-            .chain(shell.env.iter().map(|entry| entry.as_ptr()))
-            .chain(std::iter::once(std::ptr::null()))
-            .collect();
+        let argv = null_terminated(shell.args.iter().map(|arg| arg.as_ptr()));
+        let envp = null_terminated(
+            (shell.inherited.iter().copied()).chain(shell.env.iter().map(|entry| entry.as_ptr())),
+        );
         let keep_below = self.stdin.as_raw_fd().max(self.output.as_raw_fd()) + 1;
         let args = ChildArgs {
             program: shell.program.as_ptr(),
@@ -391,11 +387,8 @@ fn open_dev_null() -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
-fn null_terminated<'a>(strings: impl Iterator<Item = &'a CString>) -> Vec<*const c_char> {
-    strings
-        .map(|s| s.as_ptr())
-        .chain(std::iter::once(std::ptr::null()))
-        .collect()
+fn null_terminated(strings: impl Iterator<Item = *const c_char>) -> Vec<*const c_char> {
+    strings.chain(std::iter::once(std::ptr::null())).collect()
 }
 
 /// Where a child that did not reach `exec` stopped.
@@ -437,13 +430,8 @@ extern "C" fn child_main(arg: *mut c_void) -> c_int {
     unsafe {
         reset_signal_handlers();
         if !args.log.is_null() {
-            // `open_new`'s flags and mode. The table is still shared: the descriptor
-            // is the parent's.
-            let log = libc::open(
-                args.log,
-                libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC,
-                LOG_MODE,
-            );
+            // The table is still shared: the descriptor is the parent's.
+            let log = libc::open(args.log, LOG_OPEN_FLAGS, LOG_MODE);
             if log < 0 {
                 fail(args, Stage::Log);
             }
