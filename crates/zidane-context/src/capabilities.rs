@@ -1,5 +1,7 @@
 //! What a context can do with background tasks.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 /// What an execution context can do, beyond foreground `exec` and `read_file`.
@@ -8,12 +10,28 @@ use serde::{Deserialize, Serialize};
 pub struct Capabilities {
     /// Whether, and how long, background tasks live.
     pub detached_tasks: DetachedTasks,
+    /// How often a host's wake loop should sweep `list_background` while the agent is
+    /// idle, for a context whose exits are not (or not always) pushed through `on_exit`
+    /// — a durable context. `None` (the default): every exit is pushed, no sweep needed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_interval: Option<Duration>,
 }
 
 impl Capabilities {
     /// Capabilities with the given background-task support.
     pub const fn new(detached_tasks: DetachedTasks) -> Self {
-        Self { detached_tasks }
+        Self {
+            detached_tasks,
+            sweep_interval: None,
+        }
+    }
+
+    /// Asks hosts to sweep for exits this often while idle (see
+    /// [`sweep_interval`](Self::sweep_interval)).
+    #[must_use]
+    pub const fn with_sweep_interval(mut self, every: Duration) -> Self {
+        self.sweep_interval = Some(every);
+        self
     }
 }
 
