@@ -66,6 +66,7 @@ pub use hooks::{
     ToolResultEvent,
 };
 pub use model::{Model, ModelError, ModelRequest, ModelResponse};
+pub use persist::SESSION_LOCK_FILE;
 pub use picker::{PickerKind, PickerRow, TASK_GLYPH, TOOL_GLYPH};
 pub use run::{RunOptions, RunOutcome, StopReason};
 pub use scripted::{ScriptStep, ScriptedModel};
@@ -83,6 +84,7 @@ mod destroy;
 mod error;
 mod hooks;
 mod model;
+mod persist;
 mod picker;
 mod run;
 mod scripted;

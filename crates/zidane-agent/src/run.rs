@@ -107,7 +107,10 @@ impl Agent {
     ///
     /// Errors: [`AgentError::Destroyed`], [`AgentError::Busy`] (a run is in flight),
     /// [`AgentError::NothingPending`] (empty prompt and nothing to deliver), a model
-    /// error, or a session save error. A cancelled run is `Ok` with
+    /// error, or a session save error ([`AgentError::SessionIo`], with the path). Delivery
+    /// is transactional: when the turn that carries the notifications cannot be saved (a
+    /// full disk), the turn is not kept, the notifications stay pending, and the next run
+    /// delivers them at the head of its turn. A cancelled run is `Ok` with
     /// [`StopReason::Cancelled`].
     pub async fn run(&self, options: RunOptions) -> Result<RunOutcome> {
         self.ensure_live()?;
@@ -148,10 +151,18 @@ impl Agent {
             });
         }
         let first = self.session_lock().turns.len();
-        self.append_turn(Turn {
+        // An exit leaves the queue for good only once the turn that tells it is on disk.
+        if let Err(error) = self.append_turn_persisted(Turn {
             role: Role::User,
             content,
-        })?;
+        }) {
+            tracing::warn!(%error, exits = drained.exits.len(), "the delivering turn could not be saved; its notifications stay pending");
+            self.inner
+                .feeds
+                .delivery()
+                .restore(drained.exits, drained.stalls);
+            return Err(error);
+        }
 
         let mut outcome = RunOutcome {
             stop: StopReason::MaxSteps,

@@ -17,6 +17,7 @@ use zidane_tools::{SHELL_KILL, WAIT_TASK};
 use zidane_wire::{ContentBlock, StreamEvent, Turn, WireBlock};
 
 use crate::delivery::HistoricalAck;
+use crate::persist;
 use crate::{AgentError, Result};
 
 /// The directory of all sessions under a user data dir.
@@ -171,26 +172,32 @@ impl SessionStore {
         resolve_tasks_dir(&self.user_dir, id)
     }
 
-    /// Writes the session (atomically: a temporary file renamed over the old one).
-    /// Directories are created `0700`.
+    /// Writes the session atomically and durably: a uniquely named `0600` temporary file,
+    /// created exclusively and never through a symlink, synced, renamed over
+    /// `session.json`, and the directory synced. The session directory is created
+    /// `0700`; an existing one that is a symlink, owned by another user or writable by
+    /// others is refused ([`AgentError::UnsafeSessionDir`]) and nothing is written.
     pub fn save(&self, session: &Session) -> Result<()> {
         let dir = self.session_dir(&session.id)?;
-        create_private_dir(&dir)?;
+        persist::ensure_private_dir(&dir)?;
         let file = dir.join(SESSION_FILE);
         let json =
             serde_json::to_vec_pretty(session).map_err(|source| AgentError::SessionFormat {
                 path: file.clone(),
                 source,
             })?;
-        let temp = dir.join(format!("{SESSION_FILE}.tmp"));
-        std::fs::write(&temp, json).map_err(|source| AgentError::SessionIo {
-            path: temp.clone(),
-            source,
-        })?;
-        std::fs::rename(&temp, &file).map_err(|source| AgentError::SessionIo {
-            path: file.clone(),
-            source,
-        })
+        persist::write_atomically(&file, &json)
+    }
+
+    /// Prepares a session's directories for an agent and takes the session's lock, held
+    /// until the returned guard drops: the session directory is created `0700` and it
+    /// and its tasks directory, if present, are checked as [`save`](Self::save) checks.
+    /// A second hold on the same session fails with [`AgentError::SessionLocked`].
+    pub(crate) fn lock(&self, id: &str) -> Result<persist::SessionLock> {
+        let dir = self.session_dir(id)?;
+        persist::ensure_private_dir(&dir)?;
+        persist::check_private_dir(&dir.join(TASKS_DIR))?;
+        persist::SessionLock::acquire(&dir, id)
     }
 
     /// Reads a stored session.
@@ -223,20 +230,6 @@ impl SessionStore {
             Err(source) => Err(AgentError::SessionIo { path: dir, source }),
         }
     }
-}
-
-fn create_private_dir(dir: &Path) -> Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir).map_err(|source| AgentError::SessionIo {
-        path: dir.to_owned(),
-        source,
-    })
 }
 
 /// What a stored conversation says the model already knows: every task named by a

@@ -1,9 +1,13 @@
 //! The host side of auto-wake: run a drain-only turn when a task ends while the agent is
 //! idle, drain again after every run for exits that landed mid-run, and stay quiet after
-//! a user abort until the next real prompt.
+//! a user abort until the next real prompt. For a context that does not push every exit
+//! (a durable one), the loop also sweeps it every
+//! [`Capabilities::sweep_interval`](zidane_context::Capabilities::sweep_interval) while
+//! the agent is idle.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
@@ -14,6 +18,9 @@ use crate::{
 
 /// Wake reports kept for a slow subscriber before it starts missing some.
 const REPORT_CAPACITY: usize = 64;
+
+/// The least time a wake sweep may take before it is given up.
+const SWEEP_BOUND: Duration = Duration::from_secs(5);
 
 /// What started a run of a [`WakeLoop`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -65,6 +72,23 @@ impl Shared {
         outcome
     }
 
+    /// One sweep for exits the context did not push, while the agent is idle and not
+    /// suppressed; bounded, so a context that hangs cannot stall the loop.
+    async fn sweep(&self, every: Option<Duration>) {
+        if self.suppressed.load(Ordering::Acquire)
+            || self.agent.is_running()
+            || self.agent.is_destroyed()
+        {
+            return;
+        }
+        let bound = every.unwrap_or(SWEEP_BOUND).max(SWEEP_BOUND);
+        match tokio::time::timeout(bound, self.agent.sweep_exits()).await {
+            Ok(Ok(_)) | Ok(Err(AgentError::Destroyed)) => {}
+            Ok(Err(error)) => tracing::debug!(%error, "wake sweep failed"),
+            Err(_) => tracing::debug!(?bound, "wake sweep timed out"),
+        }
+    }
+
     /// Drain-only runs while something is pending, unless suppressed or destroyed.
     async fn drain(&self, mut trigger: WakeTrigger) {
         let _running = self.run_lock.lock().await;
@@ -77,13 +101,21 @@ impl Shared {
                 Ok(_) => break,
                 Err(AgentError::NothingPending) => break,
                 Err(error) => {
-                    // The drained exits are in the session already; do not spin.
+                    // A failed save keeps the exits pending; the next exit or prompt
+                    // tries again, so a full disk does not make the loop spin.
                     tracing::warn!(%error, "wake run failed");
                     break;
                 }
             }
             trigger = WakeTrigger::FollowUp;
         }
+    }
+}
+
+async fn sleep_or_never(every: Option<Duration>) {
+    match every {
+        Some(every) => tokio::time::sleep(every).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -141,12 +173,19 @@ impl WakeLoop {
         let task_shared = Arc::clone(&shared);
         let task_notify = Arc::clone(&notify);
         let task_stop = stop.clone();
+        // A context that does not push every exit asks to be swept while idle.
+        let sweep_every = shared.agent.context().capabilities().sweep_interval;
         tokio::spawn(async move {
             loop {
                 tokio::select! {
                     biased;
                     () = task_stop.cancelled() => break,
                     () = task_notify.notified() => {}
+                    () = sleep_or_never(sweep_every) => {
+                        // Its `background:exit` events wake this loop for the drain.
+                        task_shared.sweep(sweep_every).await;
+                        continue;
+                    }
                 }
                 if task_stop.is_cancelled() || task_shared.agent.is_destroyed() {
                     break;

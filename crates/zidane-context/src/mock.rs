@@ -64,6 +64,7 @@ struct State {
 
 struct Config {
     capabilities: Capabilities,
+    push_exits: bool,
     reassign: bool,
     destroy_delay: Option<Duration>,
     task_duration: Option<Duration>,
@@ -124,6 +125,7 @@ impl MockContext {
             }),
             config: Mutex::new(Config {
                 capabilities: Capabilities::new(DetachedTasks::ProcessLifetime),
+                push_exits: true,
                 reassign: true,
                 destroy_delay: None,
                 task_duration: None,
@@ -137,6 +139,23 @@ impl MockContext {
     #[must_use]
     pub fn with_detached_tasks(self, detached: DetachedTasks) -> Self {
         self.config().capabilities = Capabilities::new(detached);
+        self
+    }
+
+    /// Reports these capabilities (for example a durable context that asks hosts to
+    /// sweep: `Capabilities::new(DetachedTasks::Durable).with_sweep_interval(…)`).
+    #[must_use]
+    pub fn with_capabilities(self, capabilities: Capabilities) -> Self {
+        self.config().capabilities = capabilities;
+        self
+    }
+
+    /// Never calls `on_exit`: exits are only recorded, for `list_background` and
+    /// `wait_background` to find — like a durable context whose tasks outlive the host
+    /// that started them.
+    #[must_use]
+    pub fn without_exit_push(self) -> Self {
+        self.config().push_exits = false;
         self
     }
 
@@ -296,7 +315,8 @@ impl MockContext {
             (task.on_exit.take(), exit, task.done.clone())
         };
         done.send_replace(Some(exit.clone()));
-        if let Some(callback) = callback {
+        let push = self.config().push_exits;
+        if let (true, Some(callback)) = (push, callback) {
             callback(exit);
         }
         true
