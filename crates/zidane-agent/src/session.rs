@@ -175,11 +175,12 @@ impl SessionStore {
     /// Writes the session atomically and durably: a uniquely named `0600` temporary file,
     /// created exclusively and never through a symlink, synced, renamed over
     /// `session.json`, and the directory synced. The session directory is created
-    /// `0700`; an existing one that is a symlink, owned by another user or writable by
-    /// others is refused ([`AgentError::UnsafeSessionDir`]) and nothing is written.
+    /// `0700`; an existing session or tasks directory that is a symlink, owned by another
+    /// user or writable by group or others is refused ([`AgentError::UnsafeSessionDir`]) and nothing is written.
     pub fn save(&self, session: &Session) -> Result<()> {
         let dir = self.session_dir(&session.id)?;
         persist::ensure_private_dir(&dir)?;
+        persist::check_private_dir(&dir.join(TASKS_DIR))?;
         let file = dir.join(SESSION_FILE);
         let json =
             serde_json::to_vec_pretty(session).map_err(|source| AgentError::SessionFormat {

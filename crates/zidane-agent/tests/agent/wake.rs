@@ -136,3 +136,47 @@ async fn dropping_the_loop_stops_wake_ups() {
         "nobody drained it"
     );
 }
+
+#[tokio::test]
+async fn an_exit_only_a_sweep_can_see_wakes_the_idle_agent_once() {
+    use zidane_context::{Capabilities, DetachedTasks};
+    let model = ScriptedModel::new()
+        .tool_call("shell", bg("deploy"))
+        .text("deploying on a durable runner")
+        .react(|request| {
+            ModelResponse::text(format!("swept {}", request.notifications()[0].task_id))
+        });
+    // A durable context: it records exits and never pushes them.
+    let context = Arc::new(
+        MockContext::new()
+            .with_capabilities(
+                Capabilities::new(DetachedTasks::Durable)
+                    .with_sweep_interval(std::time::Duration::from_millis(20)),
+            )
+            .without_exit_push(),
+    );
+    let h = harness_with(model, context, |b| b);
+    let wake = WakeLoop::spawn(h.agent.clone());
+    let mut reports = wake.reports();
+    wake.prompt("deploy it").await.unwrap();
+    assert_eq!(next(&mut reports).await.trigger, WakeTrigger::Prompt);
+
+    h.context.finish(tid(1), 0);
+    assert!(
+        !h.agent.has_pending_task_notifications(),
+        "nothing was pushed"
+    );
+    let woke = next(&mut reports).await;
+    assert_eq!(woke.trigger, WakeTrigger::Wake);
+    let outcome = woke.outcome.unwrap();
+    assert_eq!(outcome.text, "swept bash_1");
+    assert_eq!(outcome.notified.len(), 1);
+    assert!(h.event_names().contains(&"background:exit".to_owned()));
+
+    // Later sweeps find nothing new: no second wake.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(matches!(
+        reports.try_recv(),
+        Err(broadcast::error::TryRecvError::Empty)
+    ));
+}
