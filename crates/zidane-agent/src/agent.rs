@@ -339,6 +339,7 @@ impl Agent {
             policy: behavior.background,
             max_output_bytes: behavior.output_cap,
             stall_timeout: behavior.stall_window,
+            remote_readiness: behavior.remote_readiness,
         }
     }
 

@@ -44,6 +44,9 @@ pub struct Behavior {
     /// for the model); the context keeps its own, per-context cap. `None`: only the
     /// context's cap.
     pub max_background_tasks: Option<usize>,
+    /// Whether `wait_task`'s `until.url` may probe hosts beyond this machine's loopback
+    /// addresses (default: no).
+    pub remote_readiness: bool,
     /// How long a whole destroy may take (see [`Agent::destroy`]).
     pub destroy_timeout: Duration,
     /// Model calls per run.
@@ -60,6 +63,7 @@ impl Default for Behavior {
             output_cap: None,
             stall_window: None,
             max_background_tasks: None,
+            remote_readiness: false,
             destroy_timeout: DEFAULT_DESTROY_TIMEOUT,
             max_steps: DEFAULT_MAX_STEPS,
             system: None,
@@ -106,6 +110,13 @@ impl Behavior {
     #[must_use]
     pub fn max_background_tasks(mut self, cap: usize) -> Self {
         self.max_background_tasks = Some(cap);
+        self
+    }
+
+    /// Lets `wait_task`'s `until.url` probe hosts beyond loopback.
+    #[must_use]
+    pub fn remote_readiness(mut self, allow: bool) -> Self {
+        self.remote_readiness = allow;
         self
     }
 

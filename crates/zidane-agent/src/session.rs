@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 use zidane_context::TaskId;
-use zidane_tools::{SHELL_KILL, WAIT_TASK};
+use zidane_tools::{SHELL_KILL, WAIT_NOT_ENDED_PREFIX, WAIT_TASK};
 use zidane_wire::{ContentBlock, StreamEvent, Turn, WireBlock};
 
 use crate::delivery::HistoricalAck;
@@ -28,10 +28,6 @@ pub const SESSION_FILE: &str = "session.json";
 pub const TASKS_DIR: &str = "tasks";
 /// The longest session id accepted.
 pub const MAX_SESSION_ID_LEN: usize = 128;
-
-/// The start of `wait_task`'s text when it timed out (the task keeps running, so its
-/// exit is still news on reload).
-const WAIT_TIMED_OUT_PREFIX: &str = "wait_task: timed out";
 
 /// A conversation: its id and its turns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -275,7 +271,7 @@ pub(crate) fn acknowledged_in(
                 };
                 let knows_exit = !is_error
                     && (tool == SHELL_KILL
-                        || (tool == WAIT_TASK && !content.starts_with(WAIT_TIMED_OUT_PREFIX)));
+                        || (tool == WAIT_TASK && !content.starts_with(WAIT_NOT_ENDED_PREFIX)));
                 let task_id = input
                     .get("task_id")
                     .and_then(serde_json::Value::as_str)

@@ -42,6 +42,7 @@ pub use handle::ExecutionHandle;
 #[cfg(feature = "mock")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
 pub use mock::{MockCall, MockContext};
+pub use output::OutputChunk;
 pub use signal::{Signal, UnknownSignal};
 pub use task::{
     BackgroundOptions, BackgroundStarted, ExitCallback, StallCallback, StallInfo, TaskEntry,
@@ -61,6 +62,7 @@ mod exit_watch;
 mod handle;
 #[cfg(feature = "mock")]
 mod mock;
+mod output;
 mod signal;
 mod task;
 mod task_id;

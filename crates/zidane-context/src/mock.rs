@@ -12,9 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     BackgroundOptions, BackgroundStarted, Capabilities, ContextError, DetachedTasks, ExecOptions,
-    ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback, ReadRange, ReadResult, Result,
-    Signal, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskId, TaskStatus,
-    validate_command, wait_for_exit,
+    ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback, OutputChunk, ReadRange,
+    ReadResult, Result, Signal, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskId,
+    TaskStatus, validate_command, wait_for_exit,
 };
 
 /// A call made to a [`MockContext`], in the order it was made.
@@ -100,6 +100,8 @@ struct Config {
 pub struct MockContext {
     state: Mutex<State>,
     config: Mutex<Config>,
+    /// Bumped whenever a task writes or ends, for `follow_output`.
+    output_changed: watch::Sender<u64>,
 }
 
 impl Default for MockContext {
@@ -123,6 +125,7 @@ impl MockContext {
                 next_task: 1,
                 ..State::default()
             }),
+            output_changed: watch::Sender::new(0),
             config: Mutex::new(Config {
                 capabilities: Capabilities::new(DetachedTasks::ProcessLifetime),
                 push_exits: true,
@@ -206,6 +209,8 @@ impl MockContext {
             .entry(path)
             .or_default()
             .extend_from_slice(bytes);
+        drop(state);
+        self.output_changed.send_modify(|n| *n += 1);
         true
     }
 
@@ -315,6 +320,7 @@ impl MockContext {
             (task.on_exit.take(), exit, task.done.clone())
         };
         done.send_replace(Some(exit.clone()));
+        self.output_changed.send_modify(|n| *n += 1);
         let push = self.config().push_exits;
         if let (true, Some(callback)) = (push, callback) {
             callback(exit);
@@ -553,6 +559,52 @@ impl ExecutionContext for MockContext {
         };
         // The watch holds the exit once sent, so an exit racing this wait is never lost.
         Ok(wait_for_exit(&mut done, timeout, &cancel).await)
+    }
+
+    async fn follow_output(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        offset: u64,
+        max: usize,
+    ) -> Result<Option<OutputChunk>> {
+        self.check_background()?;
+        let mut changed = self.output_changed.subscribe();
+        loop {
+            changed.borrow_and_update();
+            {
+                let state = self.state();
+                Self::check_handle(&state, handle)?;
+                let Some(task) = state.tasks.get(&task_id).filter(|t| t.handle == handle) else {
+                    return Ok(None);
+                };
+                let ended = task.entry.status.is_terminal();
+                let log = state
+                    .files
+                    .get(&task.entry.output_path)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                let len = log.len() as u64;
+                if offset > len {
+                    return Ok(Some(OutputChunk {
+                        offset: len,
+                        bytes: Vec::new(),
+                        ended,
+                    }));
+                }
+                if offset < len || ended {
+                    let start = usize::try_from(offset).unwrap_or(log.len());
+                    let end = start.saturating_add(max).min(log.len());
+                    return Ok(Some(OutputChunk {
+                        offset,
+                        bytes: log[start..end].to_vec(),
+                        ended,
+                    }));
+                }
+            }
+            // The sender lives as long as the mock, so this only waits.
+            let _ = changed.changed().await;
+        }
     }
 
     async fn reassign_background_tasks(

@@ -12,12 +12,13 @@ use tokio::sync::watch;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
-    ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, validate_command,
+    OutputChunk, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, validate_command,
     wait_for_exit,
 };
 
 use crate::containment::{self, TaskProcesses};
 use crate::exec::{ForegroundRun, run as run_foreground};
+use crate::follow::follow;
 use crate::kill::{DEFAULT_KILL_GRACE, ESCAPEE_PROBE, LEADER_REAP_BOUND};
 use crate::log_file::{LogWriter, create_output_dir, log_error};
 use crate::orphan_sweep::SweptProcess;
@@ -602,6 +603,19 @@ impl ExecutionContext for ProcessContext {
         let mut done = task.subscribe();
         drop(task);
         Ok(wait_for_exit(&mut done, timeout, &cancel).await)
+    }
+
+    async fn follow_output(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        offset: u64,
+        max: usize,
+    ) -> Result<Option<OutputChunk>> {
+        let Some(task) = self.registry.task(handle, task_id)? else {
+            return Ok(None);
+        };
+        follow(task, offset, max).await.map(Some)
     }
 
     async fn reassign_background_tasks(

@@ -73,6 +73,7 @@ mod containment;
 mod context;
 mod escapees;
 mod exec;
+mod follow;
 mod kill;
 mod leader;
 mod log_file;

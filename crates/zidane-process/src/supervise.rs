@@ -95,6 +95,7 @@ impl Supervisor {
                             eof = outcome.eof;
                             if outcome.moved > 0 {
                                 task.bytes_written.store(log.total(), Ordering::Relaxed);
+                                task.output_moved.send_replace(log.total());
                                 if let Some(stall) = stall.as_mut() {
                                     stall.on_output(Instant::now());
                                 }
