@@ -251,6 +251,7 @@ impl MockContext {
                 output_path: task.entry.output_path.clone(),
                 stalled_for,
                 bytes_written: task.entry.bytes_written,
+                diagnosis: None,
             };
             (callback, info)
         };

@@ -85,6 +85,7 @@ mod read;
 mod registry;
 mod spawn;
 mod spawn_on_wake;
+mod stall_diagnosis;
 mod supervise;
 mod task;
 #[cfg(test)]

@@ -27,6 +27,7 @@ use crate::leader::Leader;
 use crate::log_file::{LogWriter, Pumped};
 use crate::registry::Registry;
 use crate::spawn_on_wake;
+use crate::stall_diagnosis;
 use crate::task::{LeaderExit, Task};
 use crate::watchdog::StallWatch;
 
@@ -253,6 +254,8 @@ fn fire_stall(
         output_path: task.output_path.clone(),
         stalled_for: quiet,
         bytes_written,
+        // The group is still there to ask: the task has not ended.
+        diagnosis: stall_diagnosis::diagnose(task.pid, &task.output_path),
     };
     if catch_unwind(AssertUnwindSafe(|| callback(info))).is_err() {
         tracing::error!(task = %task.id, "on_stall callback panicked");
