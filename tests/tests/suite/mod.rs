@@ -1,4 +1,5 @@
 mod context_api;
+mod licenses;
 
 // Real processes, probed through /proc.
 #[cfg(target_os = "linux")]
