@@ -65,6 +65,10 @@ pub use hooks::{
     HookBus, HookEvent, Reconcile, SubscriptionId, TaskReassign, TaskStart, ToolCallEvent,
     ToolResultEvent,
 };
+/// The attribute a [`Model`] implementation needs on its `impl` block (re-exported so
+/// hosts need no `async-trait` dependency of their own).
+pub use async_trait::async_trait;
+pub use listing::{SessionListing, SessionSummary, UnreadableSession};
 pub use model::{Model, ModelError, ModelRequest, ModelResponse};
 pub use picker::{PickerKind, PickerRow, TASK_GLYPH, TOOL_GLYPH};
 pub use run::{RunOptions, RunOutcome, StopReason};
@@ -82,6 +86,7 @@ mod delivery;
 mod destroy;
 mod error;
 mod hooks;
+mod listing;
 mod model;
 mod picker;
 mod run;

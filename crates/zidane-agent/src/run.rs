@@ -80,6 +80,29 @@ pub struct RunOutcome {
     pub turns: Vec<Turn>,
 }
 
+impl RunOutcome {
+    /// The `<task-notification>` and `<task-stall>` blocks the model read at the head of
+    /// this run's user turn, exactly as it received them (empty when none were
+    /// delivered).
+    pub fn notification_blocks(&self) -> Vec<&str> {
+        let Some(first) = self.turns.first().filter(|turn| turn.role == Role::User) else {
+            return Vec::new();
+        };
+        first
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text { text }
+                    if zidane_wire::parse(text).is_ok_and(|blocks| !blocks.is_empty()) =>
+                {
+                    Some(text.as_str())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// Clears the in-flight state when a run ends, however it ends.
 struct RunGuard<'a> {
     agent: &'a Agent,
@@ -177,7 +200,7 @@ impl Agent {
             let request = ModelRequest {
                 system: self.inner.behavior.system.clone(),
                 turns: self.session_lock().turns.clone(),
-                tools: self.inner.tools.specs(&gate),
+                tools: self.inner.tools.specs_in(&gate, self.inner.context.as_ref()),
             };
             outcome.steps += 1;
             let response = tokio::select! {

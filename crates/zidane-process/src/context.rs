@@ -24,6 +24,7 @@ use crate::orphan_sweep::SweptProcess;
 use crate::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::read::read_window;
 use crate::registry::Registry;
+use crate::shell::Shell;
 use crate::spawn::{Spawned, resolve_cwd, spawn_shell, validate_env};
 use crate::spawn_on_wake::spawn_on_wake;
 use crate::supervise::Supervisor;
@@ -42,7 +43,9 @@ const SETTLE_SLACK: Duration = Duration::from_secs(5);
 /// Runs commands on the local machine: foreground with [`exec`](ExecutionContext::exec),
 /// background with [`exec_background`](ExecutionContext::exec_background).
 ///
-/// Every command runs as `/bin/sh -c COMMAND` in its own process group with stdin on
+/// Every command runs under the context's [`Shell`] — `/bin/bash --norc --noprofile -c
+/// COMMAND` where bash exists, else `/bin/sh -c COMMAND`; see
+/// [`ProcessContextBuilder::shell`] — in its own process group with stdin on
 /// `/dev/null`. A background task's stdout and stderr go, in write order, into
 /// `<output_dir>/<task-id>.<context-timestamp>.log`; see the crate docs for the whole
 /// life of a task.
@@ -65,6 +68,7 @@ pub struct ProcessContext {
     kill_grace: Duration,
     max_background_tasks: usize,
     cwd: PathBuf,
+    shell: Shell,
     timestamp: String,
     /// Who this context is in its processes' markers.
     owner: OwnerId,
@@ -95,6 +99,7 @@ pub struct ProcessContextBuilder {
     kill_grace: Duration,
     max_background_tasks: usize,
     cwd: Option<PathBuf>,
+    shell: Option<Shell>,
     sweep_orphans_on_start: bool,
 }
 
@@ -104,6 +109,7 @@ impl Default for ProcessContextBuilder {
             kill_grace: DEFAULT_KILL_GRACE,
             max_background_tasks: DEFAULT_MAX_BACKGROUND_TASKS,
             cwd: None,
+            shell: None,
             sweep_orphans_on_start: false,
         }
     }
@@ -132,6 +138,13 @@ impl ProcessContextBuilder {
         self
     }
 
+    /// The shell commands run under (default [`Shell::detect`]: `/bin/bash` where it
+    /// exists, else `/bin/sh`). The `shell` tool names it to the model.
+    pub fn shell(mut self, shell: Shell) -> Self {
+        self.shell = Some(shell);
+        self
+    }
+
     /// Whether [`build`](Self::build) starts an orphan sweep
     /// ([`ProcessContext::sweep_orphans`]): what a host restarting after a crash wants,
     /// to end the tasks its previous run left behind. Default: off. Inside a tokio
@@ -154,6 +167,7 @@ impl ProcessContextBuilder {
             kill_grace: self.kill_grace,
             max_background_tasks: self.max_background_tasks,
             cwd,
+            shell: self.shell.unwrap_or_else(Shell::detect),
             timestamp: next_context_timestamp(),
             owner: OwnerId::for_new_context(),
             exec_serial: AtomicU64::new(0),
@@ -168,16 +182,17 @@ impl ProcessContextBuilder {
 /// `vfork_spawn`), and the output directory created if the log says it is missing.
 /// Fails with the error a caller should see, leaving nothing behind.
 fn start_task_shell(
+    shell: &Shell,
     command: &str,
     cwd: &Path,
     env: &BTreeMap<String, String>,
     output_dir: &Path,
     output_path: &Path,
 ) -> Result<(Spawned, std::fs::File)> {
-    let started = match spawn_shell(command, cwd, env, Some(output_path)) {
+    let started = match spawn_shell(shell, command, cwd, env, Some(output_path)) {
         Err(SpawnError::Log(error)) if error.kind() == std::io::ErrorKind::NotFound => {
             create_output_dir(output_dir)?;
-            spawn_shell(command, cwd, env, Some(output_path))
+            spawn_shell(shell, command, cwd, env, Some(output_path))
         }
         started => started,
     };
@@ -266,6 +281,11 @@ impl ProcessContext {
         &self.cwd
     }
 
+    /// The shell commands run under.
+    pub fn shell(&self) -> &Shell {
+        &self.shell
+    }
+
     /// Ends every process, of any host of this user, whose owner marker names a host
     /// that is no longer alive — the background tasks (and their descendants) of a host
     /// that was killed before it could `destroy` them — TERM first, KILL after the
@@ -297,6 +317,7 @@ impl ProcessContext {
     ) -> (BTreeMap<String, String>, OwnerMarker) {
         let marker = self.owner.marker(work);
         let mut env = env.clone();
+        self.shell.neutralise_startup_files(&mut env);
         // Inserted last: a caller's variable of the same name cannot unmark the task.
         env.insert(OWNER_MARKER_VAR.to_owned(), marker.to_string());
         (env, marker)
@@ -387,6 +408,10 @@ impl ExecutionContext for ProcessContext {
         Capabilities::new(DetachedTasks::ProcessLifetime)
     }
 
+    fn shell(&self) -> Option<String> {
+        Some(self.shell.path().to_string_lossy().into_owned())
+    }
+
     async fn create_handle(&self) -> Result<ExecutionHandle> {
         Ok(self.registry.create_handle())
     }
@@ -430,6 +455,7 @@ impl ExecutionContext for ProcessContext {
         let serial = self.exec_serial.fetch_add(1, Ordering::Relaxed) + 1;
         let (env, marker) = self.marked_env(&options.env, MarkedWork::Exec(serial));
         run_foreground(ForegroundRun {
+            shell: &self.shell,
             command,
             cwd: &cwd,
             env: &env,
@@ -487,7 +513,7 @@ impl ExecutionContext for ProcessContext {
         let task_id = reservation.task_id;
         let output_path = task_log_path(&output_dir, task_id, &self.timestamp);
         let (env, marker) = self.marked_env(&options.env, MarkedWork::Task(task_id));
-        let (spawned, log) = match start_task_shell(command, &cwd, &env, &output_dir, &output_path)
+        let (spawned, log) = match start_task_shell(&self.shell, command, &cwd, &env, &output_dir, &output_path)
         {
             Ok(started) => started,
             Err(error) => {
