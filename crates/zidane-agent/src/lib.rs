@@ -55,6 +55,9 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use agent::Agent;
+/// The attribute a [`Model`] implementation needs on its `impl` block (re-exported so
+/// hosts need no `async-trait` dependency of their own).
+pub use async_trait::async_trait;
 pub use config::{
     AgentBuilder, Behavior, CANCEL_GRACE, DEFAULT_DESTROY_TIMEOUT, DEFAULT_MAX_STEPS,
     DirectJournal, ReconcileJournal,
@@ -65,9 +68,6 @@ pub use hooks::{
     HookBus, HookEvent, Reconcile, SubscriptionId, TaskReassign, TaskStart, ToolCallEvent,
     ToolResultEvent,
 };
-/// The attribute a [`Model`] implementation needs on its `impl` block (re-exported so
-/// hosts need no `async-trait` dependency of their own).
-pub use async_trait::async_trait;
 pub use listing::{SessionListing, SessionSummary, UnreadableSession};
 pub use model::{Model, ModelError, ModelRequest, ModelResponse};
 pub use picker::{PickerKind, PickerRow, TASK_GLYPH, TOOL_GLYPH};

@@ -48,7 +48,14 @@ fn lists_newest_first_with_first_prompt_and_turns() {
     let rows: Vec<_> = listing
         .sessions
         .iter()
-        .map(|s| (s.id.as_str(), s.first_prompt.as_deref(), s.turns, s.running_tasks))
+        .map(|s| {
+            (
+                s.id.as_str(),
+                s.first_prompt.as_deref(),
+                s.turns,
+                s.running_tasks,
+            )
+        })
         .collect();
     assert_eq!(
         rows,
@@ -70,7 +77,11 @@ fn a_broken_session_dir_is_reported_and_the_rest_still_listed() {
     // Truncated mid-write by some other program, no session.json yet, an id that cannot
     // be a session, and a stray file.
     std::fs::create_dir(sessions.join("truncated")).unwrap();
-    std::fs::write(sessions.join("truncated").join(SESSION_FILE), "{\"id\": \"trun").unwrap();
+    std::fs::write(
+        sessions.join("truncated").join(SESSION_FILE),
+        "{\"id\": \"trun",
+    )
+    .unwrap();
     std::fs::create_dir_all(sessions.join("no-file").join("tasks")).unwrap();
     std::fs::create_dir(sessions.join("bad id")).unwrap();
     std::fs::write(sessions.join("notes.txt"), "not a session").unwrap();
@@ -105,6 +116,8 @@ fn a_broken_session_dir_is_reported_and_the_rest_still_listed() {
 #[test]
 fn no_sessions_dir_is_an_empty_listing() {
     let dir = tempfile::tempdir().unwrap();
-    let listing = SessionStore::new(dir.path().join("never-made")).list().unwrap();
+    let listing = SessionStore::new(dir.path().join("never-made"))
+        .list()
+        .unwrap();
     assert!(listing.sessions.is_empty() && listing.unreadable.is_empty());
 }

@@ -76,6 +76,11 @@ impl Shared {
             && !self.agent.is_destroyed()
             && self.agent.has_pending_task_notifications()
         {
+            tracing::info!(
+                session = %self.agent.id(),
+                trigger = ?trigger,
+                "wake"
+            );
             match self.run(trigger, RunOptions::drain()).await {
                 Ok(outcome) if outcome.stop != StopReason::Cancelled => {}
                 Ok(_) => break,

@@ -9,6 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::Utc;
 use tokio::sync::watch;
+use tracing::Instrument;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
@@ -297,7 +298,9 @@ impl ProcessContext {
     /// `/proc` is unavailable it finds nothing and returns an empty list. Bounded by
     /// about the grace period plus a second.
     pub async fn sweep_orphans(&self) -> Result<Vec<SweptProcess>> {
-        containment::sweep_orphans(self.kill_grace).await
+        let swept = containment::sweep_orphans(self.kill_grace).await?;
+        tracing::info!(ended = swept.len(), "orphan sweep");
+        Ok(swept)
     }
 
     /// Waits for the sweep that
@@ -513,14 +516,14 @@ impl ExecutionContext for ProcessContext {
         let task_id = reservation.task_id;
         let output_path = task_log_path(&output_dir, task_id, &self.timestamp);
         let (env, marker) = self.marked_env(&options.env, MarkedWork::Task(task_id));
-        let (spawned, log) = match start_task_shell(&self.shell, command, &cwd, &env, &output_dir, &output_path)
-        {
-            Ok(started) => started,
-            Err(error) => {
-                self.registry.cancel(reservation);
-                return Err(error);
-            }
-        };
+        let (spawned, log) =
+            match start_task_shell(&self.shell, command, &cwd, &env, &output_dir, &output_path) {
+                Ok(started) => started,
+                Err(error) => {
+                    self.registry.cancel(reservation);
+                    return Err(error);
+                }
+            };
         let started_at = Utc::now();
         let pid = spawned.pid;
         let Some(processes) = TaskProcesses::of_leader(pid).map(|p| p.with_marker(marker)) else {
@@ -558,6 +561,18 @@ impl ExecutionContext for ProcessContext {
             task.reassign(None);
             task.kill.cancel();
         }
+        // The task outlives the call that started it: its own root span, linked to
+        // the caller's (the `tool_call` of a run, when an agent started it).
+        let span = tracing::info_span!(parent: None, "task", task_id = %task_id, pid);
+        span.follows_from(tracing::Span::current());
+        tracing::info!(
+            parent: &span,
+            task_id = %task_id,
+            pid,
+            command = %command,
+            output_file = %output_path.display(),
+            "task started"
+        );
         // Its first poll here, not on a worker woken for it: see spawn_on_wake.rs.
         spawn_on_wake(
             Supervisor {
@@ -570,7 +585,8 @@ impl ExecutionContext for ProcessContext {
                 stall,
                 registry: self.registry.clone(),
             }
-            .run(),
+            .run()
+            .instrument(span),
         );
         inserted?;
         Ok(BackgroundStarted {

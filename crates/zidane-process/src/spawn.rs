@@ -96,9 +96,7 @@ pub(crate) fn spawn_shell(
             drop(write);
             child
         }
-        Spawn::Refused { log: made } => {
-            start_with_std(shell, command, cwd, env, log, made, write)?
-        }
+        Spawn::Refused { log: made } => start_with_std(shell, command, cwd, env, log, made, write)?,
     };
     // Only the child holds the write end now.
     let log_made = child.log.is_some();
@@ -201,9 +199,16 @@ mod tests {
         let no_env = BTreeMap::new();
 
         let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
-        let child =
-            start_with_std(&sh(), &command, dir.path(), &no_env, Some(&path), None, write)
-                .unwrap();
+        let child = start_with_std(
+            &sh(),
+            &command,
+            dir.path(),
+            &no_env,
+            Some(&path),
+            None,
+            write,
+        )
+        .unwrap();
         assert!(
             vfork_spawn::reap(child.pid, true)
                 .unwrap()
@@ -217,7 +222,15 @@ mod tests {
         // The name is taken now: an error, and the command does not run again.
         std::fs::remove_file(&marker).unwrap();
         let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
-        match start_with_std(&sh(), &command, dir.path(), &no_env, Some(&path), None, write) {
+        match start_with_std(
+            &sh(),
+            &command,
+            dir.path(),
+            &no_env,
+            Some(&path),
+            None,
+            write,
+        ) {
             Err(SpawnError::Log(error)) => {
                 assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
             }

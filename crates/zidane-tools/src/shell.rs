@@ -83,7 +83,11 @@ struct ShellTool {
 fn describe_shell(shell: Option<&str>) -> String {
     match shell {
         Some(path) => {
-            let name = path.rsplit('/').next().filter(|n| !n.is_empty()).unwrap_or(path);
+            let name = path
+                .rsplit('/')
+                .next()
+                .filter(|n| !n.is_empty())
+                .unwrap_or(path);
             format!("Runs a {name} command (`{path}`) {DESCRIPTION}")
         }
         None => format!("Runs a shell command {DESCRIPTION}"),

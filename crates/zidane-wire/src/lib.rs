@@ -66,6 +66,7 @@
 pub use banner::{Banner, TASK_GLYPH, Tone, file_url};
 pub use error::WireError;
 pub use notification::TaskNotification;
+pub use paint::{MAX_RESULT_LINES, Painter};
 pub use parse::{WireBlock, parse};
 pub use replay::{StreamEvent, events_from_turn, events_from_turns};
 pub use stall::{STALL_HINT, TaskStall};
@@ -80,6 +81,7 @@ mod banner;
 mod error;
 mod escape;
 mod notification;
+mod paint;
 mod parse;
 mod replay;
 mod stall;

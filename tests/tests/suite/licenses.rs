@@ -23,7 +23,12 @@ fn every_crate_ships_both_license_texts() {
         for (name, text) in [("LICENSE-MIT", &mit), ("LICENSE-APACHE", &apache)] {
             let copy = std::fs::read_to_string(dir.join(name))
                 .unwrap_or_else(|e| panic!("{}/{name}: {e}", dir.display()));
-            assert_eq!(&copy, text, "{}/{name} differs from the root's", dir.display());
+            assert_eq!(
+                &copy,
+                text,
+                "{}/{name} differs from the root's",
+                dir.display()
+            );
         }
         crates += 1;
     }

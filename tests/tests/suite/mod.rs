@@ -18,3 +18,5 @@ mod quickstart_flow;
 mod replay;
 #[cfg(target_os = "linux")]
 mod support;
+#[cfg(target_os = "linux")]
+mod tracing_story;

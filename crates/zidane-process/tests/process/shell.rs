@@ -82,7 +82,10 @@ async fn bash_sources_no_startup_file_not_even_bash_env() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_builder_chooses_the_shell() {
     let f = Fixture::with(ProcessContext::builder().shell(Shell::new(SH_PATH))).await;
-    assert_eq!(ExecutionContext::shell(&f.context).as_deref(), Some(SH_PATH));
+    assert_eq!(
+        ExecutionContext::shell(&f.context).as_deref(),
+        Some(SH_PATH)
+    );
     let out = f
         .context
         .exec(f.handle, "echo $0", ExecOptions::new())

@@ -56,7 +56,9 @@ fn the_shell_description_names_the_contexts_shell() {
         "{}",
         specs[0].description
     );
-    let sh = ProcessContext::builder().shell(Shell::new("/bin/sh")).build();
+    let sh = ProcessContext::builder()
+        .shell(Shell::new("/bin/sh"))
+        .build();
     let gated = registry.specs_in(&BackgroundGate::closed(GateReason::Disabled), &sh);
     assert!(
         gated[0]
@@ -67,5 +69,9 @@ fn the_shell_description_names_the_contexts_shell() {
     );
     // A context that does not say: no dialect is claimed.
     let specs = registry.specs_in(&BackgroundGate::open(), &MockContext::new());
-    assert!(specs[0].description.starts_with("Runs a shell command to completion"));
+    assert!(
+        specs[0]
+            .description
+            .starts_with("Runs a shell command to completion")
+    );
 }
