@@ -187,7 +187,12 @@ fn block(who: &str, arrow: &str, text: &str) -> String {
     let first = lines.next().unwrap_or_default();
     let mut out = format!("{who:>6} {arrow} {}\n", printable_line(first));
     for line in lines {
-        let _ = writeln!(out, "{:>6}   {}", "", printable_line(line));
+        // No indent on an empty line: no trailing blanks.
+        if line.is_empty() {
+            out.push('\n');
+        } else {
+            let _ = writeln!(out, "{:>6}   {}", "", printable_line(line));
+        }
     }
     out
 }
