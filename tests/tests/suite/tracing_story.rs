@@ -140,8 +140,7 @@ fn spans_and_events_tell_a_background_tasks_life() {
         wake.prompt("serve, then stop").await.unwrap();
         drop(wake);
         agent.destroy().await.unwrap();
-        let pids = pids.lock().unwrap().clone();
-        pids
+        pids.lock().unwrap().clone()
     });
     drop(runtime);
 
