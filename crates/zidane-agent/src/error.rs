@@ -69,6 +69,10 @@ pub enum AgentError {
         /// Why it is refused.
         reason: &'static str,
     },
+    /// A run the [`WakeLoop`](crate::WakeLoop) made on its own failed; the message is
+    /// that run's error (see [`WakeLoop::next_wake`](crate::WakeLoop::next_wake)).
+    #[error("a wake-up run failed: {0}")]
+    WakeRun(String),
     /// A session file is not valid session JSON.
     #[error("session file {} is not a valid session: {source}", path.display())]
     SessionFormat {

@@ -53,6 +53,10 @@ struct Shared {
     reports: broadcast::Sender<WakeReport>,
 }
 
+/// The loop's own subscription to its reports, made when it starts, so that
+/// [`WakeLoop::next_wake`] sees every wake-up since then, however late it is called.
+type WakeQueue = tokio::sync::Mutex<broadcast::Receiver<WakeReport>>;
+
 impl Shared {
     fn current(&self) -> MutexGuard<'_, Option<CancellationToken>> {
         self.current.lock().unwrap_or_else(|e| e.into_inner())
@@ -96,6 +100,11 @@ impl Shared {
             && !self.agent.is_destroyed()
             && self.agent.has_pending_task_notifications()
         {
+            tracing::info!(
+                session = %self.agent.id(),
+                trigger = ?trigger,
+                "wake"
+            );
             match self.run(trigger, RunOptions::drain()).await {
                 Ok(outcome) if outcome.stop != StopReason::Cancelled => {}
                 Ok(_) => break,
@@ -123,25 +132,25 @@ async fn sleep_or_never(every: Option<Duration>) {
 ///
 /// Route the user's prompts through [`prompt`](Self::prompt) and their aborts through
 /// [`abort`](Self::abort), so wake-ups never overlap a run and never override a "stop".
+/// [`next_wake`](Self::next_wake) awaits the next run the loop made on its own and
+/// gives its outcome; [`reports`](Self::reports) streams every run, prompts included.
 /// Dropping the loop stops it (the agent is untouched).
 ///
 /// ```no_run
 /// # async fn demo(agent: zidane_agent::Agent) -> Result<(), zidane_agent::AgentError> {
 /// use zidane_agent::WakeLoop;
 /// let wake = WakeLoop::spawn(agent);
-/// let mut reports = wake.reports();
 /// wake.prompt("build it in the background").await?;
-/// // The prompt's own run reports first; then, when the build ends while the agent is
-/// // idle, a drain-only run delivers the notification and reports as a wake-up.
-/// while let Ok(report) = reports.recv().await {
-///     if report.trigger == zidane_agent::WakeTrigger::Wake {
-///         break;
-///     }
-/// }
+/// // When the build ends while the agent is idle, a drain-only run delivers the
+/// // notification: the model's answer to it is that run's outcome.
+/// let woken = wake.next_wake().await?;
+/// println!("{}", woken.notification_blocks()[0]); // the <task-notification> it read
+/// println!("{}", woken.text);
 /// # Ok(()) }
 /// ```
 pub struct WakeLoop {
     shared: Arc<Shared>,
+    wakes: WakeQueue,
     stop: CancellationToken,
     subscription: SubscriptionId,
     notify: Arc<Notify>,
@@ -161,7 +170,7 @@ impl WakeLoop {
                 signal.notify_one();
             }
         });
-        let (reports, _) = broadcast::channel(REPORT_CAPACITY);
+        let (reports, wakes) = broadcast::channel(REPORT_CAPACITY);
         let shared = Arc::new(Shared {
             agent,
             run_lock: tokio::sync::Mutex::new(()),
@@ -197,6 +206,7 @@ impl WakeLoop {
         notify.notify_one();
         Self {
             shared,
+            wakes: tokio::sync::Mutex::new(wakes),
             stop,
             subscription,
             notify,
@@ -230,6 +240,28 @@ impl WakeLoop {
     /// Whether wake-ups are suppressed by an abort.
     pub fn is_suppressed(&self) -> bool {
         self.shared.suppressed.load(Ordering::Acquire)
+    }
+
+    /// Waits for the next run the loop made on its own — a wake-up or a follow-up, never
+    /// a prompt's run — and returns its outcome: what the model answered to the
+    /// notifications at the head of its turn ([`RunOutcome::notified`],
+    /// [`RunOutcome::notification_blocks`]).
+    ///
+    /// Every such run since the loop was spawned is returned once, in order, however
+    /// late this is called (up to the last 64; older ones are skipped). A run that
+    /// failed is [`AgentError::WakeRun`]. It waits as long as no task ends: bound it
+    /// with a timeout where that matters.
+    pub async fn next_wake(&self) -> Result<RunOutcome> {
+        let mut wakes = self.wakes.lock().await;
+        loop {
+            match wakes.recv().await {
+                Ok(report) if report.trigger == WakeTrigger::Prompt => {}
+                Ok(report) => return report.outcome.map_err(AgentError::WakeRun),
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                // Not reached while `self` holds the sender; kept total.
+                Err(broadcast::error::RecvError::Closed) => return Err(AgentError::Destroyed),
+            }
+        }
     }
 
     /// Every run the loop makes from now on (prompts included), as it ends.

@@ -32,6 +32,13 @@ pub trait ExecutionContext: Send + Sync {
         Capabilities::default()
     }
 
+    /// The shell commands run under, as a path (`/bin/bash`, `/bin/sh`), so that tools
+    /// can tell the model which dialect to write. The default is `None`: not said (a
+    /// tool then says "shell" and nothing more).
+    fn shell(&self) -> Option<String> {
+        None
+    }
+
     /// A new handle: the scope of one session's tasks.
     async fn create_handle(&self) -> Result<ExecutionHandle>;
 

@@ -187,6 +187,15 @@ pub(crate) fn settle(
     let Some((callback, info)) = task.settle(status, exit, bytes_written) else {
         return;
     };
+    tracing::info!(
+        task_id = %info.task_id,
+        status = %info.status,
+        exit_code = info.exit_code,
+        signal = info.signal.map(tracing::field::display),
+        duration_ms = u64::try_from(info.duration.as_millis()).unwrap_or(u64::MAX),
+        bytes_written,
+        "task exited"
+    );
     registry.release();
     if let Some(callback) = callback {
         let exit = info.clone();
@@ -248,6 +257,12 @@ fn fire_stall(
     callback: &zidane_context::StallCallback,
     quiet: Duration,
 ) {
+    tracing::info!(
+        task_id = %task.id,
+        stalled_for_ms = u64::try_from(quiet.as_millis()).unwrap_or(u64::MAX),
+        bytes_written,
+        "task stalled"
+    );
     let info = StallInfo {
         task_id: task.id,
         command: task.command.clone(),

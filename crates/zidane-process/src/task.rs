@@ -199,6 +199,7 @@ impl Task {
             && self.is_running()
             && let Some(processes) = TaskProcesses::of_leader(self.pid)
         {
+            tracing::info!(task_id = %self.id, pid = self.pid, signal = %Signal::TERM, "task kill");
             processes.terminate();
         }
     }

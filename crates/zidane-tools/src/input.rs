@@ -12,7 +12,7 @@ use crate::ToolOutput;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellInput {
-    /// The bash command to run.
+    /// The command to run, in the shell the tool's description names.
     pub command: String,
     /// Kill the command's process group after this many milliseconds. Foreground only.
     #[schemars(range(min = 1))]
