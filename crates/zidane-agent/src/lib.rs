@@ -65,7 +65,10 @@ pub use hooks::{
     HookBus, HookEvent, Reconcile, SubscriptionId, TaskReassign, TaskStart, ToolCallEvent,
     ToolResultEvent,
 };
-pub use model::{Model, ModelError, ModelRequest, ModelResponse};
+pub use model::{
+    DeltaSink, ErrorSource, FinishReason, Model, ModelDelta, ModelError, ModelErrorKind,
+    ModelRequest, ModelResponse, Usage,
+};
 pub use picker::{PickerKind, PickerRow, TASK_GLYPH, TOOL_GLYPH};
 pub use run::{RunOptions, RunOutcome, StopReason};
 pub use scripted::{ScriptStep, ScriptedModel};

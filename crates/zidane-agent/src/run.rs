@@ -173,6 +173,8 @@ impl Agent {
         outcome: &mut RunOutcome,
     ) -> Result<StopReason> {
         let gate = self.background_gate();
+        let hooks = self.hooks().clone();
+        let sink = crate::DeltaSink::new(move |delta| hooks.emit_delta(delta));
         while outcome.steps < self.inner.behavior.max_steps {
             let request = ModelRequest {
                 system: self.inner.behavior.system.clone(),
@@ -180,8 +182,10 @@ impl Agent {
                 tools: self.inner.tools.specs(&gate),
             };
             outcome.steps += 1;
+            // A cancel drops the model call (aborting its HTTP request); the assistant
+            // turn is appended only once whole, so a session never holds half of one.
             let response = tokio::select! {
-                response = self.inner.model.complete(request) => response?,
+                response = self.inner.model.stream(request, &sink) => response?,
                 () = run_token.cancelled() => return Ok(StopReason::Cancelled),
             };
             outcome.text = response.joined_text();
