@@ -358,39 +358,28 @@ impl HttpClient {
         // Bytes received since the last whole event: they bound what the decoder holds.
         let pending = Arc::new(AtomicUsize::new(0));
         let counted = pending.clone();
-        let mut total = 0usize;
-        let bytes = response.bytes_stream().map(move |chunk| {
-            let chunk = chunk.map_err(StreamFault::Http)?;
-            total += chunk.len();
-            if total > limits.max_stream {
-                return Err(StreamFault::TooLarge {
-                    what: "stream",
-                    limit: limits.max_stream,
-                });
+        let chunk_timeout = self.options.chunk_timeout;
+        let state = (Box::pin(response.bytes_stream()), 0usize, false);
+        let bytes = futures_util::stream::unfold(state, move |(mut body, total, failed)| {
+            let counted = counted.clone();
+            async move {
+                if failed {
+                    return None;
+                }
+                let next = match tokio::time::timeout(chunk_timeout, body.next()).await {
+                    Err(_) => Err(StreamFault::Stalled(chunk_timeout)),
+                    Ok(None) => return None,
+                    Ok(Some(Err(error))) => Err(StreamFault::Http(error)),
+                    Ok(Some(Ok(chunk))) => limits.check(&chunk, total, &counted).map(|()| chunk),
+                };
+                let total = total + next.as_ref().map_or(0, |chunk| chunk.len());
+                let failed = next.is_err();
+                Some((next, (body, total, failed)))
             }
-            if counted.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len() > limits.max_event {
-                return Err(StreamFault::TooLarge {
-                    what: "event",
-                    limit: limits.max_event,
-                });
-            }
-            Ok(chunk)
         });
-        let mut events = bytes.eventsource();
+        let mut events = std::pin::pin!(bytes.eventsource());
         loop {
-            let Ok(next) = tokio::time::timeout(self.options.chunk_timeout, events.next()).await
-            else {
-                return Err(request_error(
-                    ModelErrorKind::Transport,
-                    None,
-                    format!(
-                        "the stream stalled: nothing for {:?}",
-                        self.options.chunk_timeout
-                    ),
-                    None,
-                ));
-            };
-            let event = match next {
+            let event = match events.next().await {
                 None => return assembler.finish(false, sink),
                 Some(Ok(event)) => event,
                 Some(Err(error)) => return Err(stream_error(error)),
@@ -409,6 +398,26 @@ struct Limits {
     max_stream: usize,
 }
 
+impl Limits {
+    /// Refuses a chunk that takes the stream, or the event being received, past its
+    /// limit. `pending` counts the bytes since the last whole event.
+    fn check(&self, chunk: &[u8], total: usize, pending: &AtomicUsize) -> Result<(), StreamFault> {
+        if total + chunk.len() > self.max_stream {
+            return Err(StreamFault::TooLarge {
+                what: "stream",
+                limit: self.max_stream,
+            });
+        }
+        if pending.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len() > self.max_event {
+            return Err(StreamFault::TooLarge {
+                what: "event",
+                limit: self.max_event,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Why the bytes of a stream stopped coming.
 #[derive(Debug, thiserror::Error)]
 enum StreamFault {
@@ -416,6 +425,8 @@ enum StreamFault {
     Http(#[source] reqwest::Error),
     #[error("the {what} is larger than {limit} bytes")]
     TooLarge { what: &'static str, limit: usize },
+    #[error("the stream stalled: nothing for {0:?}")]
+    Stalled(Duration),
 }
 
 fn stream_error(error: EventStreamError<StreamFault>) -> ModelError {
@@ -425,6 +436,12 @@ fn stream_error(error: EventStreamError<StreamFault>) -> ModelError {
             None,
             "the stream broke off".to_owned(),
             Some(ErrorSource::new(error.without_url())),
+        ),
+        EventStreamError::Transport(fault @ StreamFault::Stalled(_)) => request_error(
+            ModelErrorKind::Transport,
+            None,
+            fault.to_string(),
+            None,
         ),
         EventStreamError::Transport(fault @ StreamFault::TooLarge { .. }) => request_error(
             ModelErrorKind::MalformedStream,

@@ -36,9 +36,13 @@ use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 pub mod fixtures;
+
+/// How long the server waits before dropping a connection mid-stream.
+const DISCONNECT_FLUSH: Duration = Duration::from_millis(20);
 
 /// How a reply's body ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,10 +186,38 @@ impl RecordedRequest {
     }
 }
 
-#[derive(Default)]
 struct State {
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// How many response bodies are being sent (or held open by a stall).
+    open: watch::Sender<usize>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        Self {
+            replies: Mutex::default(),
+            requests: Mutex::default(),
+            open: watch::channel(0).0,
+        }
+    }
+}
+
+/// Counts a response body as open while it lives: hyper drops it when the client goes
+/// away, so a test can see that a dropped request really closed its connection.
+struct OpenStream(Arc<State>);
+
+impl OpenStream {
+    fn new(state: Arc<State>) -> Self {
+        state.open.send_modify(|open| *open += 1);
+        Self(state)
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.open.send_modify(|open| *open -= 1);
+    }
 }
 
 /// The scripted provider server. Stops (closing every connection) when dropped.
@@ -231,6 +263,20 @@ impl ScriptedServer {
     /// Replies not sent yet.
     pub fn remaining(&self) -> usize {
         lock(&self.state.replies).len()
+    }
+
+    /// How many response bodies are open right now (being sent, or stalled).
+    pub fn open_streams(&self) -> usize {
+        *self.state.open.borrow()
+    }
+
+    /// Waits until exactly `count` response bodies are open; false if that did not
+    /// happen within `timeout`.
+    pub async fn wait_open_streams(&self, count: usize, timeout: Duration) -> bool {
+        let mut open = self.state.open.subscribe();
+        tokio::time::timeout(timeout, open.wait_for(|open| *open == count))
+            .await
+            .is_ok_and(|changed| changed.is_ok())
     }
 }
 
@@ -300,7 +346,8 @@ async fn answer(state: Arc<State>, request: Request<Incoming>) -> Result<Respons
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let (end, delay) = (reply.end, reply.chunk_delay);
     let chunks = VecDeque::from(reply.chunks);
-    let frames = stream::unfold((chunks, false), move |(mut chunks, ended)| async move {
+    let open = OpenStream::new(state.clone());
+    let frames = stream::unfold((chunks, false, open), move |(mut chunks, ended, open)| async move {
         if ended {
             return None;
         }
@@ -308,7 +355,7 @@ async fn answer(state: Arc<State>, request: Request<Incoming>) -> Result<Respons
             if let Some(delay) = delay {
                 tokio::time::sleep(delay).await;
             }
-            return Some((Ok(Frame::data(chunk)), (chunks, false)));
+            return Some((Ok(Frame::data(chunk)), (chunks, false, open)));
         }
         match end {
             End::Finish => None,
@@ -316,13 +363,18 @@ async fn answer(state: Arc<State>, request: Request<Incoming>) -> Result<Respons
                 std::future::pending::<()>().await;
                 None
             }
-            End::Disconnect => Some((
+            End::Disconnect => {
+                // Let what was sent reach the client first: it should see a stream that
+                // broke off, not a request that got no answer.
+                tokio::time::sleep(DISCONNECT_FLUSH).await;
+                Some((
                 Err(std::io::Error::new(
                     std::io::ErrorKind::ConnectionReset,
                     "scripted disconnect",
                 )),
-                (chunks, true),
-            )),
+                (chunks, true, open),
+            ))
+            }
         }
     });
     let mut response = Response::new(BodyExt::boxed(StreamBody::new(frames)));
