@@ -5,6 +5,8 @@
 #[path = "agent/support.rs"]
 mod support;
 
+#[path = "agent/deltas.rs"]
+mod deltas;
 #[path = "agent/delivery_model.rs"]
 mod delivery_model;
 #[path = "agent/destroy.rs"]

@@ -1,4 +1,6 @@
-//! The providers over real HTTP, against the scripted server on 127.0.0.1.
+//! The providers over real HTTP, against the scripted server on 127.0.0.1. One file
+//! per behaviour, all compiled as one binary.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod agent;
 mod cancel;
