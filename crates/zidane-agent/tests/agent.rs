@@ -5,10 +5,10 @@
 #[path = "agent/support.rs"]
 mod support;
 
-#[path = "agent/deltas.rs"]
-mod deltas;
 #[path = "agent/delivery_model.rs"]
 mod delivery_model;
+#[path = "agent/deltas.rs"]
+mod deltas;
 #[path = "agent/destroy.rs"]
 mod destroy;
 #[path = "agent/notify.rs"]

@@ -15,7 +15,10 @@ fn provider() -> Anthropic {
 
 #[test]
 fn a_conversation_maps_to_messages_with_the_prefix_cached() {
-    insta::assert_json_snapshot!("anthropic_request", provider().request_body(&conversation()));
+    insta::assert_json_snapshot!(
+        "anthropic_request",
+        provider().request_body(&conversation())
+    );
 }
 
 #[test]
@@ -34,8 +37,12 @@ fn consecutive_turns_of_a_role_merge_and_empty_text_is_dropped() {
     request.turns.push(Turn {
         role: Role::User,
         content: vec![
-            ContentBlock::Text { text: String::new() },
-            ContentBlock::Text { text: "Again.".into() },
+            ContentBlock::Text {
+                text: String::new(),
+            },
+            ContentBlock::Text {
+                text: "Again.".into(),
+            },
         ],
     });
     assert_eq!(
@@ -55,7 +62,10 @@ fn events(data: &[serde_json::Value]) -> Vec<(String, String)> {
 
 fn run(data: &[serde_json::Value]) -> (Result<ModelResponse, ModelError>, Vec<ModelDelta>) {
     let events = events(data);
-    let events: Vec<(&str, &str)> = events.iter().map(|(n, d)| (n.as_str(), d.as_str())).collect();
+    let events: Vec<(&str, &str)> = events
+        .iter()
+        .map(|(n, d)| (n.as_str(), d.as_str()))
+        .collect();
     assemble(Assembler::default(), &events)
 }
 
@@ -79,18 +89,32 @@ fn blocks_and_usage_assemble() {
     assert_eq!(
         response.content,
         [
-            ContentBlock::Text { text: "On it.".into() },
-            ContentBlock::ToolUse { id: "toolu_1".into(), name: "wait_task".into(), input: json!({}) },
+            ContentBlock::Text {
+                text: "On it.".into()
+            },
+            ContentBlock::ToolUse {
+                id: "toolu_1".into(),
+                name: "wait_task".into(),
+                input: json!({})
+            },
         ]
     );
-    let usage = Usage { input_tokens: 125, output_tokens: 30, cached_input_tokens: 100, cache_write_tokens: 20 };
+    let usage = Usage {
+        input_tokens: 125,
+        output_tokens: 30,
+        cached_input_tokens: 100,
+        cache_write_tokens: 20,
+    };
     assert_eq!(response.usage, Some(usage));
     assert_eq!(response.finish_reason, Some(FinishReason::ToolUse));
     assert_eq!(
         deltas,
         [
             ModelDelta::Text("On it.".into()),
-            ModelDelta::ToolCallStarted { id: "toolu_1".into(), name: "wait_task".into() },
+            ModelDelta::ToolCallStarted {
+                id: "toolu_1".into(),
+                name: "wait_task".into()
+            },
             ModelDelta::Usage(usage),
         ]
     );
@@ -100,20 +124,29 @@ fn blocks_and_usage_assemble() {
 fn broken_streams_are_errors() {
     let start = json!({ "type": "message_start", "message": { "usage": { "input_tokens": 5 } } });
     let (response, _) = run(std::slice::from_ref(&start));
-    assert_eq!(response.unwrap_err().kind(), Some(ModelErrorKind::Transport));
+    assert_eq!(
+        response.unwrap_err().kind(),
+        Some(ModelErrorKind::Transport)
+    );
 
     let (response, _) = run(&[
         start.clone(),
         json!({ "type": "content_block_delta", "index": 3, "delta": { "type": "text_delta", "text": "x" } }),
     ]);
-    assert_eq!(response.unwrap_err().kind(), Some(ModelErrorKind::MalformedStream));
+    assert_eq!(
+        response.unwrap_err().kind(),
+        Some(ModelErrorKind::MalformedStream)
+    );
 
     let (response, _) = run(&[
         start.clone(),
         json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } }),
         json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "input_json_delta", "partial_json": "{" } }),
     ]);
-    assert_eq!(response.unwrap_err().kind(), Some(ModelErrorKind::MalformedStream));
+    assert_eq!(
+        response.unwrap_err().kind(),
+        Some(ModelErrorKind::MalformedStream)
+    );
 
     let (response, _) = run(&[
         start,
@@ -124,7 +157,10 @@ fn broken_streams_are_errors() {
     assert!(error.to_string().contains("overloaded_error"), "{error}");
 
     let (response, _) = assemble(Assembler::default(), &[("message_start", "{not json")]);
-    assert_eq!(response.unwrap_err().kind(), Some(ModelErrorKind::MalformedStream));
+    assert_eq!(
+        response.unwrap_err().kind(),
+        Some(ModelErrorKind::MalformedStream)
+    );
 }
 
 #[test]

@@ -178,7 +178,11 @@ mod tests {
     #[test]
     fn empty_values_count_as_missing() {
         assert_eq!(
-            missing(&[("ZIDANE_PROVIDER", "anthropic"), ("ZIDANE_MODEL", " "), ("ANTHROPIC_API_KEY", "")]),
+            missing(&[
+                ("ZIDANE_PROVIDER", "anthropic"),
+                ("ZIDANE_MODEL", " "),
+                ("ANTHROPIC_API_KEY", "")
+            ]),
             ["ZIDANE_MODEL", "ANTHROPIC_API_KEY"]
         );
     }
@@ -189,13 +193,22 @@ mod tests {
             missing(&[("ZIDANE_PROVIDER", "openai"), ("ZIDANE_MODEL", "gpt-4.1")]),
             ["OPENAI_API_KEY (or OPENAI_BASE_URL for a server that needs no key)"]
         );
-        assert!(pick(&[("ZIDANE_PROVIDER", "openai"), ("ZIDANE_MODEL", "m"), ("OPENAI_API_KEY", "sk")]).is_ok());
-        assert!(pick(&[
-            ("ZIDANE_PROVIDER", "OpenAI"),
-            ("ZIDANE_MODEL", "smollm2"),
-            ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1"),
-        ])
-        .is_ok());
+        assert!(
+            pick(&[
+                ("ZIDANE_PROVIDER", "openai"),
+                ("ZIDANE_MODEL", "m"),
+                ("OPENAI_API_KEY", "sk")
+            ])
+            .is_ok()
+        );
+        assert!(
+            pick(&[
+                ("ZIDANE_PROVIDER", "OpenAI"),
+                ("ZIDANE_MODEL", "smollm2"),
+                ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1"),
+            ])
+            .is_ok()
+        );
     }
 
     #[test]
@@ -204,13 +217,25 @@ mod tests {
             missing(&[("ZIDANE_PROVIDER", "anthropic"), ("OPENAI_API_KEY", "sk")]),
             ["ZIDANE_MODEL", "ANTHROPIC_API_KEY"]
         );
-        assert!(pick(&[("ZIDANE_PROVIDER", "anthropic"), ("ZIDANE_MODEL", "claude"), ("ANTHROPIC_API_KEY", "k")]).is_ok());
+        assert!(
+            pick(&[
+                ("ZIDANE_PROVIDER", "anthropic"),
+                ("ZIDANE_MODEL", "claude"),
+                ("ANTHROPIC_API_KEY", "k")
+            ])
+            .is_ok()
+        );
     }
 
     #[test]
     fn an_unknown_provider_or_a_bad_url_is_named() {
-        let error = pick(&[("ZIDANE_PROVIDER", "gemini"), ("ZIDANE_MODEL", "m")]).err().unwrap();
-        assert!(matches!(&error, EnvError::UnknownProvider(p) if p == "gemini"), "{error}");
+        let error = pick(&[("ZIDANE_PROVIDER", "gemini"), ("ZIDANE_MODEL", "m")])
+            .err()
+            .unwrap();
+        assert!(
+            matches!(&error, EnvError::UnknownProvider(p) if p == "gemini"),
+            "{error}"
+        );
         let error = pick(&[
             ("ZIDANE_PROVIDER", "openai"),
             ("ZIDANE_MODEL", "m"),
@@ -218,7 +243,16 @@ mod tests {
         ])
         .err()
         .unwrap();
-        assert!(matches!(error, EnvError::Build { provider: "openai", .. }), "{error}");
+        assert!(
+            matches!(
+                error,
+                EnvError::Build {
+                    provider: "openai",
+                    ..
+                }
+            ),
+            "{error}"
+        );
     }
 
     #[test]
@@ -232,6 +266,12 @@ mod tests {
         .unwrap();
         let shown = format!("{error} {error:?}");
         assert!(!shown.contains("sk-secret"), "{shown}");
-        assert!(matches!(error, EnvError::Build { source: crate::BuildError::InvalidApiKey, .. }));
+        assert!(matches!(
+            error,
+            EnvError::Build {
+                source: crate::BuildError::InvalidApiKey,
+                ..
+            }
+        ));
     }
 }

@@ -308,8 +308,8 @@ impl HttpClient {
         let excerpt = self.read_excerpt(response).await;
         let code = status.as_u16();
         let kind = classify(code, &excerpt);
-        let retryable = should_retry
-            .unwrap_or(matches!(code, 408 | 409 | 429) || (500..=599).contains(&code));
+        let retryable =
+            should_retry.unwrap_or(matches!(code, 408 | 409 | 429) || (500..=599).contains(&code));
         Err(Failure {
             error: request_error(kind, Some(code), format!("{url}: {excerpt}"), None),
             retryable: retryable && kind != ModelErrorKind::ContextTooLong,
@@ -437,12 +437,9 @@ fn stream_error(error: EventStreamError<StreamFault>) -> ModelError {
             "the stream broke off".to_owned(),
             Some(ErrorSource::new(error.without_url())),
         ),
-        EventStreamError::Transport(fault @ StreamFault::Stalled(_)) => request_error(
-            ModelErrorKind::Transport,
-            None,
-            fault.to_string(),
-            None,
-        ),
+        EventStreamError::Transport(fault @ StreamFault::Stalled(_)) => {
+            request_error(ModelErrorKind::Transport, None, fault.to_string(), None)
+        }
         EventStreamError::Transport(fault @ StreamFault::TooLarge { .. }) => request_error(
             ModelErrorKind::MalformedStream,
             None,
@@ -458,7 +455,10 @@ fn stream_error(error: EventStreamError<StreamFault>) -> ModelError {
         EventStreamError::Parser(error) => request_error(
             ModelErrorKind::MalformedStream,
             None,
-            format!("the stream is not server-sent events: {}", excerpt(&error.input)),
+            format!(
+                "the stream is not server-sent events: {}",
+                excerpt(&error.input)
+            ),
             None,
         ),
     }
@@ -613,9 +613,8 @@ mod tests {
         let policy = RetryPolicy::attempts(10)
             .backoff(Duration::from_millis(100), Duration::from_millis(1000));
         for retry in 1..12 {
-            let ceiling = Duration::from_millis(100 * (1 << (retry - 1).min(4))).min(
-                Duration::from_millis(1000),
-            );
+            let ceiling = Duration::from_millis(100 * (1 << (retry - 1).min(4)))
+                .min(Duration::from_millis(1000));
             assert!(policy.backoff_delay(retry) <= ceiling, "retry {retry}");
         }
     }

@@ -12,7 +12,7 @@
 //!   definitions and system prompt marked for prompt caching.
 //! - [`from_env`]: one of them, from `ZIDANE_PROVIDER`, `ZIDANE_MODEL` and the
 //!   provider's variables; the error lists whatever is missing.
-//! - [`testing`] (feature `testing`): a scripted provider server on 127.0.0.1 that
+//! - `testing` (feature `testing`): a scripted provider server on 127.0.0.1 that
 //!   replays fixtures in both protocols and records what it was sent.
 //!
 //! Requests time out (connect, first byte, between events), are retried with jittered
@@ -54,9 +54,8 @@ pub use error::{BuildError, EnvError};
 #[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub use http::{
     BODY_EXCERPT_CHARS, DEFAULT_BASE_DELAY, DEFAULT_CHUNK_TIMEOUT, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY,
-    DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RETRY_TIME, DEFAULT_MAX_STREAM_BYTES, HttpOptions,
-    RetryPolicy,
+    DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY, DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_MAX_RETRY_TIME, DEFAULT_MAX_STREAM_BYTES, HttpOptions, RetryPolicy,
 };
 pub use key::ApiKey;
 #[cfg(feature = "openai")]
@@ -77,7 +76,8 @@ mod http;
 mod key;
 #[cfg(feature = "openai")]
 mod openai;
-#[cfg(all(test, feature = "http"))]
+#[cfg(test)]
+#[cfg(feature = "http")]
 mod test_support;
 
 /// `url` without its trailing slashes, if it is an http(s) URL.

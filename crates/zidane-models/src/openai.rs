@@ -13,7 +13,8 @@ use zidane_agent::{
 use zidane_wire::{ContentBlock, Role, Turn};
 
 use crate::http::{
-    Assemble, Flow, HttpClient, encode, excerpt, malformed, malformed_json, request_error, secret_header,
+    Assemble, Flow, HttpClient, encode, excerpt, malformed, malformed_json, request_error,
+    secret_header,
 };
 use crate::{ApiKey, BuildError, HttpOptions, ToolChoice, base_url};
 
@@ -371,7 +372,10 @@ impl Assemble for Assembler {
             return Err(request_error(
                 ModelErrorKind::Server,
                 None,
-                format!("the provider reported an error mid-stream: {}", excerpt(&error.to_string())),
+                format!(
+                    "the provider reported an error mid-stream: {}",
+                    excerpt(&error.to_string())
+                ),
                 None,
             ));
         }
@@ -408,8 +412,7 @@ impl Assemble for Assembler {
             return Err(request_error(
                 ModelErrorKind::Transport,
                 None,
-                "the stream ended before the response did (no finish_reason, no [DONE])"
-                    .to_owned(),
+                "the stream ended before the response did (no finish_reason, no [DONE])".to_owned(),
                 None,
             ));
         }

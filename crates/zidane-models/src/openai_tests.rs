@@ -68,20 +68,41 @@ fn interleaved_tool_call_deltas_assemble_by_index() {
     assert_eq!(
         response.content,
         [
-            ContentBlock::Text { text: "Two calls.".into() },
-            ContentBlock::ToolUse { id: "a".into(), name: "shell".into(), input: json!({ "command": "ls" }) },
-            ContentBlock::ToolUse { id: "b".into(), name: "read_file".into(), input: json!({ "path": "x" }) },
+            ContentBlock::Text {
+                text: "Two calls.".into()
+            },
+            ContentBlock::ToolUse {
+                id: "a".into(),
+                name: "shell".into(),
+                input: json!({ "command": "ls" })
+            },
+            ContentBlock::ToolUse {
+                id: "b".into(),
+                name: "read_file".into(),
+                input: json!({ "path": "x" })
+            },
         ]
     );
-    let usage = Usage { input_tokens: 10, output_tokens: 5, cached_input_tokens: 8, cache_write_tokens: 0 };
+    let usage = Usage {
+        input_tokens: 10,
+        output_tokens: 5,
+        cached_input_tokens: 8,
+        cache_write_tokens: 0,
+    };
     assert_eq!(response.usage, Some(usage));
     assert_eq!(response.finish_reason, Some(FinishReason::ToolUse));
     assert_eq!(
         deltas,
         [
             ModelDelta::Text("Two calls.".into()),
-            ModelDelta::ToolCallStarted { id: "b".into(), name: "read_file".into() },
-            ModelDelta::ToolCallStarted { id: "a".into(), name: "shell".into() },
+            ModelDelta::ToolCallStarted {
+                id: "b".into(),
+                name: "read_file".into()
+            },
+            ModelDelta::ToolCallStarted {
+                id: "a".into(),
+                name: "shell".into()
+            },
             ModelDelta::Usage(usage),
         ]
     );
@@ -105,20 +126,30 @@ fn finish_reasons_map() {
 fn a_stream_that_stops_early_or_breaks_is_an_error() {
     let first = chunk(json!({ "content": "partial" }), None);
     let (response, _) = assemble(Assembler::default(), &[("", first.as_str())]);
-    assert_eq!(response.unwrap_err().kind(), Some(ModelErrorKind::Transport));
+    assert_eq!(
+        response.unwrap_err().kind(),
+        Some(ModelErrorKind::Transport)
+    );
 
     let (response, _) = assemble(Assembler::default(), &[("", "{\"choices\": [")]);
     let error = response.unwrap_err();
     assert_eq!(error.kind(), Some(ModelErrorKind::MalformedStream));
     assert!(std::error::Error::source(&error).is_some());
 
-    let bad_args = chunk(json!({ "tool_calls": [{ "index": 0, "id": "a", "function": { "name": "shell", "arguments": "{\"comm" } }] }), Some("length"));
-    let (response, _) = assemble(Assembler::default(), &[("", bad_args.as_str()), ("", "[DONE]")]);
+    let bad_args = chunk(
+        json!({ "tool_calls": [{ "index": 0, "id": "a", "function": { "name": "shell", "arguments": "{\"comm" } }] }),
+        Some("length"),
+    );
+    let (response, _) = assemble(
+        Assembler::default(),
+        &[("", bad_args.as_str()), ("", "[DONE]")],
+    );
     let error = response.unwrap_err();
     assert_eq!(error.kind(), Some(ModelErrorKind::MalformedStream));
     assert!(error.to_string().contains("not JSON"), "{error}");
 
-    let mid_error = json!({ "error": { "message": "overloaded", "type": "server_error" } }).to_string();
+    let mid_error =
+        json!({ "error": { "message": "overloaded", "type": "server_error" } }).to_string();
     let (response, _) = assemble(Assembler::default(), &[("", mid_error.as_str())]);
     assert_eq!(response.unwrap_err().kind(), Some(ModelErrorKind::Server));
 }
@@ -126,7 +157,10 @@ fn a_stream_that_stops_early_or_breaks_is_an_error() {
 #[test]
 fn a_call_without_id_gets_one_and_empty_arguments_are_an_empty_object() {
     let events = [
-        chunk(json!({ "tool_calls": [{ "function": { "name": "wait_task" } }] }), Some("tool_calls")),
+        chunk(
+            json!({ "tool_calls": [{ "function": { "name": "wait_task" } }] }),
+            Some("tool_calls"),
+        ),
         "[DONE]".to_owned(),
     ];
     let events: Vec<(&str, &str)> = events.iter().map(|e| ("", e.as_str())).collect();

@@ -312,7 +312,10 @@ async fn serve(listener: TcpListener, state: Arc<State>) {
 
 type Body = BoxBody<Bytes, std::io::Error>;
 
-async fn answer(state: Arc<State>, request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+async fn answer(
+    state: Arc<State>,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
     let (parts, body) = request.into_parts();
     let body = body
         .collect()
@@ -347,36 +350,39 @@ async fn answer(state: Arc<State>, request: Request<Incoming>) -> Result<Respons
     let (end, delay) = (reply.end, reply.chunk_delay);
     let chunks = VecDeque::from(reply.chunks);
     let open = OpenStream::new(state.clone());
-    let frames = stream::unfold((chunks, false, open), move |(mut chunks, ended, open)| async move {
-        if ended {
-            return None;
-        }
-        if let Some(chunk) = chunks.pop_front() {
-            if let Some(delay) = delay {
-                tokio::time::sleep(delay).await;
+    let frames = stream::unfold(
+        (chunks, false, open),
+        move |(mut chunks, ended, open)| async move {
+            if ended {
+                return None;
             }
-            return Some((Ok(Frame::data(chunk)), (chunks, false, open)));
-        }
-        match end {
-            End::Finish => None,
-            End::Stall => {
-                std::future::pending::<()>().await;
-                None
+            if let Some(chunk) = chunks.pop_front() {
+                if let Some(delay) = delay {
+                    tokio::time::sleep(delay).await;
+                }
+                return Some((Ok(Frame::data(chunk)), (chunks, false, open)));
             }
-            End::Disconnect => {
-                // Let what was sent reach the client first: it should see a stream that
-                // broke off, not a request that got no answer.
-                tokio::time::sleep(DISCONNECT_FLUSH).await;
-                Some((
-                Err(std::io::Error::new(
-                    std::io::ErrorKind::ConnectionReset,
-                    "scripted disconnect",
-                )),
-                (chunks, true, open),
-            ))
+            match end {
+                End::Finish => None,
+                End::Stall => {
+                    std::future::pending::<()>().await;
+                    None
+                }
+                End::Disconnect => {
+                    // Let what was sent reach the client first: it should see a stream that
+                    // broke off, not a request that got no answer.
+                    tokio::time::sleep(DISCONNECT_FLUSH).await;
+                    Some((
+                        Err(std::io::Error::new(
+                            std::io::ErrorKind::ConnectionReset,
+                            "scripted disconnect",
+                        )),
+                        (chunks, true, open),
+                    ))
+                }
             }
-        }
-    });
+        },
+    );
     let mut response = Response::new(BodyExt::boxed(StreamBody::new(frames)));
     *response.status_mut() = status;
     for (name, value) in reply.headers {
@@ -391,5 +397,8 @@ async fn answer(state: Arc<State>, request: Request<Incoming>) -> Result<Respons
 }
 
 fn full(text: &'static str) -> Body {
-    BodyExt::boxed(http_body_util::Full::new(Bytes::from_static(text.as_bytes())).map_err(|never| match never {}))
+    BodyExt::boxed(
+        http_body_util::Full::new(Bytes::from_static(text.as_bytes()))
+            .map_err(|never| match never {}),
+    )
 }

@@ -64,10 +64,15 @@ async fn background_then_wake(server: &ScriptedServer, model: Arc<dyn Model>) {
 async fn an_openai_model_is_woken_by_a_real_task() {
     let server = ScriptedServer::start().await.unwrap();
     let input = json!({ "command": "echo built", "run_in_background": true });
-    server.push(Reply::sse(fixtures::openai_tool_call("call_1", "shell", &input)));
+    server.push(Reply::sse(fixtures::openai_tool_call(
+        "call_1", "shell", &input,
+    )));
     server.push(Reply::sse(fixtures::openai_text(STARTED)));
     server.push(Reply::sse(fixtures::openai_text(WOKEN)));
-    let model = OpenAi::builder("gpt-test").base_url(server.url("/v1")).build().unwrap();
+    let model = OpenAi::builder("gpt-test")
+        .base_url(server.url("/v1"))
+        .build()
+        .unwrap();
     background_then_wake(&server, Arc::new(model)).await;
 }
 
@@ -75,7 +80,9 @@ async fn an_openai_model_is_woken_by_a_real_task() {
 async fn an_anthropic_model_is_woken_by_a_real_task() {
     let server = ScriptedServer::start().await.unwrap();
     let input = json!({ "command": "echo built", "run_in_background": true });
-    server.push(Reply::sse(fixtures::anthropic_tool_use("toolu_1", "shell", &input)));
+    server.push(Reply::sse(fixtures::anthropic_tool_use(
+        "toolu_1", "shell", &input,
+    )));
     server.push(Reply::sse(fixtures::anthropic_text(STARTED)));
     server.push(Reply::sse(fixtures::anthropic_text(WOKEN)));
     let model = Anthropic::builder("claude-test")

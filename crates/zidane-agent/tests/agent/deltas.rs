@@ -78,7 +78,7 @@ fn a_response_without_usage_or_finish_reason_still_parses() {
         serde_json::to_value(&response).unwrap(),
         json!({ "content": [{ "type": "text", "text": "hi" }] })
     );
-    let mut full = response.clone();
+    let mut full = response;
     full.finish_reason = Some(FinishReason::Other("eos".into()));
     let back: ModelResponse = serde_json::from_value(serde_json::to_value(&full).unwrap()).unwrap();
     assert_eq!(back, full);

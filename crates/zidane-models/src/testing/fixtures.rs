@@ -25,7 +25,10 @@ pub const ANTHROPIC_TOOL_USE: &str = include_str!("../../fixtures/anthropic_tool
 fn pieces(text: &str, parts: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let size = chars.len().div_ceil(parts.max(1)).max(1);
-    chars.chunks(size).map(|chunk| chunk.iter().collect()).collect()
+    chars
+        .chunks(size)
+        .map(|chunk| chunk.iter().collect())
+        .collect()
 }
 
 fn openai_chunk(delta: Value, finish_reason: Option<&str>) -> String {

@@ -57,16 +57,22 @@ async fn round_trip(server: &ScriptedServer, model: Arc<dyn Model>, replies: Rep
 
     server.push(Reply::sse(replies.tool_call));
     server.push(Reply::sse(replies.started));
-    let outcome = agent.run(RunOptions::new("Build it in the background.")).await.unwrap();
+    let outcome = agent
+        .run(RunOptions::new("Build it in the background."))
+        .await
+        .unwrap();
     assert_eq!(outcome.stop, StopReason::EndTurn);
     assert_eq!(outcome.steps, 2);
     assert_eq!(outcome.text, STARTED);
     {
         let deltas = deltas.lock().unwrap();
-        assert!(matches!(
-            deltas.first(),
-            Some(ModelDelta::ToolCallStarted { name, .. }) if name == "shell"
-        ), "{deltas:?}");
+        assert!(
+            matches!(
+                deltas.first(),
+                Some(ModelDelta::ToolCallStarted { name, .. }) if name == "shell"
+            ),
+            "{deltas:?}"
+        );
         assert_eq!(streamed_text(&deltas), STARTED);
     }
     let requests = server.requests();

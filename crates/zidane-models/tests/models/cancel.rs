@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use zidane_agent::{Agent, Behavior, ModelDelta, RunOptions, StopReason};
 use zidane_context::MockContext;
-use zidane_models::testing::{Reply, ScriptedServer, fixtures};
 use zidane_models::HttpOptions;
+use zidane_models::testing::{Reply, ScriptedServer, fixtures};
 use zidane_wire::Role;
 
 use crate::support::{WAIT, anthropic, openai};
@@ -30,7 +30,10 @@ async fn cancel_mid_stream(server: ScriptedServer, agent: Agent, stream: &str) {
         .expect("the run ends when cancelled")
         .unwrap();
     assert_eq!(outcome.stop, StopReason::Cancelled);
-    assert!(seen.load(Ordering::SeqCst), "text arrived before the cancel");
+    assert!(
+        seen.load(Ordering::SeqCst),
+        "text arrived before the cancel"
+    );
     assert!(
         server.wait_open_streams(0, WAIT).await,
         "the request's connection was closed"

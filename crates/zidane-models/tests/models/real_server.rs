@@ -15,7 +15,9 @@ async fn a_real_server_streams_text() {
         .ok()
         .filter(|url| !url.is_empty())
     else {
-        eprintln!("skipped: set ZIDANE_TEST_OPENAI_BASE_URL (e.g. http://127.0.0.1:8080/v1) to run");
+        eprintln!(
+            "skipped: set ZIDANE_TEST_OPENAI_BASE_URL (e.g. http://127.0.0.1:8080/v1) to run"
+        );
         return;
     };
     let model_name = std::env::var("ZIDANE_TEST_OPENAI_MODEL").unwrap_or_else(|_| "local".into());
@@ -36,8 +38,16 @@ async fn a_real_server_streams_text() {
     assert!(!response.joined_text().is_empty(), "{response:?}");
     assert_eq!(streamed_text(&deltas), response.joined_text());
     assert!(
-        deltas.iter().filter(|d| matches!(d, ModelDelta::Text(_))).count() > 1,
+        deltas
+            .iter()
+            .filter(|d| matches!(d, ModelDelta::Text(_)))
+            .count()
+            > 1,
         "the text came in several deltas: {deltas:?}"
     );
-    eprintln!("real server said: {:?}, usage {:?}", response.joined_text(), response.usage);
+    eprintln!(
+        "real server said: {:?}, usage {:?}",
+        response.joined_text(),
+        response.usage
+    );
 }

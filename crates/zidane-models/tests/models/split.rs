@@ -15,7 +15,12 @@ enum Provider {
     Anthropic,
 }
 
-fn assemble(provider: Provider, stream: &str, cuts: &[usize], delay: bool) -> (ModelResponse, String) {
+fn assemble(
+    provider: Provider,
+    stream: &str,
+    cuts: &[usize],
+    delay: bool,
+) -> (ModelResponse, String) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -92,5 +97,10 @@ fn a_cut_inside_a_multibyte_character_is_reassembled() {
 fn one_byte_chunks_assemble_too() {
     let cuts: Vec<usize> = (1..fixtures::ANTHROPIC_TOOL_USE.len()).collect();
     // Thousands of chunks: sent as fast as they go.
-    check_with(Provider::Anthropic, fixtures::ANTHROPIC_TOOL_USE, &cuts, false);
+    check_with(
+        Provider::Anthropic,
+        fixtures::ANTHROPIC_TOOL_USE,
+        &cuts,
+        false,
+    );
 }

@@ -56,7 +56,11 @@ async fn openai_text_streams_its_deltas_and_usage() {
     assert_eq!(response.finish_reason, Some(FinishReason::EndTurn));
     let deltas = deltas.lock().unwrap().clone();
     assert_eq!(streamed_text(&deltas), TEXT);
-    assert_eq!(deltas.len(), 4, "three text deltas, then the usage: {deltas:?}");
+    assert_eq!(
+        deltas.len(),
+        4,
+        "three text deltas, then the usage: {deltas:?}"
+    );
     assert_eq!(deltas.last(), Some(&ModelDelta::Usage(usage)));
 
     let request = &server.requests()[0];
@@ -78,8 +82,12 @@ async fn openai_tool_calls_assemble_in_index_order() {
         .await
         .unwrap();
     assert_eq!(without_ids(response.content.clone()), two_calls());
-    assert!(matches!(&response.content[1], ContentBlock::ToolUse { id, .. } if id == "call_Kq1yV2"));
-    assert!(matches!(&response.content[2], ContentBlock::ToolUse { id, .. } if id == "call_Zp8wM4"));
+    assert!(
+        matches!(&response.content[1], ContentBlock::ToolUse { id, .. } if id == "call_Kq1yV2")
+    );
+    assert!(
+        matches!(&response.content[2], ContentBlock::ToolUse { id, .. } if id == "call_Zp8wM4")
+    );
     assert_eq!(response.finish_reason, Some(FinishReason::ToolUse));
     let started: Vec<String> = deltas
         .lock()
@@ -129,7 +137,9 @@ async fn anthropic_tool_uses_assemble_from_input_json_deltas() {
         .await
         .unwrap();
     assert_eq!(without_ids(response.content.clone()), two_calls());
-    assert!(matches!(&response.content[1], ContentBlock::ToolUse { id, .. } if id == "toolu_01T1x1fJ34qAmk2tNTrN7Up6"));
+    assert!(
+        matches!(&response.content[1], ContentBlock::ToolUse { id, .. } if id == "toolu_01T1x1fJ34qAmk2tNTrN7Up6")
+    );
     assert_eq!(response.finish_reason, Some(FinishReason::ToolUse));
     assert_eq!(response.usage.unwrap().cache_write_tokens, 1838);
 }
