@@ -295,6 +295,8 @@ async fn serve(listener: TcpListener, state: Arc<State>) {
     let mut connections = JoinSet::new();
     loop {
         let Ok((stream, _)) = listener.accept().await else {
+            // Out of descriptors, most likely: let connections finish before trying again.
+            tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
         let state = state.clone();
