@@ -173,7 +173,7 @@ impl AnthropicBuilder {
             );
         }
         Ok(Anthropic {
-            http: HttpClient::new(self.http)?,
+            http: HttpClient::new(self.http, self.api_key)?,
             endpoint,
             headers,
             model: self.model,

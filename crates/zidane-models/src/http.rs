@@ -10,7 +10,7 @@ use futures_util::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use zidane_agent::{DeltaSink, ErrorSource, ModelError, ModelErrorKind, ModelResponse};
 
-use crate::BuildError;
+use crate::{ApiKey, BuildError};
 
 /// How long connecting to the provider may take.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -196,6 +196,8 @@ pub(crate) enum Flow {
 pub(crate) struct HttpClient {
     client: reqwest::Client,
     options: HttpOptions,
+    /// Blanked out of every error's detail, in case a server echoes it back.
+    api_key: Option<ApiKey>,
 }
 
 /// A request that failed before its stream began.
@@ -206,12 +208,27 @@ struct Failure {
 }
 
 impl HttpClient {
-    pub(crate) fn new(options: HttpOptions) -> Result<Self, BuildError> {
+    pub(crate) fn new(options: HttpOptions, api_key: Option<ApiKey>) -> Result<Self, BuildError> {
         let client = reqwest::Client::builder()
             .connect_timeout(options.connect_timeout)
             .build()
             .map_err(BuildError::Client)?;
-        Ok(Self { client, options })
+        Ok(Self {
+            client,
+            options,
+            api_key,
+        })
+    }
+
+    /// The error, its detail without the API key.
+    fn redact(&self, mut error: ModelError) -> ModelError {
+        if let (Some(key), ModelError::Request { detail, .. }) = (&self.api_key, &mut error)
+            && !key.expose().is_empty()
+            && detail.contains(key.expose())
+        {
+            *detail = detail.replace(key.expose(), "***");
+        }
+        error
     }
 
     /// POSTs `body` to `url` and assembles the streamed answer, retrying as the policy
@@ -229,22 +246,28 @@ impl HttpClient {
         let mut attempt = 1;
         loop {
             let failure = match self.open(url, headers, body.clone()).await {
-                Ok(response) => return self.read(response, assembler, sink).await,
+                Ok(response) => {
+                    return self
+                        .read(response, assembler, sink)
+                        .await
+                        .map_err(|error| self.redact(error));
+                }
                 Err(failure) => failure,
             };
+            let error = self.redact(failure.error);
             if !failure.retryable || attempt >= policy.max_attempts {
-                return Err(failure.error);
+                return Err(error);
             }
             let delay = failure
                 .retry_after
                 .unwrap_or_else(|| policy.backoff_delay(attempt));
             if started.elapsed() + delay > policy.max_total {
-                return Err(failure.error);
+                return Err(error);
             }
             tracing::warn!(
                 attempt,
                 delay_ms = delay.as_millis() as u64,
-                error = %failure.error,
+                %error,
                 "model request failed; retrying"
             );
             tokio::time::sleep(delay).await;

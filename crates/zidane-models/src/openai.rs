@@ -162,7 +162,7 @@ impl OpenAiBuilder {
             );
         }
         Ok(OpenAi {
-            http: HttpClient::new(self.http)?,
+            http: HttpClient::new(self.http, self.api_key)?,
             endpoint,
             headers,
             model: self.model,

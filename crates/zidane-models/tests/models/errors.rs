@@ -127,6 +127,23 @@ async fn client_errors_are_typed_and_not_retried() {
 }
 
 #[tokio::test]
+async fn a_key_echoed_by_the_server_is_blanked_out_of_the_error() {
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(Reply::json(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided: sk-test-key.","code":"invalid_api_key"}}"#,
+    ));
+    let error = openai_error(&server, fast()).await;
+    assert_eq!(error.kind(), Some(ModelErrorKind::Auth));
+    let shown = format!("{error} {error:?}");
+    assert!(!shown.contains("sk-test-key"), "{shown}");
+    assert!(
+        shown.contains("Incorrect API key provided: ***."),
+        "{shown}"
+    );
+}
+
+#[tokio::test]
 async fn an_error_body_is_cut_to_an_excerpt() {
     let server = ScriptedServer::start().await.unwrap();
     server.push(Reply::json(400, "x".repeat(100_000)));
