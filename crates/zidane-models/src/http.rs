@@ -364,7 +364,9 @@ impl HttpClient {
             .and_then(|value| value.to_str().ok())
             .unwrap_or_default()
             .to_owned();
-        if !content_type.starts_with("text/event-stream") {
+        // A server that leaves the type out gets the benefit of the doubt; one that
+        // answers JSON or HTML ignored `stream: true` or is not the API.
+        if !content_type.is_empty() && !content_type.contains("event-stream") {
             let status = response.status().as_u16();
             let excerpt = self.read_excerpt(response).await;
             return Err(request_error(

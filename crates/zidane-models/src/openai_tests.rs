@@ -173,3 +173,22 @@ fn a_call_without_id_gets_one_and_empty_arguments_are_an_empty_object() {
     assert_eq!(name, "wait_task");
     assert_eq!(input, &json!({}));
 }
+
+#[test]
+fn the_base_url_is_checked_and_its_trailing_slash_dropped() {
+    let model = OpenAi::builder("m")
+        .base_url("http://127.0.0.1:8080/v1/")
+        .build()
+        .unwrap();
+    assert_eq!(
+        model.endpoint(),
+        "http://127.0.0.1:8080/v1/chat/completions"
+    );
+    for bad in ["127.0.0.1:8080/v1", "ftp://host/v1", "https://", ""] {
+        let error = OpenAi::builder("m").base_url(bad).build().unwrap_err();
+        assert!(
+            matches!(&error, BuildError::InvalidBaseUrl { url } if url == bad),
+            "{bad}: {error}"
+        );
+    }
+}
