@@ -52,15 +52,18 @@ pub use env::from_env;
 pub use error::{BuildError, EnvError};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
-pub use http::{
-    BODY_EXCERPT_CHARS, DEFAULT_BASE_DELAY, DEFAULT_CHUNK_TIMEOUT, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY, DEFAULT_MAX_EVENT_BYTES,
-    DEFAULT_MAX_RETRY_TIME, DEFAULT_MAX_STREAM_BYTES, HttpOptions, RetryPolicy,
-};
+pub use http::BODY_EXCERPT_CHARS;
 pub use key::ApiKey;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub use openai::{OPENAI_BASE_URL, OpenAi, OpenAiBuilder, TOOL_ERROR_PREFIX};
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
+pub use options::{
+    DEFAULT_BASE_DELAY, DEFAULT_CHUNK_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT,
+    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RETRY_TIME,
+    DEFAULT_MAX_STREAM_BYTES, HttpOptions, RetryPolicy,
+};
 
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
@@ -76,6 +79,8 @@ mod http;
 mod key;
 #[cfg(feature = "openai")]
 mod openai;
+#[cfg(feature = "http")]
+mod options;
 #[cfg(test)]
 #[cfg(feature = "http")]
 mod test_support;
