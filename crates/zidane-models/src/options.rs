@@ -9,8 +9,8 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Generous: a server first reads the whole prompt, which takes a while for a long
 /// session on a local model.
 pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(300);
-/// How long a stream may go quiet between two events (providers send keep-alive
-/// events while they think).
+/// How long a stream may go quiet: the longest wait for its next chunk (providers send
+/// keep-alive events while they think).
 pub const DEFAULT_CHUNK_TIMEOUT: Duration = Duration::from_secs(90);
 /// How many times a request is sent at most, the first time included.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 4;
@@ -76,7 +76,7 @@ impl HttpOptions {
         self
     }
 
-    /// Sets how long a stream may go quiet between two events.
+    /// Sets how long a stream may go quiet between two chunks.
     #[must_use]
     pub fn chunk_timeout(mut self, timeout: Duration) -> Self {
         self.chunk_timeout = timeout;
