@@ -15,7 +15,7 @@
 //! - `testing` (feature `testing`): a scripted provider server on 127.0.0.1 that
 //!   replays fixtures in both protocols and records what it was sent.
 //!
-//! Requests time out (connect, first byte, between events), are retried with jittered
+//! Requests time out (connect, first byte, between chunks), are retried with jittered
 //! exponential backoff on 408/429/5xx and connection errors (honouring `retry-after`,
 //! bounded in attempts and total time), and fail with a
 //! [`ModelError::Request`](zidane_agent::ModelError::Request) that says what kind of
