@@ -13,6 +13,8 @@ mod facade;
 #[cfg(target_os = "linux")]
 mod latch;
 #[cfg(target_os = "linux")]
+mod models;
+#[cfg(target_os = "linux")]
 mod quickstart_flow;
 #[cfg(target_os = "linux")]
 mod replay;
