@@ -256,7 +256,11 @@ impl Agent {
             let span = tracing::info_span!("model_call", step = outcome.steps);
             // A cancel drops the model call (aborting its HTTP request); the assistant
             // turn is appended only once whole, so a session never holds half of one.
-            let call = self.inner.model.stream(request, &sink).instrument(span.clone());
+            let call = self
+                .inner
+                .model
+                .stream(request, &sink)
+                .instrument(span.clone());
             let response = tokio::select! {
                 response = call => response?,
                 () = run_token.cancelled() => return Ok(StopReason::Cancelled),
