@@ -1,0 +1,112 @@
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::*;
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        assert_eq!(app.handle_key(key(KeyCode::Char(c))), None);
+    }
+}
+
+#[test]
+fn enter_sends_the_prompt_and_remembers_it() {
+    let mut app = App::new("m", "s");
+    typed(&mut app, "build it");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        Some(Action::Prompt("build it".into()))
+    );
+    assert_eq!(app.input, "");
+    typed(&mut app, "then");
+    assert_eq!(app.handle_key(key(KeyCode::Up)), None);
+    assert_eq!(app.input, "build it");
+    assert_eq!(app.handle_key(key(KeyCode::Down)), None);
+    assert_eq!(app.input, "");
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        None,
+        "an empty line sends nothing"
+    );
+}
+
+#[test]
+fn ctrl_c_twice_quits_and_anything_between_disarms_it() {
+    let mut app = App::new("m", "s");
+    assert_eq!(app.handle_key(ctrl('c')), None);
+    assert!(app.quit_armed);
+    typed(&mut app, "x");
+    assert!(!app.quit_armed);
+    assert_eq!(app.handle_key(ctrl('c')), None);
+    assert_eq!(app.handle_key(ctrl('c')), Some(Action::Quit));
+    assert_eq!(App::new("m", "s").handle_key(ctrl('d')), Some(Action::Quit));
+}
+
+#[test]
+fn esc_aborts_and_pauses_wakes_until_the_next_prompt() {
+    let mut app = App::new("m", "s");
+    assert_eq!(app.handle_key(key(KeyCode::Esc)), Some(Action::Abort));
+    assert!(app.suppressed);
+    typed(&mut app, "go");
+    assert!(matches!(
+        app.handle_key(key(KeyCode::Enter)),
+        Some(Action::Prompt(_))
+    ));
+    assert!(!app.suppressed);
+}
+
+#[test]
+fn the_picker_opens_chooses_and_closes() {
+    let mut app = App::new("m", "s");
+    assert_eq!(app.handle_key(ctrl('k')), Some(Action::OpenPicker));
+    app.open_picker(super::super::view::tests::rows());
+    assert_eq!(app.handle_key(key(KeyCode::Down)), None);
+    assert_eq!(app.handle_key(key(KeyCode::Down)), None);
+    assert_eq!(
+        app.handle_key(key(KeyCode::Down)),
+        None,
+        "stays on the last row"
+    );
+    let Some(Action::Cancel(row)) = app.handle_key(key(KeyCode::Enter)) else {
+        panic!("enter on a row cancels it");
+    };
+    assert_eq!(row.id, "bash_2");
+    assert!(app.picker.is_none());
+    app.open_picker(vec![]);
+    assert_eq!(
+        app.handle_key(key(KeyCode::Enter)),
+        None,
+        "nothing to cancel"
+    );
+    app.open_picker(vec![]);
+    assert_eq!(
+        app.handle_key(key(KeyCode::Esc)),
+        None,
+        "esc closes, it does not abort"
+    );
+    assert!(app.picker.is_none());
+    assert!(!app.suppressed);
+}
+
+#[test]
+fn a_whole_turn_replaces_its_streamed_text() {
+    let mut app = App::new("m", "s");
+    app.apply(AppEvent::Delta("Buil".into()));
+    app.apply(AppEvent::Delta("ding".into()));
+    assert_eq!(app.streaming.as_deref(), Some("Building"));
+    app.apply(AppEvent::Stream(StreamEvent::AssistantText {
+        text: "Building.".into(),
+    }));
+    assert_eq!(app.streaming, None);
+    assert_eq!(
+        app.entries.last().map(|e| e.lines.clone()),
+        Some(vec![" model › Building.".to_owned()])
+    );
+}
