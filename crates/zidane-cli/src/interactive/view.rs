@@ -305,4 +305,4 @@ fn draw_picker(frame: &mut Frame<'_>, transcript: Rect, app: &App) {
 
 #[cfg(test)]
 #[path = "view_tests.rs"]
-mod tests;
+pub(crate) mod tests;
