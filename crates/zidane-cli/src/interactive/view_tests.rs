@@ -147,7 +147,11 @@ fn picker_open_over_the_transcript() {
     app.in_flight = 3;
     let (text, links) = screen(&app, 90, 16);
     insta::assert_snapshot!("picker_open", text);
-    assert_eq!(links.len(), 3, "the banners below the picker keep their links");
+    assert_eq!(
+        links.len(),
+        3,
+        "the banners below the picker keep their links"
+    );
     for link in &links {
         let line = text.lines().nth(usize::from(link.y)).unwrap();
         assert!(!line.contains('│'), "a link under the picker: {line}");
