@@ -5,7 +5,7 @@
 
 use std::io::{Stdout, Write as _, stdout};
 
-use crossterm::cursor::{MoveTo, Show};
+use crossterm::cursor::{MoveTo, RestorePosition, SavePosition, Show};
 use crossterm::style::{Attribute, Color as TermColor, Print, SetAttribute, SetForegroundColor};
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -43,11 +43,13 @@ impl Screen {
 
     /// Paints banner paths again over the frame, as OSC 8 links in their tone: the
     /// same characters, now clickable in terminals that support links.
-    pub fn paint_links(&mut self, links: &[LinkSpot]) -> std::io::Result<()> {
+    pub fn paint_links(&self, links: &[LinkSpot]) -> std::io::Result<()> {
         if links.is_empty() {
             return Ok(());
         }
         let mut out = stdout().lock();
+        // Saved, not asked for: a position query would read stdin, the key stream's.
+        queue!(out, SavePosition)?;
         for link in links {
             queue!(out, MoveTo(link.x, link.y))?;
             match link.tone {
@@ -65,8 +67,7 @@ impl Screen {
             )?;
         }
         // Put the cursor back where the frame left it (the input line).
-        let position = self.terminal.get_cursor_position()?;
-        queue!(out, MoveTo(position.x, position.y))?;
+        queue!(out, RestorePosition)?;
         out.flush()
     }
 }

@@ -26,7 +26,7 @@ fn a_session_in_tmux_from_prompt_to_quit() {
     // Nobody types: the exit's banner and the woken reply arrive on their own.
     let screen = tmux.wait_text("model › bash_1 ended:", STEP);
     assert!(screen.contains("⌁ bash_1 exited (0)"), "{screen}");
-    assert!(!screen.contains("<task-notification>"), "{screen}");
+    assert!(!screen.contains("<task-id>"), "{screen}");
     assert_eq!(
         screen.matches("you › ").count(),
         1,

@@ -140,13 +140,12 @@ impl Tmux {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        let mut line = format!(
-            "exec env ZIDANE_USER_DIR={}",
-            quote(&user_dir.display().to_string())
-        );
+        let mut line = "exec env".to_owned();
         for var in PROVIDER_VARS {
             line.push_str(&format!(" -u {var}"));
         }
+        let dir = quote(&user_dir.display().to_string());
+        line.push_str(&format!(" ZIDANE_USER_DIR={dir}"));
         for (key, value) in env {
             line.push_str(&format!(" {key}={}", quote(value)));
         }
