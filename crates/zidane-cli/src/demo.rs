@@ -16,7 +16,6 @@ use std::sync::Arc;
 use serde_json::json;
 use zidane::agent::async_trait;
 use zidane::agent::{Model, ModelError, ModelRequest, ModelResponse, ScriptStep, ScriptedModel};
-#[cfg(test)]
 use zidane::wire::ContentBlock;
 
 /// The model's name in the footer.
@@ -65,18 +64,34 @@ pub fn respond(request: &ModelRequest) -> ModelResponse {
     if !results.is_empty() {
         return after_tools(&results);
     }
-    let ended = request.notifications();
-    if !ended.is_empty() {
-        let lines: Vec<String> = ended
-            .iter()
-            .map(|notification| format!("{} ended: {}", notification.task_id, notification.summary))
-            .collect();
+    let ended: Vec<String> = request
+        .notifications()
+        .iter()
+        .map(|notification| format!("{} ended: {}", notification.task_id, notification.summary))
+        .collect();
+    let prompt = request.prompt();
+    if prompt.is_empty() {
+        // A wake-up: the turn holds only the notifications.
         return ModelResponse::text(format!(
             "{}\nThe whole log is on disk if you want me to read it.",
-            lines.join("\n")
+            ended.join("\n")
         ));
     }
-    let prompt = request.prompt().to_lowercase();
+    let action = act_on(&prompt);
+    if ended.is_empty() {
+        return action;
+    }
+    // Exits that waited (after esc) open the prompt's turn: acknowledge them first.
+    let mut content = vec![ContentBlock::Text {
+        text: ended.join("\n"),
+    }];
+    content.extend(action.content);
+    ModelResponse { content }
+}
+
+/// What the demo does for a prompt.
+fn act_on(prompt: &str) -> ModelResponse {
+    let prompt = prompt.to_lowercase();
     if prompt.contains("server") {
         ModelResponse::text("Starting the dev server in the background.").with_tool_use(
             "",

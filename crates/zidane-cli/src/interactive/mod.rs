@@ -174,6 +174,7 @@ pub async fn run(host: Host) -> Result<ExitCode, CliError> {
     })?;
     forward_reports.abort();
     let id = agent.id();
+    let has_turns = !agent.session().turns.is_empty();
     let report = host.shut_down().await;
     drop(screen);
     let mut err = std::io::stderr().lock();
@@ -186,10 +187,12 @@ pub async fn run(host: Host) -> Result<ExitCode, CliError> {
             let _ = writeln!(err, "zidane: destroy: {error}");
         }
     }
-    let _ = writeln!(
-        err,
-        "session {id} saved; resume it with: zidane --resume {id}"
-    );
+    if has_turns {
+        let _ = writeln!(
+            err,
+            "session {id} saved; resume it with: zidane --resume {id}"
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

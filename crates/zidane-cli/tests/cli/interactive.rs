@@ -70,9 +70,107 @@ fn a_session_in_tmux_from_prompt_to_quit() {
         Vec::<u32>::new(),
         "processes left: was {before:?}"
     );
-    let screen = tmux.capture();
+    tmux.assert_restored();
+}
+
+#[test]
+fn after_esc_an_exit_waits_for_the_next_prompt_and_a_signal_still_cleans_up() {
+    if !tmux_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (args, env) = model_args();
+    let tmux = Tmux::start(dir.path(), &args, &env);
+    tmux.wait_text("ctrl+k cancel", STEP);
+    tmux.keys(&["-l", "start the dev server"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("ctrl+k cancel (1) ·", STEP);
+    tmux.wait_text("· idle ·", STEP);
+
+    // esc: no wake-up until the next prompt, even when the task ends.
+    tmux.keys(&["Escape"]);
+    tmux.wait_text("wake-ups paused until your next prompt", STEP);
+    tmux.keys(&["C-k"]);
+    tmux.wait_text("⌁ bash_1", STEP);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("the kill, with wake-ups still paused", STEP, |screen| {
+        screen.contains("killed bash_1") && screen.contains("ctrl+k cancel ·")
+    });
+    assert!(screen.contains("wake-ups paused"), "{screen}");
     assert!(
-        screen.contains("resume it with: zidane --resume"),
-        "the terminal is back:\n{screen}"
+        !screen.contains("⌁ bash_1 killed"),
+        "no wake-up after esc:\n{screen}"
     );
+
+    // The next prompt's turn opens with the exit that waited (its banner, then the prompt).
+    tmux.keys(&["-l", "start the dev server"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_text("Started bash_2", STEP);
+    let banner = screen.find("⌁ bash_1 killed (SIGTERM)").expect(&screen);
+    assert!(
+        banner < screen.rfind("you › start the dev server").unwrap(),
+        "{screen}"
+    );
+    tmux.wait_text("ctrl+k cancel (1) ·", STEP);
+    let before = owned_processes(tmux.pid);
+    assert!(!before.is_empty());
+
+    // SIGTERM: the same teardown as a quit, and the terminal is back.
+    nix_kill(tmux.pid);
+    let deadline = Instant::now() + STEP;
+    while tmux.alive() {
+        assert!(
+            Instant::now() < deadline,
+            "zidane did not end on SIGTERM:\n{}",
+            tmux.capture()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        owned_processes(tmux.pid),
+        Vec::<u32>::new(),
+        "processes left: was {before:?}"
+    );
+    tmux.assert_restored();
+}
+
+#[test]
+fn resume_repaints_the_stored_transcript_first() {
+    if !tmux_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let child = crate::support::zidane(dir.path(), &["--demo", "-p", "build it", "--wait"])
+        .spawn()
+        .unwrap();
+    assert!(crate::support::wait_bounded(child, STEP).status.success());
+    let store = zidane::agent::SessionStore::new(dir.path());
+    let id = store.list().unwrap().sessions[0].id.clone();
+    let (mut args, env) = model_args();
+    args.extend(["--resume".to_owned(), id.clone()]);
+    let tmux = Tmux::start(dir.path(), &args, &env);
+    let screen = tmux.wait_text(&format!("resumed session {id}"), STEP);
+    assert!(screen.contains("⌁ bash_1 exited (0)"), "{screen}");
+    assert!(screen.contains("model › bash_1 ended:"), "{screen}");
+    assert!(
+        screen.contains(&id),
+        "the footer names the session: {screen}"
+    );
+    tmux.keys(&["C-c"]);
+    tmux.wait_text("press ctrl+c again to quit", STEP);
+    tmux.keys(&["C-c"]);
+    let deadline = Instant::now() + STEP;
+    while tmux.alive() {
+        assert!(Instant::now() < deadline, "ctrl+c twice did not quit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// SIGTERM to a process.
+fn nix_kill(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
 }

@@ -140,7 +140,8 @@ impl Tmux {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        let mut line = "exec env".to_owned();
+        // A shell stays in the pane after zidane, to show how it left the terminal.
+        let mut line = "env".to_owned();
         for var in PROVIDER_VARS {
             line.push_str(&format!(" -u {var}"));
         }
@@ -153,6 +154,7 @@ impl Tmux {
         for arg in args {
             line.push_str(&format!(" {}", quote(arg)));
         }
+        line.push_str("; echo \"zidane exited $?\"; stty -a; sleep 600");
         let status = Command::new("tmux")
             .args([
                 "-L",
@@ -173,12 +175,24 @@ impl Tmux {
             .unwrap();
         assert!(status.success(), "tmux new-session failed");
         let mut tmux = Self { socket, pid: 0 };
-        tmux.run(&["set-option", "-t", "z", "remain-on-exit", "on"]);
-        tmux.pid = tmux
+        let shell: u32 = tmux
             .run(&["display-message", "-p", "-t", "z", "#{pane_pid}"])
             .trim()
             .parse()
             .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        tmux.pid = loop {
+            let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+                .unwrap_or_default();
+            if let Some(pid) = children.split_whitespace().next() {
+                break pid.parse().unwrap();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "zidane did not start in the pane"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        };
         tmux
     }
 
@@ -224,6 +238,23 @@ impl Tmux {
     /// Waits until the screen shows `text`.
     pub fn wait_text(&self, text: &str, bound: Duration) -> String {
         self.wait_for(text, bound, |screen| screen.contains(text))
+    }
+
+    /// After `zidane` ended: the terminal left the alternate screen and shows its cursor.
+    pub fn assert_restored(&self) {
+        let state = self.run(&[
+            "display-message",
+            "-p",
+            "-t",
+            "z",
+            "#{alternate_on} #{cursor_flag}",
+        ]);
+        assert_eq!(
+            state.trim(),
+            "0 1",
+            "alternate screen, cursor visible:\n{}",
+            self.capture()
+        );
     }
 
     /// Whether `zidane` (the pane's process) still runs.
