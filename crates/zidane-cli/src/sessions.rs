@@ -30,7 +30,7 @@ pub fn run() -> Result<ExitCode, CliError> {
         let prompt = session
             .first_prompt
             .as_deref()
-            .map_or_else(|| "(no prompt)".to_owned(), |prompt| preview(prompt));
+            .map_or_else(|| "(no prompt)".to_owned(), preview);
         writeln!(
             out,
             "{}  {}  {:>5} turns  {prompt}",

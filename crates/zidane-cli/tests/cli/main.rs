@@ -1,7 +1,12 @@
 //! End-to-end tests of the `zidane` binary: print mode, sessions and replay as
 //! processes, and the interactive session in a real terminal (tmux). One file per
 //! behaviour, one test binary.
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr,
+    missing_docs
+)]
 
 mod support;
 

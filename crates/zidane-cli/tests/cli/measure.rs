@@ -55,7 +55,7 @@ fn measure_first_frame_resume_and_idle_cpu() {
         });
     }
     store.save(&session).unwrap();
-    let mut resume = args.clone();
+    let mut resume = args;
     resume.extend(["--resume".to_owned(), "long".to_owned()]);
     let began = Instant::now();
     let tmux = Tmux::start(dir.path(), &resume, &env);
