@@ -7,6 +7,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use zidane::agent::{PickerRow, StopReason, WakeReport, WakeTrigger};
 use zidane::wire::{Banner, Painter, StreamEvent, Tone};
 
+/// Lines of a tool result the transcript shows before counting the rest.
+pub const RESULT_LINES: usize = 4;
+
 /// Prompts remembered for the input line's history.
 const HISTORY_LIMIT: usize = 500;
 
@@ -65,7 +68,7 @@ impl Entry {
         };
         Self {
             look,
-            lines: split(&Painter::plain().event(event)),
+            lines: split(&Painter::plain().event(&collapsed(event))),
             link,
         }
     }
@@ -86,6 +89,29 @@ impl Entry {
             lines: split(&Painter::plain().note(text)),
             link: None,
         }
+    }
+}
+
+/// A tool result cut to its first [`RESULT_LINES`] lines and a count of the rest: the
+/// whole text stays in the session (and `zidane replay` shows more).
+fn collapsed(event: &StreamEvent) -> std::borrow::Cow<'_, StreamEvent> {
+    match event {
+        StreamEvent::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } if content.lines().count() > RESULT_LINES => {
+            let total = content.lines().count();
+            let mut shown: Vec<&str> = content.lines().take(RESULT_LINES).collect();
+            let more = format!("… ({} more lines)", total - RESULT_LINES);
+            shown.push(&more);
+            std::borrow::Cow::Owned(StreamEvent::ToolResult {
+                tool_use_id: tool_use_id.clone(),
+                content: shown.join("\n"),
+                is_error: *is_error,
+            })
+        }
+        _ => std::borrow::Cow::Borrowed(event),
     }
 }
 

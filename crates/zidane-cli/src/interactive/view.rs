@@ -224,10 +224,9 @@ fn draw_transcript(frame: &mut Frame<'_>, area: Rect, app: &App) -> Vec<LinkSpot
 
 /// Where the picker sits: centred over the transcript.
 fn picker_area(transcript: Rect, app: &App) -> Rect {
-    let rows = app
-        .picker
-        .as_ref()
-        .map_or(1, |picker| picker.rows.len().max(1));
+    let rows = app.picker.as_ref().map_or(1, |picker| {
+        picker.rows.iter().map(row_height).sum::<usize>().max(1)
+    });
     let height = u16::try_from(rows + 3)
         .unwrap_or(u16::MAX)
         .min(transcript.height);
@@ -242,6 +241,11 @@ fn picker_area(transcript: Rect, app: &App) -> Rect {
         width,
         height,
     }
+}
+
+/// Lines of a picker row: a task shows its log on a second line.
+fn row_height(row: &zidane::agent::PickerRow) -> usize {
+    1 + usize::from(row.log_path.is_some())
 }
 
 fn draw_picker(frame: &mut Frame<'_>, transcript: Rect, app: &App) {
@@ -261,16 +265,13 @@ fn draw_picker(frame: &mut Frame<'_>, transcript: Rect, app: &App) {
         ));
     }
     for (index, row) in picker.rows.iter().enumerate() {
-        let mut text = format!(
+        let text = format!(
             "{} {:<8} {:>6}  {}",
             row.glyph(),
             row.id,
             format_duration(row.runtime),
             row.label
         );
-        if let Some(log) = &row.log_path {
-            text.push_str(&format!("  {}", log.display()));
-        }
         let selected = index == picker.selected;
         let style = if selected {
             Style::new().add_modifier(Modifier::REVERSED)
@@ -281,6 +282,12 @@ fn draw_picker(frame: &mut Frame<'_>, transcript: Rect, app: &App) {
             format!("{} {text}", if selected { "›" } else { " " }),
             style,
         ));
+        if let Some(log) = &row.log_path {
+            lines.push(Line::styled(
+                format!("{:>19}log {}", "", log.display()),
+                Style::new().add_modifier(Modifier::DIM),
+            ));
+        }
     }
     let footer = Rect {
         y: inner.y + inner.height.saturating_sub(1),

@@ -145,7 +145,7 @@ fn picker_open_over_the_transcript() {
         crossterm::event::KeyModifiers::NONE,
     ));
     app.in_flight = 3;
-    let (text, links) = screen(&app, 90, 16);
+    let (text, links) = screen(&app, 90, 22);
     insta::assert_snapshot!("picker_open", text);
     assert_eq!(
         links.len(),
@@ -179,7 +179,7 @@ fn long_results_collapse_to_their_first_lines_with_a_count() {
     }));
     let (text, _) = screen(&app, 80, 16);
     insta::assert_snapshot!("collapsed_result", text);
-    assert!(text.contains("… (29 more lines)"));
+    assert!(text.contains("… (36 more lines)"));
 }
 
 #[test]
