@@ -175,6 +175,17 @@ fn draw_transcript(frame: &mut Frame<'_>, area: Rect, app: &App) -> Vec<LinkSpot
                     link: None,
                 });
             }
+            if entry.look == Look::ToolCall && chars.len() > width {
+                // A call's input can be long: one row of it, the session has the rest.
+                let mut text: String = chars[..width - 1].iter().collect();
+                text.push('…');
+                block.push(Row {
+                    text,
+                    style: style(entry.look),
+                    link: None,
+                });
+                continue;
+            }
             for chunk in chars.chunks(width) {
                 block.push(Row {
                     text: chunk.iter().collect(),

@@ -169,6 +169,11 @@ fn picker_with_nothing_running_says_so() {
 #[test]
 fn long_results_collapse_to_their_first_lines_with_a_count() {
     let mut app = App::new("demo (scripted)", "s1");
+    app.apply(AppEvent::Stream(StreamEvent::ToolCall {
+        id: "call_2".into(),
+        name: "shell".into(),
+        input: serde_json::json!({ "command": "cargo build --workspace --all-targets --release --locked --message-format short" }),
+    }));
     let log: Vec<String> = (1..=40)
         .map(|n| format!("   Compiling crate-{n} v0.1.0"))
         .collect();
@@ -180,6 +185,10 @@ fn long_results_collapse_to_their_first_lines_with_a_count() {
     let (text, _) = screen(&app, 80, 16);
     insta::assert_snapshot!("collapsed_result", text);
     assert!(text.contains("… (36 more lines)"));
+    assert!(
+        text.contains("--release --lo…\n"),
+        "a long call is one row: {text}"
+    );
 }
 
 #[test]
