@@ -21,14 +21,13 @@ use zidane::wire::ContentBlock;
 /// The model's name in the footer.
 pub const DEMO_MODEL_NAME: &str = "demo (scripted)";
 
-/// About 1.5 s of "compiling", on stdout and stderr.
-pub const BUILD: &str = "for n in 1 2 3 4 5 6; do echo \"   Compiling crate-$n v0.1.0\"; sleep 0.2; done; \
-     echo 'warning: unused variable: `x`' >&2; sleep 0.2; \
-     echo '    Finished `dev` profile in 1.4s'";
+/// About 1.5 s of "compiling".
+pub const BUILD: &str =
+    "for n in 1 2 3 4 5 6 7; do echo compiling crate-$n; sleep 0.2; done; echo finished";
 
 /// A dev server that serves for two minutes, then stops by itself.
-pub const DEV_SERVER: &str = "echo 'dev server listening on http://127.0.0.1:8080'; \
-     for n in $(seq 1 24); do sleep 5; echo 'GET / 200'; done; echo 'idle: shutting down'";
+pub const DEV_SERVER: &str =
+    "echo listening on :8080; for n in $(seq 24); do sleep 5; echo GET / 200; done";
 
 /// A quiet task that ends by itself after two minutes.
 pub const QUIET_TASK: &str = "sleep 120";

@@ -92,27 +92,33 @@ impl Entry {
     }
 }
 
-/// A tool result cut to its first [`RESULT_LINES`] lines and a count of the rest: the
-/// whole text stays in the session (and `zidane replay` shows more).
+/// A tool result cut to its first lines — at most [`RESULT_LINES`], and not past its
+/// first paragraph — and a count of the rest. The whole text stays in the session.
 fn collapsed(event: &StreamEvent) -> std::borrow::Cow<'_, StreamEvent> {
-    match event {
-        StreamEvent::ToolResult {
-            tool_use_id,
-            content,
-            is_error,
-        } if content.lines().count() > RESULT_LINES => {
-            let total = content.lines().count();
-            let mut shown: Vec<&str> = content.lines().take(RESULT_LINES).collect();
-            let more = format!("… ({} more lines)", total - RESULT_LINES);
-            shown.push(&more);
-            std::borrow::Cow::Owned(StreamEvent::ToolResult {
-                tool_use_id: tool_use_id.clone(),
-                content: shown.join("\n"),
-                is_error: *is_error,
-            })
-        }
-        _ => std::borrow::Cow::Borrowed(event),
+    let StreamEvent::ToolResult {
+        tool_use_id,
+        content,
+        is_error,
+    } = event
+    else {
+        return std::borrow::Cow::Borrowed(event);
+    };
+    let total = content.lines().count();
+    let mut shown: Vec<&str> = content
+        .lines()
+        .take(RESULT_LINES)
+        .take_while(|line| !line.trim().is_empty())
+        .collect();
+    if shown.is_empty() || shown.len() == total {
+        return std::borrow::Cow::Borrowed(event);
     }
+    let more = format!("… ({} more lines)", total - shown.len());
+    shown.push(&more);
+    std::borrow::Cow::Owned(StreamEvent::ToolResult {
+        tool_use_id: tool_use_id.clone(),
+        content: shown.join("\n"),
+        is_error: *is_error,
+    })
 }
 
 fn split(painted: &str) -> Vec<String> {

@@ -72,7 +72,7 @@ fn session() -> App {
         },
         StreamEvent::ToolResult {
             tool_use_id: "call_1".into(),
-            content: "Started bash_1 (pid 4242). Output: /u/sessions/s1/tasks/bash_1.log".into(),
+            content: "Started bash_1 (pid 4242). Output: /u/sessions/s1/tasks/bash_1.log\n\nThe command is running in the background.".into(),
             is_error: false,
         },
         notification(1, 0, None),
