@@ -1,7 +1,7 @@
 //! `zidane`, the terminal host of the zidane agent framework.
 //!
 //! A thin dispatcher: the arguments are parsed here and each command lives in its own
-//! module — the interactive session in [`interactive`], print mode in [`print`],
+//! module — the interactive session in [`interactive`], print mode in [`mod@print`],
 //! [`sessions`] and [`replay`], the scripted `--demo` model in [`demo`]. The model comes
 //! from one place, [`provider::model_from_env`].
 //!
