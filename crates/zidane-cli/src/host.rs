@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use tokio::signal::unix::{Signal, SignalKind, signal};
 use zidane::agent::{Agent, DestroyReport, Model, SessionStore, WakeLoop};
 
 use crate::error::CliError;
@@ -78,5 +79,32 @@ impl Host {
     pub async fn shut_down(self) -> Result<DestroyReport, CliError> {
         drop(self.wake);
         Ok(self.agent.destroy().await?)
+    }
+}
+
+/// The signals that end a session the way a quit does: `SIGTERM`, `SIGHUP`, `SIGINT`.
+pub struct Stop {
+    terminate: Signal,
+    hangup: Signal,
+    interrupt: Signal,
+}
+
+impl Stop {
+    /// Starts listening (the signals no longer kill the process outright).
+    pub fn new() -> std::io::Result<Self> {
+        Ok(Self {
+            terminate: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    /// Waits for one of them.
+    pub async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.terminate.recv() => {}
+            _ = self.hangup.recv() => {}
+            _ = self.interrupt.recv() => {}
+        }
     }
 }

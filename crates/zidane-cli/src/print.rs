@@ -12,7 +12,10 @@ use zidane::agent::{HookEvent, StopReason, WakeReport};
 use zidane::wire::Painter;
 
 use crate::error::CliError;
-use crate::host::Host;
+use crate::host::{Host, Stop};
+
+/// Exit status when a signal ended print mode (128 + SIGINT, as shells report it).
+const EXIT_SIGNALLED: u8 = 130;
 
 /// Runs `prompt`, and with `wait` every wake-up after it; then destroys the agent.
 pub async fn run(host: Host, prompt: &str, wait: bool) -> Result<ExitCode, CliError> {
@@ -34,6 +37,32 @@ pub async fn run(host: Host, prompt: &str, wait: bool) -> Result<ExitCode, CliEr
             signal.notify_one();
         }
     });
+    let mut stop = Stop::new()?;
+    let outcome = tokio::select! {
+        last_ok = converse(&host, prompt, wait, &changed) => Some(last_ok),
+        () = stop.recv() => {
+            host.wake.abort();
+            None
+        }
+    };
+    let report = host.shut_down().await?;
+    if !report.survivors.is_empty() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "zidane: not confirmed dead: {:?}",
+            report.survivors
+        );
+    }
+    Ok(match outcome {
+        Some(true) => ExitCode::SUCCESS,
+        Some(false) => ExitCode::FAILURE,
+        None => ExitCode::from(EXIT_SIGNALLED),
+    })
+}
+
+/// The prompt's run, and with `wait` every run until the session settles; whether the
+/// last run succeeded.
+async fn converse(host: &Host, prompt: &str, wait: bool, changed: &Notify) -> bool {
     let mut reports = host.wake.reports();
     let first = host.wake.prompt(prompt).await;
     let mut last_ok = succeeded(
@@ -50,7 +79,7 @@ pub async fn run(host: Host, prompt: &str, wait: bool) -> Result<ExitCode, CliEr
             while let Ok(report) = reports.try_recv() {
                 last_ok = report_ok(&report);
             }
-            if settled(&host).await {
+            if settled(host).await {
                 break;
             }
             tokio::select! {
@@ -63,19 +92,7 @@ pub async fn run(host: Host, prompt: &str, wait: bool) -> Result<ExitCode, CliEr
             }
         }
     }
-    let report = host.shut_down().await?;
-    if !report.survivors.is_empty() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "zidane: not confirmed dead: {:?}",
-            report.survivors
-        );
-    }
-    Ok(if last_ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    last_ok
 }
 
 /// Nothing left to wait for: no run in flight, no task running, no exit untold.

@@ -12,12 +12,11 @@ use std::time::Duration;
 
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures::StreamExt as _;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 use zidane::agent::{HookEvent, PickerKind};
 
 use crate::error::CliError;
-use crate::host::Host;
+use crate::host::{Host, Stop};
 
 mod state;
 mod terminal;
@@ -77,9 +76,7 @@ pub async fn run(host: Host) -> Result<ExitCode, CliError> {
 
     let mut screen = terminal::Screen::enter()?;
     let mut keys = EventStream::new();
-    let mut terminate = signal(SignalKind::terminate())?;
-    let mut hangup = signal(SignalKind::hangup())?;
-    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut stop = Stop::new()?;
     let mut picker_tick: Option<tokio::time::Interval> = None;
     let mut dirty = true;
     let mut quit = false;
@@ -113,9 +110,7 @@ pub async fn run(host: Host) -> Result<ExitCode, CliError> {
                 dirty = true;
                 None
             }
-            _ = terminate.recv() => Some(Action::Quit),
-            _ = hangup.recv() => Some(Action::Quit),
-            _ = interrupt.recv() => Some(Action::Quit),
+            () = stop.recv() => Some(Action::Quit),
         };
         if app.picker.is_none() {
             picker_tick = None;

@@ -47,3 +47,29 @@ fn print_mode_without_wait_returns_after_the_turn_and_kills_the_task() {
         "destroy killed the server"
     );
 }
+
+#[test]
+fn a_signal_ends_print_mode_with_nothing_left_running() {
+    use std::io::{BufRead as _, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = zidane(
+        dir.path(),
+        &["--demo", "-p", "start the dev server", "--wait"],
+    )
+    .spawn()
+    .unwrap();
+    let pid = child.id();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    // The server started (the line is printed after the task exists).
+    assert!(lines.any(|line| line.unwrap().contains("Started bash_1")));
+    assert!(!owned_processes(pid).is_empty(), "the server runs");
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = wait_bounded(child, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(owned_processes(pid), Vec::<u32>::new());
+}
