@@ -110,3 +110,72 @@ fn a_whole_turn_replaces_its_streamed_text() {
         Some(vec![" model › Building.".to_owned()])
     );
 }
+
+mod props {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn any_key() -> impl Strategy<Value = KeyEvent> {
+        prop_oneof![
+            any::<char>().prop_map(|c| key(KeyCode::Char(c))),
+            prop::sample::select(vec!['c', 'd', 'k', 'u']).prop_map(ctrl),
+            prop::sample::select(vec![
+                KeyCode::Enter,
+                KeyCode::Esc,
+                KeyCode::Up,
+                KeyCode::Down,
+                KeyCode::Backspace,
+                KeyCode::PageUp,
+                KeyCode::PageDown,
+            ])
+            .prop_map(key),
+        ]
+    }
+
+    proptest! {
+        /// Whatever is typed: no panic; the picker's selection stays on a row; quitting
+        /// takes ctrl+d or two ctrl+c in a row; a prompt is never empty; esc outside the
+        /// picker always aborts and pauses wake-ups, a prompt always lifts the pause.
+        #[test]
+        fn any_key_sequence_keeps_the_state_consistent(
+            keys in prop::collection::vec(any_key(), 0..200),
+            rows in 0usize..4,
+        ) {
+            let mut app = App::new("m", "s");
+            let mut previous_was_ctrl_c = false;
+            for key in keys {
+                let picker_open = app.picker.is_some();
+                let is_ctrl_c = key.code == KeyCode::Char('c') && key.modifiers == KeyModifiers::CONTROL;
+                let action = app.handle_key(key);
+                match &action {
+                    Some(Action::Quit) => prop_assert!(
+                        (is_ctrl_c && previous_was_ctrl_c)
+                            || (key.code == KeyCode::Char('d') && key.modifiers == KeyModifiers::CONTROL)
+                    ),
+                    Some(Action::Prompt(prompt)) => {
+                        prop_assert!(!prompt.trim().is_empty());
+                        prop_assert!(!app.suppressed);
+                    }
+                    Some(Action::Abort) => {
+                        prop_assert!(!picker_open);
+                        prop_assert!(app.suppressed);
+                    }
+                    Some(Action::OpenPicker) => {
+                        let all = crate::interactive::view::tests::rows();
+                        app.open_picker(all.into_iter().take(rows).collect());
+                    }
+                    Some(Action::Cancel(_)) => prop_assert!(picker_open && rows > 0),
+                    None => {}
+                }
+                if let Some(picker) = &app.picker {
+                    prop_assert!(picker.rows.is_empty() || picker.selected < picker.rows.len());
+                }
+                if action == Some(Action::Quit) {
+                    break; // the loop leaves here
+                }
+                previous_was_ctrl_c = is_ctrl_c && action.is_none();
+            }
+        }
+    }
+}
