@@ -28,6 +28,9 @@ pub enum CliError {
     /// The user dir could not be found.
     #[error("no user dir: set ZIDANE_USER_DIR (the platform has no data dir)")]
     NoUserDir,
+    /// The interactive session was started without a terminal.
+    #[error("the interactive session needs a terminal; for scripts use -p \"prompt\" (print mode)")]
+    NotATerminal,
     /// The async runtime could not start.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
@@ -46,7 +49,10 @@ impl CliError {
             return ExitCode::SUCCESS;
         }
         let code = match self {
-            Self::Provider(_) | Self::UnknownSession { .. } | Self::NoUserDir => EXIT_USAGE,
+            Self::Provider(_)
+            | Self::UnknownSession { .. }
+            | Self::NoUserDir
+            | Self::NotATerminal => EXIT_USAGE,
             _ => 1,
         };
         let _ = writeln!(std::io::stderr(), "zidane: {self}");

@@ -87,6 +87,9 @@ fn session(cli: &Cli) -> Result<ExitCode, CliError> {
     } else {
         provider::model_from_env()?
     };
+    if cli.prompt.is_none() && !interactive::has_terminal() {
+        return Err(CliError::NotATerminal);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

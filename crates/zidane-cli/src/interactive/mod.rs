@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures::StreamExt as _;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 use zidane::agent::{HookEvent, PickerKind};
 
 use crate::error::CliError;
@@ -27,14 +27,13 @@ pub use state::{Action, App, AppEvent};
 /// How often an open picker refreshes its runtimes.
 const PICKER_TICK: Duration = Duration::from_secs(1);
 
+/// Whether stdin and stdout are a terminal, as the session needs.
+pub fn has_terminal() -> bool {
+    std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
+
 /// Runs the session until the user quits (or a signal ends it), then destroys the agent.
 pub async fn run(host: Host) -> Result<ExitCode, CliError> {
-    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-        let _ = host.shut_down().await;
-        return Err(CliError::Io(std::io::Error::other(
-            "the interactive session needs a terminal; for scripts use -p \"prompt\" (print mode)",
-        )));
-    }
     let agent = host.agent.clone();
     let (events, mut inbox) = mpsc::unbounded_channel();
     let sender = events.clone();
@@ -57,9 +56,16 @@ pub async fn run(host: Host) -> Result<ExitCode, CliError> {
     let mut reports = host.wake.reports();
     let sender = events.clone();
     let forward_reports = tokio::spawn(async move {
-        while let Ok(report) = reports.recv().await {
-            if sender.send(AppEvent::RunEnded(report)).is_err() {
-                break;
+        loop {
+            match reports.recv().await {
+                Ok(report) => {
+                    if sender.send(AppEvent::RunEnded(report)).is_err() {
+                        break;
+                    }
+                }
+                // Missed reports only cost their notes; the footer reads the agent.
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                Err(broadcast::error::RecvError::Closed) => break,
             }
         }
     });

@@ -40,7 +40,7 @@ fn an_incomplete_provider_names_what_is_missing() {
 fn the_interactive_session_without_a_terminal_points_to_print_mode() {
     let dir = tempfile::tempdir().unwrap();
     let out = zidane(dir.path(), &["--demo"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty(), "nothing drawn");
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
