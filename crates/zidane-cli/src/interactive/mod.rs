@@ -81,6 +81,48 @@ pub async fn run(host: Host) -> Result<ExitCode, CliError> {
     }
 
     let mut screen = terminal::Screen::enter()?;
+    // Whatever ends the loop — a quit, a signal, a terminal error — the agent is
+    // destroyed and the terminal restored.
+    let ended = event_loop(&host, &mut app, &mut screen, &mut inbox, &events).await;
+    app.picker = None;
+    app.note("quitting: destroying the session's tasks…");
+    refresh(&host, &mut app).await;
+    let _ = screen.terminal.draw(|frame| {
+        view::draw(frame, &app);
+    });
+    forward_reports.abort();
+    let id = agent.id();
+    let has_turns = !agent.session().turns.is_empty();
+    let report = host.shut_down().await;
+    drop(screen);
+    let mut err = std::io::stderr().lock();
+    match report {
+        Ok(report) if report.survivors.is_empty() => {}
+        Ok(report) => {
+            let _ = writeln!(err, "zidane: not confirmed dead: {:?}", report.survivors);
+        }
+        Err(error) => {
+            let _ = writeln!(err, "zidane: destroy: {error}");
+        }
+    }
+    if has_turns {
+        let _ = writeln!(
+            err,
+            "session {id} saved; resume it with: zidane --resume {id}"
+        );
+    }
+    ended.map(|()| ExitCode::SUCCESS)
+}
+
+/// Runs the screen until the user quits or a signal arrives.
+async fn event_loop(
+    host: &Host,
+    app: &mut App,
+    screen: &mut terminal::Screen,
+    inbox: &mut mpsc::UnboundedReceiver<AppEvent>,
+    events: &mpsc::UnboundedSender<AppEvent>,
+) -> Result<(), CliError> {
+    let agent = &host.agent;
     let mut keys = EventStream::new();
     let mut stop = Stop::new()?;
     let mut picker_tick: Option<tokio::time::Interval> = None;
@@ -88,11 +130,11 @@ pub async fn run(host: Host) -> Result<ExitCode, CliError> {
     let mut quit = false;
     while !quit {
         if dirty {
-            refresh(&host, &mut app).await;
+            refresh(host, app).await;
             let mut links = Vec::new();
             screen
                 .terminal
-                .draw(|frame| links = view::draw(frame, &app))?;
+                .draw(|frame| links = view::draw(frame, app))?;
             screen.paint_links(&links)?;
             dirty = false;
         }
@@ -167,34 +209,7 @@ pub async fn run(host: Host) -> Result<ExitCode, CliError> {
         }
     }
 
-    app.picker = None;
-    app.note("quitting: destroying the session's tasks…");
-    refresh(&host, &mut app).await;
-    screen.terminal.draw(|frame| {
-        view::draw(frame, &app);
-    })?;
-    forward_reports.abort();
-    let id = agent.id();
-    let has_turns = !agent.session().turns.is_empty();
-    let report = host.shut_down().await;
-    drop(screen);
-    let mut err = std::io::stderr().lock();
-    match report {
-        Ok(report) if report.survivors.is_empty() => {}
-        Ok(report) => {
-            let _ = writeln!(err, "zidane: not confirmed dead: {:?}", report.survivors);
-        }
-        Err(error) => {
-            let _ = writeln!(err, "zidane: destroy: {error}");
-        }
-    }
-    if has_turns {
-        let _ = writeln!(
-            err,
-            "session {id} saved; resume it with: zidane --resume {id}"
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Reads what the footer and the picker show from the agent.
