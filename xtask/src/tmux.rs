@@ -16,7 +16,10 @@ pub fn ensure() -> Result<(), String> {
             .status()
             .map_err(|e| format!("tmux: cannot run apt-get: {e}"))?;
         if !status.success() {
-            return Err(format!("tmux: apt-get {} failed ({status})", args.join(" ")));
+            return Err(format!(
+                "tmux: apt-get {} failed ({status})",
+                args.join(" ")
+            ));
         }
     }
     if present() {
