@@ -7,6 +7,7 @@
 //! |---|---|
 //! | `server` | starts a dev server in the background (it stops by itself after a while; kill it with `ctrl+k`) |
 //! | `eight` or `8` | starts eight quiet background tasks (for the idle-CPU measurement) |
+//! | `slow` | runs a slow command in the foreground: a tool call in flight, to cancel with `ctrl+k` |
 //! | anything else | starts a short build in the background |
 //!
 //! When a task ends, the woken model answers the `<task-notification>` with its summary.
@@ -28,6 +29,9 @@ pub const BUILD: &str =
 /// A dev server that serves for two minutes, then stops by itself.
 pub const DEV_SERVER: &str =
     "echo listening on :8080; for n in $(seq 24); do sleep 5; echo GET / 200; done";
+
+/// A foreground command that takes half a minute.
+pub const SLOW: &str = "sleep 30; echo done";
 
 /// A quiet task that ends by itself after two minutes.
 pub const QUIET_TASK: &str = "sleep 120";
@@ -91,7 +95,13 @@ pub fn respond(request: &ModelRequest) -> ModelResponse {
 /// What the demo does for a prompt.
 fn act_on(prompt: &str) -> ModelResponse {
     let prompt = prompt.to_lowercase();
-    if prompt.contains("server") {
+    if prompt.contains("slow") {
+        ModelResponse::text("Running it in the foreground; this takes a while.").with_tool_use(
+            "",
+            "shell",
+            json!({ "command": SLOW }),
+        )
+    } else if prompt.contains("server") {
         ModelResponse::text("Starting the dev server in the background.").with_tool_use(
             "",
             "shell",
@@ -193,6 +203,7 @@ mod tests {
             commands(&respond(&prompt("start eight tasks"))).len(),
             EIGHT
         );
+        assert_eq!(commands(&respond(&prompt("something slow"))), [SLOW]);
     }
 
     #[test]

@@ -174,3 +174,35 @@ fn nix_kill(pid: u32) {
         .unwrap();
     assert!(status.success());
 }
+
+#[test]
+fn ctrl_k_cancels_a_tool_call_in_flight() {
+    if !tmux_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (args, env) = model_args();
+    let tmux = Tmux::start(dir.path(), &args, &env);
+    tmux.wait_text("ctrl+k cancel", STEP);
+    tmux.keys(&["-l", "run something slow"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_text("running · esc abort · ctrl+k cancel (1)", STEP);
+    tmux.keys(&["C-k"]);
+    let picker = tmux.wait_text("enter cancels a call / kills a task", STEP);
+    assert!(
+        picker.contains("› · call_1"),
+        "a tool row, selected: {picker}"
+    );
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_text("· idle ·", STEP);
+    assert!(
+        screen.contains("cancelled tool call call_1 (shell)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("model › The tool said:"),
+        "the run went on: {screen}"
+    );
+    tmux.keys(&["C-d"]);
+    tmux.assert_restored();
+}
