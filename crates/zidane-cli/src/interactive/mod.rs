@@ -18,6 +18,7 @@ use zidane::agent::{HookEvent, PickerKind};
 use crate::error::CliError;
 use crate::host::{Host, Stop};
 
+mod input;
 mod state;
 mod terminal;
 mod view;
@@ -143,6 +144,11 @@ async fn event_loop(
                 Some(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
                     dirty = true;
                     app.handle_key(key)
+                }
+                Some(Ok(Event::Paste(text))) => {
+                    app.paste(&text);
+                    dirty = true;
+                    None
                 }
                 Some(Ok(Event::Resize(..))) => { dirty = true; None }
                 Some(Ok(_)) => None,

@@ -7,6 +7,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use zidane::agent::{PickerRow, StopReason, WakeReport, WakeTrigger};
 use zidane::wire::{Banner, Painter, StreamEvent, Tone};
 
+use super::input::InputLine;
+
 /// Lines of a tool result the transcript shows before counting the rest.
 pub const RESULT_LINES: usize = 4;
 
@@ -185,7 +187,7 @@ pub struct App {
     /// The model's text streaming in, not yet a whole turn.
     pub streaming: Option<String>,
     /// The input line.
-    pub input: String,
+    pub input: InputLine,
     /// Prompts sent, oldest first.
     pub history: Vec<String>,
     /// Where up/down is in the history (None: editing a new line).
@@ -212,7 +214,7 @@ impl App {
             session_id: session_id.into(),
             entries: Vec::new(),
             streaming: None,
-            input: String::new(),
+            input: InputLine::default(),
             history: Vec::new(),
             history_pos: None,
             picker: None,
@@ -278,6 +280,14 @@ impl App {
         }
     }
 
+    /// Pasted text goes into the input line (not into the picker).
+    pub fn paste(&mut self, text: &str) {
+        if self.picker.is_none() {
+            self.quit_armed = false;
+            self.input.insert(text);
+        }
+    }
+
     /// Opens the picker on these rows.
     pub fn open_picker(&mut self, rows: Vec<PickerRow>) {
         self.picker = Some(Picker { rows, selected: 0 });
@@ -332,7 +342,7 @@ impl App {
                 Some(Action::Abort)
             }
             KeyCode::Enter => {
-                let prompt = self.input.trim().to_owned();
+                let prompt = self.input.text().trim().to_owned();
                 if prompt.is_empty() {
                     return None;
                 }
@@ -354,14 +364,14 @@ impl App {
                     Some(pos) => pos.saturating_sub(1),
                 };
                 self.history_pos = Some(pos);
-                self.input.clone_from(&self.history[pos]);
+                self.input.set(&self.history[pos]);
                 None
             }
             KeyCode::Down => {
                 let pos = self.history_pos? + 1;
                 if pos < self.history.len() {
                     self.history_pos = Some(pos);
-                    self.input.clone_from(&self.history[pos]);
+                    self.input.set(&self.history[pos]);
                 } else {
                     self.history_pos = None;
                     self.input.clear();
@@ -377,7 +387,35 @@ impl App {
                 None
             }
             KeyCode::Backspace => {
-                self.input.pop();
+                self.input.backspace();
+                None
+            }
+            KeyCode::Delete => {
+                self.input.delete();
+                None
+            }
+            KeyCode::Left => {
+                self.input.left();
+                None
+            }
+            KeyCode::Right => {
+                self.input.right();
+                None
+            }
+            KeyCode::Home => {
+                self.input.home();
+                None
+            }
+            KeyCode::End => {
+                self.input.end();
+                None
+            }
+            KeyCode::Char('a') if ctrl => {
+                self.input.home();
+                None
+            }
+            KeyCode::Char('e') if ctrl => {
+                self.input.end();
                 None
             }
             KeyCode::Char('u') if ctrl => {
@@ -385,7 +423,7 @@ impl App {
                 None
             }
             KeyCode::Char(c) if !ctrl => {
-                self.input.push(c);
+                self.input.insert(c.encode_utf8(&mut [0; 4]));
                 None
             }
             _ => None,

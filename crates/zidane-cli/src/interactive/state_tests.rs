@@ -24,12 +24,12 @@ fn enter_sends_the_prompt_and_remembers_it() {
         app.handle_key(key(KeyCode::Enter)),
         Some(Action::Prompt("build it".into()))
     );
-    assert_eq!(app.input, "");
+    assert_eq!(app.input.text(), "");
     typed(&mut app, "then");
     assert_eq!(app.handle_key(key(KeyCode::Up)), None);
-    assert_eq!(app.input, "build it");
+    assert_eq!(app.input.text(), "build it");
     assert_eq!(app.handle_key(key(KeyCode::Down)), None);
-    assert_eq!(app.input, "");
+    assert_eq!(app.input.text(), "");
     assert_eq!(
         app.handle_key(key(KeyCode::Enter)),
         None,
@@ -178,4 +178,20 @@ mod props {
             }
         }
     }
+}
+
+#[test]
+fn the_cursor_edits_inside_the_line_and_a_paste_does_not_send() {
+    let mut app = App::new("m", "s");
+    typed(&mut app, "buld");
+    app.handle_key(key(KeyCode::Left));
+    app.handle_key(key(KeyCode::Left));
+    typed(&mut app, "i");
+    app.paste("  it\nnow");
+    assert_eq!(app.input.text(), "bui  it nowld");
+    app.handle_key(ctrl('a'));
+    app.handle_key(key(KeyCode::Delete));
+    app.handle_key(ctrl('e'));
+    app.handle_key(key(KeyCode::Backspace));
+    assert_eq!(app.input.text(), "ui  it nowl");
 }

@@ -6,6 +6,7 @@
 use std::io::{Stdout, Write as _, stdout};
 
 use crossterm::cursor::{MoveTo, RestorePosition, SavePosition, Show};
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
 use crossterm::style::{Attribute, Color as TermColor, Print, SetAttribute, SetForegroundColor};
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -28,7 +29,8 @@ impl Screen {
     pub fn enter() -> std::io::Result<Self> {
         install_panic_hook();
         enable_raw_mode()?;
-        if let Err(error) = execute!(stdout(), EnterAlternateScreen) {
+        // Bracketed paste: a pasted line break must not send the prompt.
+        if let Err(error) = execute!(stdout(), EnterAlternateScreen, EnableBracketedPaste) {
             restore();
             return Err(error);
         }
@@ -81,7 +83,7 @@ impl Drop for Screen {
 /// Leaves raw mode and the alternate screen, shows the cursor. Safe to call twice.
 pub fn restore() {
     let _ = disable_raw_mode();
-    let _ = execute!(stdout(), LeaveAlternateScreen, Show);
+    let _ = execute!(stdout(), DisableBracketedPaste, LeaveAlternateScreen, Show);
 }
 
 /// Restores the terminal before a panic's message is printed, so it is readable and the

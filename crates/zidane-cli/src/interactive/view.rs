@@ -62,22 +62,13 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) -> Vec<LinkSpot> {
             .style(Style::new().add_modifier(Modifier::DIM)),
         rule,
     );
+    let (shown, column) = app.input.window(usize::from(input.width).saturating_sub(3));
     let prompt = Line::from(vec![
         Span::styled("› ", Style::new().fg(Color::Cyan)),
-        Span::raw(tail_fitting(
-            &app.input,
-            usize::from(input.width).saturating_sub(3),
-        )),
+        Span::raw(shown),
     ]);
     frame.render_widget(Paragraph::new(prompt), input);
-    frame.set_cursor_position((
-        input.x
-            + 2
-            + u16::try_from(app.input.chars().count())
-                .unwrap_or(u16::MAX)
-                .min(input.width.saturating_sub(3)),
-        input.y,
-    ));
+    frame.set_cursor_position((input.x + 2 + u16::try_from(column).unwrap_or(0), input.y));
     frame.render_widget(Paragraph::new(footer_line(app)), footer);
     if app.picker.is_some() {
         draw_picker(frame, transcript, app);
@@ -88,12 +79,6 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) -> Vec<LinkSpot> {
             .collect();
     }
     links
-}
-
-/// The last `width` characters of the input (the cursor sits at its end).
-fn tail_fitting(text: &str, width: usize) -> String {
-    let count = text.chars().count();
-    text.chars().skip(count.saturating_sub(width)).collect()
 }
 
 /// The footer: model, session, run state, and the keys.
