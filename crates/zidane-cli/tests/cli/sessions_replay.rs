@@ -46,3 +46,20 @@ fn sessions_lists_and_replay_repaints_a_stored_session() {
             .contains("no session nope under")
     );
 }
+
+#[test]
+fn without_zidane_user_dir_sessions_live_in_the_platform_data_dir() {
+    let home = tempfile::tempdir().unwrap();
+    let out = zidane(home.path(), &["sessions"])
+        .env_remove("ZIDANE_USER_DIR")
+        .env("HOME", home.path())
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let expected = format!(
+        "·· no sessions under {}\n",
+        home.path().join("data/zidane").display()
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
+}
