@@ -12,6 +12,7 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 mod bench;
+mod tmux;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -50,6 +51,8 @@ fn ci() -> Result<(), String> {
         ],
         env,
     )?;
+    // The zidane binary's end-to-end tests run it in tmux.
+    tmux::ensure()?;
     if has_nextest() {
         step(
             "test (nextest)",

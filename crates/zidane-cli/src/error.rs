@@ -1,0 +1,61 @@
+//! What can stop a command, and how it is told.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use crate::provider::Missing;
+
+/// Exit status for a usage or configuration error (no provider, unknown session).
+const EXIT_USAGE: u8 = 2;
+
+/// Why a command could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// No model provider is configured.
+    #[error(transparent)]
+    Provider(#[from] Missing),
+    /// The agent layer failed (a session that cannot be read or saved, a bad id…).
+    #[error(transparent)]
+    Agent(#[from] zidane::agent::AgentError),
+    /// `--resume` or `replay` named a session that is not stored.
+    #[error("no session {id} under {dir}; `zidane sessions` lists them")]
+    UnknownSession {
+        /// The id asked for.
+        id: String,
+        /// Where sessions live.
+        dir: String,
+    },
+    /// The user dir could not be found.
+    #[error("no user dir: set ZIDANE_USER_DIR (the platform has no data dir)")]
+    NoUserDir,
+    /// The interactive session was started without a terminal.
+    #[error("the interactive session needs a terminal; for scripts use -p \"prompt\" (print mode)")]
+    NotATerminal,
+    /// The async runtime could not start.
+    #[error("cannot start the runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The terminal could not be written or set up.
+    #[error("terminal: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl CliError {
+    /// Prints the error on stderr and gives the exit status. A closed stdout (`| head`)
+    /// is not an error: nobody is listening.
+    pub fn report(self) -> ExitCode {
+        if let Self::Io(error) = &self
+            && error.kind() == std::io::ErrorKind::BrokenPipe
+        {
+            return ExitCode::SUCCESS;
+        }
+        let code = match self {
+            Self::Provider(_)
+            | Self::UnknownSession { .. }
+            | Self::NoUserDir
+            | Self::NotATerminal => EXIT_USAGE,
+            _ => 1,
+        };
+        let _ = writeln!(std::io::stderr(), "zidane: {self}");
+        ExitCode::from(code)
+    }
+}

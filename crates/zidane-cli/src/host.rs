@@ -1,0 +1,110 @@
+//! What every session command shares: the user dir, the agent on this machine, the wake
+//! loop, and the teardown that leaves no process behind.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::signal::unix::{Signal, SignalKind, signal};
+use zidane::agent::{Agent, DestroyReport, Model, SessionStore, WakeLoop};
+
+use crate::error::CliError;
+
+/// The variable that chooses the user dir (sessions and task logs).
+pub const USER_DIR_VAR: &str = "ZIDANE_USER_DIR";
+
+/// The user dir: `$ZIDANE_USER_DIR`, else `<platform data dir>/zidane`.
+pub fn user_dir() -> Result<PathBuf, CliError> {
+    match std::env::var_os(USER_DIR_VAR).filter(|dir| !dir.is_empty()) {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => dirs::data_dir()
+            .map(|dir| dir.join("zidane"))
+            .ok_or(CliError::NoUserDir),
+    }
+}
+
+/// The stored session `id`, or [`CliError::UnknownSession`].
+pub fn stored_session(store: &SessionStore, id: &str) -> Result<zidane::agent::Session, CliError> {
+    if !store.session_file(id)?.is_file() {
+        return Err(CliError::UnknownSession {
+            id: id.to_owned(),
+            dir: store
+                .user_dir()
+                .join(zidane::agent::SESSIONS_DIR)
+                .display()
+                .to_string(),
+        });
+    }
+    Ok(store.load(id)?)
+}
+
+/// A running session: the agent, its wake loop, and what the footer names.
+pub struct Host {
+    /// The agent on this machine.
+    pub agent: Agent,
+    /// Wakes the agent when a task ends while it is idle; every prompt and abort goes
+    /// through it.
+    pub wake: Arc<WakeLoop>,
+    /// The model's name, for the footer.
+    pub model_name: String,
+    /// Whether the session was resumed from disk (its transcript is repainted first).
+    pub resumed: bool,
+}
+
+impl Host {
+    /// Builds the agent — the stored session `resume`, or a new one — and starts its
+    /// wake loop. Must run inside the tokio runtime.
+    pub fn start(
+        model: Arc<dyn Model>,
+        model_name: String,
+        resume: Option<&str>,
+    ) -> Result<Self, CliError> {
+        let user_dir = user_dir()?;
+        let mut builder = zidane::local_agent(model, &user_dir);
+        if let Some(id) = resume {
+            stored_session(&SessionStore::new(&user_dir), id)?;
+            builder = builder.session_id(id);
+        }
+        let agent = builder.build()?;
+        let wake = Arc::new(WakeLoop::spawn(agent.clone()));
+        Ok(Self {
+            agent,
+            wake,
+            model_name,
+            resumed: resume.is_some(),
+        })
+    }
+
+    /// Stops the wake loop and destroys the agent: every task's group killed, its log
+    /// flushed; bounded by the agent's destroy timeout.
+    pub async fn shut_down(self) -> Result<DestroyReport, CliError> {
+        drop(self.wake);
+        Ok(self.agent.destroy().await?)
+    }
+}
+
+/// The signals that end a session the way a quit does: `SIGTERM`, `SIGHUP`, `SIGINT`.
+pub struct Stop {
+    terminate: Signal,
+    hangup: Signal,
+    interrupt: Signal,
+}
+
+impl Stop {
+    /// Starts listening (the signals no longer kill the process outright).
+    pub fn new() -> std::io::Result<Self> {
+        Ok(Self {
+            terminate: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    /// Waits for one of them.
+    pub async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.terminate.recv() => {}
+            _ = self.hangup.recv() => {}
+            _ = self.interrupt.recv() => {}
+        }
+    }
+}

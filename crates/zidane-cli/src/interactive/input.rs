@@ -1,0 +1,114 @@
+//! The input line: text and a cursor, edited a character at a time.
+
+/// One line of input with a cursor (a char index, `0..=len`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InputLine {
+    chars: Vec<char>,
+    cursor: usize,
+}
+
+impl InputLine {
+    /// The text.
+    pub fn text(&self) -> String {
+        self.chars.iter().collect()
+    }
+
+    /// Replaces the text; the cursor goes to its end.
+    pub fn set(&mut self, text: &str) {
+        self.chars = text.chars().collect();
+        self.cursor = self.chars.len();
+    }
+
+    /// Empties the line.
+    pub fn clear(&mut self) {
+        self.set("");
+    }
+
+    /// Inserts text at the cursor; line breaks (a paste) become spaces, other control
+    /// characters are dropped.
+    pub fn insert(&mut self, text: &str) {
+        for c in text.chars() {
+            let c = if c == '\n' || c == '\t' { ' ' } else { c };
+            if c == '\r' || c.is_control() {
+                continue;
+            }
+            self.chars.insert(self.cursor, c);
+            self.cursor += 1;
+        }
+    }
+
+    /// Deletes the character before the cursor.
+    pub fn backspace(&mut self) {
+        if self.cursor > 0 {
+            self.cursor -= 1;
+            self.chars.remove(self.cursor);
+        }
+    }
+
+    /// Deletes the character under the cursor.
+    pub fn delete(&mut self) {
+        if self.cursor < self.chars.len() {
+            self.chars.remove(self.cursor);
+        }
+    }
+
+    /// Moves the cursor one character left.
+    pub fn left(&mut self) {
+        self.cursor = self.cursor.saturating_sub(1);
+    }
+
+    /// Moves the cursor one character right.
+    pub fn right(&mut self) {
+        self.cursor = (self.cursor + 1).min(self.chars.len());
+    }
+
+    /// Moves the cursor to the start.
+    pub fn home(&mut self) {
+        self.cursor = 0;
+    }
+
+    /// Moves the cursor to the end.
+    pub fn end(&mut self) {
+        self.cursor = self.chars.len();
+    }
+
+    /// What fits in `width` columns with the cursor in view, and the cursor's column
+    /// in it.
+    pub fn window(&self, width: usize) -> (String, usize) {
+        let width = width.max(1);
+        let start = (self.cursor + 1).saturating_sub(width);
+        let shown = self.chars[start..].iter().take(width).collect();
+        (shown, self.cursor - start)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edits_at_the_cursor() {
+        let mut line = InputLine::default();
+        line.insert("helo");
+        line.left();
+        line.insert("l");
+        assert_eq!(line.text(), "hello");
+        line.home();
+        line.delete();
+        line.end();
+        line.backspace();
+        assert_eq!(line.text(), "ell");
+        line.insert("o\nworld\x1b");
+        assert_eq!(line.text(), "ello world");
+    }
+
+    #[test]
+    fn the_window_keeps_the_cursor_in_view() {
+        let mut line = InputLine::default();
+        line.insert("abcdefghij");
+        assert_eq!(line.window(4), ("hij".to_owned(), 3));
+        line.home();
+        assert_eq!(line.window(4), ("abcd".to_owned(), 0));
+        assert_eq!(line.window(20), ("abcdefghij".to_owned(), 0));
+    }
+}

@@ -1,0 +1,311 @@
+//! Drawing the [`App`]: the transcript (bottom-anchored, only the lines that fit are
+//! laid out), the input line, the footer, and the `ctrl+k` picker over them.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use zidane::wire::{Tone, format_duration};
+
+use super::state::{App, Entry, Look};
+
+/// A banner's log path on screen, to be re-painted as an OSC 8 link after the frame
+/// (ratatui's cells cannot carry the escape sequence).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkSpot {
+    /// Column of the path's first character.
+    pub x: u16,
+    /// Row.
+    pub y: u16,
+    /// The path as painted.
+    pub text: String,
+    /// The `file://` URL it opens.
+    pub url: String,
+    /// The banner's tone, painted again with the link.
+    pub tone: Tone,
+}
+
+/// The style of an entry's lines.
+pub fn style(look: Look) -> Style {
+    match look {
+        Look::User => Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+        Look::Assistant => Style::new(),
+        Look::ToolCall => Style::new().fg(Color::Magenta),
+        Look::ToolResult | Look::Note => Style::new().add_modifier(Modifier::DIM),
+        Look::ToolError | Look::Error => Style::new().fg(Color::Red),
+        Look::Banner(tone) => tone_style(tone),
+    }
+}
+
+/// The style of a tone, as the wire's [`Tone::sgr`] paints it: dim, yellow, red.
+pub fn tone_style(tone: Tone) -> Style {
+    match tone {
+        Tone::Dim => Style::new().add_modifier(Modifier::DIM),
+        Tone::Warn => Style::new().fg(Color::Yellow),
+        Tone::Error => Style::new().fg(Color::Red),
+    }
+}
+
+/// Draws the whole screen; returns where banner paths landed.
+pub fn draw(frame: &mut Frame<'_>, app: &App) -> Vec<LinkSpot> {
+    let [transcript, rule, input, footer] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(frame.area());
+    let links = draw_transcript(frame, transcript, app);
+    frame.render_widget(
+        Paragraph::new("─".repeat(usize::from(rule.width)))
+            .style(Style::new().add_modifier(Modifier::DIM)),
+        rule,
+    );
+    let (shown, column) = app.input.window(usize::from(input.width).saturating_sub(3));
+    let prompt = Line::from(vec![
+        Span::styled("› ", Style::new().fg(Color::Cyan)),
+        Span::raw(shown),
+    ]);
+    frame.render_widget(Paragraph::new(prompt), input);
+    frame.set_cursor_position((input.x + 2 + u16::try_from(column).unwrap_or(0), input.y));
+    frame.render_widget(Paragraph::new(footer_line(app)), footer);
+    if app.picker.is_some() {
+        draw_picker(frame, transcript, app);
+        // Links under the picker would show through it.
+        return links
+            .into_iter()
+            .filter(|spot| !picker_area(transcript, app).contains((spot.x, spot.y).into()))
+            .collect();
+    }
+    links
+}
+
+/// The footer: model, session, run state, and the keys.
+pub fn footer_line(app: &App) -> Line<'static> {
+    let dim = Style::new().add_modifier(Modifier::DIM);
+    let state = if app.quit_armed {
+        Span::styled("press ctrl+c again to quit", Style::new().fg(Color::Yellow))
+    } else if app.running {
+        Span::styled("running · esc abort", Style::new().fg(Color::Green))
+    } else if app.suppressed {
+        Span::styled(
+            "wake-ups paused until your next prompt",
+            Style::new().fg(Color::Yellow),
+        )
+    } else {
+        Span::styled("idle", dim)
+    };
+    let chip = if app.in_flight > 0 {
+        Span::styled(
+            format!("ctrl+k cancel ({})", app.in_flight),
+            Style::new().fg(Color::Yellow),
+        )
+    } else {
+        Span::styled("ctrl+k cancel", dim)
+    };
+    Line::from(vec![
+        Span::styled(
+            app.model_name.clone(),
+            Style::new().add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(" · ", dim),
+        Span::styled(app.session_id.clone(), dim),
+        Span::styled(" · ", dim),
+        state,
+        Span::styled(" · ", dim),
+        chip,
+        Span::styled(" · ctrl+d quit", dim),
+    ])
+}
+
+/// One visual line of the transcript: its text, style, and a link in it.
+struct Row<'a> {
+    text: String,
+    style: Style,
+    link: Option<(&'a str, Tone, usize)>,
+}
+
+fn draw_transcript(frame: &mut Frame<'_>, area: Rect, app: &App) -> Vec<LinkSpot> {
+    let width = usize::from(area.width).max(1);
+    let wanted = usize::from(area.height) + app.scroll;
+    let streaming = app.streaming.as_ref().map(|text| Entry {
+        look: Look::Assistant,
+        lines: zidane::wire::Painter::plain()
+            .event(&zidane::wire::StreamEvent::AssistantText { text: text.clone() })
+            .lines()
+            .map(str::to_owned)
+            .collect(),
+        link: None,
+    });
+    // Lay out entries from the newest back, only until the screen (and the scroll) is
+    // full: a resumed session of any length draws in the same time.
+    let mut rows: Vec<Row<'_>> = Vec::new();
+    for entry in streaming.iter().chain(app.entries.iter().rev()) {
+        let mut block = Vec::new();
+        for line in &entry.lines {
+            let chars: Vec<char> = line.chars().collect();
+            let link = match (&entry.look, &entry.link) {
+                (Look::Banner(tone), Some(path))
+                    if chars.len() <= width && line.ends_with(path.as_str()) =>
+                {
+                    Some((path.as_str(), *tone, chars.len() - path.chars().count()))
+                }
+                _ => None,
+            };
+            if chars.is_empty() {
+                block.push(Row {
+                    text: String::new(),
+                    style: style(entry.look),
+                    link: None,
+                });
+            }
+            if entry.look == Look::ToolCall && chars.len() > width {
+                // A call's input can be long: one row of it, the session has the rest.
+                let mut text: String = chars[..width - 1].iter().collect();
+                text.push('…');
+                block.push(Row {
+                    text,
+                    style: style(entry.look),
+                    link: None,
+                });
+                continue;
+            }
+            for chunk in chars.chunks(width) {
+                block.push(Row {
+                    text: chunk.iter().collect(),
+                    style: style(entry.look),
+                    link,
+                });
+            }
+        }
+        rows.extend(block.into_iter().rev());
+        if rows.len() >= wanted {
+            break;
+        }
+    }
+    let skip = app
+        .scroll
+        .min(rows.len().saturating_sub(usize::from(area.height)));
+    let visible: Vec<Row<'_>> = rows
+        .into_iter()
+        .skip(skip)
+        .take(usize::from(area.height))
+        .collect();
+    let top = area.y + area.height - u16::try_from(visible.len()).unwrap_or(area.height);
+    let mut links = Vec::new();
+    let mut lines = Vec::new();
+    for (offset, row) in visible.iter().rev().enumerate() {
+        if let Some((path, tone, column)) = row.link
+            && path.starts_with('/')
+        {
+            links.push(LinkSpot {
+                x: area.x + u16::try_from(column).unwrap_or(0),
+                y: top + u16::try_from(offset).unwrap_or(0),
+                text: path.to_owned(),
+                url: zidane::wire::file_url(path),
+                tone,
+            });
+        }
+        lines.push(Line::styled(row.text.clone(), row.style));
+    }
+    let used = Rect {
+        y: top,
+        height: u16::try_from(lines.len()).unwrap_or(0),
+        ..area
+    };
+    frame.render_widget(Paragraph::new(lines), used);
+    links
+}
+
+/// Where the picker sits: centred over the transcript.
+fn picker_area(transcript: Rect, app: &App) -> Rect {
+    let rows = app.picker.as_ref().map_or(1, |picker| {
+        picker.rows.iter().map(row_height).sum::<usize>().max(1)
+    });
+    let height = u16::try_from(rows + 3)
+        .unwrap_or(u16::MAX)
+        .min(transcript.height);
+    let width = transcript
+        .width
+        .saturating_sub(4)
+        .max(10)
+        .min(transcript.width);
+    Rect {
+        x: transcript.x + (transcript.width - width) / 2,
+        y: transcript.y + (transcript.height - height) / 2,
+        width,
+        height,
+    }
+}
+
+/// Lines of a picker row: a task shows its log on a second line.
+fn row_height(row: &zidane::agent::PickerRow) -> usize {
+    1 + usize::from(row.log_path.is_some())
+}
+
+fn draw_picker(frame: &mut Frame<'_>, transcript: Rect, app: &App) {
+    let Some(picker) = &app.picker else { return };
+    let area = picker_area(transcript, app);
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .title(" ctrl+k · enter cancels a call / kills a task · esc closes ");
+    let inner = block.inner(area);
+    frame.render_widget(Clear, area);
+    frame.render_widget(block, area);
+    let mut lines = Vec::new();
+    if picker.rows.is_empty() {
+        lines.push(Line::styled(
+            "nothing running: no tool call in flight, no background task",
+            Style::new().add_modifier(Modifier::DIM),
+        ));
+    }
+    for (index, row) in picker.rows.iter().enumerate() {
+        let text = format!(
+            "{} {:<8} {:>6}  {}",
+            row.glyph(),
+            row.id,
+            format_duration(row.runtime),
+            row.label
+        );
+        let selected = index == picker.selected;
+        let style = if selected {
+            Style::new().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::new()
+        };
+        lines.push(Line::styled(
+            format!("{} {text}", if selected { "›" } else { " " }),
+            style,
+        ));
+        if let Some(log) = &row.log_path {
+            lines.push(Line::styled(
+                format!("{:>19}log {}", "", log.display()),
+                Style::new().add_modifier(Modifier::DIM),
+            ));
+        }
+    }
+    let footer = Rect {
+        y: inner.y + inner.height.saturating_sub(1),
+        height: 1,
+        ..inner
+    };
+    frame.render_widget(
+        Paragraph::new(lines),
+        Rect {
+            height: inner.height.saturating_sub(1),
+            ..inner
+        },
+    );
+    frame.render_widget(
+        Paragraph::new(Line::styled(
+            "↑/↓ choose",
+            Style::new().add_modifier(Modifier::DIM),
+        )),
+        footer,
+    );
+}
+
+#[cfg(test)]
+#[path = "view_tests.rs"]
+pub(crate) mod tests;

@@ -1,0 +1,208 @@
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use zidane::agent::{PickerKind, PickerRow};
+use zidane::wire::{StreamEvent, TaskExitInfo, TaskId, TaskNotification, TaskStatus};
+
+use super::super::state::{App, AppEvent};
+use super::*;
+
+/// A tool call in flight and two running tasks.
+pub(crate) fn rows() -> Vec<PickerRow> {
+    vec![
+        PickerRow {
+            kind: PickerKind::Tool,
+            id: "call_4".into(),
+            label: "wait_task".into(),
+            status: TaskStatus::Running,
+            runtime: Duration::from_millis(1200),
+            log_path: None,
+        },
+        PickerRow {
+            kind: PickerKind::Task,
+            id: "bash_1".into(),
+            label: "npm run dev".into(),
+            status: TaskStatus::Running,
+            runtime: Duration::from_secs(75),
+            log_path: Some(PathBuf::from("/u/sessions/s1/tasks/bash_1.log")),
+        },
+        PickerRow {
+            kind: PickerKind::Task,
+            id: "bash_2".into(),
+            label: "cargo build --release".into(),
+            status: TaskStatus::Running,
+            runtime: Duration::from_secs(3),
+            log_path: Some(PathBuf::from("/u/sessions/s1/tasks/bash_2.log")),
+        },
+    ]
+}
+
+fn notification(id: u64, code: i32, signal: Option<zidane::wire::Signal>) -> StreamEvent {
+    StreamEvent::TaskNotification(TaskNotification::from_exit(&TaskExitInfo {
+        task_id: TaskId::from_number(id),
+        status: if signal.is_some() {
+            TaskStatus::Killed
+        } else {
+            TaskStatus::Exited
+        },
+        exit_code: code,
+        signal,
+        output_path: format!("/u/sessions/s1/tasks/bash_{id}.log").into(),
+        duration: Duration::from_millis(4200),
+        command: "npm run build".into(),
+    }))
+}
+
+/// A session where a build was started, ended, and the model was woken.
+fn session() -> App {
+    let mut app = App::new("demo (scripted)", "20261201-194000-ab12");
+    for event in [
+        StreamEvent::UserText {
+            text: "build it in the background".into(),
+        },
+        StreamEvent::AssistantText {
+            text: "Building in the background.".into(),
+        },
+        StreamEvent::ToolCall {
+            id: "call_1".into(),
+            name: "shell".into(),
+            input: serde_json::json!({ "command": "npm run build", "run_in_background": true }),
+        },
+        StreamEvent::ToolResult {
+            tool_use_id: "call_1".into(),
+            content: "Started bash_1 (pid 4242). Output: /u/sessions/s1/tasks/bash_1.log\n\nThe command is running in the background.".into(),
+            is_error: false,
+        },
+        notification(1, 0, None),
+        notification(2, 1, None),
+        notification(3, 143, Some(zidane::wire::Signal::TERM)),
+        StreamEvent::AssistantText {
+            text: "bash_1 ended: npm run build (4.2s) — exited 0".into(),
+        },
+    ] {
+        app.apply(AppEvent::Stream(event));
+    }
+    app
+}
+
+/// The screen as text, one line per row, trailing blanks cut.
+fn screen(app: &App, width: u16, height: u16) -> (String, Vec<LinkSpot>) {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let mut links = Vec::new();
+    terminal.draw(|frame| links = draw(frame, app)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let mut text = String::new();
+    for y in 0..buffer.area.height {
+        let line: String = (0..buffer.area.width)
+            .map(|x| buffer[(x, y)].symbol().to_owned())
+            .collect();
+        text.push_str(line.trim_end());
+        text.push('\n');
+    }
+    (text, links)
+}
+
+#[test]
+fn banners_in_their_tones_with_links_and_no_xml() {
+    let app = session();
+    let (text, links) = screen(&app, 80, 16);
+    insta::assert_snapshot!("banners", text);
+    assert!(!text.contains("<task-notification>"));
+    assert_eq!(links.len(), 3);
+    assert_eq!(links[2].url, "file:///u/sessions/s1/tasks/bash_3.log");
+    assert_eq!(
+        [links[0].tone, links[1].tone, links[2].tone],
+        [Tone::Dim, Tone::Warn, Tone::Error]
+    );
+    // The link sits exactly over the painted path.
+    let row: Vec<&str> = text.lines().collect();
+    let line = row[usize::from(links[0].y)];
+    assert_eq!(&line[line.len() - links[0].text.len()..], links[0].text);
+}
+
+#[test]
+fn footer_counts_calls_and_tasks() {
+    let mut app = session();
+    app.in_flight = 3;
+    app.running = true;
+    let (text, _) = screen(&app, 100, 6);
+    insta::assert_snapshot!("footer_running", text);
+    app.in_flight = 0;
+    app.running = false;
+    app.suppressed = true;
+    let (text, _) = screen(&app, 100, 6);
+    insta::assert_snapshot!("footer_paused", text);
+}
+
+#[test]
+fn picker_open_over_the_transcript() {
+    let mut app = session();
+    app.open_picker(rows());
+    app.handle_key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Down,
+        crossterm::event::KeyModifiers::NONE,
+    ));
+    app.in_flight = 3;
+    let (text, links) = screen(&app, 90, 22);
+    insta::assert_snapshot!("picker_open", text);
+    assert_eq!(
+        links.len(),
+        3,
+        "the banners below the picker keep their links"
+    );
+    for link in &links {
+        let line = text.lines().nth(usize::from(link.y)).unwrap();
+        assert!(!line.contains('│'), "a link under the picker: {line}");
+    }
+}
+
+#[test]
+fn picker_with_nothing_running_says_so() {
+    let mut app = session();
+    app.open_picker(vec![]);
+    let (text, _) = screen(&app, 80, 12);
+    insta::assert_snapshot!("picker_empty", text);
+}
+
+#[test]
+fn long_results_collapse_to_their_first_lines_with_a_count() {
+    let mut app = App::new("demo (scripted)", "s1");
+    app.apply(AppEvent::Stream(StreamEvent::ToolCall {
+        id: "call_2".into(),
+        name: "shell".into(),
+        input: serde_json::json!({ "command": "cargo build --workspace --all-targets --release --locked --message-format short" }),
+    }));
+    let log: Vec<String> = (1..=40)
+        .map(|n| format!("   Compiling crate-{n} v0.1.0"))
+        .collect();
+    app.apply(AppEvent::Stream(StreamEvent::ToolResult {
+        tool_use_id: "call_2".into(),
+        content: log.join("\n"),
+        is_error: false,
+    }));
+    let (text, _) = screen(&app, 80, 16);
+    insta::assert_snapshot!("collapsed_result", text);
+    assert!(text.contains("… (36 more lines)"));
+    assert!(
+        text.contains("--release --lo…\n"),
+        "a long call is one row: {text}"
+    );
+}
+
+#[test]
+fn a_long_session_draws_only_its_last_screen() {
+    let mut app = App::new("m", "s");
+    for n in 0..10_000 {
+        app.apply(AppEvent::Stream(StreamEvent::AssistantText {
+            text: format!("turn {n}"),
+        }));
+    }
+    let (text, _) = screen(&app, 40, 6);
+    assert!(text.contains("turn 9999"));
+    assert!(!text.contains("turn 9996"));
+    app.scroll = 2;
+    let (text, _) = screen(&app, 40, 6);
+    assert!(text.contains("turn 9997") && !text.contains("turn 9999"));
+}

@@ -1,0 +1,105 @@
+//! `zidane`, the terminal host of the zidane agent framework.
+//!
+//! A thin dispatcher: the arguments are parsed here and each command lives in its own
+//! module — the interactive session in [`interactive`], print mode in [`mod@print`],
+//! [`sessions`] and [`replay`], the scripted `--demo` model in [`demo`]. The model comes
+//! from one place, [`provider::model_from_env`].
+//!
+//! ```text
+//! zidane [--demo] [--resume <id>]          an interactive session in the terminal
+//! zidane [--demo] -p "<prompt>" [--wait]   print mode, for scripts
+//! zidane sessions                          the stored sessions, newest first
+//! zidane replay <id>                       paint a stored session without running it
+//! ```
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod demo;
+mod error;
+mod host;
+mod interactive;
+mod print;
+mod provider;
+mod replay;
+mod sessions;
+
+use error::CliError;
+
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "zidane",
+    version,
+    about = "An agent with background shell tasks, in your terminal.",
+    after_help = "Without a subcommand: an interactive session (or print mode with -p).\n\
+                  Sessions live under $ZIDANE_USER_DIR, else the platform's data dir.\n\
+                  No provider configured? Try `zidane --demo`."
+)]
+struct Cli {
+    /// A subcommand; without one, a session runs.
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Print mode: run this prompt, print the transcript, exit.
+    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    prompt: Option<String>,
+    /// With -p: stay until every background task has ended and the model was told.
+    #[arg(long, requires = "prompt")]
+    wait: bool,
+    /// Resume a stored session: its transcript is repainted first.
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
+    /// Run on a built-in scripted model: no network, no keys.
+    #[arg(long)]
+    demo: bool,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the stored sessions, newest first.
+    Sessions,
+    /// Paint a stored session without running it.
+    Replay {
+        /// The session's id (see `zidane sessions`).
+        id: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Some(Command::Sessions) => sessions::run(),
+        Some(Command::Replay { id }) => replay::run(&id),
+        None => session(&cli),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(error) => error.report(),
+    }
+}
+
+/// An interactive session or print mode: the model is chosen before anything is drawn.
+fn session(cli: &Cli) -> Result<ExitCode, CliError> {
+    let (model, model_name) = if cli.demo {
+        demo::model()
+    } else {
+        provider::model_from_env()?
+    };
+    if cli.prompt.is_none() && !interactive::has_terminal() {
+        return Err(CliError::NotATerminal);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    runtime.block_on(async {
+        let host = host::Host::start(model, model_name, cli.resume.as_deref())?;
+        match &cli.prompt {
+            Some(prompt) => print::run(host, prompt, cli.wait).await,
+            None => interactive::run(host).await,
+        }
+    })
+}

@@ -1,0 +1,77 @@
+//! Where the model comes from: one function, [`model_from_env`].
+//!
+//! The real providers (OpenAI-compatible, Anthropic) and their configuration live in the
+//! `zidane-models` crate (`zidane::models::from_env`); this module is the one seam the host
+//! calls, and adds to that crate's answer what a person at a terminal needs: examples of
+//! the variables to set, and `--demo`.
+
+use std::sync::Arc;
+
+use zidane::agent::Model;
+use zidane::models::EnvError;
+
+/// The model name the provider is asked for (shown in the footer).
+pub const MODEL_VAR: &str = "ZIDANE_MODEL";
+
+/// No usable provider: what to set, and the way to try zidane without one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no model provider configured: {reason}{}\n\
+     e.g.  ZIDANE_PROVIDER=openai ZIDANE_MODEL=gpt-4o-mini OPENAI_API_KEY=… (OPENAI_BASE_URL for any OpenAI-compatible server)\n\
+     or    ZIDANE_PROVIDER=anthropic ZIDANE_MODEL=claude-sonnet-4-5 ANTHROPIC_API_KEY=…\n\
+     or try it without a provider: zidane --demo",
+    if missing.is_empty() { String::new() } else { format!("\nset {}", missing.join(", ")) }
+)]
+pub struct Missing {
+    /// Why the configuration is not enough.
+    pub reason: String,
+    /// The variables to set.
+    pub missing: Vec<&'static str>,
+}
+
+/// The model of the configured provider (`zidane::models::from_env`), with its name for
+/// the footer; or what to set, naming `--demo`.
+pub fn model_from_env() -> Result<(Arc<dyn Model>, String), Missing> {
+    match zidane::models::from_env() {
+        Ok(model) => {
+            let name = std::env::var(MODEL_VAR).unwrap_or_default();
+            Ok((model, name))
+        }
+        Err(EnvError::Missing { missing }) => Err(Missing {
+            reason: "the provider's variables are not all set".to_owned(),
+            missing,
+        }),
+        Err(error) => Err(Missing {
+            reason: error.to_string(),
+            missing: Vec::new(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_names_every_variable_and_the_demo() {
+        let missing = Missing {
+            reason: "the provider's variables are not all set".to_owned(),
+            missing: vec!["ZIDANE_PROVIDER", "ZIDANE_MODEL"],
+        };
+        let text = missing.to_string();
+        for var in [
+            "ZIDANE_PROVIDER",
+            "ZIDANE_MODEL",
+            "OPENAI_BASE_URL",
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+        ] {
+            assert!(text.contains(var), "{var} missing from {text}");
+        }
+        assert!(
+            text.contains("\nset ZIDANE_PROVIDER, ZIDANE_MODEL\n"),
+            "{text}"
+        );
+        assert!(text.contains("zidane --demo"));
+    }
+}

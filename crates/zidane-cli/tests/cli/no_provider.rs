@@ -1,0 +1,50 @@
+//! Without a provider, `zidane` says which variables to set and mentions `--demo`,
+//! before anything is drawn — with stdin not a terminal too.
+
+use crate::support::{PROVIDER_VARS, zidane};
+
+#[test]
+fn without_a_provider_every_variable_and_the_demo_are_named_before_any_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [&[][..], &["-p", "hello"][..], &["--resume", "s1"][..]] {
+        let out = zidane(dir.path(), args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            out.stdout.is_empty(),
+            "nothing drawn: {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        for var in PROVIDER_VARS {
+            assert!(stderr.contains(var), "{var} not named: {stderr}");
+        }
+        assert!(stderr.contains("zidane --demo"), "{stderr}");
+        assert!(!stderr.contains('\x1b'), "no escape sequence: {stderr:?}");
+    }
+}
+
+#[test]
+fn an_incomplete_provider_names_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = zidane(dir.path(), &["-p", "hello"])
+        .env("ZIDANE_PROVIDER", "anthropic")
+        .env("ZIDANE_MODEL", "m")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("set ANTHROPIC_API_KEY\n"), "{stderr}");
+}
+
+#[test]
+fn the_interactive_session_without_a_terminal_points_to_print_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = zidane(dir.path(), &["--demo"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "nothing drawn");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("needs a terminal; for scripts use -p"),
+        "{stderr}"
+    );
+}
