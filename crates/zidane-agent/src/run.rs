@@ -7,10 +7,11 @@ use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 use zidane_context::{ContextError, ExecutionHandle, StallInfo, TaskExitInfo, TaskId};
 use zidane_tools::{SHELL, ToolOutput};
-use zidane_wire::{ContentBlock, Role, TaskNotification, TaskStall, Turn};
+use zidane_wire::{ContentBlock, Role, Turn};
 
 use crate::agent::InFlightCall;
 use crate::config::CANCEL_GRACE;
+use crate::host::Notifications;
 use crate::suppress::{Acknowledgement, acknowledgement};
 use crate::{
     AcknowledgedLog, Agent, AgentError, HookEvent, ModelRequest, Reconcile, Result, ToolCallEvent,
@@ -95,11 +96,6 @@ impl Drop for RunGuard<'_> {
     }
 }
 
-struct Drained {
-    exits: Vec<TaskExitInfo>,
-    stalls: Vec<StallInfo>,
-}
-
 impl Agent {
     /// Runs the agent: drains exits and stalls into `<task-notification>` /
     /// `<task-stall>` blocks at the head of a new user turn (before the prompt), then
@@ -114,6 +110,9 @@ impl Agent {
     /// [`StopReason::Cancelled`].
     pub async fn run(&self, options: RunOptions) -> Result<RunOutcome> {
         self.ensure_live()?;
+        if self.inner.host_driven {
+            return Err(AgentError::HostDriven);
+        }
         if !self.inner.running.send_if_modified(|running| {
             let was_idle = !*running;
             *running = true;
@@ -134,15 +133,8 @@ impl Agent {
             return Err(AgentError::NothingPending);
         }
         let mut content: Vec<ContentBlock> = drained
-            .exits
-            .iter()
-            .map(|exit| TaskNotification::from_exit(exit).render())
-            .chain(
-                drained
-                    .stalls
-                    .iter()
-                    .map(|stall| TaskStall::from_stall(stall).render()),
-            )
+            .blocks()
+            .into_iter()
             .map(|text| ContentBlock::Text { text })
             .collect();
         if !prompt.is_empty() {
@@ -218,7 +210,7 @@ impl Agent {
                 let output = if run_token.is_cancelled() {
                     ToolOutput::error("cancelled: the run was aborted before this call started")
                 } else {
-                    self.call_tool(handle, run_token, &call_id, &name, input)
+                    self.dispatch_tool(handle, run_token, &call_id, &name, input)
                         .await
                 };
                 results.push(ContentBlock::ToolResult {
@@ -240,8 +232,9 @@ impl Agent {
         Ok(StopReason::MaxSteps)
     }
 
-    /// Push queue + pull sweep → reconcile hook → latch → what to render.
-    async fn drain(&self, handle: ExecutionHandle) -> Drained {
+    /// Push queue + pull sweep → reconcile hook → latch → what to render. The run's
+    /// first step, and [`Agent::drain_notifications`] for hosts.
+    pub(crate) async fn drain(&self, handle: ExecutionHandle) -> Notifications {
         let swept = if self.inner.context.capabilities().detached_tasks.supported() {
             match self
                 .inner
@@ -270,13 +263,15 @@ impl Agent {
                 delivery.latch(exit.task_id);
             }
         }
-        Drained {
+        Notifications {
             exits: reconcile.exits,
             stalls: taken.stalls,
         }
     }
 
-    async fn call_tool(
+    /// One tool call, hooks to hooks: the run loop's, and [`Agent::call_tool`] for
+    /// hosts.
+    pub(crate) async fn dispatch_tool(
         &self,
         handle: ExecutionHandle,
         run_token: &CancellationToken,
