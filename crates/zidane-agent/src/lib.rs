@@ -64,11 +64,11 @@ pub use config::{
 };
 pub use destroy::{DestroyReport, DestroyStep, FnResource, Resource, StepOutcome};
 pub use error::{AgentError, Result};
-pub use host::{Notifications, ToolCall};
 pub use hooks::{
     HookBus, HookEvent, Reconcile, SubscriptionId, TaskReassign, TaskStart, ToolCallEvent,
     ToolResultEvent,
 };
+pub use host::{Notifications, ToolCall};
 pub use model::{Model, ModelError, ModelRequest, ModelResponse};
 pub use persist::SESSION_LOCK_FILE;
 pub use picker::{PickerKind, PickerRow, TASK_GLYPH, TOOL_GLYPH};
