@@ -1,0 +1,11 @@
+//! Integration tests of zidane-mcp, driven by rmcp's own client over an in-memory pipe,
+//! with real processes. One file per behaviour, all compiled as one binary.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs, deprecated)]
+
+mod support;
+
+mod bad_input;
+mod piggyback;
+mod pushes;
+mod teardown;
+mod tools;
