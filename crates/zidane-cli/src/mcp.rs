@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 use zidane_mcp::{
-    DEFAULT_KILL_GRACE, HttpOptions, ServeOptions, TOKEN_ENV, serve_http, serve_stdio,
+    DEFAULT_KILL_GRACE, HttpOptions, HttpServer, MCP_PATH, ServeOptions, TOKEN_ENV, serve_stdio,
     shutdown_signal,
 };
 
@@ -69,11 +69,21 @@ pub(crate) fn run(args: McpArgs) -> ExitCode {
                 if let Some(token) = args.bearer_token {
                     http = http.bearer_token(token);
                 }
-                serve_http(options, http, shutdown_signal()).await
+                let server = HttpServer::bind(options, http).await?;
+                let addr = server.local_addr()?;
+                // The one line a user (or a test that asked for port 0) needs.
+                #[allow(clippy::print_stderr)]
+                {
+                    eprintln!("zidane mcp: serving http://{addr}{MCP_PATH}");
+                }
+                server.serve(shutdown_signal()).await
             }
             None => serve_stdio(options, shutdown_signal()).await,
         }
     });
+    // A blocked stdin reader or a lingering connection task must not hold the exit: the
+    // sessions are torn down by now.
+    runtime.shutdown_background();
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

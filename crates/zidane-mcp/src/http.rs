@@ -1,9 +1,10 @@
 //! The streamable HTTP transport: one session per MCP session id, each with its own
 //! agent; a bearer token checked on every request when one is set.
 
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -19,6 +20,9 @@ use crate::{HttpOptions, McpServeError, McpSession, ServeOptions};
 
 /// The path the MCP endpoint is served at: `http://127.0.0.1:PORT/mcp`.
 pub const MCP_PATH: &str = "/mcp";
+
+/// How long open HTTP connections get to close after the sessions are torn down.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(250);
 
 /// The sessions a server made, for teardown at shutdown.
 #[derive(Default)]
@@ -94,7 +98,7 @@ impl HttpServer {
     }
 
     /// Serves until `shutdown` resolves; then tears every session down (every task
-    /// killed) and returns.
+    /// killed), gives open connections [`SHUTDOWN_GRACE`] to close, and returns.
     pub async fn serve(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
@@ -105,18 +109,25 @@ impl HttpServer {
             sessions,
             cancel,
         } = self;
-        let stop = cancel.clone();
-        let served = axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                stop.cancel();
-            })
-            .await;
+        let server = axum::serve(listener, router)
+            .with_graceful_shutdown(cancel.clone().cancelled_owned())
+            .into_future();
+        tokio::pin!(server);
+        let served = tokio::select! {
+            served = &mut server => Some(served),
+            () = shutdown => None,
+        };
         cancel.cancel();
-        let teardowns = sessions.take();
-        for core in &teardowns {
+        for core in sessions.take() {
             core.teardown().await;
         }
+        let served = match served {
+            Some(served) => served,
+            // An SSE stream a client keeps open would hold a graceful shutdown forever.
+            None => tokio::time::timeout(SHUTDOWN_GRACE, server)
+                .await
+                .unwrap_or(Ok(())),
+        };
         served.map_err(McpServeError::Http)
     }
 }

@@ -33,7 +33,7 @@
 
 pub use error::McpServeError;
 pub use handler::McpSession;
-pub use http::{HttpServer, MCP_PATH, serve_http};
+pub use http::{HttpServer, MCP_PATH, SHUTDOWN_GRACE, serve_http};
 pub use list_tasks::{LIST_TASKS, ListTasksInput, ListTasksTool};
 pub use options::{
     DEFAULT_DESTROY_TIMEOUT, DEFAULT_KILL_GRACE, HttpOptions, ServeOptions, TOKEN_ENV,
