@@ -9,6 +9,8 @@
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+mod mcp_venv;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
@@ -32,7 +34,13 @@ fn main() -> ExitCode {
 fn ci() -> Result<(), String> {
     let started = Instant::now();
     // Snapshots are checked, never accepted, by CI.
-    let env: &[(&str, &str)] = &[("INSTA_UPDATE", "no"), ("CI", "true")];
+    let venv = mcp_venv::ensure()?;
+    let venv = venv.to_string_lossy();
+    let env: &[(&str, &str)] = &[
+        ("INSTA_UPDATE", "no"),
+        ("CI", "true"),
+        (mcp_venv::VENV_ENV, &venv),
+    ];
     step("fmt", &["fmt", "--all", "--check"], env)?;
     step(
         "clippy",

@@ -16,6 +16,7 @@
 //! | [`wire`] | `zidane-wire` | the text the model sees, sessions on disk, replay and banners |
 //! | [`tools`] | `zidane-tools` | the model-facing tools: `shell`, `shell_kill`, `wait_task`, `read_file` |
 //! | [`agent`] | `zidane-agent` | the run loop, delivery (queue, reconcile, latch), the wake loop, destroy |
+//! | `mcp` | `zidane-mcp` | the MCP server: these tasks for any MCP host (feature `mcp`, Unix) |
 //!
 //! The [`prelude`] names what a host usually touches, and `local_agent` assembles the
 //! common case — an agent on this machine whose session (turns and task logs) lives under
@@ -54,7 +55,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Features: `process` (default) — the local context and `local_agent`; `mock` —
+//! Features: `process` (default) — the local context and `local_agent`; `mcp` — the MCP
+//! server (`zidane mcp` is its command); `mock` —
 //! `MockContext` for tests of your own layers; `testing` — `insta` filters for snapshot
 //! tests of transcripts. `docs/BACKGROUND_TASKS.md` in the repository describes the whole
 //! mechanism.
@@ -62,6 +64,9 @@
 
 pub use zidane_agent as agent;
 pub use zidane_context as context;
+#[cfg(all(feature = "mcp", unix))]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub use zidane_mcp as mcp;
 #[cfg(all(feature = "process", unix))]
 #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
 pub use zidane_process as process;
