@@ -27,7 +27,7 @@ pub(crate) struct McpArgs {
     /// The bearer token every HTTP request must carry (Authorization: Bearer TOKEN).
     #[arg(long, env = TOKEN_ENV, hide_env_values = true, value_name = "TOKEN")]
     bearer_token: Option<String>,
-    /// Where sessions keep their task logs (<DIR>/sessions/<id>/tasks/). Default: the
+    /// Where sessions keep their task logs (DIR/sessions/ID/tasks/). Default: the
     /// platform data dir, e.g. ~/.local/share/zidane.
     #[arg(long, value_name = "DIR")]
     user_dir: Option<PathBuf>,
