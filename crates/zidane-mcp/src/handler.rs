@@ -16,12 +16,12 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeRequestParams, InitializeResult, JsonObject, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool, ToolAnnotations,
-    UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams, InitializeResult,
+    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -148,7 +148,7 @@ pub(crate) fn tool_result(output: ToolOutput, told: &Notifications) -> CallToolR
     result
 }
 
-fn agent_error(error: AgentError) -> McpError {
+pub(crate) fn agent_error(error: AgentError) -> McpError {
     McpError::internal_error(format!("the session cannot serve this call: {error}"), None)
 }
 
@@ -160,6 +160,7 @@ impl ServerHandler for McpSession {
             .enable_resources_subscribe()
             .enable_resources_list_changed()
             .enable_tools()
+            .enable_tasks()
             .build();
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new("zidane", env!("CARGO_PKG_VERSION")))
@@ -211,12 +212,42 @@ impl ServerHandler for McpSession {
     ) -> Result<CallToolResponse, McpError> {
         self.core.remember_peer(&context.peer);
         let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let agent = &self.core.agent;
+        let is_wait = agent
+            .tools()
+            .resolve(&request.name)
+            .is_some_and(|tool| tool.spec().name == WAIT_TASK);
+        let client_takes_tasks = context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks());
+        if is_wait && client_takes_tasks {
+            let task =
+                crate::tasks::spawn_wait(&self.core, context.id.to_string(), input, context.peer);
+            return Ok(CallToolResponse::Task(task));
+        }
         let call = ToolCall::new(context.id.to_string(), request.name.into_owned(), input)
             .cancel(context.ct.clone());
-        let agent = &self.core.agent;
         let output = agent.call_tool(call).await.map_err(agent_error)?;
         let told = agent.drain_notifications().await.map_err(agent_error)?;
         Ok(CallToolResponse::Complete(tool_result(output, &told)))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        Ok(GetTaskResult::new(
+            self.core.tasks.get_task(&request.task_id)?,
+        ))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.core.tasks.cancel_task(&request.task_id)
     }
 
     async fn set_level(

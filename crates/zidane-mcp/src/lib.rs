@@ -16,7 +16,9 @@
 //! 2. **Pushes**: `notifications/message` (under `logging/setLevel`) and
 //!    `notifications/resources/updated` for a subscribed `task://<id>` resource. They
 //!    are informational and latch nothing.
-//! 3. MCP tasks (task-augmented `tools/call`) are not served; `docs/MCP.md` says why.
+//! 3. **MCP tasks**: a client that declares the `io.modelcontextprotocol/tasks`
+//!    extension gets `wait_task` as a task (a handle at once, `tasks/get`,
+//!    `tasks/cancel`, and `notifications/tasks` when the wait ends).
 //!
 //! When the session ends (stdin closed, an HTTP session deleted, SIGTERM or SIGINT) its
 //! agent is destroyed: every task's process group is killed.
@@ -53,3 +55,4 @@ mod schema;
 mod session;
 mod shutdown;
 mod stdio;
+mod tasks;

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use rmcp::service::{Peer, RoleServer};
+use rmcp::task_manager::TaskManager;
 use tokio::sync::{OnceCell, mpsc};
 use tokio_util::sync::CancellationToken;
 use zidane_agent::{Agent, Behavior, HookEvent, Session, SubscriptionId, resolve_tasks_dir};
@@ -36,6 +37,8 @@ pub(crate) struct SessionCore {
     min_level: Mutex<Option<usize>>,
     /// `task://` URIs the client subscribed to.
     subscriptions: Mutex<HashSet<String>>,
+    /// `wait_task` calls served as MCP tasks.
+    pub(crate) tasks: TaskManager,
     hook: SubscriptionId,
     stop_pushes: CancellationToken,
     torn_down: OnceCell<()>,
@@ -79,6 +82,7 @@ impl SessionCore {
             peer: OnceLock::new(),
             min_level: Mutex::new(None),
             subscriptions: Mutex::new(HashSet::new()),
+            tasks: TaskManager::new(),
             hook,
             stop_pushes: CancellationToken::new(),
             torn_down: OnceCell::new(),
@@ -126,7 +130,10 @@ impl SessionCore {
             .get_or_init(|| async {
                 self.stop_pushes.cancel();
                 self.agent.hooks().unsubscribe(self.hook);
-                match self.agent.destroy().await {
+                let report = self.agent.destroy().await;
+                // Every wait was cancelled by the destroy; drop what is left of them.
+                self.tasks.shutdown();
+                match report {
                     Ok(report) if !report.survivors.is_empty() => {
                         let pids: Vec<u32> = report.survivors.iter().map(|t| t.pid).collect();
                         tracing::warn!(session = %self.agent.id(), ?pids, "session ended before these tasks were confirmed dead");

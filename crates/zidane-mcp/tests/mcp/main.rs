@@ -5,6 +5,7 @@
 mod support;
 
 mod bad_input;
+mod mcp_tasks;
 mod piggyback;
 mod pushes;
 mod teardown;

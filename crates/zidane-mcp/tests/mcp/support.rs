@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, LoggingMessageNotificationParam,
-    ResourceUpdatedNotificationParam,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
+    TaskStatusNotificationParams,
 };
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
@@ -24,12 +25,38 @@ pub enum Pushed {
     Log(String, Value),
     /// `notifications/resources/updated`: the URI.
     Updated(String),
+    /// `notifications/tasks`: the MCP task's id and status.
+    TaskStatus(String, String),
 }
 
+/// Records pushes; declares the MCP tasks extension when `tasks` is set.
 #[derive(Clone)]
-pub struct Recorder(mpsc::UnboundedSender<Pushed>);
+pub struct Recorder {
+    sender: mpsc::UnboundedSender<Pushed>,
+    tasks: bool,
+}
 
 impl ClientHandler for Recorder {
+    fn get_info(&self) -> ClientConfig {
+        let mut config = ClientConfig::default();
+        if self.tasks {
+            config.capabilities = ClientCapabilities::builder().enable_tasks().build();
+        }
+        config
+    }
+
+    async fn on_task_status(
+        &self,
+        params: TaskStatusNotificationParams,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let status = serde_json::to_value(params.task.status()).unwrap();
+        let _ = self.sender.send(Pushed::TaskStatus(
+            params.task.task.task_id,
+            status.as_str().unwrap().to_owned(),
+        ));
+    }
+
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,
@@ -37,7 +64,7 @@ impl ClientHandler for Recorder {
     ) {
         let level = serde_json::to_value(params.level).unwrap();
         let _ = self
-            .0
+            .sender
             .send(Pushed::Log(level.as_str().unwrap().to_owned(), params.data));
     }
 
@@ -46,7 +73,7 @@ impl ClientHandler for Recorder {
         params: ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let _ = self.0.send(Pushed::Updated(params.uri));
+        let _ = self.sender.send(Pushed::Updated(params.uri));
     }
 }
 
@@ -59,6 +86,15 @@ pub struct Harness {
 }
 
 pub async fn start() -> Harness {
+    start_client(false).await
+}
+
+/// A client that declares the MCP tasks extension.
+pub async fn start_with_tasks() -> Harness {
+    start_client(true).await
+}
+
+async fn start_client(tasks: bool) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let (client_end, server_end) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_end);
@@ -73,7 +109,7 @@ pub async fn start() -> Harness {
     });
     let (sender, pushed) = mpsc::unbounded_channel();
     let (client_read, client_write) = tokio::io::split(client_end);
-    let client = Recorder(sender)
+    let client = Recorder { sender, tasks }
         .serve((client_read, client_write))
         .await
         .unwrap();
