@@ -8,5 +8,6 @@ mod bad_input;
 mod mcp_tasks;
 mod piggyback;
 mod pushes;
+mod snapshots;
 mod teardown;
 mod tools;
