@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use clap::Args;
 use zidane_mcp::{
-    DEFAULT_KILL_GRACE, HttpOptions, HttpServer, MCP_PATH, ServeOptions, TOKEN_ENV, serve_stdio,
-    shutdown_signal,
+    DEFAULT_KILL_GRACE, DEFAULT_SESSION_IDLE, HttpOptions, HttpServer, MCP_PATH, ServeOptions,
+    TOKEN_ENV, serve_stdio, shutdown_signal,
 };
 
 /// The directory under the platform data dir that holds zidane's sessions by default.
@@ -31,6 +31,10 @@ pub(crate) struct McpArgs {
     /// platform data dir, e.g. ~/.local/share/zidane.
     #[arg(long, value_name = "DIR")]
     user_dir: Option<PathBuf>,
+    /// Seconds an HTTP session may go without a request before it ends and its tasks
+    /// are killed (a client that vanished without closing it).
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_SESSION_IDLE.as_secs())]
+    session_idle_secs: u64,
     /// Milliseconds a killed task gets between SIGTERM and SIGKILL.
     #[arg(long, value_name = "MS", default_value_t = DEFAULT_KILL_GRACE.as_millis() as u64)]
     kill_grace_ms: u64,
@@ -65,7 +69,9 @@ pub(crate) fn run(args: McpArgs) -> ExitCode {
     let served = runtime.block_on(async move {
         match args.http {
             Some(addr) => {
-                let mut http = HttpOptions::new(addr).allow_remote(args.allow_remote);
+                let mut http = HttpOptions::new(addr)
+                    .allow_remote(args.allow_remote)
+                    .session_idle(Duration::from_secs(args.session_idle_secs));
                 if let Some(token) = args.bearer_token {
                     http = http.bearer_token(token);
                 }

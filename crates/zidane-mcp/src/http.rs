@@ -67,6 +67,8 @@ impl HttpServer {
             // required with --allow-remote, is what keeps other pages and machines out.
             config = config.disable_allowed_hosts();
         }
+        let mut session_manager = LocalSessionManager::default();
+        session_manager.session_config.keep_alive = Some(http.session_idle);
         let factory_sessions = Arc::clone(&sessions);
         let service = StreamableHttpService::new(
             move || {
@@ -74,7 +76,7 @@ impl HttpServer {
                 factory_sessions.add(Arc::clone(session.core()));
                 Ok(session)
             },
-            LocalSessionManager::default().into(),
+            Arc::new(session_manager),
             config,
         );
         let mut router = Router::new().nest_service(MCP_PATH, service);

@@ -16,6 +16,11 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_millis(500);
 /// `zidane_agent::Agent::destroy`): room for the kill grace and the log flush.
 pub const DEFAULT_DESTROY_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// How long an HTTP session may go without a request or a push before it ends (and its
+/// tasks are killed): a client that vanished without deleting its session. Long, because
+/// a model may leave a dev server running while it does nothing else.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(60 * 60);
+
 /// The environment variable a bearer token may be given in, so it stays out of `ps`.
 pub const TOKEN_ENV: &str = "ZIDANE_MCP_TOKEN";
 
@@ -61,6 +66,8 @@ pub struct HttpOptions {
     /// When set, every request must carry `Authorization: Bearer <token>` (401
     /// otherwise). Required with `allow_remote`; optional on loopback.
     pub bearer_token: Option<String>,
+    /// How long a session may be idle before it ends ([`DEFAULT_SESSION_IDLE`]).
+    pub session_idle: Duration,
 }
 
 impl HttpOptions {
@@ -70,7 +77,15 @@ impl HttpOptions {
             addr,
             allow_remote: false,
             bearer_token: None,
+            session_idle: DEFAULT_SESSION_IDLE,
         }
+    }
+
+    /// Sets how long a session may be idle before it ends.
+    #[must_use]
+    pub fn session_idle(mut self, idle: Duration) -> Self {
+        self.session_idle = idle;
+        self
     }
 
     /// Allows a non-loopback address (a token is then required).
