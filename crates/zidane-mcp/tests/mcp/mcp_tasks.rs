@@ -68,3 +68,53 @@ async fn a_client_without_tasks_gets_a_plain_result() {
     assert!(text(&waited).starts_with("true ("), "{}", text(&waited));
     harness.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_the_mcp_task_stops_the_wait_not_the_background_task() {
+    let harness = start_with_tasks().await;
+    let (id, pid, _) = start_task(&harness, "sleep 30").await;
+    let serde_json::Value::Object(arguments) = json!({ "task_id": id }) else {
+        unreachable!()
+    };
+    let CallToolResponse::Task(created) = harness
+        .client
+        .call_tool_once(CallToolRequestParams::new("wait_task").with_arguments(arguments))
+        .await
+        .unwrap()
+    else {
+        panic!("expected a task handle")
+    };
+    let task_id = created.task.task_id.clone();
+    harness
+        .client
+        .cancel_task(rmcp::model::CancelTaskParams::new(task_id.clone()))
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let got = harness
+            .client
+            .get_task(GetTaskParams::new(task_id.clone()))
+            .await
+            .unwrap();
+        if matches!(got.task.payload, TaskPayload::Cancelled) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the wait was not cancelled"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        crate::support::alive(pid),
+        "cancelling the wait killed the task"
+    );
+    let listed = harness.call("list_tasks", json!({})).await;
+    assert!(
+        text(&listed).contains("bash_1  running"),
+        "{}",
+        text(&listed)
+    );
+    harness.close().await;
+}
