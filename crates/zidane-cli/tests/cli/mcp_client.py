@@ -71,6 +71,12 @@ async def exercise(read, write) -> list[int]:
         second = await session.call_tool("list_tasks", {})
         assert "<task-notification>" not in text(second), text(second)
         assert second.structured_content["tasks"][0]["status"] == "exited", second.structured_content
+        # Plain results (this client declares no MCP tasks), checked against their outputSchema.
+        waited = await session.call_tool("wait_task", {"task_id": "bash_1"})
+        assert waited.structured_content["exit"]["exit_code"] == 0, waited.structured_content
+        log = started.structured_content["output_path"]
+        read = await session.call_tool("read_file", {"path": log})
+        assert text(read).startswith("     1\tbuilt\n"), text(read)
 
         doomed = await session.call_tool("shell", {"command": "sleep 60", "run_in_background": True})
         pids.append(doomed.structured_content["pid"])
