@@ -12,6 +12,7 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 mod bench;
+mod mcp_venv;
 mod tmux;
 
 fn main() -> ExitCode {
@@ -37,7 +38,13 @@ fn main() -> ExitCode {
 fn ci() -> Result<(), String> {
     let started = Instant::now();
     // Snapshots are checked, never accepted, by CI.
-    let env: &[(&str, &str)] = &[("INSTA_UPDATE", "no"), ("CI", "true")];
+    let venv = mcp_venv::ensure()?;
+    let venv = venv.to_string_lossy();
+    let env: &[(&str, &str)] = &[
+        ("INSTA_UPDATE", "no"),
+        ("CI", "true"),
+        (mcp_venv::VENV_ENV, &venv),
+    ];
     step("fmt", &["fmt", "--all", "--check"], env)?;
     step(
         "clippy",

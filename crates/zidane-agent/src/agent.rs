@@ -105,6 +105,8 @@ pub(crate) struct Inner {
     pub(crate) lifecycle: AtomicU8,
     pub(crate) resources: Mutex<Vec<(String, Arc<dyn Resource>)>>,
     pub(crate) depth: usize,
+    /// No model: the host calls tools and drains notifications itself.
+    pub(crate) host_driven: bool,
 }
 
 /// An LLM agent with background shell tasks: it runs the model and its tools over a
@@ -176,6 +178,7 @@ impl Agent {
                 lifecycle: AtomicU8::new(LIVE),
                 resources: Mutex::new(Vec::new()),
                 depth: builder.depth,
+                host_driven: builder.host_driven,
             }),
         };
         if let Some(spawn) = spawn {

@@ -186,6 +186,7 @@ pub struct AgentBuilder {
     pub(crate) hooks: HookBus,
     pub(crate) depth: usize,
     pub(crate) spawn: Option<SpawnToolOptions>,
+    pub(crate) host_driven: bool,
 }
 
 impl AgentBuilder {
@@ -203,6 +204,7 @@ impl AgentBuilder {
             hooks: HookBus::new(),
             depth: 0,
             spawn: None,
+            host_driven: false,
         }
     }
 

@@ -24,6 +24,12 @@ pub enum AgentError {
     /// nothing to resume with.
     #[error("cannot run without a prompt: no task notification is pending")]
     NothingPending,
+    /// `run` was called on an agent its host drives ([`Agent::host_driven`]): it has no
+    /// model. The host calls tools and drains notifications itself.
+    ///
+    /// [`Agent::host_driven`]: crate::Agent::host_driven
+    #[error("this agent is driven by its host and has no model to run")]
+    HostDriven,
     /// The model failed.
     #[error("model error: {0}")]
     Model(#[from] ModelError),

@@ -14,6 +14,9 @@
 //!   becomes `<task-notification>` blocks at the head of the seeded user turn.
 //! - **Suppression**: a `shell_kill`, a `wait_task` that returned an exit, and a
 //!   `read_file` of an ended task's log each drop the pending notification.
+//! - **Host-driven**: [`Agent::host_driven`] builds an agent without a model for a host
+//!   that holds the model elsewhere (an MCP server): [`Agent::call_tool`] and
+//!   [`Agent::drain_notifications`] are the run loop's own two steps.
 //! - **Auto-wake**: [`Agent::has_pending_task_notifications`], drain-only runs with an
 //!   empty prompt, and the host-side [`WakeLoop`].
 //! - **Destroy**: bounded, ordered teardown ([`Agent::destroy`]).
@@ -68,6 +71,7 @@ pub use hooks::{
     HookBus, HookEvent, Reconcile, SubscriptionId, TaskReassign, TaskStart, ToolCallEvent,
     ToolResultEvent,
 };
+pub use host::{Notifications, ToolCall};
 pub use listing::{SessionListing, SessionSummary, UnreadableSession};
 pub use model::{
     DeltaSink, ErrorSource, FinishReason, Model, ModelDelta, ModelError, ModelErrorKind,
@@ -90,6 +94,7 @@ mod delivery;
 mod destroy;
 mod error;
 mod hooks;
+mod host;
 mod listing;
 mod model;
 mod persist;

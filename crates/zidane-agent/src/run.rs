@@ -8,10 +8,11 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use zidane_context::{ContextError, ExecutionHandle, StallInfo, TaskExitInfo, TaskId};
 use zidane_tools::{SHELL, ToolOutput};
-use zidane_wire::{ContentBlock, Role, TaskNotification, TaskStall, Turn};
+use zidane_wire::{ContentBlock, Role, Turn};
 
 use crate::agent::InFlightCall;
 use crate::config::CANCEL_GRACE;
+use crate::host::Notifications;
 use crate::suppress::{Acknowledgement, acknowledgement};
 use crate::{
     AcknowledgedLog, Agent, AgentError, HookEvent, ModelRequest, Reconcile, Result, ToolCallEvent,
@@ -119,11 +120,6 @@ impl Drop for RunGuard<'_> {
     }
 }
 
-struct Drained {
-    exits: Vec<TaskExitInfo>,
-    stalls: Vec<StallInfo>,
-}
-
 impl Agent {
     /// Runs the agent: drains exits and stalls into `<task-notification>` /
     /// `<task-stall>` blocks at the head of a new user turn (before the prompt), then
@@ -158,6 +154,9 @@ impl Agent {
 
     async fn run_in_span(&self, options: RunOptions) -> Result<RunOutcome> {
         self.ensure_live()?;
+        if self.inner.host_driven {
+            return Err(AgentError::HostDriven);
+        }
         if !self.inner.running.send_if_modified(|running| {
             let was_idle = !*running;
             *running = true;
@@ -191,15 +190,8 @@ impl Agent {
             );
         }
         let mut content: Vec<ContentBlock> = drained
-            .exits
-            .iter()
-            .map(|exit| TaskNotification::from_exit(exit).render())
-            .chain(
-                drained
-                    .stalls
-                    .iter()
-                    .map(|stall| TaskStall::from_stall(stall).render()),
-            )
+            .blocks()
+            .into_iter()
             .map(|text| ContentBlock::Text { text })
             .collect();
         if !prompt.is_empty() {
@@ -296,7 +288,7 @@ impl Agent {
                 } else {
                     let span = tracing::info_span!("tool_call", tool = %name, call_id = %call_id);
                     let output = self
-                        .call_tool(handle, run_token, &call_id, &name, input)
+                        .dispatch_tool(handle, run_token, &call_id, &name, input)
                         .instrument(span.clone())
                         .await;
                     tracing::debug!(parent: &span, is_error = output.is_error, "tool result");
@@ -321,8 +313,9 @@ impl Agent {
         Ok(StopReason::MaxSteps)
     }
 
-    /// Push queue + pull sweep → reconcile hook → latch → what to render.
-    async fn drain(&self, handle: ExecutionHandle) -> Drained {
+    /// Push queue + pull sweep → reconcile hook → latch → what to render. The run's
+    /// first step, and [`Agent::drain_notifications`] for hosts.
+    pub(crate) async fn drain(&self, handle: ExecutionHandle) -> Notifications {
         let swept = if self.inner.context.capabilities().detached_tasks.supported() {
             match self
                 .inner
@@ -351,13 +344,15 @@ impl Agent {
                 delivery.latch(exit.task_id);
             }
         }
-        Drained {
+        Notifications {
             exits: reconcile.exits,
             stalls: taken.stalls,
         }
     }
 
-    async fn call_tool(
+    /// One tool call, hooks to hooks: the run loop's, and [`Agent::call_tool`] for
+    /// hosts.
+    pub(crate) async fn dispatch_tool(
         &self,
         handle: ExecutionHandle,
         run_token: &CancellationToken,

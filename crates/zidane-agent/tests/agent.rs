@@ -17,6 +17,8 @@ mod destroy_bound;
 #[cfg(unix)]
 #[path = "agent/full_disk.rs"]
 mod full_disk;
+#[path = "agent/host.rs"]
+mod host;
 #[path = "agent/notify.rs"]
 mod notify;
 #[path = "agent/picker.rs"]

@@ -2,7 +2,7 @@
 //!
 //! A thin dispatcher: the arguments are parsed here and each command lives in its own
 //! module — the interactive session in [`interactive`], print mode in [`mod@print`],
-//! [`sessions`] and [`replay`], the scripted `--demo` model in [`demo`]. The model comes
+//! [`sessions`] and [`replay`], the scripted `--demo` model in [`demo`], the MCP server in [`mcp`]. The model comes
 //! from one place, [`provider::model_from_env`].
 //!
 //! ```text
@@ -10,6 +10,7 @@
 //! zidane [--demo] -p "<prompt>" [--wait]   print mode, for scripts
 //! zidane sessions                          the stored sessions, newest first
 //! zidane replay <id>                       paint a stored session without running it
+//! zidane mcp [--http 127.0.0.1:PORT]       serve background tasks to an MCP host
 //! ```
 
 use std::process::ExitCode;
@@ -20,6 +21,7 @@ mod demo;
 mod error;
 mod host;
 mod interactive;
+mod mcp;
 mod print;
 mod provider;
 mod replay;
@@ -65,6 +67,8 @@ enum Command {
         /// The session's id (see `zidane sessions`).
         id: String,
     },
+    /// Serve background shell tasks over MCP (stdio by default).
+    Mcp(mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -72,6 +76,12 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Some(Command::Sessions) => sessions::run(),
         Some(Command::Replay { id }) => replay::run(&id),
+        Some(Command::Mcp(args)) => {
+            let code = mcp::run(args);
+            // Exit now rather than wait for the runtime's blocking stdin reader, which
+            // only returns on the next line of input.
+            std::process::exit(if code == ExitCode::SUCCESS { 0 } else { 1 })
+        }
         None => session(&cli),
     };
     match outcome {

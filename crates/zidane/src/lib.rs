@@ -16,6 +16,7 @@
 //! | [`wire`] | `zidane-wire` | the text the model sees, sessions on disk, replay and banners |
 //! | [`tools`] | `zidane-tools` | the model-facing tools: `shell`, `shell_kill`, `wait_task`, `read_file` |
 //! | [`agent`] | `zidane-agent` | the run loop, delivery (queue, reconcile, latch), the wake loop, destroy |
+//! | `mcp` | `zidane-mcp` | the MCP server: these tasks for any MCP host (feature `mcp`, Unix) |
 //! | `models` | `zidane-models` | model providers: OpenAI-compatible chat completions, Anthropic Messages, `from_env()` (features `openai`, `anthropic`) |
 //!
 //! The [`prelude`] names what a host usually touches, and `local_agent` assembles the
@@ -56,7 +57,8 @@
 //!
 //! Features: `process` (default) — the local context and `local_agent`; `openai`,
 //! `anthropic` — real model providers in `zidane::models` (`zidane::models::from_env()`
-//! picks one from the environment); `mock` — `MockContext` for tests of your own
+//! picks one from the environment); `mcp` — the MCP server (`zidane mcp`
+//! is its command); `mock` — `MockContext` for tests of your own
 //! layers; `testing` — `insta` filters for snapshot tests of transcripts, and the
 //! scripted provider server when a provider is on. `docs/BACKGROUND_TASKS.md` in the
 //! repository describes the whole mechanism.
@@ -64,6 +66,9 @@
 
 pub use zidane_agent as agent;
 pub use zidane_context as context;
+#[cfg(all(feature = "mcp", unix))]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub use zidane_mcp as mcp;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub use zidane_models as models;

@@ -1,6 +1,7 @@
 //! End-to-end tests of the `zidane` binary: print mode, sessions and replay as
-//! processes, and the interactive session in a real terminal (tmux). One file per
-//! behaviour, one test binary. Linux only: they read `/proc`.
+//! processes, the interactive session in a real terminal (tmux), and `zidane mcp` over
+//! stdio and streamable HTTP, by raw JSON-RPC and by a foreign client (the Python `mcp`
+//! SDK). One file per behaviour, one test binary. Linux only: they read `/proc`.
 #![cfg(target_os = "linux")]
 #![allow(
     clippy::unwrap_used,
@@ -9,10 +10,14 @@
     missing_docs
 )]
 
+mod mcp_support;
 mod support;
 
+mod http;
 mod interactive;
 mod measure;
 mod no_provider;
 mod print_wait;
+mod python;
 mod sessions_replay;
+mod stdio;

@@ -1,0 +1,108 @@
+//! `zidane mcp`: one MCP session over stdio, or streamable HTTP with `--http`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use zidane_mcp::{
+    DEFAULT_KILL_GRACE, DEFAULT_SESSION_IDLE, HttpOptions, HttpServer, MCP_PATH, ServeOptions,
+    TOKEN_ENV, serve_stdio, shutdown_signal,
+};
+
+/// The directory under the platform data dir that holds zidane's sessions by default.
+const DATA_DIR_NAME: &str = "zidane";
+
+/// Flags of `zidane mcp`.
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8931; endpoint /mcp)
+    /// instead of stdio. Loopback only unless --allow-remote.
+    #[arg(long, value_name = "ADDR:PORT")]
+    http: Option<SocketAddr>,
+    /// Allow a non-loopback --http address. Requires a bearer token.
+    #[arg(long, requires = "http")]
+    allow_remote: bool,
+    /// The bearer token every HTTP request must carry (Authorization: Bearer TOKEN).
+    #[arg(long, env = TOKEN_ENV, hide_env_values = true, value_name = "TOKEN")]
+    bearer_token: Option<String>,
+    /// Where sessions keep their task logs (DIR/sessions/ID/tasks/). Default: the
+    /// platform data dir, e.g. ~/.local/share/zidane.
+    #[arg(long, value_name = "DIR")]
+    user_dir: Option<PathBuf>,
+    /// Seconds an HTTP session may go without a request before it ends and its tasks
+    /// are killed (a client that vanished without closing it).
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_SESSION_IDLE.as_secs())]
+    session_idle_secs: u64,
+    /// Milliseconds a killed task gets between SIGTERM and SIGKILL.
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_KILL_GRACE.as_millis() as u64)]
+    kill_grace_ms: u64,
+}
+
+/// Runs the server until the session ends or SIGTERM/SIGINT.
+pub(crate) fn run(args: McpArgs) -> ExitCode {
+    // stdout is the MCP channel on stdio: logs go to stderr, quiet unless RUST_LOG says.
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+    let Some(user_dir) = args.user_dir.clone().or_else(default_user_dir) else {
+        tracing::error!("no data dir on this platform: pass --user-dir");
+        return ExitCode::FAILURE;
+    };
+    let options = ServeOptions::new(user_dir).kill_grace(Duration::from_millis(args.kill_grace_ms));
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            tracing::error!(%error, "cannot start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    let served = runtime.block_on(async move {
+        match args.http {
+            Some(addr) => {
+                let mut http = HttpOptions::new(addr)
+                    .allow_remote(args.allow_remote)
+                    .session_idle(Duration::from_secs(args.session_idle_secs));
+                if let Some(token) = args.bearer_token {
+                    http = http.bearer_token(token);
+                }
+                let server = HttpServer::bind(options, http).await?;
+                let addr = server.local_addr()?;
+                // The one line a user (or a test that asked for port 0) needs.
+                #[allow(clippy::print_stderr)]
+                {
+                    eprintln!("zidane mcp: serving http://{addr}{MCP_PATH}");
+                }
+                server.serve(shutdown_signal()).await
+            }
+            None => serve_stdio(options, shutdown_signal()).await,
+        }
+    });
+    // A blocked stdin reader or a lingering connection task must not hold the exit: the
+    // sessions are torn down by now.
+    runtime.shutdown_background();
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // Printed as well as logged: the default filter may hide the log.
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("zidane mcp: {error}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn default_user_dir() -> Option<PathBuf> {
+    dirs::data_dir().map(|dir| dir.join(DATA_DIR_NAME))
+}

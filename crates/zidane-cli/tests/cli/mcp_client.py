@@ -1,0 +1,128 @@
+"""A foreign MCP client — the official Python SDK (PyPI `mcp`) — driving `zidane mcp`.
+
+    python mcp_client.py stdio <zidane binary> <user dir>
+    python mcp_client.py http <url> <bearer token>
+
+Starts background tasks, waits for the resource-updated notification of the first one,
+checks that the next tool result (and only that one) opens with its
+<task-notification> block, kills a task (no block follows), leaves one running,
+disconnects, and checks that no task process is left. Exits non-zero on any failure.
+"""
+
+import json
+import sys
+import time
+import warnings
+
+import anyio
+import mcp.types as types
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+# resources/subscribe is deprecated for 2026-07-28 servers; zidane speaks 2025-11-25.
+warnings.simplefilter("ignore")
+
+WAIT = 10.0
+TOOLS = ["shell", "shell_kill", "wait_task", "read_file", "list_tasks"]
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def text(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+
+
+async def exercise(read, write) -> list[int]:
+    updated = anyio.Event()
+    logs: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_message(message) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification) and message.params.uri == "task://bash_1":
+            updated.set()
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params)
+
+    async with ClientSession(read, write, message_handler=on_message, logging_callback=on_log) as session:
+        await session.initialize()
+        names = [tool.name for tool in (await session.list_tools()).tools]
+        assert names == TOOLS, names
+
+        started = await session.call_tool("shell", {"command": "sleep 0.5; echo built", "run_in_background": True})
+        assert not started.is_error, text(started)
+        assert started.structured_content["task_id"] == "bash_1", started.structured_content
+        assert text(started).startswith("Started bash_1 (pid "), text(started)
+        pids = [started.structured_content["pid"]]
+        await session.subscribe_resource("task://bash_1")
+        with anyio.fail_after(WAIT):
+            await updated.wait()
+
+        first = await session.call_tool("list_tasks", {})
+        assert text(first).startswith("<task-notification>\n<task-id>bash_1</task-id>"), text(first)
+        second = await session.call_tool("list_tasks", {})
+        assert "<task-notification>" not in text(second), text(second)
+        assert second.structured_content["tasks"][0]["status"] == "exited", second.structured_content
+        # Plain results (this client declares no MCP tasks), checked against their outputSchema.
+        waited = await session.call_tool("wait_task", {"task_id": "bash_1"})
+        assert waited.structured_content["exit"]["exit_code"] == 0, waited.structured_content
+        log = started.structured_content["output_path"]
+        read = await session.call_tool("read_file", {"path": log})
+        assert text(read).startswith("     1\tbuilt\n"), text(read)
+
+        doomed = await session.call_tool("shell", {"command": "sleep 60", "run_in_background": True})
+        pids.append(doomed.structured_content["pid"])
+        killed = await session.call_tool("shell_kill", {"task_id": "bash_2"})
+        assert text(killed).startswith("Killed bash_2: killed (SIGTERM)"), text(killed)
+        after_kill = await session.call_tool("list_tasks", {})
+        assert "<task-notification>" not in text(after_kill), text(after_kill)
+
+        # Left running: the disconnect must end it.
+        left = await session.call_tool("shell", {"command": "sleep 60", "run_in_background": True})
+        pids.append(left.structured_content["pid"])
+        assert alive(pids[-1])
+
+        unknown = await session.call_tool("bash_output", {})
+        assert unknown.is_error, text(unknown)
+        wrong = await session.call_tool("shell", {"command": 5})
+        assert wrong.is_error and "invalid input" in text(wrong), text(wrong)
+
+        assert any(isinstance(log.data, dict) and log.data.get("event") == "task_exit" for log in logs), logs
+    return pids
+
+
+async def main() -> None:
+    mode = sys.argv[1]
+    if mode == "stdio":
+        binary, user_dir = sys.argv[2], sys.argv[3]
+        params = StdioServerParameters(command=binary, args=["mcp", "--user-dir", user_dir])
+        async with stdio_client(params) as streams:
+            pids = await exercise(streams[0], streams[1])
+    elif mode == "http":
+        url, token = sys.argv[2], sys.argv[3]
+        async with create_mcp_http_client() as anonymous:
+            refused = await anonymous.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            assert refused.status_code == 401, refused.status_code
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as client:
+            async with streamable_http_client(url, http_client=client) as streams:
+                pids = await exercise(streams[0], streams[1])
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+
+    deadline = time.monotonic() + WAIT
+    while any(alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, [pid for pid in pids if alive(pid)]
+        await anyio.sleep(0.02)
+    print("ok", json.dumps(pids))
+
+
+if __name__ == "__main__":
+    anyio.run(main)

@@ -1,0 +1,137 @@
+//! Spawning `zidane mcp`, speaking line-delimited JSON-RPC to it, and finding what it
+//! left behind.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// Longest a test waits for something that should happen.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_zidane");
+
+/// `zidane mcp` over stdio, speaking raw JSON-RPC.
+pub struct StdioServer {
+    pub child: Child,
+    pub stdin: Option<ChildStdin>,
+    pub stdout: Lines<BufReader<ChildStdout>>,
+    /// Holds the user dir for the life of the server.
+    pub _dir: tempfile::TempDir,
+}
+
+impl StdioServer {
+    pub async fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new(BIN)
+            .args(["mcp", "--user-dir"])
+            .arg(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut server = Self {
+            child,
+            stdin,
+            stdout,
+            _dir: dir,
+        };
+        let init = server
+            .request(
+                0,
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": { "name": "raw", "version": "0" }
+                }),
+            )
+            .await;
+        assert_eq!(init["result"]["serverInfo"]["name"], "zidane");
+        server
+            .send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string())
+            .await;
+        server
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id().unwrap()
+    }
+
+    pub async fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Sends a request and returns its response (notifications in between are skipped).
+    pub async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        let request = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.send(&request.to_string()).await;
+        tokio::time::timeout(WAIT, async {
+            loop {
+                let line = self
+                    .stdout
+                    .next_line()
+                    .await
+                    .unwrap()
+                    .expect("stdout closed");
+                let message: Value = serde_json::from_str(&line).unwrap();
+                if message["id"] == id {
+                    return message;
+                }
+            }
+        })
+        .await
+        .expect("no response")
+    }
+
+    /// Calls a tool; returns the result object.
+    pub async fn call(&mut self, id: u64, name: &str, arguments: Value) -> Value {
+        let response = self
+            .request(
+                id,
+                "tools/call",
+                json!({ "name": name, "arguments": arguments }),
+            )
+            .await;
+        response["result"].clone()
+    }
+}
+
+/// The processes whose owner marker names `owner` as their host: what a session of
+/// that server left behind.
+pub fn owned_by(owner: u32) -> Vec<u32> {
+    let prefix = format!("ZIDANE_TASK_OWNER=z1:{owner}:");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+                environ
+                    .split(|b| *b == 0)
+                    .any(|var| var.starts_with(prefix.as_bytes()))
+            }) && alive(*pid)
+        })
+        .collect()
+}
+
+/// Whether a process is alive (a zombie counts as dead).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}

@@ -1,0 +1,86 @@
+//! A foreign client: the official Python MCP SDK (PyPI `mcp`, installed by
+//! `cargo xtask ci` into `target/mcp-venv`) drives `zidane mcp` over stdio and over
+//! streamable HTTP, with `mcp_client.py` beside this file.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use tokio::process::Command;
+
+use crate::http::start_http;
+use crate::mcp_support::{BIN, WAIT, owned_by};
+
+/// Where xtask says the venv is; else `target/mcp-venv` of this workspace.
+const VENV_ENV: &str = "ZIDANE_MCP_VENV";
+
+/// The venv's python, or `None` (with the reason printed) when it is not installed
+/// outside CI. Under CI a missing venv fails the test.
+fn python() -> Option<PathBuf> {
+    let venv = std::env::var_os(VENV_ENV)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-venv"));
+    let python = venv.join("bin/python");
+    if python.exists() {
+        return Some(python);
+    }
+    let reason = format!(
+        "no Python MCP SDK at {} (run `cargo xtask ci`, or set {VENV_ENV})",
+        venv.display()
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{reason}");
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("skipped: {reason}");
+    }
+    None
+}
+
+fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cli/mcp_client.py")
+}
+
+async fn run_script(python: &PathBuf, args: &[&str]) {
+    let output = tokio::time::timeout(
+        Duration::from_secs(60),
+        Command::new(python).arg(script()).args(args).output(),
+    )
+    .await
+    .expect("the Python client hung")
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.starts_with("ok "),
+        "python client failed ({}):\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_over_stdio() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    run_script(&python, &["stdio", BIN, dir.path().to_str().unwrap()]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_over_streamable_http() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, url) = start_http(Some("py-token"), dir.path()).await;
+    let owner = server.id().unwrap();
+    run_script(&python, &["http", &url, "py-token"]).await;
+    assert_eq!(owned_by(owner), Vec::<u32>::new());
+    kill(
+        Pid::from_raw(i32::try_from(owner).unwrap()),
+        Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = tokio::time::timeout(WAIT, server.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{status}");
+}

@@ -1,0 +1,103 @@
+//! `zidane mcp` over stdio: the session ends with stdin (or a signal), and takes every
+//! task with it.
+
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::json;
+
+use crate::mcp_support::{StdioServer, WAIT, alive, owned_by};
+
+async fn start_tasks(server: &mut StdioServer) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for (id, command) in [
+        (1, "sleep 60"),
+        (2, "trap '' TERM; sleep 60"),
+        (3, "setsid sleep 60 & sleep 60"),
+    ] {
+        let started = server
+            .call(
+                id,
+                "shell",
+                json!({ "command": command, "run_in_background": true }),
+            )
+            .await;
+        pids.push(u32::try_from(started["structuredContent"]["pid"].as_u64().unwrap()).unwrap());
+    }
+    pids
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_stdin_ends_the_server_within_a_second_and_kills_every_task() {
+    let mut server = StdioServer::start().await;
+    let owner = server.pid();
+    let pids = start_tasks(&mut server).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(owned_by(owner).len() >= 4, "{:?}", owned_by(owner));
+    let closed = Instant::now();
+    drop(server.stdin.take());
+    let status = tokio::time::timeout(WAIT, server.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    let took = closed.elapsed();
+    assert!(status.success(), "{status}");
+    assert!(
+        took < Duration::from_secs(1),
+        "the server took {took:?} to exit"
+    );
+    for pid in pids {
+        assert!(!alive(pid), "pid {pid} survived the session");
+    }
+    assert_eq!(owned_by(owner), Vec::<u32>::new());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_ends_the_server_and_kills_every_task() {
+    let mut server = StdioServer::start().await;
+    let owner = server.pid();
+    let pids = start_tasks(&mut server).await;
+    kill(
+        Pid::from_raw(i32::try_from(owner).unwrap()),
+        Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = tokio::time::timeout(WAIT, server.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{status}");
+    for pid in pids {
+        assert!(!alive(pid), "pid {pid} survived the server");
+    }
+    assert_eq!(owned_by(owner), Vec::<u32>::new());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_json_rpc_does_not_end_the_session() {
+    let mut server = StdioServer::start().await;
+    let started = server
+        .call(
+            1,
+            "shell",
+            json!({ "command": "sleep 60", "run_in_background": true }),
+        )
+        .await;
+    let pid = u32::try_from(started["structuredContent"]["pid"].as_u64().unwrap()).unwrap();
+    server.send("{ this is not json").await;
+    server
+        .send(r#"{"jsonrpc":"2.0","id":7,"method":"no/such/method"}"#)
+        .await;
+    server.send(r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"shell","arguments":"rm -rf /"}}"#).await;
+    let listed = server.call(9, "list_tasks", json!({})).await;
+    assert!(
+        listed["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("bash_1  running")
+    );
+    assert!(alive(pid));
+    let unknown = server.request(10, "no/such/method", json!({})).await;
+    assert!(unknown["error"]["code"].is_i64(), "{unknown}");
+}

@@ -1,0 +1,43 @@
+//! The one error type of this crate.
+
+use std::net::SocketAddr;
+
+use zidane_agent::AgentError;
+
+/// What can stop a server from starting or serving. Bad requests never do: they are
+/// JSON-RPC errors or tool errors, and the session goes on.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum McpServeError {
+    /// The session's agent could not be built (its tasks directory cannot be named, or a
+    /// tool was registered twice).
+    #[error("cannot start a session: {0}")]
+    Session(#[from] AgentError),
+    /// The MCP handshake or the transport failed.
+    #[error("MCP transport error: {0}")]
+    Transport(String),
+    /// The HTTP listener could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `--http` names an address that is not loopback, without `--allow-remote` and a
+    /// bearer token.
+    #[error(
+        "refusing to listen on {addr}: it is not a loopback address. Pass --allow-remote together with a bearer token (--bearer-token or ZIDANE_MCP_TOKEN) to serve other machines"
+    )]
+    RemoteWithoutToken {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// `--allow-remote` was given without a bearer token, or the token is empty.
+    #[error("--allow-remote needs a non-empty bearer token (--bearer-token or ZIDANE_MCP_TOKEN)")]
+    MissingToken,
+    /// Serving HTTP failed.
+    #[error("HTTP server error: {0}")]
+    Http(#[source] std::io::Error),
+}

@@ -1,0 +1,181 @@
+//! The streamable HTTP transport: one session per MCP session id, each with its own
+//! agent; a bearer token checked on every request when one is set.
+
+use std::future::{Future, IntoFuture};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::session::SessionCore;
+use crate::{HttpOptions, McpServeError, McpSession, ServeOptions};
+
+/// The path the MCP endpoint is served at: `http://127.0.0.1:PORT/mcp`.
+pub const MCP_PATH: &str = "/mcp";
+
+/// How long open HTTP connections get to close after the sessions are torn down.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(250);
+
+/// The sessions a server made, for teardown at shutdown.
+#[derive(Default)]
+struct Sessions(Mutex<Vec<Arc<SessionCore>>>);
+
+impl Sessions {
+    fn add(&self, core: Arc<SessionCore>) {
+        let mut sessions = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.retain(|core| !core.is_torn_down());
+        sessions.push(core);
+    }
+
+    fn take(&self) -> Vec<Arc<SessionCore>> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// A bound HTTP server, not serving yet.
+pub struct HttpServer {
+    listener: tokio::net::TcpListener,
+    router: Router,
+    sessions: Arc<Sessions>,
+    cancel: CancellationToken,
+}
+
+impl HttpServer {
+    /// Checks the security rules ([`HttpOptions::validate`]) and binds the address.
+    pub async fn bind(options: ServeOptions, http: HttpOptions) -> Result<Self, McpServeError> {
+        http.validate()?;
+        let listener = tokio::net::TcpListener::bind(http.addr)
+            .await
+            .map_err(|source| McpServeError::Bind {
+                addr: http.addr,
+                source,
+            })?;
+        let sessions = Arc::new(Sessions::default());
+        let cancel = CancellationToken::new();
+        let mut config =
+            StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token());
+        if http.allow_remote {
+            // Remote clients name this host however they reach it; the bearer token,
+            // required with --allow-remote, is what keeps other pages and machines out.
+            config = config.disable_allowed_hosts();
+        }
+        let mut session_manager = LocalSessionManager::default();
+        session_manager.session_config.keep_alive = Some(http.session_idle);
+        let factory_sessions = Arc::clone(&sessions);
+        let service = StreamableHttpService::new(
+            move || {
+                let session = McpSession::new(&options).map_err(std::io::Error::other)?;
+                factory_sessions.add(Arc::clone(session.core()));
+                Ok(session)
+            },
+            Arc::new(session_manager),
+            config,
+        );
+        let mut router = Router::new().nest_service(MCP_PATH, service);
+        if let Some(token) = http.bearer_token {
+            router = router.layer(middleware::from_fn_with_state(
+                Arc::<str>::from(token),
+                require_bearer,
+            ));
+        }
+        Ok(Self {
+            listener,
+            router,
+            sessions,
+            cancel,
+        })
+    }
+
+    /// The address it listens on (the real port when bound to port 0).
+    pub fn local_addr(&self) -> Result<SocketAddr, McpServeError> {
+        self.listener.local_addr().map_err(McpServeError::Http)
+    }
+
+    /// Serves until `shutdown` resolves; then tears every session down (every task
+    /// killed), gives open connections [`SHUTDOWN_GRACE`] to close, and returns.
+    pub async fn serve(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), McpServeError> {
+        let Self {
+            listener,
+            router,
+            sessions,
+            cancel,
+        } = self;
+        let server = axum::serve(listener, router)
+            .with_graceful_shutdown(cancel.clone().cancelled_owned())
+            .into_future();
+        tokio::pin!(server);
+        let served = tokio::select! {
+            served = &mut server => Some(served),
+            () = shutdown => None,
+        };
+        cancel.cancel();
+        for core in sessions.take() {
+            core.teardown().await;
+        }
+        let served = match served {
+            Some(served) => served,
+            // An SSE stream a client keeps open would hold a graceful shutdown forever.
+            None => tokio::time::timeout(SHUTDOWN_GRACE, server)
+                .await
+                .unwrap_or(Ok(())),
+        };
+        served.map_err(McpServeError::Http)
+    }
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("addr", &self.listener.local_addr().ok())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Serves streamable HTTP on `http.addr` until `shutdown` resolves.
+pub async fn serve_http(
+    options: ServeOptions,
+    http: HttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), McpServeError> {
+    HttpServer::bind(options, http).await?.serve(shutdown).await
+}
+
+/// 401 unless the request carries `Authorization: Bearer <token>`.
+async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: Next) -> Response {
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    match given {
+        Some(given) if same_secret(given.as_bytes(), token.as_bytes()) => next.run(request).await,
+        _ => (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "a bearer token is required\n",
+        )
+            .into_response(),
+    }
+}
+
+/// Compares without stopping at the first differing byte, so timing does not tell how
+/// much of a guess was right.
+fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    given.len() == expected.len()
+        && given
+            .iter()
+            .zip(expected)
+            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
+}

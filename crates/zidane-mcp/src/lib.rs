@@ -1,0 +1,59 @@
+//! zidane's background shell tasks as an MCP server, for any MCP host.
+//!
+//! Each MCP session gets its own host-driven [`Agent`](zidane_agent::Agent) on its own
+//! local execution context. The tools are zidane-tools' own — `shell`, `shell_kill`,
+//! `wait_task`, `read_file`, with their schemas, texts and errors — plus
+//! [`list_tasks`](LIST_TASKS), and every call goes through
+//! [`Agent::call_tool`](zidane_agent::Agent::call_tool), the run loop's own dispatch.
+//!
+//! A task's exit reaches the model exactly once, under the agent's latch and
+//! suppression rules:
+//!
+//! 1. **Piggyback**: the next tool result, whatever the tool, begins with the
+//!    `<task-notification>` blocks of the tasks that ended since
+//!    ([`Agent::drain_notifications`](zidane_agent::Agent::drain_notifications)). This is
+//!    what latches: a tool result is what every host hands to the model.
+//! 2. **Pushes**: `notifications/message` (under `logging/setLevel`) and
+//!    `notifications/resources/updated` for a subscribed `task://<id>` resource. They
+//!    are informational and latch nothing.
+//! 3. **MCP tasks**: a client that declares the `io.modelcontextprotocol/tasks`
+//!    extension gets `wait_task` as a task (a handle at once, `tasks/get`,
+//!    `tasks/cancel`, and `notifications/tasks` when the wait ends).
+//!
+//! When the session ends (stdin closed, an HTTP session deleted, SIGTERM or SIGINT) its
+//! agent is destroyed: every task's process group is killed.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), zidane_mcp::McpServeError> {
+//! use zidane_mcp::{ServeOptions, serve_stdio, shutdown_signal};
+//! serve_stdio(ServeOptions::new("/home/me/.local/share/zidane"), shutdown_signal()).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! The `zidane mcp` command (crate `zidane-cli`) is this, with flags.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub use error::McpServeError;
+pub use handler::McpSession;
+pub use http::{HttpServer, MCP_PATH, SHUTDOWN_GRACE, serve_http};
+pub use list_tasks::{LIST_TASKS, ListTasksInput, ListTasksTool};
+pub use options::{
+    DEFAULT_DESTROY_TIMEOUT, DEFAULT_KILL_GRACE, DEFAULT_SESSION_IDLE, HttpOptions, ServeOptions,
+    TOKEN_ENV,
+};
+pub use resources::{LOG_TAIL_BYTES, TASK_SCHEME, task_uri};
+pub use shutdown::shutdown_signal;
+pub use stdio::{serve_io, serve_stdio};
+
+mod error;
+mod handler;
+mod http;
+mod list_tasks;
+mod options;
+mod push;
+mod resources;
+mod schema;
+mod session;
+mod shutdown;
+mod stdio;
+mod tasks;

@@ -1,0 +1,86 @@
+//! `list_tasks`: the host-side task listing, as a tool. An MCP host has no task picker,
+//! so the model asks for it. Registered on the session's agent like any other tool, so
+//! its calls pass the same hooks and the same piggyback.
+
+use async_trait::async_trait;
+use chrono::Utc;
+use serde::Deserialize;
+use serde_json::json;
+use zidane_context::{ContextError, TaskEntry, TaskStatus};
+use zidane_tools::{Tool, ToolContext, ToolOutput, ToolSpec, input_schema};
+
+/// The name of the listing tool.
+pub const LIST_TASKS: &str = "list_tasks";
+
+const DESCRIPTION: &str = "\
+Lists this session's background tasks, running and ended: id, status, exit code, runtime, \
+command and log path, oldest first. Use it to find a task id or a log path you no longer \
+have. It is not a way to wait for a task: a `<task-notification>` arrives when a task \
+ends.";
+
+/// Input of `list_tasks`: nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListTasksInput {}
+
+/// The `list_tasks` tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ListTasksTool;
+
+#[async_trait]
+impl Tool for ListTasksTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: LIST_TASKS.to_owned(),
+            description: DESCRIPTION.to_owned(),
+            input_schema: input_schema::<ListTasksInput>(),
+            aliases: Vec::new(),
+        }
+    }
+
+    async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
+        if !input.is_object() {
+            return ToolOutput::error(format!(
+                "{LIST_TASKS}: invalid input: expected a JSON object of arguments"
+            ));
+        }
+        if let Err(error) = serde_json::from_value::<ListTasksInput>(input) {
+            return ToolOutput::error(format!("{LIST_TASKS}: invalid input: {error}"));
+        }
+        let mut entries = match context.context.list_background(context.handle).await {
+            Ok(entries) => entries,
+            Err(ContextError::Unsupported { .. }) => Vec::new(),
+            Err(error) => return ToolOutput::error(format!("{LIST_TASKS}: {error}")),
+        };
+        entries.sort_by_key(|entry| (entry.started_at, entry.task_id));
+        ToolOutput::ok(render(&entries), json!({ "tasks": entries }))
+    }
+}
+
+/// One line per task: `bash_1  running  4.2s  pid 42  make  → /log`.
+fn render(entries: &[TaskEntry]) -> String {
+    if entries.is_empty() {
+        return "No background tasks in this session.".to_owned();
+    }
+    let now = Utc::now();
+    entries
+        .iter()
+        .map(|entry| {
+            let status = match (entry.status, entry.exit_code, entry.signal) {
+                (TaskStatus::Running, _, _) => "running".to_owned(),
+                (status, _, Some(signal)) => format!("{status} ({signal})"),
+                (status, Some(code), None) => format!("{status} {code}"),
+                (status, None, None) => status.to_string(),
+            };
+            format!(
+                "{}  {status}  {}  pid {}  {}  → {}",
+                entry.task_id,
+                zidane_wire::format_duration(entry.runtime(now)),
+                entry.pid,
+                zidane_wire::command_preview(&entry.command),
+                entry.output_path.display()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,137 @@
+//! How a server runs: where sessions keep their logs, how tasks are stopped, and how the
+//! HTTP transport is exposed.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::McpServeError;
+
+/// How long a killed task gets between `SIGTERM` and `SIGKILL` in an MCP session. Shorter
+/// than the agent's default because a host closing the session expects the server gone
+/// within about a second.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_millis(500);
+
+/// How long tearing down one session may take as a whole (see
+/// `zidane_agent::Agent::destroy`): room for the kill grace and the log flush.
+pub const DEFAULT_DESTROY_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How long an HTTP session may go without a request or a push before it ends (and its
+/// tasks are killed): a client that vanished without deleting its session. Long, because
+/// a model may leave a dev server running while it does nothing else.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(60 * 60);
+
+/// The environment variable a bearer token may be given in, so it stays out of `ps`.
+pub const TOKEN_ENV: &str = "ZIDANE_MCP_TOKEN";
+
+/// What every session of a server shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServeOptions {
+    /// The user data dir: session `<id>` keeps its task logs in
+    /// `<user_dir>/sessions/<id>/tasks/`.
+    pub user_dir: PathBuf,
+    /// Between `SIGTERM` and `SIGKILL` when a task is killed ([`DEFAULT_KILL_GRACE`]).
+    pub kill_grace: Duration,
+    /// Bound on one session's teardown ([`DEFAULT_DESTROY_TIMEOUT`]).
+    pub destroy_timeout: Duration,
+}
+
+impl ServeOptions {
+    /// The defaults, with sessions under `user_dir`.
+    pub fn new(user_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            user_dir: user_dir.into(),
+            kill_grace: DEFAULT_KILL_GRACE,
+            destroy_timeout: DEFAULT_DESTROY_TIMEOUT,
+        }
+    }
+
+    /// Sets the kill grace.
+    #[must_use]
+    pub fn kill_grace(mut self, grace: Duration) -> Self {
+        self.kill_grace = grace;
+        self
+    }
+}
+
+/// How the streamable HTTP transport is exposed.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// Where to listen. Loopback unless [`allow_remote`](Self::allow_remote).
+    pub addr: SocketAddr,
+    /// Serve a non-loopback address. Requires a bearer token.
+    pub allow_remote: bool,
+    /// When set, every request must carry `Authorization: Bearer <token>` (401
+    /// otherwise). Required with `allow_remote`; optional on loopback.
+    pub bearer_token: Option<String>,
+    /// How long a session may be idle before it ends ([`DEFAULT_SESSION_IDLE`]).
+    pub session_idle: Duration,
+}
+
+impl HttpOptions {
+    /// Loopback on `addr`, no token.
+    pub fn new(addr: SocketAddr) -> Self {
+        Self {
+            addr,
+            allow_remote: false,
+            bearer_token: None,
+            session_idle: DEFAULT_SESSION_IDLE,
+        }
+    }
+
+    /// Sets how long a session may be idle before it ends.
+    #[must_use]
+    pub fn session_idle(mut self, idle: Duration) -> Self {
+        self.session_idle = idle;
+        self
+    }
+
+    /// Allows a non-loopback address (a token is then required).
+    #[must_use]
+    pub fn allow_remote(mut self, allow: bool) -> Self {
+        self.allow_remote = allow;
+        self
+    }
+
+    /// Requires this bearer token on every request.
+    #[must_use]
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// Checks the security rules: a non-loopback address needs `allow_remote` and a
+    /// non-empty token.
+    pub fn validate(&self) -> Result<(), McpServeError> {
+        let token = self
+            .bearer_token
+            .as_deref()
+            .filter(|t| !t.trim().is_empty());
+        if self.bearer_token.is_some() && token.is_none() {
+            return Err(McpServeError::MissingToken);
+        }
+        if self.addr.ip().is_loopback() {
+            return Ok(());
+        }
+        match (self.allow_remote, token) {
+            (true, Some(_)) => Ok(()),
+            (true, None) => Err(McpServeError::MissingToken),
+            (false, _) => Err(McpServeError::RemoteWithoutToken { addr: self.addr }),
+        }
+    }
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("addr", &self.addr)
+            .field("allow_remote", &self.allow_remote)
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}

@@ -1,0 +1,13 @@
+//! Integration tests of zidane-mcp, driven by rmcp's own client over an in-memory pipe,
+//! with real processes. One file per behaviour, all compiled as one binary.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs, deprecated)]
+
+mod support;
+
+mod bad_input;
+mod mcp_tasks;
+mod piggyback;
+mod pushes;
+mod snapshots;
+mod teardown;
+mod tools;

@@ -1,0 +1,91 @@
+//! Channel 1: the next tool result carries the exit, exactly once, under the agent's
+//! suppression rules.
+
+use serde_json::json;
+
+use crate::support::{notified, start, start_task, text, until_ended};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_next_result_carries_the_block_and_the_one_after_does_not() {
+    let harness = start().await;
+    let (id, _, _) = start_task(&harness, "echo done").await;
+    until_ended(&harness, &id).await;
+    let first = harness.call("list_tasks", json!({})).await;
+    assert_eq!(notified(&first), ["bash_1"]);
+    assert!(text(&first).starts_with("<task-notification>\n<task-id>bash_1</task-id>"));
+    assert!(text(&first).contains("</task-notification>\n\nbash_1  exited 0"));
+    let second = harness.call("list_tasks", json!({})).await;
+    assert!(notified(&second).is_empty(), "{}", text(&second));
+    harness.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn any_tool_carries_it_even_a_failing_one() {
+    let harness = start().await;
+    let (id, _, _) = start_task(&harness, "exit 4").await;
+    until_ended(&harness, &id).await;
+    let failed = harness
+        .call("wait_task", json!({ "task_id": "nope" }))
+        .await;
+    assert_eq!(notified(&failed), ["bash_1"]);
+    assert!(text(&failed).contains("<exit-code>4</exit-code>"));
+    harness.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reading_an_unrelated_file_is_not_learning_the_exit() {
+    let harness = start().await;
+    let other = harness.dir.path().join("notes.txt");
+    std::fs::write(&other, "unrelated\n").unwrap();
+    let (id, _, _) = start_task(&harness, "echo done").await;
+    until_ended(&harness, &id).await;
+    let read = harness
+        .call("read_file", json!({ "path": other.display().to_string() }))
+        .await;
+    assert_eq!(notified(&read), ["bash_1"]);
+    harness.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reading_the_log_after_the_exit_is_learning_it() {
+    let harness = start().await;
+    let (id, _, log) = start_task(&harness, "echo done").await;
+    until_ended(&harness, &id).await;
+    let read = harness.call("read_file", json!({ "path": log })).await;
+    assert!(notified(&read).is_empty(), "{}", text(&read));
+    let next = harness.call("list_tasks", json!({})).await;
+    assert!(notified(&next).is_empty(), "{}", text(&next));
+    harness.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_task_is_not_notified() {
+    let harness = start().await;
+    let (id, _, _) = start_task(&harness, "sleep 30").await;
+    let killed = harness.call("shell_kill", json!({ "task_id": id })).await;
+    assert!(notified(&killed).is_empty(), "{}", text(&killed));
+    let next = harness.call("list_tasks", json!({})).await;
+    assert!(notified(&next).is_empty(), "{}", text(&next));
+    harness.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_completed_wait_is_learning_it_and_a_timed_out_one_is_not() {
+    let harness = start().await;
+    let (id, _, _) = start_task(&harness, "sleep 0.1").await;
+    let waited = harness.call("wait_task", json!({ "task_id": id })).await;
+    assert!(notified(&waited).is_empty());
+    let (id, _, _) = start_task(&harness, "sleep 0.3").await;
+    let timed_out = harness
+        .call("wait_task", json!({ "task_id": id, "timeout_ms": 20 }))
+        .await;
+    assert!(
+        text(&timed_out).starts_with("wait_task: timed out after 20ms"),
+        "{}",
+        text(&timed_out)
+    );
+    until_ended(&harness, &id).await;
+    let next = harness.call("list_tasks", json!({})).await;
+    assert_eq!(notified(&next), ["bash_2"]);
+    harness.close().await;
+}
