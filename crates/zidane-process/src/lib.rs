@@ -66,7 +66,7 @@ pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, ProcessContextBu
 pub use kill::DEFAULT_KILL_GRACE;
 pub use orphan_sweep::{OrphanOwner, SweptProcess};
 pub use owner_marker::OWNER_MARKER_VAR;
-pub use read::MAX_LINE_BYTES;
+pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
 pub use timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
 
 mod containment;

@@ -31,6 +31,8 @@ mod exit_once;
 mod ids;
 #[path = "process/interleave.rs"]
 mod interleave;
+#[path = "process/killed_after_leader.rs"]
+mod killed_after_leader;
 #[path = "process/kill_group.rs"]
 mod kill_group;
 #[path = "process/lifecycle_model.rs"]
