@@ -39,6 +39,8 @@ mod kill_group;
 mod lifecycle_model;
 #[path = "process/list.rs"]
 mod list;
+#[path = "process/log_write_failure.rs"]
+mod log_write_failure;
 #[path = "process/orphan_sweep.rs"]
 mod orphan_sweep;
 #[path = "process/permissions.rs"]
