@@ -56,6 +56,8 @@ const SGR_RESET: &str = "\x1b[0m";
 ///     output_path: "/tmp/tasks/bash_1.log".into(),
 ///     duration: Duration::from_millis(4200),
 ///     command: "npm run build".into(),
+///     leader_exit_code: None,
+///     log_write_failure: None,
 /// });
 /// let banner = Banner::for_notification(&notification);
 /// assert_eq!(banner.text, "⌁ bash_1 exited (0) 4.2s /tmp/tasks/bash_1.log");
@@ -165,6 +167,7 @@ mod tests {
             output_file: "/t/\u{1b}]0;x\u{7}.log".into(),
             duration_ms: 1000,
             summary: "true (1.0s) — exited 0".into(),
+            log_write_failure: None,
         });
         assert_eq!(
             banner.text,
