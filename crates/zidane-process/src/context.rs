@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use chrono::Utc;
 use tokio::sync::watch;
 use zidane_context::{
-    BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
+    BackgroundOptions, BackgroundStarted, COMMAND_EXCERPT_CHARS, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
     ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, validate_command,
     wait_for_exit,
@@ -230,6 +230,14 @@ fn start_task_shell(
     }
 }
 
+/// At most the first [`COMMAND_EXCERPT_CHARS`] characters of a command line, for logs.
+fn command_excerpt(command: &str) -> &str {
+    command
+        .char_indices()
+        .nth(COMMAND_EXCERPT_CHARS)
+        .map_or(command, |(at, _)| &command[..at])
+}
+
 /// Starts the start-up orphan sweep: on the blocking pool inside a runtime, else now.
 fn start_sweep(grace: Duration) -> watch::Receiver<Option<Vec<SweptProcess>>> {
     let (done, result) = watch::channel(None);
@@ -238,9 +246,16 @@ fn start_sweep(grace: Duration) -> watch::Receiver<Option<Vec<SweptProcess>>> {
         for process in &swept {
             tracing::info!(
                 pid = process.pid,
-                command = %process.command_line,
+                task = process.task_id.map(|id| id.to_string()),
+                command = %command_excerpt(&process.command_line),
                 owner_pid = process.owner.pid,
                 "ended an orphaned task of a host that is gone"
+            );
+        }
+        if !swept.is_empty() {
+            tracing::info!(
+                processes = swept.len(),
+                "the orphan sweep ended what crashed hosts left running"
             );
         }
         // No receiver left means the context is gone and nobody asks.

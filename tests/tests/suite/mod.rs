@@ -12,6 +12,8 @@ mod facade;
 #[cfg(target_os = "linux")]
 mod latch;
 #[cfg(target_os = "linux")]
+mod orphan_sweep;
+#[cfg(target_os = "linux")]
 mod quickstart_flow;
 #[cfg(target_os = "linux")]
 mod replay;
