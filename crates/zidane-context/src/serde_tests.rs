@@ -127,7 +127,10 @@ fn data_without_the_newer_fields_still_parses() {
     let old = r#"{"task_id":"bash_1","status":"exited","exit_code":0,"signal":null,
         "output_path":"/t/bash_1.log","duration_ms":5,"command":"true"}"#;
     let exit: TaskExitInfo = serde_json::from_str(old).unwrap();
-    assert_eq!((exit.leader_exit_code, exit.log_write_failure), (None, None));
+    assert_eq!(
+        (exit.leader_exit_code, exit.log_write_failure),
+        (None, None)
+    );
     let old = r#"{"path":"/t/x.log","offset":0,"lines":[],"total_lines":0,"remaining":0}"#;
     let read: ReadResult = serde_json::from_str(old).unwrap();
     assert_eq!(read.stopped_after_bytes, None);
@@ -167,9 +170,12 @@ fn time() -> impl Strategy<Value = chrono::DateTime<Utc>> {
 }
 
 fn log_write_failure() -> impl Strategy<Value = Option<LogWriteFailure>> {
-    proptest::option::of(
-        (any::<u64>(), "\\PC*").prop_map(|(bytes_dropped, error)| LogWriteFailure { bytes_dropped, error }),
-    )
+    proptest::option::of((any::<u64>(), "\\PC*").prop_map(|(bytes_dropped, error)| {
+        LogWriteFailure {
+            bytes_dropped,
+            error,
+        }
+    }))
 }
 
 prop_compose! {

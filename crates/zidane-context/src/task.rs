@@ -89,7 +89,11 @@ pub struct LogWriteFailure {
 impl fmt::Display for LogWriteFailure {
     /// `7906957 bytes not written: No space left on device (os error 28)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} bytes not written: {}", self.bytes_dropped, self.error)
+        write!(
+            f,
+            "{} bytes not written: {}",
+            self.bytes_dropped, self.error
+        )
     }
 }
 

@@ -10,9 +10,9 @@ use async_trait::async_trait;
 use chrono::Utc;
 use tokio::sync::watch;
 use zidane_context::{
-    BackgroundOptions, BackgroundStarted, COMMAND_EXCERPT_CHARS, CancellationToken, Capabilities, ContextError,
-    DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
-    ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, validate_command,
+    BackgroundOptions, BackgroundStarted, COMMAND_EXCERPT_CHARS, CancellationToken, Capabilities,
+    ContextError, DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle,
+    ExitCallback, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, validate_command,
     wait_for_exit,
 };
 
@@ -546,14 +546,14 @@ impl ExecutionContext for ProcessContext {
         let task_id = reservation.task_id;
         let (env, marker) = self.marked_env(&options.env, MarkedWork::Task(task_id));
         let name = (task_id, self.timestamp.as_str());
-        let (spawned, log, output_path) = match start_task_shell(command, &cwd, &env, &output_dir, name)
-        {
-            Ok(started) => started,
-            Err(error) => {
-                self.registry.cancel(reservation);
-                return Err(error);
-            }
-        };
+        let (spawned, log, output_path) =
+            match start_task_shell(command, &cwd, &env, &output_dir, name) {
+                Ok(started) => started,
+                Err(error) => {
+                    self.registry.cancel(reservation);
+                    return Err(error);
+                }
+            };
         let started_at = Utc::now();
         let pid = spawned.pid;
         let Some(processes) = TaskProcesses::of_leader(pid).map(|p| p.with_marker(marker)) else {

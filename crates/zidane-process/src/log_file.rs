@@ -366,7 +366,10 @@ mod tests {
     /// counted, the first error kept, and the marker that cannot be written reported.
     #[test]
     fn a_log_that_takes_nothing_counts_every_byte_lost() {
-        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
         let mut log = LogWriter::new(full, None);
         let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK).unwrap();
         let mut write = File::from(write);

@@ -68,8 +68,8 @@ pub(crate) fn read_window(
         reader.consume(len);
         read += len as u64;
     }
-    let stopped_after = (read >= budget && more_to_read(reader.into_inner().into_inner())?)
-        .then_some(read);
+    let stopped_after =
+        (read >= budget && more_to_read(reader.into_inner().into_inner())?).then_some(read);
     Ok(window.finish(path, stopped_after))
 }
 
@@ -258,8 +258,8 @@ mod tests {
     fn a_cancelled_read_stops() {
         let file = write_temp(b"a\n");
         let cancelled = AtomicBool::new(true);
-        let error = read_window(file.path(), ReadRange::default(), 1 << 20, &cancelled)
-            .unwrap_err();
+        let error =
+            read_window(file.path(), ReadRange::default(), 1 << 20, &cancelled).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::Interrupted);
     }
 

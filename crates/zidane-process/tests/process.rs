@@ -31,10 +31,10 @@ mod exit_once;
 mod ids;
 #[path = "process/interleave.rs"]
 mod interleave;
-#[path = "process/killed_after_leader.rs"]
-mod killed_after_leader;
 #[path = "process/kill_group.rs"]
 mod kill_group;
+#[path = "process/killed_after_leader.rs"]
+mod killed_after_leader;
 #[path = "process/lifecycle_model.rs"]
 mod lifecycle_model;
 #[path = "process/list.rs"]

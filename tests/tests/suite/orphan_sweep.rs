@@ -10,8 +10,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zidane::prelude::*;
 use zidane::context::BackgroundOptions;
+use zidane::prelude::*;
 use zidane::process::ProcessContext;
 
 use super::support::{WAIT, sweep_lock};
@@ -72,7 +72,10 @@ fn crash_a_host(token: &str) -> Vec<u32> {
         if !found.is_empty() {
             return found;
         }
-        assert!(Instant::now() < deadline, "the task did not outlive its host");
+        assert!(
+            Instant::now() < deadline,
+            "the task did not outlive its host"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }

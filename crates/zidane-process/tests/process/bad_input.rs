@@ -199,14 +199,13 @@ async fn a_command_too_long_for_the_kernel_is_an_error_that_quotes_only_its_star
             .unwrap_err(),
     ];
     for error in refused {
-        assert!(
-            matches!(error, ContextError::Spawn { .. }),
-            "{error:?}"
-        );
+        assert!(matches!(error, ContextError::Spawn { .. }), "{error:?}");
         let message = error.to_string();
         assert!(message.len() < 400, "{} bytes", message.len());
         assert!(
-            message.starts_with("Argument list too long (os error 7): could not start the command \"echo xxx"),
+            message.starts_with(
+                "Argument list too long (os error 7): could not start the command \"echo xxx"
+            ),
             "{message}"
         );
         assert!(

@@ -35,7 +35,10 @@ async fn a_kill_after_the_shell_exited_reports_killed_by_sigterm() {
     assert_eq!(exits.wait_for(1).await, vec![exit.clone()]);
     let entry = &f.context.list_background(f.handle).await.unwrap()[0];
     assert_eq!(entry.exit_info().unwrap().leader_exit_code, Some(3));
-    assert_eq!((entry.status, entry.signal), (TaskStatus::Killed, Some(Signal::TERM)));
+    assert_eq!(
+        (entry.status, entry.signal),
+        (TaskStatus::Killed, Some(Signal::TERM))
+    );
     assert_eq!(group_members(started.pid), Vec::<u32>::new());
 }
 
@@ -79,6 +82,9 @@ async fn a_kill_after_the_task_ended_keeps_its_own_exit() {
     let ended = exits.wait_for(1).await.remove(0);
     let exit = f.kill(started.task_id).await;
     assert_eq!(exit, ended);
-    assert_eq!((exit.status, exit.exit_code, exit.signal), (TaskStatus::Exited, 4, None));
+    assert_eq!(
+        (exit.status, exit.exit_code, exit.signal),
+        (TaskStatus::Exited, 4, None)
+    );
     assert_eq!(exit.leader_exit_code, None);
 }

@@ -19,6 +19,8 @@ pub struct Tmpfs {
 
 impl Tmpfs {
     /// Mounts one of `size` (`mount -o size=…`), or says why it cannot and gives none.
+    // The reason a test skips goes to its output, where a person running it looks.
+    #[allow(clippy::print_stderr)]
     pub fn mount(size: &str) -> Option<Self> {
         // `/proc/self` belongs to the effective user.
         let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap());
@@ -55,7 +57,10 @@ impl Tmpfs {
 impl Drop for Tmpfs {
     fn drop(&mut self) {
         // Lazy: a process of a failed test may still hold a file open in it.
-        let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
     }
 }
 
@@ -89,7 +94,10 @@ async fn a_full_disk_is_reported_in_the_exit_and_marked_in_the_log() {
     // Every byte left the pipe (the disk filled long before).
     let deadline = tokio::time::Instant::now() + WAIT;
     while f.context.list_background(f.handle).await.unwrap()[0].bytes_written < total {
-        assert!(tokio::time::Instant::now() < deadline, "the output was not drained");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the output was not drained"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     std::fs::remove_file(&ballast).unwrap();
@@ -97,7 +105,10 @@ async fn a_full_disk_is_reported_in_the_exit_and_marked_in_the_log() {
 
     let exit = exits.wait_for(1).await.remove(0);
     assert_eq!((exit.status, exit.exit_code), (TaskStatus::Exited, 0));
-    let failure = exit.log_write_failure.clone().expect("the failure is reported");
+    let failure = exit
+        .log_write_failure
+        .clone()
+        .expect("the failure is reported");
     assert_eq!(failure.error, "No space left on device (os error 28)");
     let log = std::fs::read(&started.output_path).unwrap();
     let marker = format!(
@@ -109,9 +120,16 @@ async fn a_full_disk_is_reported_in_the_exit_and_marked_in_the_log() {
     assert!(failure.bytes_dropped > total / 2, "{failure:?}");
     let kept = usize::try_from(total - failure.bytes_dropped).unwrap();
     let output = "0123456789abcdef\n".repeat(usize::try_from(total).unwrap() / 17 + 1);
-    let separator = if output[..kept].ends_with('\n') { "" } else { "\n" };
+    let separator = if output[..kept].ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
     let expected = format!("{}{separator}{marker}", &output[..kept]);
-    assert!(String::from_utf8(log).unwrap() == expected, "the log is not the kept output and the marker");
+    assert!(
+        String::from_utf8(log).unwrap() == expected,
+        "the log is not the kept output and the marker"
+    );
     let entry = &f.context.list_background(f.handle).await.unwrap()[0];
     assert_eq!(entry.log_write_failure.as_ref(), Some(&failure));
     assert_eq!(entry.bytes_written, total);

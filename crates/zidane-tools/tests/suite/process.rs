@@ -326,14 +326,21 @@ async fn shell_kill_after_the_shell_exited_says_killed() {
         if started && shell_gone {
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "the shell never exited");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the shell never exited"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let killed = session
         .call("shell_kill", json!({ "task_id": task_id }))
         .await;
     assert!(!killed.is_error, "{}", killed.text);
-    assert_stable_snapshot!(session, "process_shell_kill_after_the_shell_exited", &killed.text);
+    assert_stable_snapshot!(
+        session,
+        "process_shell_kill_after_the_shell_exited",
+        &killed.text
+    );
     assert_eq!(killed.data["exit"]["signal"], "SIGTERM");
     assert_eq!(session.next_exit().await.status, TaskStatus::Killed);
     session.close().await;
@@ -344,14 +351,19 @@ async fn shell_kill_after_the_shell_exited_says_killed() {
 async fn read_file_refuses_a_fifo_at_once() {
     let session = Session::new().await;
     let fifo = session.dir.path().join("fifo");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(made.success());
     let output = session
         .call("read_file", json!({ "path": fifo.display().to_string() }))
         .await;
     assert!(output.is_error);
     assert!(
-        output.text.ends_with("is a FIFO (named pipe); only regular files can be read"),
+        output
+            .text
+            .ends_with("is a FIFO (named pipe); only regular files can be read"),
         "{}",
         output.text
     );

@@ -38,7 +38,17 @@ pub fn any_notification() -> impl Strategy<Value = TaskNotification> {
         prop::option::of((any::<u64>(), tricky_string())),
     )
         .prop_map(
-            |(n, status, exit_code, signal, command, output_file, duration_ms, summary, failure)| {
+            |(
+                n,
+                status,
+                exit_code,
+                signal,
+                command,
+                output_file,
+                duration_ms,
+                summary,
+                failure,
+            )| {
                 TaskNotification {
                     task_id: TaskId::from_number(n),
                     status,
