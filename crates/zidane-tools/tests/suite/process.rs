@@ -106,7 +106,7 @@ macro_rules! assert_stable_snapshot {
         settings.add_filter(r"\.\d{8}-\d{6}-\d{3}\.log", ".[TS].log");
         settings.add_filter(r"\(\d+(\.\d)?s\)|\(\d+ms\)", "([DURATION])");
         settings.add_filter(r"after \d+(\.\d)?s\.|after \d+ms\.", "after [DURATION].");
-        settings.add_filter(r"after \d+(\.\d)?s;|after \d+ms;", "after [DURATION];");
+        settings.add_filter(r"\) after (\d+(\.\d)?s|\d+ms);", ") after [DURATION];");
         settings.bind(|| assert_snapshot!($name, $text));
     }};
 }
