@@ -10,6 +10,8 @@ mod example;
 #[cfg(target_os = "linux")]
 mod facade;
 #[cfg(target_os = "linux")]
+mod full_disk;
+#[cfg(target_os = "linux")]
 mod latch;
 #[cfg(target_os = "linux")]
 mod orphan_sweep;
