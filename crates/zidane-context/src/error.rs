@@ -115,12 +115,8 @@ impl ContextError {
     /// assert!(message.len() < COMMAND_EXCERPT_CHARS + 100);
     /// ```
     pub fn spawn(command: &str, source: std::io::Error) -> Self {
-        let end = command
-            .char_indices()
-            .nth(COMMAND_EXCERPT_CHARS)
-            .map_or(command.len(), |(at, _)| at);
         Self::Spawn {
-            command: command[..end].to_owned(),
+            command: command_excerpt(command).to_owned(),
             command_bytes: command.len(),
             source,
         }
@@ -137,6 +133,21 @@ impl ContextError {
 
 /// The most characters of a command an error quotes.
 pub const COMMAND_EXCERPT_CHARS: usize = 200;
+
+/// The start of `command` that errors and logs quote: all of it when it has at most
+/// [`COMMAND_EXCERPT_CHARS`] characters, else its first [`COMMAND_EXCERPT_CHARS`].
+///
+/// ```
+/// use zidane_context::{COMMAND_EXCERPT_CHARS, command_excerpt};
+/// assert_eq!(command_excerpt("ls -l"), "ls -l");
+/// assert_eq!(command_excerpt(&"é".repeat(500)).chars().count(), COMMAND_EXCERPT_CHARS);
+/// ```
+pub fn command_excerpt(command: &str) -> &str {
+    command
+        .char_indices()
+        .nth(COMMAND_EXCERPT_CHARS)
+        .map_or(command, |(at, _)| &command[..at])
+}
 
 /// `"ls -l"`, or `"xxx…" (10485760 bytes)` when `excerpt` is only the start.
 fn quote_excerpt(excerpt: &str, command_bytes: usize) -> String {

@@ -34,7 +34,7 @@
 
 pub use capabilities::{Capabilities, DetachedTasks};
 pub use context::ExecutionContext;
-pub use error::{COMMAND_EXCERPT_CHARS, ContextError, Result};
+pub use error::{COMMAND_EXCERPT_CHARS, ContextError, Result, command_excerpt};
 pub use exec::{
     DEFAULT_EXEC_OUTPUT_BYTES, DEFAULT_READ_LIMIT, ExecOptions, ExecOutput, ReadRange, ReadResult,
     validate_command,

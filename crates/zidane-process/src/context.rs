@@ -10,10 +10,10 @@ use async_trait::async_trait;
 use chrono::Utc;
 use tokio::sync::watch;
 use zidane_context::{
-    BackgroundOptions, BackgroundStarted, COMMAND_EXCERPT_CHARS, CancellationToken, Capabilities,
-    ContextError, DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle,
-    ExitCallback, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, validate_command,
-    wait_for_exit,
+    BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
+    DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
+    ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, command_excerpt,
+    validate_command, wait_for_exit,
 };
 
 use crate::containment::{self, TaskProcesses};
@@ -228,14 +228,6 @@ fn start_task_shell(
             }
         }
     }
-}
-
-/// At most the first [`COMMAND_EXCERPT_CHARS`] characters of a command line, for logs.
-fn command_excerpt(command: &str) -> &str {
-    command
-        .char_indices()
-        .nth(COMMAND_EXCERPT_CHARS)
-        .map_or(command, |(at, _)| &command[..at])
 }
 
 /// Starts the start-up orphan sweep: on the blocking pool inside a runtime, else now.
