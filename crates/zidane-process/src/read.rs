@@ -114,6 +114,11 @@ fn refuse_unless_regular(metadata: &Metadata) -> io::Result<()> {
     ))
 }
 
+/// How many `\n` bytes `block` holds.
+fn count_newlines(block: &[u8]) -> usize {
+    block.iter().filter(|b| **b == b'\n').count()
+}
+
 /// The line-window state machine, fed block by block.
 #[derive(Debug)]
 struct Window {
@@ -144,10 +149,21 @@ impl Window {
     }
 
     fn feed(&mut self, mut block: &[u8]) {
+        // A block that ends before the window, or one past it, is only counted: a plain
+        // byte count vectorises well, where finding each line does not.
+        if self.line < self.first || self.line >= self.end {
+            let newlines = count_newlines(block);
+            if self.line >= self.end || self.line + newlines < self.first {
+                self.line += newlines;
+                if !block.is_empty() {
+                    self.current_open = block.last() != Some(&b'\n');
+                }
+                return;
+            }
+        }
         while !block.is_empty() {
             if self.line >= self.end {
-                // Past the window: only count. A plain byte count vectorises well.
-                let newlines = block.iter().filter(|b| **b == b'\n').count();
+                let newlines = count_newlines(block);
                 self.line += newlines;
                 self.current_open = block.last() != Some(&b'\n');
                 return;
