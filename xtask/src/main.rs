@@ -2,20 +2,24 @@
 //!
 //! ```text
 //! cargo xtask ci      fmt, clippy, tests, doc tests, docs — as CI runs them
-//! cargo xtask bench   the benchmark driver beside the reference peers
+//! cargo xtask bench   the process layer's benchmark driver: its table, written to
+//!                     crates/zidane-process/benches/RESULTS.md (--peers: then the
+//!                     comparison with the reference peers, where they are present)
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+mod bench;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
-        Some("bench") => bench(&args[1..]),
+        Some("bench") => bench::bench(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|bench> [args]");
+            eprintln!("usage: cargo xtask <ci|bench [--peers]>");
             return ExitCode::from(2);
         }
     };
@@ -64,48 +68,6 @@ fn ci() -> Result<(), String> {
     )?;
     println!("xtask ci: all steps passed in {:.1?}", started.elapsed());
     Ok(())
-}
-
-/// Runs the benchmark driver beside the reference peers (`../shared/bench/run.sh`).
-fn bench(extra: &[String]) -> Result<(), String> {
-    let script = std::path::Path::new("../shared/bench/run.sh");
-    if !script.exists() {
-        return Err(format!(
-            "{} not found: run from the project root with the shared tree beside it",
-            script.display()
-        ));
-    }
-    // Build once up front so the harness times the driver, not the compiler.
-    step(
-        "build driver",
-        &[
-            "bench",
-            "-p",
-            "zidane-process",
-            "--bench",
-            "driver",
-            "--no-run",
-        ],
-        &[],
-    )?;
-    let mut drivers: Vec<String> = extra.to_vec();
-    if drivers.is_empty() {
-        drivers = vec![
-            "node".into(),
-            "zidane=cargo bench -q -p zidane-process --bench driver --".into(),
-        ];
-    }
-    let started = Instant::now();
-    let status = Command::new(script)
-        .args(&drivers)
-        .status()
-        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
-    println!("xtask bench: finished in {:.1?}", started.elapsed());
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("bench harness failed: {status}"))
-    }
 }
 
 fn has_nextest() -> bool {

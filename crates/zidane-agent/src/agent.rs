@@ -20,6 +20,7 @@ use zidane_wire::Turn;
 
 use crate::delivery::Delivery;
 use crate::destroy::Resource;
+use crate::persist::SessionLock;
 use crate::spawn::SpawnTool;
 use crate::{
     AgentBuilder, AgentError, Behavior, HookBus, HookEvent, Model, ReconcileJournal, Result,
@@ -95,6 +96,8 @@ pub(crate) struct Inner {
     pub(crate) journal: Arc<dyn ReconcileJournal>,
     pub(crate) store: Option<SessionStore>,
     pub(crate) session: Mutex<Session>,
+    /// Held from build until destroy ends (or the agent is dropped).
+    pub(crate) session_lock: Mutex<Option<SessionLock>>,
     pub(crate) feeds: Arc<Feeds>,
     pub(crate) run_state: Mutex<RunState>,
     /// `true` while a run is in flight.
@@ -133,6 +136,12 @@ impl Agent {
             tools.register(Arc::clone(spawn) as Arc<dyn zidane_tools::Tool>)?;
         }
         let session = builder.session.unwrap_or_else(Session::generate);
+        // Taken before anything else touches the session's directory, so a second agent
+        // fails here instead of overwriting the first one's turns.
+        let session_lock = match &builder.store {
+            Some(store) => Some(store.lock(&session.id)?),
+            None => None,
+        };
         let tasks_dir = match (&builder.behavior.tasks_dir, &builder.store) {
             (Some(dir), _) => Some(dir.clone()),
             (None, Some(store)) => Some(store.tasks_dir(&session.id)?),
@@ -157,6 +166,7 @@ impl Agent {
                 journal: builder.journal,
                 store: builder.store,
                 session: Mutex::new(session),
+                session_lock: Mutex::new(session_lock),
                 feeds: Arc::new(Feeds {
                     delivery: Mutex::new(Delivery::new(history)),
                     hooks: builder.hooks,
@@ -262,6 +272,31 @@ impl Agent {
         self.inner.feeds.delivery().pending_exits()
     }
 
+    /// Asks the context for tasks that ended without telling the agent (a durable
+    /// context records exits instead of pushing them) and queues the ones the model was
+    /// not told about, firing `background:exit` for each, as a pushed exit would. Returns
+    /// how many it queued. A [`WakeLoop`](crate::WakeLoop) calls this every
+    /// [`Capabilities::sweep_interval`](zidane_context::Capabilities::sweep_interval)
+    /// while the agent is idle; hosts without one may call it themselves.
+    ///
+    /// Errors: the context's, or [`AgentError::Destroyed`].
+    pub async fn sweep_exits(&self) -> Result<usize> {
+        self.ensure_live()?;
+        let Some(handle) = self.current_handle() else {
+            return Ok(0);
+        };
+        let entries = self.inner.context.list_background(handle).await?;
+        let news = self.inner.feeds.delivery().pull(&entries);
+        for exit in &news {
+            tracing::debug!(task_id = %exit.task_id, status = %exit.status, "swept an exit that was not pushed");
+            self.inner
+                .feeds
+                .hooks
+                .emit(&HookEvent::BackgroundExit(exit.clone()));
+        }
+        Ok(news.len())
+    }
+
     /// Whether a run is in flight.
     pub fn is_running(&self) -> bool {
         *self.inner.running.borrow()
@@ -304,6 +339,7 @@ impl Agent {
             policy: behavior.background,
             max_output_bytes: behavior.output_cap,
             stall_timeout: behavior.stall_window,
+            remote_readiness: behavior.remote_readiness,
         }
     }
 
@@ -361,7 +397,8 @@ impl Agent {
     }
 
     /// Appends a turn to the session: emits its stream events, then saves the session
-    /// when a store is set.
+    /// when a store is set. A turn whose save fails stays in memory (the next save
+    /// carries it) and the error is returned.
     pub(crate) fn append_turn(&self, turn: Turn) -> Result<()> {
         let events = zidane_wire::events_from_turn(&turn);
         let snapshot = {
@@ -372,10 +409,43 @@ impl Agent {
         for event in &events {
             self.inner.feeds.hooks.emit_stream(event);
         }
-        if let (Some(store), Some(session)) = (&self.inner.store, snapshot) {
-            store.save(&session)?;
+        self.save(snapshot)
+    }
+
+    /// Appends a turn only if it can be persisted: when the save fails the turn is taken
+    /// back out and no event is emitted, so what it carried can be delivered again.
+    pub(crate) fn append_turn_persisted(&self, turn: Turn) -> Result<()> {
+        let events = zidane_wire::events_from_turn(&turn);
+        let (index, snapshot) = {
+            let mut session = self.session_lock();
+            session.turns.push(turn);
+            (
+                session.turns.len() - 1,
+                self.inner.store.as_ref().map(|_| session.clone()),
+            )
+        };
+        if let Err(error) = self.save(snapshot) {
+            let mut session = self.session_lock();
+            if session.turns.len() == index + 1 {
+                session.turns.pop();
+            }
+            return Err(error);
+        }
+        for event in &events {
+            self.inner.feeds.hooks.emit_stream(event);
         }
         Ok(())
+    }
+
+    fn save(&self, snapshot: Option<Session>) -> Result<()> {
+        let (Some(store), Some(session)) = (&self.inner.store, snapshot) else {
+            return Ok(());
+        };
+        // After destroy the session's lock is released: another agent may own it now.
+        if self.inner.lifecycle.load(Ordering::Acquire) == DESTROYED {
+            return Err(AgentError::Destroyed);
+        }
+        store.save(&session)
     }
 
     pub(crate) fn ensure_live(&self) -> Result<()> {
@@ -396,6 +466,12 @@ impl Agent {
 
     pub(crate) fn finish_destroy(&self) {
         self.inner.lifecycle.store(DESTROYED, Ordering::Release);
+        // The session is safe for another agent once this one can no longer save it.
+        *self
+            .inner
+            .session_lock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     pub(crate) fn session_lock(&self) -> MutexGuard<'_, Session> {

@@ -10,8 +10,10 @@ use zidane_tools::{BackgroundPolicy, Tool};
 
 use crate::{Agent, HookBus, Model, Result, Session, SessionStore, SpawnToolOptions};
 
-/// How long each destroy step may take before it is abandoned.
-pub const DEFAULT_DESTROY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a whole destroy may take. It leaves room for a context's kill grace (the
+/// local `ProcessContext` waits five seconds between `SIGTERM` and `SIGKILL`), so a task
+/// that ignores `SIGTERM` is still confirmed dead before destroy returns.
+pub const DEFAULT_DESTROY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Model calls a run may make before it stops with [`StopReason::MaxSteps`].
 ///
@@ -42,7 +44,10 @@ pub struct Behavior {
     /// for the model); the context keeps its own, per-context cap. `None`: only the
     /// context's cap.
     pub max_background_tasks: Option<usize>,
-    /// How long each destroy step may take.
+    /// Whether `wait_task`'s `until.url` may probe hosts beyond this machine's loopback
+    /// addresses (default: no).
+    pub remote_readiness: bool,
+    /// How long a whole destroy may take (see [`Agent::destroy`]).
     pub destroy_timeout: Duration,
     /// Model calls per run.
     pub max_steps: usize,
@@ -58,6 +63,7 @@ impl Default for Behavior {
             output_cap: None,
             stall_window: None,
             max_background_tasks: None,
+            remote_readiness: false,
             destroy_timeout: DEFAULT_DESTROY_TIMEOUT,
             max_steps: DEFAULT_MAX_STEPS,
             system: None,
@@ -107,7 +113,14 @@ impl Behavior {
         self
     }
 
-    /// Sets the destroy step timeout.
+    /// Lets `wait_task`'s `until.url` probe hosts beyond loopback.
+    #[must_use]
+    pub fn remote_readiness(mut self, allow: bool) -> Self {
+        self.remote_readiness = allow;
+        self
+    }
+
+    /// Sets the bound on a whole destroy.
     #[must_use]
     pub fn destroy_timeout(mut self, timeout: Duration) -> Self {
         self.destroy_timeout = timeout;

@@ -83,6 +83,22 @@ impl Delivery {
         true
     }
 
+    /// Queues the ended tasks of a sweep that are news (not queued, not acknowledged), in
+    /// the order they ended; returns them. For contexts that do not push every exit.
+    pub(crate) fn pull(&mut self, swept: &[TaskEntry]) -> Vec<TaskExitInfo> {
+        let mut ended: Vec<&TaskEntry> = swept
+            .iter()
+            .filter(|entry| entry.status.is_terminal())
+            .filter(|entry| !self.exits.iter().any(|q| q.exit.task_id == entry.task_id))
+            .filter(|entry| !self.is_acknowledged(entry))
+            .collect();
+        ended.sort_by_key(|entry| (entry.ended_at, entry.task_id));
+        let news: Vec<TaskExitInfo> = ended.into_iter().filter_map(TaskEntry::exit_info).collect();
+        news.into_iter()
+            .filter(|exit| self.push_exit(exit.clone()))
+            .collect()
+    }
+
     /// Queues a stall (one-shot). False when the task's exit is already known or queued,
     /// a stall of it is already queued, or the agent is tearing down.
     pub(crate) fn push_stall(&mut self, stall: StallInfo) -> bool {
@@ -138,6 +154,34 @@ impl Delivery {
             .filter(|s| !exits.iter().any(|e| e.task_id == s.task_id))
             .collect();
         Taken { exits, stalls }
+    }
+
+    /// Puts back what a drain took when the turn carrying it could not be persisted: the
+    /// exits return to the head of the queue, unlatched, and the stalls with them.
+    pub(crate) fn restore(&mut self, exits: Vec<TaskExitInfo>, stalls: Vec<StallInfo>) {
+        if self.closed {
+            return;
+        }
+        let received_at = Utc::now();
+        let mut restored: Vec<QueuedExit> = Vec::with_capacity(exits.len());
+        for exit in exits {
+            self.latch.remove(&exit.task_id);
+            if !self.exits.iter().any(|q| q.exit.task_id == exit.task_id)
+                && !restored.iter().any(|q| q.exit.task_id == exit.task_id)
+            {
+                self.known_logs
+                    .insert(exit.output_path.clone(), exit.task_id);
+                restored.push(QueuedExit { exit, received_at });
+            }
+        }
+        restored.append(&mut self.exits);
+        self.exits = restored;
+        let mut stalls: Vec<StallInfo> = stalls
+            .into_iter()
+            .filter(|s| !self.exits.iter().any(|q| q.exit.task_id == s.task_id))
+            .collect();
+        stalls.append(&mut self.stalls);
+        self.stalls = stalls;
     }
 
     /// Marks a task's exit as known to the model.

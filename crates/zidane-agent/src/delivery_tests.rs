@@ -121,3 +121,53 @@ fn close_empties_and_refuses() {
     assert!(!delivery.has_pending());
     assert!(!delivery.push_exit(exit(2)));
 }
+
+#[test]
+fn what_a_failed_save_restores_is_delivered_first_and_is_news_again() {
+    let mut delivery = Delivery::new(Vec::new());
+    delivery.push_exit(exit(1));
+    let taken = delivery.take(&[ended_entry(2, 5)]);
+    assert_eq!(taken.exits.len(), 2);
+    // Another exit lands while the turn is being saved.
+    delivery.push_exit(exit(3));
+    delivery.restore(taken.exits, taken.stalls);
+    assert!(delivery.has_pending());
+    let ids: Vec<TaskId> = delivery.pending_exits().iter().map(|e| e.task_id).collect();
+    assert_eq!(
+        ids,
+        [id(1), id(2), id(3)],
+        "restored exits keep their place"
+    );
+    assert!(!delivery.push_exit(exit(1)), "still queued once");
+    let again = delivery.take(&[ended_entry(2, 5)]);
+    assert_eq!(again.exits.len(), 3, "nothing twice, nothing lost");
+}
+
+#[test]
+fn a_sweep_queues_only_what_is_news() {
+    let mut delivery = Delivery::new(Vec::new());
+    delivery.push_exit(exit(1));
+    let taken = delivery.take(&[]);
+    assert_eq!(taken.exits.len(), 1);
+    let news = delivery.pull(&[ended_entry(1, 9), ended_entry(3, 1), ended_entry(2, 5)]);
+    let ids: Vec<TaskId> = news.iter().map(|e| e.task_id).collect();
+    assert_eq!(
+        ids,
+        [id(2), id(3)],
+        "in end order, the latched one left out"
+    );
+    assert!(
+        delivery.pull(&[ended_entry(2, 5)]).is_empty(),
+        "queued already"
+    );
+}
+
+#[test]
+fn nothing_is_restored_after_teardown_began() {
+    let mut delivery = Delivery::new(Vec::new());
+    delivery.push_exit(exit(1));
+    let taken = delivery.take(&[]);
+    delivery.close();
+    delivery.restore(taken.exits, taken.stalls);
+    assert!(!delivery.has_pending());
+}

@@ -6,18 +6,27 @@
 //! 4. `context.destroy(handle)` — unless the host injected the handle, or none was made;
 //! 5. clear the queues again (a task killed in step 4 can report its exit).
 //!
-//! Each step is bounded by [`Behavior::destroy_timeout`](crate::Behavior::destroy_timeout):
-//! a step that does not settle is abandoned (it keeps going in the background), logged,
-//! and teardown moves on.
+//! [`Behavior::destroy_timeout`](crate::Behavior::destroy_timeout) bounds the whole
+//! teardown. Steps 2 and 3 may each take at most half of what is left, so the handle's
+//! destroy — the step that kills processes — always keeps the larger share. A step that
+//! does not settle in its share is abandoned (it keeps going in the background), logged,
+//! and teardown moves on; the report then names every task whose processes could not be
+//! confirmed dead.
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use zidane_context::TaskEntry;
 
-use crate::{Agent, Result};
+use crate::{Agent, CANCEL_GRACE, Result};
+
+/// Kept from the handle's share to ask the context which tasks are still running when
+/// its destroy did not settle.
+const CONFIRM_RESERVE: Duration = Duration::from_millis(100);
 
 /// Something a host wants closed when the agent is destroyed (a connection, a server).
 #[async_trait]
@@ -103,6 +112,11 @@ pub enum StepOutcome {
 pub struct DestroyReport {
     /// The steps in the order they ran. Empty when the agent was already destroyed.
     pub steps: Vec<(DestroyStep, StepOutcome)>,
+    /// Tasks that were running when teardown began and whose processes could not be
+    /// confirmed dead when it returned (the handle's destroy did not settle in time, or
+    /// failed). Their kill goes on in the background. Empty when the context confirmed
+    /// the destroy.
+    pub survivors: Vec<TaskEntry>,
 }
 
 impl DestroyReport {
@@ -119,8 +133,9 @@ impl DestroyReport {
 
 impl Agent {
     /// Tears the agent down (see the module docs for the order): every background task
-    /// of its own handle is killed, nothing it queued is delivered. Never hangs longer
-    /// than five destroy timeouts.
+    /// of its own handle is killed, nothing it queued is delivered. Never takes much
+    /// longer than [`Behavior::destroy_timeout`](crate::Behavior::destroy_timeout) as a
+    /// whole; [`DestroyReport::survivors`] names what could not be confirmed dead by then.
     ///
     /// Idempotent: a second call does nothing and returns an empty report. Every other
     /// call after it fails with [`AgentError::Destroyed`](crate::AgentError::Destroyed).
@@ -128,7 +143,8 @@ impl Agent {
         if !self.begin_destroy() {
             return Ok(DestroyReport::default());
         }
-        let timeout = self.inner.behavior.destroy_timeout;
+        let deadline = Instant::now() + self.inner.behavior.destroy_timeout;
+        let left = || deadline.saturating_duration_since(Instant::now());
         let mut report = DestroyReport::default();
 
         self.inner.feeds.delivery().close();
@@ -136,14 +152,19 @@ impl Agent {
             .steps
             .push((DestroyStep::ClearQueues, StepOutcome::Done));
 
-        let abort = self.abort_run(timeout).await;
+        // A cancelled run ends within the cancel grace of its tool call; waiting longer
+        // would only take time from the kill.
+        let abort = self
+            .abort_run((left() / 2).min(CANCEL_GRACE + Duration::from_millis(500)))
+            .await;
         report.steps.push((DestroyStep::AbortRun, abort));
 
-        let close = self.close_resources(timeout).await;
+        let close = self.close_resources(left() / 2).await;
         report.steps.push((DestroyStep::CloseResources, close));
 
-        let destroy = self.destroy_handle(timeout).await;
+        let (destroy, survivors) = self.destroy_handle(deadline).await;
         report.steps.push((DestroyStep::DestroyHandle, destroy));
+        report.survivors = survivors;
 
         self.inner.feeds.delivery().close();
         report
@@ -151,11 +172,15 @@ impl Agent {
             .push((DestroyStep::ClearQueuesAgain, StepOutcome::Done));
 
         self.finish_destroy();
+        if !report.survivors.is_empty() {
+            let pids: Vec<u32> = report.survivors.iter().map(|t| t.pid).collect();
+            tracing::warn!(session = %self.id(), ?pids, "destroy returned before these tasks were confirmed dead; their kill goes on");
+        }
         tracing::debug!(session = %self.id(), ?report, "agent destroyed");
         Ok(report)
     }
 
-    async fn abort_run(&self, timeout: std::time::Duration) -> StepOutcome {
+    async fn abort_run(&self, timeout: Duration) -> StepOutcome {
         let had_run = {
             let run_state = self.run_state();
             for call in &run_state.calls {
@@ -185,7 +210,7 @@ impl Agent {
         }
     }
 
-    async fn close_resources(&self, timeout: std::time::Duration) -> StepOutcome {
+    async fn close_resources(&self, timeout: Duration) -> StepOutcome {
         let resources = std::mem::take(
             &mut *self
                 .inner
@@ -206,17 +231,35 @@ impl Agent {
         settle("closing resources", timeout, closing).await
     }
 
-    async fn destroy_handle(&self, timeout: std::time::Duration) -> StepOutcome {
+    /// Step 4, bounded by what is left before `deadline`; returns the tasks that were
+    /// running and could not be confirmed dead.
+    async fn destroy_handle(&self, deadline: Instant) -> (StepOutcome, Vec<TaskEntry>) {
         if self.inner.injected_handle {
-            return StepOutcome::Skipped;
+            return (StepOutcome::Skipped, Vec::new());
         }
         let Some(handle) = self.current_handle() else {
-            return StepOutcome::Skipped;
+            return (StepOutcome::Skipped, Vec::new());
         };
         let context = Arc::clone(&self.inner.context);
-        let destroying = tokio::spawn(async move { context.destroy(handle).await });
-        match tokio::time::timeout(timeout, destroying).await {
-            Ok(Ok(Ok(()))) => StepOutcome::Done,
+        let budget = deadline
+            .saturating_duration_since(Instant::now())
+            .saturating_sub(CONFIRM_RESERVE);
+        let running = match tokio::time::timeout(budget, context.list_background(handle)).await {
+            Ok(Ok(entries)) => entries
+                .into_iter()
+                .filter(|e| !e.status.is_terminal())
+                .collect(),
+            _ => Vec::new(),
+        };
+        let budget = deadline
+            .saturating_duration_since(Instant::now())
+            .saturating_sub(CONFIRM_RESERVE);
+        let destroying = {
+            let context = Arc::clone(&context);
+            tokio::spawn(async move { context.destroy(handle).await })
+        };
+        let outcome = match tokio::time::timeout(budget, destroying).await {
+            Ok(Ok(Ok(()))) => return (StepOutcome::Done, Vec::new()),
             Ok(Ok(Err(error))) => {
                 tracing::warn!(%error, %handle, "destroy: the context failed to destroy the handle");
                 StepOutcome::Failed(error.to_string())
@@ -226,18 +269,30 @@ impl Agent {
                 StepOutcome::Failed(join.to_string())
             }
             Err(_) => {
-                tracing::warn!(?timeout, %handle, "destroy: the context did not destroy the handle in time; abandoned");
+                tracing::warn!(?budget, %handle, "destroy: the context did not destroy the handle in time; abandoned");
                 StepOutcome::TimedOut
             }
-        }
+        };
+        // Not confirmed: ask once more, briefly, which of them are still running.
+        let confirm = deadline
+            .saturating_duration_since(Instant::now())
+            .max(CONFIRM_RESERVE);
+        let survivors = match tokio::time::timeout(confirm, context.list_background(handle)).await {
+            Ok(Ok(now)) => running
+                .into_iter()
+                .filter(|task| {
+                    now.iter()
+                        .find(|e| e.task_id == task.task_id)
+                        .is_none_or(|e| !e.status.is_terminal())
+                })
+                .collect(),
+            _ => running,
+        };
+        (outcome, survivors)
     }
 }
 
-async fn settle(
-    what: &str,
-    timeout: std::time::Duration,
-    task: tokio::task::JoinHandle<()>,
-) -> StepOutcome {
+async fn settle(what: &str, timeout: Duration, task: tokio::task::JoinHandle<()>) -> StepOutcome {
     match tokio::time::timeout(timeout, task).await {
         Ok(Ok(())) => StepOutcome::Done,
         Ok(Err(join)) => {

@@ -51,6 +51,28 @@ pub enum AgentError {
         #[source]
         source: std::io::Error,
     },
+    /// Another agent (in this process or another) holds the session: two writers would
+    /// lose each other's turns.
+    #[error("session {session_id:?} is in use by another agent{}", holder_pid.map(|pid| format!(" (pid {pid})")).unwrap_or_default())]
+    SessionLocked {
+        /// The session asked for.
+        session_id: String,
+        /// The process holding it, when its lock file says.
+        holder_pid: Option<u32>,
+    },
+    /// A session or tasks directory that someone else could tamper with: a symlink, a
+    /// directory of another user, or one writable by group or others. Nothing was written.
+    #[error("refusing session directory {}: {reason}", path.display())]
+    UnsafeSessionDir {
+        /// The directory concerned.
+        path: PathBuf,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+    /// A run the [`WakeLoop`](crate::WakeLoop) made on its own failed; the message is
+    /// that run's error (see [`WakeLoop::next_wake`](crate::WakeLoop::next_wake)).
+    #[error("a wake-up run failed: {0}")]
+    WakeRun(String),
     /// A session file is not valid session JSON.
     #[error("session file {} is not a valid session: {source}", path.display())]
     SessionFormat {

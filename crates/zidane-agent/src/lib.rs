@@ -55,6 +55,9 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use agent::Agent;
+/// The attribute a [`Model`] implementation needs on its `impl` block (re-exported so
+/// hosts need no `async-trait` dependency of their own).
+pub use async_trait::async_trait;
 pub use config::{
     AgentBuilder, Behavior, CANCEL_GRACE, DEFAULT_DESTROY_TIMEOUT, DEFAULT_MAX_STEPS,
     DirectJournal, ReconcileJournal,
@@ -65,7 +68,9 @@ pub use hooks::{
     HookBus, HookEvent, Reconcile, SubscriptionId, TaskReassign, TaskStart, ToolCallEvent,
     ToolResultEvent,
 };
+pub use listing::{SessionListing, SessionSummary, UnreadableSession};
 pub use model::{Model, ModelError, ModelRequest, ModelResponse};
+pub use persist::SESSION_LOCK_FILE;
 pub use picker::{PickerKind, PickerRow, TASK_GLYPH, TOOL_GLYPH};
 pub use run::{RunOptions, RunOutcome, StopReason};
 pub use scripted::{ScriptStep, ScriptedModel};
@@ -82,7 +87,9 @@ mod delivery;
 mod destroy;
 mod error;
 mod hooks;
+mod listing;
 mod model;
+mod persist;
 mod picker;
 mod run;
 mod scripted;

@@ -10,6 +10,28 @@ use zidane_wire::{ContentBlock, Role, TaskNotification, TaskStall, Turn, WireBlo
 /// Used as `Arc<dyn Model>`. An implementation turns a request (system prompt, the
 /// session's turns, the tools the model may call) into one assistant response. A
 /// response without tool uses ends the run.
+///
+/// The trait is object safe through [`macro@async_trait`], re-exported here (and in the
+/// `zidane` prelude): put `#[async_trait]` on your `impl` too — a plain `async fn`
+/// without it does not match the trait's signature (E0195). No dependency on the
+/// `async-trait` crate is needed.
+///
+/// ```
+/// use zidane_agent::{async_trait, Model, ModelError, ModelRequest, ModelResponse};
+///
+/// /// Answers every request by repeating the prompt (your LLM client goes here).
+/// struct Echo;
+///
+/// #[async_trait]
+/// impl Model for Echo {
+///     async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+///         Ok(ModelResponse::text(format!("you said: {}", request.prompt())))
+///     }
+/// }
+///
+/// let model: std::sync::Arc<dyn Model> = std::sync::Arc::new(Echo);
+/// # let _ = model;
+/// ```
 #[async_trait]
 pub trait Model: Send + Sync {
     /// Completes one step of the conversation.
@@ -106,7 +128,8 @@ impl ModelRequest {
     }
 }
 
-fn is_wire_block(text: &str) -> bool {
+/// Whether a text block is a `<task-notification>` or `<task-stall>` block.
+pub(crate) fn is_wire_block(text: &str) -> bool {
     zidane_wire::parse(text).is_ok_and(|blocks| !blocks.is_empty())
 }
 

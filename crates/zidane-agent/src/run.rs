@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use chrono::Utc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 use zidane_context::{ContextError, ExecutionHandle, StallInfo, TaskExitInfo, TaskId};
 use zidane_tools::{SHELL, ToolOutput};
 use zidane_wire::{ContentBlock, Role, TaskNotification, TaskStall, Turn};
@@ -80,6 +81,29 @@ pub struct RunOutcome {
     pub turns: Vec<Turn>,
 }
 
+impl RunOutcome {
+    /// The `<task-notification>` and `<task-stall>` blocks the model read at the head of
+    /// this run's user turn, exactly as it received them (empty when none were
+    /// delivered).
+    pub fn notification_blocks(&self) -> Vec<&str> {
+        let Some(first) = self.turns.first().filter(|turn| turn.role == Role::User) else {
+            return Vec::new();
+        };
+        first
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text { text }
+                    if zidane_wire::parse(text).is_ok_and(|blocks| !blocks.is_empty()) =>
+                {
+                    Some(text.as_str())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// Clears the in-flight state when a run ends, however it ends.
 struct RunGuard<'a> {
     agent: &'a Agent,
@@ -107,9 +131,32 @@ impl Agent {
     ///
     /// Errors: [`AgentError::Destroyed`], [`AgentError::Busy`] (a run is in flight),
     /// [`AgentError::NothingPending`] (empty prompt and nothing to deliver), a model
-    /// error, or a session save error. A cancelled run is `Ok` with
+    /// error, or a session save error ([`AgentError::SessionIo`], with the path). Delivery
+    /// is transactional: when the turn that carries the notifications cannot be saved (a
+    /// full disk), the turn is not kept, the notifications stay pending, and the next run
+    /// delivers them at the head of its turn. A cancelled run is `Ok` with
     /// [`StopReason::Cancelled`].
     pub async fn run(&self, options: RunOptions) -> Result<RunOutcome> {
+        let span = tracing::info_span!(
+            "run",
+            session = %self.id(),
+            drain_only = options.prompt.trim().is_empty()
+        );
+        let outcome = self.run_in_span(options).instrument(span.clone()).await;
+        match &outcome {
+            Ok(outcome) => tracing::info!(
+                parent: &span,
+                stop = ?outcome.stop,
+                steps = outcome.steps,
+                notified = outcome.notified.len(),
+                "run ended"
+            ),
+            Err(error) => tracing::info!(parent: &span, %error, "run failed"),
+        }
+        outcome
+    }
+
+    async fn run_in_span(&self, options: RunOptions) -> Result<RunOutcome> {
         self.ensure_live()?;
         if !self.inner.running.send_if_modified(|running| {
             let was_idle = !*running;
@@ -130,6 +177,19 @@ impl Agent {
         if prompt.is_empty() && drained.exits.is_empty() && drained.stalls.is_empty() {
             return Err(AgentError::NothingPending);
         }
+        if !drained.exits.is_empty() || !drained.stalls.is_empty() {
+            tracing::info!(
+                exits = drained.exits.len(),
+                stalls = drained.stalls.len(),
+                task_ids = %drained
+                    .exits
+                    .iter()
+                    .map(|exit| exit.task_id.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                "delivering task notifications"
+            );
+        }
         let mut content: Vec<ContentBlock> = drained
             .exits
             .iter()
@@ -148,10 +208,18 @@ impl Agent {
             });
         }
         let first = self.session_lock().turns.len();
-        self.append_turn(Turn {
+        // An exit leaves the queue for good only once the turn that tells it is on disk.
+        if let Err(error) = self.append_turn_persisted(Turn {
             role: Role::User,
             content,
-        })?;
+        }) {
+            tracing::warn!(%error, exits = drained.exits.len(), "the delivering turn could not be saved; its notifications stay pending");
+            self.inner
+                .feeds
+                .delivery()
+                .restore(drained.exits, drained.stalls);
+            return Err(error);
+        }
 
         let mut outcome = RunOutcome {
             stop: StopReason::MaxSteps,
@@ -177,13 +245,24 @@ impl Agent {
             let request = ModelRequest {
                 system: self.inner.behavior.system.clone(),
                 turns: self.session_lock().turns.clone(),
-                tools: self.inner.tools.specs(&gate),
+                tools: self
+                    .inner
+                    .tools
+                    .specs_in(&gate, self.inner.context.as_ref()),
             };
             outcome.steps += 1;
+            let span = tracing::info_span!("model_call", step = outcome.steps);
+            let call = self.inner.model.complete(request).instrument(span.clone());
             let response = tokio::select! {
-                response = self.inner.model.complete(request) => response?,
+                response = call => response?,
                 () = run_token.cancelled() => return Ok(StopReason::Cancelled),
             };
+            tracing::debug!(
+                parent: &span,
+                blocks = response.content.len(),
+                tool_uses = response.content.iter().filter(|b| matches!(b, ContentBlock::ToolUse { .. })).count(),
+                "model answered"
+            );
             outcome.text = response.joined_text();
             let calls: Vec<(String, String, serde_json::Value)> = response
                 .content
@@ -207,8 +286,13 @@ impl Agent {
                 let output = if run_token.is_cancelled() {
                     ToolOutput::error("cancelled: the run was aborted before this call started")
                 } else {
-                    self.call_tool(handle, run_token, &call_id, &name, input)
-                        .await
+                    let span = tracing::info_span!("tool_call", tool = %name, call_id = %call_id);
+                    let output = self
+                        .call_tool(handle, run_token, &call_id, &name, input)
+                        .instrument(span.clone())
+                        .await;
+                    tracing::debug!(parent: &span, is_error = output.is_error, "tool result");
+                    output
                 };
                 results.push(ContentBlock::ToolResult {
                     tool_use_id: call_id,

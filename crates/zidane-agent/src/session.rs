@@ -13,10 +13,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 use zidane_context::TaskId;
-use zidane_tools::{SHELL_KILL, WAIT_TASK};
+use zidane_tools::{SHELL_KILL, WAIT_NOT_ENDED_PREFIX, WAIT_TASK};
 use zidane_wire::{ContentBlock, StreamEvent, Turn, WireBlock};
 
 use crate::delivery::HistoricalAck;
+use crate::persist;
 use crate::{AgentError, Result};
 
 /// The directory of all sessions under a user data dir.
@@ -27,10 +28,6 @@ pub const SESSION_FILE: &str = "session.json";
 pub const TASKS_DIR: &str = "tasks";
 /// The longest session id accepted.
 pub const MAX_SESSION_ID_LEN: usize = 128;
-
-/// The start of `wait_task`'s text when it timed out (the task keeps running, so its
-/// exit is still news on reload).
-const WAIT_TIMED_OUT_PREFIX: &str = "wait_task: timed out";
 
 /// A conversation: its id and its turns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -171,26 +168,33 @@ impl SessionStore {
         resolve_tasks_dir(&self.user_dir, id)
     }
 
-    /// Writes the session (atomically: a temporary file renamed over the old one).
-    /// Directories are created `0700`.
+    /// Writes the session atomically and durably: a uniquely named `0600` temporary file,
+    /// created exclusively and never through a symlink, synced, renamed over
+    /// `session.json`, and the directory synced. The session directory is created
+    /// `0700`; an existing session or tasks directory that is a symlink, owned by another
+    /// user or writable by group or others is refused ([`AgentError::UnsafeSessionDir`]) and nothing is written.
     pub fn save(&self, session: &Session) -> Result<()> {
         let dir = self.session_dir(&session.id)?;
-        create_private_dir(&dir)?;
+        persist::ensure_private_dir(&dir)?;
+        persist::check_private_dir(&dir.join(TASKS_DIR))?;
         let file = dir.join(SESSION_FILE);
         let json =
             serde_json::to_vec_pretty(session).map_err(|source| AgentError::SessionFormat {
                 path: file.clone(),
                 source,
             })?;
-        let temp = dir.join(format!("{SESSION_FILE}.tmp"));
-        std::fs::write(&temp, json).map_err(|source| AgentError::SessionIo {
-            path: temp.clone(),
-            source,
-        })?;
-        std::fs::rename(&temp, &file).map_err(|source| AgentError::SessionIo {
-            path: file.clone(),
-            source,
-        })
+        persist::write_atomically(&file, &json)
+    }
+
+    /// Prepares a session's directories for an agent and takes the session's lock, held
+    /// until the returned guard drops: the session directory is created `0700` and it
+    /// and its tasks directory, if present, are checked as [`save`](Self::save) checks.
+    /// A second hold on the same session fails with [`AgentError::SessionLocked`].
+    pub(crate) fn lock(&self, id: &str) -> Result<persist::SessionLock> {
+        let dir = self.session_dir(id)?;
+        persist::ensure_private_dir(&dir)?;
+        persist::check_private_dir(&dir.join(TASKS_DIR))?;
+        persist::SessionLock::acquire(&dir, id)
     }
 
     /// Reads a stored session.
@@ -223,20 +227,6 @@ impl SessionStore {
             Err(source) => Err(AgentError::SessionIo { path: dir, source }),
         }
     }
-}
-
-fn create_private_dir(dir: &Path) -> Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir).map_err(|source| AgentError::SessionIo {
-        path: dir.to_owned(),
-        source,
-    })
 }
 
 /// What a stored conversation says the model already knows: every task named by a
@@ -281,7 +271,7 @@ pub(crate) fn acknowledged_in(
                 };
                 let knows_exit = !is_error
                     && (tool == SHELL_KILL
-                        || (tool == WAIT_TASK && !content.starts_with(WAIT_TIMED_OUT_PREFIX)));
+                        || (tool == WAIT_TASK && !content.starts_with(WAIT_NOT_ENDED_PREFIX)));
                 let task_id = input
                     .get("task_id")
                     .and_then(serde_json::Value::as_str)

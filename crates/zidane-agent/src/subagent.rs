@@ -28,7 +28,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 use zidane_context::{
-    ContextError, ExecutionHandle, ExitCallback, TaskEntry, TaskExitInfo, TaskId, TaskStatus,
+    ContextError, ExecutionContext, ExecutionHandle, ExitCallback, TaskEntry, TaskExitInfo, TaskId,
+    TaskStatus,
 };
 use zidane_tools::{BackgroundGate, SHELL, Tool, ToolContext, ToolOutput, ToolSpec};
 
@@ -317,6 +318,10 @@ impl Tool for SubagentShell {
 
     fn spec_for(&self, gate: &BackgroundGate) -> ToolSpec {
         Self::with_guidance(self.shell.spec_for(gate))
+    }
+
+    fn spec_in(&self, gate: &BackgroundGate, context: &dyn ExecutionContext) -> ToolSpec {
+        Self::with_guidance(self.shell.spec_in(gate, context))
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {

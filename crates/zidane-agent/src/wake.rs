@@ -1,9 +1,13 @@
 //! The host side of auto-wake: run a drain-only turn when a task ends while the agent is
 //! idle, drain again after every run for exits that landed mid-run, and stay quiet after
-//! a user abort until the next real prompt.
+//! a user abort until the next real prompt. For a context that does not push every exit
+//! (a durable one), the loop also sweeps it every
+//! [`Capabilities::sweep_interval`](zidane_context::Capabilities::sweep_interval) while
+//! the agent is idle.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
@@ -14,6 +18,9 @@ use crate::{
 
 /// Wake reports kept for a slow subscriber before it starts missing some.
 const REPORT_CAPACITY: usize = 64;
+
+/// The least time a wake sweep may take before it is given up.
+const SWEEP_BOUND: Duration = Duration::from_secs(5);
 
 /// What started a run of a [`WakeLoop`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -46,6 +53,10 @@ struct Shared {
     reports: broadcast::Sender<WakeReport>,
 }
 
+/// The loop's own subscription to its reports, made when it starts, so that
+/// [`WakeLoop::next_wake`] sees every wake-up since then, however late it is called.
+type WakeQueue = tokio::sync::Mutex<broadcast::Receiver<WakeReport>>;
+
 impl Shared {
     fn current(&self) -> MutexGuard<'_, Option<CancellationToken>> {
         self.current.lock().unwrap_or_else(|e| e.into_inner())
@@ -65,6 +76,23 @@ impl Shared {
         outcome
     }
 
+    /// One sweep for exits the context did not push, while the agent is idle and not
+    /// suppressed; bounded, so a context that hangs cannot stall the loop.
+    async fn sweep(&self, every: Option<Duration>) {
+        if self.suppressed.load(Ordering::Acquire)
+            || self.agent.is_running()
+            || self.agent.is_destroyed()
+        {
+            return;
+        }
+        let bound = every.unwrap_or(SWEEP_BOUND).max(SWEEP_BOUND);
+        match tokio::time::timeout(bound, self.agent.sweep_exits()).await {
+            Ok(Ok(_)) | Ok(Err(AgentError::Destroyed)) => {}
+            Ok(Err(error)) => tracing::debug!(%error, "wake sweep failed"),
+            Err(_) => tracing::debug!(?bound, "wake sweep timed out"),
+        }
+    }
+
     /// Drain-only runs while something is pending, unless suppressed or destroyed.
     async fn drain(&self, mut trigger: WakeTrigger) {
         let _running = self.run_lock.lock().await;
@@ -72,12 +100,18 @@ impl Shared {
             && !self.agent.is_destroyed()
             && self.agent.has_pending_task_notifications()
         {
+            tracing::info!(
+                session = %self.agent.id(),
+                trigger = ?trigger,
+                "wake"
+            );
             match self.run(trigger, RunOptions::drain()).await {
                 Ok(outcome) if outcome.stop != StopReason::Cancelled => {}
                 Ok(_) => break,
                 Err(AgentError::NothingPending) => break,
                 Err(error) => {
-                    // The drained exits are in the session already; do not spin.
+                    // A failed save keeps the exits pending; the next exit or prompt
+                    // tries again, so a full disk does not make the loop spin.
                     tracing::warn!(%error, "wake run failed");
                     break;
                 }
@@ -87,29 +121,36 @@ impl Shared {
     }
 }
 
+async fn sleep_or_never(every: Option<Duration>) {
+    match every {
+        Some(every) => tokio::time::sleep(every).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Wakes an idle agent when its background tasks end.
 ///
 /// Route the user's prompts through [`prompt`](Self::prompt) and their aborts through
 /// [`abort`](Self::abort), so wake-ups never overlap a run and never override a "stop".
+/// [`next_wake`](Self::next_wake) awaits the next run the loop made on its own and
+/// gives its outcome; [`reports`](Self::reports) streams every run, prompts included.
 /// Dropping the loop stops it (the agent is untouched).
 ///
 /// ```no_run
 /// # async fn demo(agent: zidane_agent::Agent) -> Result<(), zidane_agent::AgentError> {
 /// use zidane_agent::WakeLoop;
 /// let wake = WakeLoop::spawn(agent);
-/// let mut reports = wake.reports();
 /// wake.prompt("build it in the background").await?;
-/// // The prompt's own run reports first; then, when the build ends while the agent is
-/// // idle, a drain-only run delivers the notification and reports as a wake-up.
-/// while let Ok(report) = reports.recv().await {
-///     if report.trigger == zidane_agent::WakeTrigger::Wake {
-///         break;
-///     }
-/// }
+/// // When the build ends while the agent is idle, a drain-only run delivers the
+/// // notification: the model's answer to it is that run's outcome.
+/// let woken = wake.next_wake().await?;
+/// println!("{}", woken.notification_blocks()[0]); // the <task-notification> it read
+/// println!("{}", woken.text);
 /// # Ok(()) }
 /// ```
 pub struct WakeLoop {
     shared: Arc<Shared>,
+    wakes: WakeQueue,
     stop: CancellationToken,
     subscription: SubscriptionId,
     notify: Arc<Notify>,
@@ -129,7 +170,7 @@ impl WakeLoop {
                 signal.notify_one();
             }
         });
-        let (reports, _) = broadcast::channel(REPORT_CAPACITY);
+        let (reports, wakes) = broadcast::channel(REPORT_CAPACITY);
         let shared = Arc::new(Shared {
             agent,
             run_lock: tokio::sync::Mutex::new(()),
@@ -141,12 +182,19 @@ impl WakeLoop {
         let task_shared = Arc::clone(&shared);
         let task_notify = Arc::clone(&notify);
         let task_stop = stop.clone();
+        // A context that does not push every exit asks to be swept while idle.
+        let sweep_every = shared.agent.context().capabilities().sweep_interval;
         tokio::spawn(async move {
             loop {
                 tokio::select! {
                     biased;
                     () = task_stop.cancelled() => break,
                     () = task_notify.notified() => {}
+                    () = sleep_or_never(sweep_every) => {
+                        // Its `background:exit` events wake this loop for the drain.
+                        task_shared.sweep(sweep_every).await;
+                        continue;
+                    }
                 }
                 if task_stop.is_cancelled() || task_shared.agent.is_destroyed() {
                     break;
@@ -158,6 +206,7 @@ impl WakeLoop {
         notify.notify_one();
         Self {
             shared,
+            wakes: tokio::sync::Mutex::new(wakes),
             stop,
             subscription,
             notify,
@@ -191,6 +240,28 @@ impl WakeLoop {
     /// Whether wake-ups are suppressed by an abort.
     pub fn is_suppressed(&self) -> bool {
         self.shared.suppressed.load(Ordering::Acquire)
+    }
+
+    /// Waits for the next run the loop made on its own — a wake-up or a follow-up, never
+    /// a prompt's run — and returns its outcome: what the model answered to the
+    /// notifications at the head of its turn ([`RunOutcome::notified`],
+    /// [`RunOutcome::notification_blocks`]).
+    ///
+    /// Every such run since the loop was spawned is returned once, in order, however
+    /// late this is called (up to the last 64; older ones are skipped). A run that
+    /// failed is [`AgentError::WakeRun`]. It waits as long as no task ends: bound it
+    /// with a timeout where that matters.
+    pub async fn next_wake(&self) -> Result<RunOutcome> {
+        let mut wakes = self.wakes.lock().await;
+        loop {
+            match wakes.recv().await {
+                Ok(report) if report.trigger == WakeTrigger::Prompt => {}
+                Ok(report) => return report.outcome.map_err(AgentError::WakeRun),
+                Err(broadcast::error::RecvError::Lagged(_)) => {}
+                // Not reached while `self` holds the sender; kept total.
+                Err(broadcast::error::RecvError::Closed) => return Err(AgentError::Destroyed),
+            }
+        }
     }
 
     /// Every run the loop makes from now on (prompts included), as it ends.

@@ -9,6 +9,12 @@ mod support;
 mod delivery_model;
 #[path = "agent/destroy.rs"]
 mod destroy;
+#[cfg(unix)]
+#[path = "agent/destroy_bound.rs"]
+mod destroy_bound;
+#[cfg(unix)]
+#[path = "agent/full_disk.rs"]
+mod full_disk;
 #[path = "agent/notify.rs"]
 mod notify;
 #[path = "agent/picker.rs"]
@@ -30,6 +36,9 @@ mod reconcile;
 mod run_loop;
 #[path = "agent/session.rs"]
 mod session;
+#[cfg(unix)]
+#[path = "agent/session_safety.rs"]
+mod session_safety;
 #[path = "agent/spawn.rs"]
 mod spawn;
 #[cfg(unix)]

@@ -8,7 +8,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     BackgroundOptions, BackgroundStarted, Capabilities, ContextError, ExecOptions, ExecOutput,
-    ExecutionHandle, ExitCallback, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId,
+    ExecutionHandle, ExitCallback, OutputChunk, ReadRange, ReadResult, Result, TaskEntry,
+    TaskExitInfo, TaskId,
 };
 
 /// Where commands run: the local machine, a container, a remote runner.
@@ -29,6 +30,13 @@ pub trait ExecutionContext: Send + Sync {
     /// What this context can do. The default says: no background tasks.
     fn capabilities(&self) -> Capabilities {
         Capabilities::default()
+    }
+
+    /// The shell commands run under, as a path (`/bin/bash`, `/bin/sh`), so that tools
+    /// can tell the model which dialect to write. The default is `None`: not said (a
+    /// tool then says "shell" and nothing more).
+    fn shell(&self) -> Option<String> {
+        None
     }
 
     /// A new handle: the scope of one session's tasks.
@@ -95,6 +103,23 @@ pub trait ExecutionContext: Send + Sync {
     ) -> Result<Option<TaskExitInfo>> {
         let _ = (handle, task_id, timeout, cancel);
         Err(ContextError::unsupported("wait_background"))
+    }
+
+    /// Follows a task's log: waits until it holds bytes past `offset` or the task has
+    /// ended, then returns at most `max` bytes from `offset`. An `offset` past the end
+    /// of the log is answered at once with an empty chunk whose offset is where the log
+    /// ends now (so `u64::MAX` asks "where does it end?"). `Ok(None)` for an unknown id.
+    /// Cancelled by dropping the future. Waiting must not poll: a context wakes the
+    /// caller when the task writes or ends.
+    async fn follow_output(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        offset: u64,
+        max: usize,
+    ) -> Result<Option<OutputChunk>> {
+        let _ = (handle, task_id, offset, max);
+        Err(ContextError::unsupported("follow_output"))
     }
 
     /// Moves every running task of `from` to `to`, replacing its exit callback with

@@ -44,6 +44,7 @@ pub use handle::ExecutionHandle;
 #[cfg(feature = "mock")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
 pub use mock::{MockCall, MockContext};
+pub use output::OutputChunk;
 pub use signal::{Signal, UnknownSignal};
 pub use task::{
     BackgroundOptions, BackgroundStarted, ExitCallback, LogWriteFailure, StallCallback, StallInfo,
@@ -63,6 +64,7 @@ mod exit_watch;
 mod handle;
 #[cfg(feature = "mock")]
 mod mock;
+mod output;
 mod signal;
 mod task;
 mod task_id;

@@ -12,9 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     BackgroundOptions, BackgroundStarted, Capabilities, ContextError, DetachedTasks, ExecOptions,
-    ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback, ReadRange, ReadResult, Result,
-    Signal, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskId, TaskStatus,
-    validate_command, wait_for_exit,
+    ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback, OutputChunk, ReadRange,
+    ReadResult, Result, Signal, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskId,
+    TaskStatus, validate_command, wait_for_exit,
 };
 
 /// A call made to a [`MockContext`], in the order it was made.
@@ -64,6 +64,7 @@ struct State {
 
 struct Config {
     capabilities: Capabilities,
+    push_exits: bool,
     reassign: bool,
     destroy_delay: Option<Duration>,
     task_duration: Option<Duration>,
@@ -99,6 +100,8 @@ struct Config {
 pub struct MockContext {
     state: Mutex<State>,
     config: Mutex<Config>,
+    /// Bumped whenever a task writes or ends, for `follow_output`.
+    output_changed: watch::Sender<u64>,
 }
 
 impl Default for MockContext {
@@ -122,8 +125,10 @@ impl MockContext {
                 next_task: 1,
                 ..State::default()
             }),
+            output_changed: watch::Sender::new(0),
             config: Mutex::new(Config {
                 capabilities: Capabilities::new(DetachedTasks::ProcessLifetime),
+                push_exits: true,
                 reassign: true,
                 destroy_delay: None,
                 task_duration: None,
@@ -137,6 +142,23 @@ impl MockContext {
     #[must_use]
     pub fn with_detached_tasks(self, detached: DetachedTasks) -> Self {
         self.config().capabilities = Capabilities::new(detached);
+        self
+    }
+
+    /// Reports these capabilities (for example a durable context that asks hosts to
+    /// sweep: `Capabilities::new(DetachedTasks::Durable).with_sweep_interval(…)`).
+    #[must_use]
+    pub fn with_capabilities(self, capabilities: Capabilities) -> Self {
+        self.config().capabilities = capabilities;
+        self
+    }
+
+    /// Never calls `on_exit`: exits are only recorded, for `list_background` and
+    /// `wait_background` to find — like a durable context whose tasks outlive the host
+    /// that started them.
+    #[must_use]
+    pub fn without_exit_push(self) -> Self {
+        self.config().push_exits = false;
         self
     }
 
@@ -187,6 +209,8 @@ impl MockContext {
             .entry(path)
             .or_default()
             .extend_from_slice(bytes);
+        drop(state);
+        self.output_changed.send_modify(|n| *n += 1);
         true
     }
 
@@ -227,6 +251,7 @@ impl MockContext {
                 output_path: task.entry.output_path.clone(),
                 stalled_for,
                 bytes_written: task.entry.bytes_written,
+                diagnosis: None,
             };
             (callback, info)
         };
@@ -296,7 +321,9 @@ impl MockContext {
             (task.on_exit.take(), exit, task.done.clone())
         };
         done.send_replace(Some(exit.clone()));
-        if let Some(callback) = callback {
+        self.output_changed.send_modify(|n| *n += 1);
+        let push = self.config().push_exits;
+        if let (true, Some(callback)) = (push, callback) {
             callback(exit);
         }
         true
@@ -536,6 +563,52 @@ impl ExecutionContext for MockContext {
         };
         // The watch holds the exit once sent, so an exit racing this wait is never lost.
         Ok(wait_for_exit(&mut done, timeout, &cancel).await)
+    }
+
+    async fn follow_output(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        offset: u64,
+        max: usize,
+    ) -> Result<Option<OutputChunk>> {
+        self.check_background()?;
+        let mut changed = self.output_changed.subscribe();
+        loop {
+            changed.borrow_and_update();
+            {
+                let state = self.state();
+                Self::check_handle(&state, handle)?;
+                let Some(task) = state.tasks.get(&task_id).filter(|t| t.handle == handle) else {
+                    return Ok(None);
+                };
+                let ended = task.entry.status.is_terminal();
+                let log = state
+                    .files
+                    .get(&task.entry.output_path)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                let len = log.len() as u64;
+                if offset > len {
+                    return Ok(Some(OutputChunk {
+                        offset: len,
+                        bytes: Vec::new(),
+                        ended,
+                    }));
+                }
+                if offset < len || ended {
+                    let start = usize::try_from(offset).unwrap_or(log.len());
+                    let end = start.saturating_add(max).min(log.len());
+                    return Ok(Some(OutputChunk {
+                        offset,
+                        bytes: log[start..end].to_vec(),
+                        ended,
+                    }));
+                }
+            }
+            // The sender lives as long as the mock, so this only waits.
+            let _ = changed.changed().await;
+        }
     }
 
     async fn reassign_background_tasks(

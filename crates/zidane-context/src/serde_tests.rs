@@ -60,6 +60,7 @@ fn json_shapes() {
             output_path: "/t/bash_1.log".into(),
             stalled_for: Duration::from_secs(45),
             bytes_written: 128,
+            diagnosis: None,
         }
     );
     insta::assert_json_snapshot!(
@@ -211,7 +212,7 @@ proptest! {
     #[test]
     fn stall_round_trips(n in any::<u64>(), command in "\\PC*", ms in 0u64..u64::MAX / 2, bytes in any::<u64>()) {
         round_trip(&StallInfo { task_id: TaskId::from_number(n), command, output_path: "/x".into(),
-                                stalled_for: Duration::from_millis(ms), bytes_written: bytes });
+                                stalled_for: Duration::from_millis(ms), bytes_written: bytes, diagnosis: None });
     }
 
     #[test]

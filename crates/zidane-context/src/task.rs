@@ -187,6 +187,11 @@ pub struct StallInfo {
     pub stalled_for: Duration,
     /// Bytes written so far.
     pub bytes_written: u64,
+    /// What the task's processes are doing, when the context can tell (the local
+    /// context reads `/proc`): waiting for terminal input, on a pipe, for a child,
+    /// stopped, running on CPU… `None` where nothing can be said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<String>,
 }
 
 /// Called exactly once when a task settles.

@@ -1,6 +1,7 @@
 //! Benchmark driver of `bench-protocol.md` (in the shared tree) over [`ProcessContext`],
 //! used exactly as a host would: a tokio runtime, a handle, `exec_background` with an
-//! `on_exit` callback, `kill_background`.
+//! `on_exit` callback, `kill_background` — with `/bin/sh` as its shell, as the protocol
+//! and the other drivers have it.
 //!
 //! ```text
 //! cargo bench -p zidane-process --bench driver -- <op> <arg>
@@ -28,7 +29,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use zidane_context::{BackgroundOptions, ExecutionContext, ExecutionHandle, TaskExitInfo};
-use zidane_process::ProcessContext;
+use zidane_process::{ProcessContext, SH_PATH, Shell};
+
+/// The shell of every context the driver makes: `/bin/sh`, as the protocol's commands
+/// and the other drivers assume (a host's default is bash where it exists).
+fn protocol_shell() -> Shell {
+    Shell::new(SH_PATH)
+}
 
 /// How long any single wait for exits may take before the run is declared failed.
 const EXIT_WAIT: Duration = Duration::from_secs(240);
@@ -188,6 +195,7 @@ impl Host {
     async fn new(dir: &Path, max_tasks: usize) -> Result<Self, Failure> {
         let context = ProcessContext::builder()
             .max_background_tasks(max_tasks)
+            .shell(protocol_shell())
             .build();
         let handle = context.create_handle().await?;
         let (exits_tx, exits) = mpsc::unbounded_channel();

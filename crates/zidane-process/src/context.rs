@@ -9,21 +9,24 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::Utc;
 use tokio::sync::watch;
+use tracing::Instrument;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
-    ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, command_excerpt,
+    OutputChunk, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, command_excerpt,
     validate_command, wait_for_exit,
 };
 
 use crate::containment::{self, TaskProcesses};
 use crate::exec::{ForegroundRun, run as run_foreground};
+use crate::follow::follow;
 use crate::kill::{DEFAULT_KILL_GRACE, ESCAPEE_PROBE, LEADER_REAP_BOUND};
 use crate::log_file::{LogWriter, create_output_dir, log_error};
 use crate::orphan_sweep::SweptProcess;
 use crate::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::read::{READ_BUDGET_BYTES, read_window};
 use crate::registry::Registry;
+use crate::shell::Shell;
 use crate::spawn::{Spawned, resolve_cwd, spawn_shell, validate_env};
 use crate::spawn_on_wake::spawn_on_wake;
 use crate::supervise::Supervisor;
@@ -42,7 +45,9 @@ const SETTLE_SLACK: Duration = Duration::from_secs(5);
 /// Runs commands on the local machine: foreground with [`exec`](ExecutionContext::exec),
 /// background with [`exec_background`](ExecutionContext::exec_background).
 ///
-/// Every command runs as `/bin/sh -c COMMAND` in its own process group with stdin on
+/// Every command runs under the context's [`Shell`] — `/bin/bash --norc --noprofile -c
+/// COMMAND` where bash exists, else `/bin/sh -c COMMAND`; see
+/// [`ProcessContextBuilder::shell`] — in its own process group with stdin on
 /// `/dev/null`. A background task's stdout and stderr go, in write order, into
 /// `<output_dir>/<task-id>.<context-timestamp>.log`; see the crate docs for the whole
 /// life of a task.
@@ -66,6 +71,7 @@ pub struct ProcessContext {
     max_background_tasks: usize,
     read_budget: u64,
     cwd: PathBuf,
+    shell: Shell,
     timestamp: String,
     /// Who this context is in its processes' markers.
     owner: OwnerId,
@@ -97,6 +103,7 @@ pub struct ProcessContextBuilder {
     max_background_tasks: usize,
     read_budget: u64,
     cwd: Option<PathBuf>,
+    shell: Option<Shell>,
     sweep_orphans_on_start: bool,
 }
 
@@ -107,6 +114,7 @@ impl Default for ProcessContextBuilder {
             max_background_tasks: DEFAULT_MAX_BACKGROUND_TASKS,
             read_budget: READ_BUDGET_BYTES,
             cwd: None,
+            shell: None,
             sweep_orphans_on_start: false,
         }
     }
@@ -142,6 +150,13 @@ impl ProcessContextBuilder {
         self
     }
 
+    /// The shell commands run under (default [`Shell::detect`]: `/bin/bash` where it
+    /// exists, else `/bin/sh`). The `shell` tool names it to the model.
+    pub fn shell(mut self, shell: Shell) -> Self {
+        self.shell = Some(shell);
+        self
+    }
+
     /// Whether [`build`](Self::build) starts an orphan sweep
     /// ([`ProcessContext::sweep_orphans`]): what a host restarting after a crash wants,
     /// to end the tasks its previous run left behind. Default: off. Inside a tokio
@@ -165,6 +180,7 @@ impl ProcessContextBuilder {
             max_background_tasks: self.max_background_tasks,
             read_budget: self.read_budget,
             cwd,
+            shell: self.shell.unwrap_or_else(Shell::detect),
             timestamp: next_context_timestamp(),
             owner: OwnerId::for_new_context(),
             exec_serial: AtomicU64::new(0),
@@ -186,6 +202,7 @@ const LOG_NAME_ATTEMPTS: u32 = 8;
 /// Returns the log's path; fails with the error a caller should see, leaving nothing
 /// behind.
 fn start_task_shell(
+    shell: &Shell,
     command: &str,
     cwd: &Path,
     env: &BTreeMap<String, String>,
@@ -196,7 +213,7 @@ fn start_task_shell(
     let mut created_dir = false;
     loop {
         let output_path = task_log_path(output_dir, name.0, name.1, attempt);
-        let error = match spawn_shell(command, cwd, env, Some(&output_path)) {
+        let error = match spawn_shell(shell, command, cwd, env, Some(&output_path)) {
             Ok(mut spawned) => match spawned.log.take() {
                 Some(log) => return Ok((spawned, log, output_path)),
                 // Not reached: a spawn asked for a log fails when it cannot make one.
@@ -304,6 +321,11 @@ impl ProcessContext {
         &self.cwd
     }
 
+    /// The shell commands run under.
+    pub fn shell(&self) -> &Shell {
+        &self.shell
+    }
+
     /// Ends every process, of any host of this user, whose owner marker names a host
     /// that is no longer alive — the background tasks (and their descendants) of a host
     /// that was killed before it could `destroy` them — TERM first, KILL after the
@@ -315,7 +337,9 @@ impl ProcessContext {
     /// `/proc` is unavailable it finds nothing and returns an empty list. Bounded by
     /// about the grace period plus a second.
     pub async fn sweep_orphans(&self) -> Result<Vec<SweptProcess>> {
-        containment::sweep_orphans(self.kill_grace).await
+        let swept = containment::sweep_orphans(self.kill_grace).await?;
+        tracing::info!(ended = swept.len(), "orphan sweep");
+        Ok(swept)
     }
 
     /// Waits for the sweep that
@@ -335,6 +359,7 @@ impl ProcessContext {
     ) -> (BTreeMap<String, String>, OwnerMarker) {
         let marker = self.owner.marker(work);
         let mut env = env.clone();
+        self.shell.neutralise_startup_files(&mut env);
         // Inserted last: a caller's variable of the same name cannot unmark the task.
         env.insert(OWNER_MARKER_VAR.to_owned(), marker.to_string());
         (env, marker)
@@ -434,6 +459,10 @@ impl ExecutionContext for ProcessContext {
         Capabilities::new(DetachedTasks::ProcessLifetime)
     }
 
+    fn shell(&self) -> Option<String> {
+        Some(self.shell.path().to_string_lossy().into_owned())
+    }
+
     async fn create_handle(&self) -> Result<ExecutionHandle> {
         Ok(self.registry.create_handle())
     }
@@ -477,6 +506,7 @@ impl ExecutionContext for ProcessContext {
         let serial = self.exec_serial.fetch_add(1, Ordering::Relaxed) + 1;
         let (env, marker) = self.marked_env(&options.env, MarkedWork::Exec(serial));
         run_foreground(ForegroundRun {
+            shell: &self.shell,
             command,
             cwd: &cwd,
             env: &env,
@@ -539,7 +569,7 @@ impl ExecutionContext for ProcessContext {
         let (env, marker) = self.marked_env(&options.env, MarkedWork::Task(task_id));
         let name = (task_id, self.timestamp.as_str());
         let (spawned, log, output_path) =
-            match start_task_shell(command, &cwd, &env, &output_dir, name) {
+            match start_task_shell(&self.shell, command, &cwd, &env, &output_dir, name) {
                 Ok(started) => started,
                 Err(error) => {
                     self.registry.cancel(reservation);
@@ -585,6 +615,18 @@ impl ExecutionContext for ProcessContext {
             task.reassign(None);
             task.kill.cancel();
         }
+        // The task outlives the call that started it: its own root span, linked to
+        // the caller's (the `tool_call` of a run, when an agent started it).
+        let span = tracing::info_span!(parent: None, "task", task_id = %task_id, pid);
+        span.follows_from(tracing::Span::current());
+        tracing::info!(
+            parent: &span,
+            task_id = %task_id,
+            pid,
+            command = %command,
+            output_file = %output_path.display(),
+            "task started"
+        );
         // Its first poll here, not on a worker woken for it: see spawn_on_wake.rs.
         spawn_on_wake(
             Supervisor {
@@ -597,7 +639,8 @@ impl ExecutionContext for ProcessContext {
                 stall,
                 registry: self.registry.clone(),
             }
-            .run(),
+            .run()
+            .instrument(span),
         );
         inserted?;
         Ok(BackgroundStarted {
@@ -655,6 +698,19 @@ impl ExecutionContext for ProcessContext {
         let mut done = task.subscribe();
         drop(task);
         Ok(wait_for_exit(&mut done, timeout, &cancel).await)
+    }
+
+    async fn follow_output(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        offset: u64,
+        max: usize,
+    ) -> Result<Option<OutputChunk>> {
+        let Some(task) = self.registry.task(handle, task_id)? else {
+            return Ok(None);
+        };
+        follow(task, offset, max).await.map(Some)
     }
 
     async fn reassign_background_tasks(

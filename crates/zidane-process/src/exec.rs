@@ -15,6 +15,7 @@ use crate::containment::TaskProcesses;
 use crate::kill::{Escalation, Next};
 use crate::log_file::read_pipe;
 use crate::owner_marker::OwnerMarker;
+use crate::shell::Shell;
 use crate::spawn::spawn_shell;
 use crate::task::LeaderExit;
 
@@ -27,6 +28,7 @@ const READ_BUDGET: usize = 16 << 20;
 
 /// What a foreground run needs besides the command.
 pub(crate) struct ForegroundRun<'a> {
+    pub(crate) shell: &'a Shell,
     pub(crate) command: &'a str,
     pub(crate) cwd: &'a Path,
     pub(crate) env: &'a BTreeMap<String, String>,
@@ -48,7 +50,7 @@ enum Ended {
 /// Runs the command to completion (leader exited and output closed).
 pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
     let started = Instant::now();
-    let spawned = spawn_shell(run.command, run.cwd, run.env, None)
+    let spawned = spawn_shell(run.shell, run.command, run.cwd, run.env, None)
         .map_err(|error| ContextError::spawn(run.command, error.into_source()))?;
     let processes = TaskProcesses::of_leader(spawned.pid)
         .map(|p| p.with_marker(run.marker))

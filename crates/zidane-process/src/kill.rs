@@ -113,6 +113,8 @@ impl Escalation {
                 Next::Probed
             }
             Self::Terminating { .. } => {
+                // In the task's span (the supervisor's): the grace period is over.
+                tracing::info!(signal = "SIGKILL", "task kill");
                 processes.kill();
                 *self = Self::Killing {
                     give_up_at: Instant::now() + LEADER_REAP_BOUND,

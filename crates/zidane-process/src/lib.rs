@@ -5,7 +5,8 @@
 //! hears about the exit through a callback — no polling. This crate is the only one in
 //! zidane that touches processes, signals and file descriptors.
 //!
-//! - **Start**: `/bin/sh -c COMMAND` in a new process group, stdin on `/dev/null`.
+//! - **Start**: `/bin/bash --norc --noprofile -c COMMAND` (or `/bin/sh -c COMMAND` where
+//!   there is no bash; see [`Shell`]) in a new process group, stdin on `/dev/null`.
 //!   [`exec_background`](zidane_context::ExecutionContext::exec_background) returns
 //!   `bash_1`, `bash_2`, … with the log path and pid as soon as the process exists.
 //! - **Log**: stdout and stderr share one pipe, so they reach
@@ -67,12 +68,14 @@ pub use kill::DEFAULT_KILL_GRACE;
 pub use orphan_sweep::{OrphanOwner, SweptProcess};
 pub use owner_marker::OWNER_MARKER_VAR;
 pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
+pub use shell::{BASH_PATH, SH_PATH, Shell};
 pub use timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
 
 mod containment;
 mod context;
 mod escapees;
 mod exec;
+mod follow;
 mod kill;
 mod leader;
 mod log_file;
@@ -82,8 +85,10 @@ mod pid_escalation;
 mod proc_scan;
 mod read;
 mod registry;
+mod shell;
 mod spawn;
 mod spawn_on_wake;
+mod stall_diagnosis;
 mod supervise;
 mod task;
 #[cfg(test)]

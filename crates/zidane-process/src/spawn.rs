@@ -1,5 +1,5 @@
 //! Checking what the OS cannot pass on (environment variables, a working directory),
-//! and starting `/bin/sh -c COMMAND` in its own process group with one output pipe
+//! and starting `SHELL [FLAGS] -c COMMAND` (see [`Shell`]) in its own process group with one output pipe
 //! (through [`vfork_spawn`], or `std::process::Command` where the kernel refuses it).
 
 use std::collections::BTreeMap;
@@ -18,7 +18,8 @@ use zidane_context::{ContextError, Result};
 
 use crate::leader::Leader;
 use crate::log_file::open_new;
-use crate::vfork_spawn::{self, Child, SHELL, ShellCommand, Spawn, SpawnError};
+use crate::shell::Shell;
+use crate::vfork_spawn::{self, Child, ShellCommand, Spawn, SpawnError};
 
 /// Refuses environment variables the OS cannot pass on. Checked before spawning, so a
 /// bad variable never leaves a half-started task behind.
@@ -65,7 +66,7 @@ pub(crate) struct Spawned {
     pub(crate) log: Option<File>,
 }
 
-/// Starts `/bin/sh -c command` in a new process group, stdin on `/dev/null`, stdout and
+/// Starts `command` under `shell` in a new process group, stdin on `/dev/null`, stdout and
 /// stderr both the write end of one pipe (so their bytes stay in write order). With
 /// `log`, that file is created first, as [`open_new`] does (by the spawn's child when
 /// it can: see [`vfork_spawn`]); if it cannot be, nothing is started.
@@ -74,6 +75,7 @@ pub(crate) struct Spawned {
 /// pipe; the parent's copies of the write end are gone when this returns, so the read
 /// end sees end-of-file as soon as the last process holding it exits.
 pub(crate) fn spawn_shell(
+    shell: &Shell,
     command: &str,
     cwd: &Path,
     env: &BTreeMap<String, String>,
@@ -83,16 +85,18 @@ pub(crate) fn spawn_shell(
     // Only our end is non-blocking: the task must block on a full pipe (backpressure),
     // not get EAGAIN. O_NONBLOCK lives on the open file description of each end.
     fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(SpawnError::start)?;
-    let mut shell = ShellCommand::new(command, cwd, env).map_err(SpawnError::start)?;
+    let mut prepared = ShellCommand::new(command, cwd, env)
+        .and_then(|prepared| prepared.with_shell(shell))
+        .map_err(SpawnError::start)?;
     if let Some(path) = log {
-        shell = shell.with_log(path).map_err(SpawnError::start)?;
+        prepared = prepared.with_log(path).map_err(SpawnError::start)?;
     }
-    let child = match vfork_spawn::spawn(&shell, write.as_fd())? {
+    let child = match vfork_spawn::spawn(&prepared, write.as_fd())? {
         Spawn::Started(child) => {
             drop(write);
             child
         }
-        Spawn::Refused { log: made } => start_with_std(command, cwd, env, log, made, write)?,
+        Spawn::Refused { log: made } => start_with_std(shell, command, cwd, env, log, made, write)?,
     };
     // Only the child holds the write end now.
     let log_made = child.log.is_some();
@@ -116,6 +120,7 @@ pub(crate) fn spawn_shell(
 /// The start where the kernel refused [`vfork_spawn`]'s way: the log (unless the
 /// refused child made it already, `made`), then the shell through std.
 fn start_with_std(
+    shell: &Shell,
     command: &str,
     cwd: &Path,
     env: &BTreeMap<String, String>,
@@ -129,7 +134,7 @@ fn start_with_std(
         (None, None) => None,
     };
     let log_made = log.is_some();
-    let pid = spawn_with_std(command, cwd, env, write)
+    let pid = spawn_with_std(shell, command, cwd, env, write)
         .map_err(|source| SpawnError::Start { source, log_made })?;
     Ok(Child { pid, log })
 }
@@ -138,6 +143,7 @@ fn start_with_std(
 /// [`vfork_spawn`]'s way. The child inherits every descriptor of ours that is not
 /// close-on-exec (std's behaviour).
 fn spawn_with_std(
+    shell: &Shell,
     command: &str,
     cwd: &Path,
     env: &BTreeMap<String, String>,
@@ -145,9 +151,9 @@ fn spawn_with_std(
 ) -> io::Result<Pid> {
     // `try_clone` dups with F_DUPFD_CLOEXEC.
     let write_for_stderr = write.try_clone()?;
-    let mut shell = Command::new(SHELL);
-    shell
-        .arg("-c")
+    let mut child = Command::new(shell.path());
+    child
+        .args(shell.args())
         .arg(command)
         .current_dir(cwd)
         .envs(env)
@@ -156,16 +162,20 @@ fn spawn_with_std(
         .stderr(Stdio::from(write_for_stderr))
         .process_group(0);
     // Dropping the `Child` neither waits for nor kills it: `Leader` reaps it by pid.
-    let child = shell.spawn()?;
-    i32::try_from(child.id())
+    let spawned = child.spawn()?;
+    i32::try_from(spawned.id())
         .map(Pid::from_raw)
         .map_err(|_| io::Error::other("spawned child has an impossible pid"))
-    // `shell` drops here, and with it this side's copies of the write end.
+    // `child` drops here, and with it this side's copies of the write end.
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sh() -> Shell {
+        Shell::new(vfork_spawn::SHELL)
+    }
 
     #[test]
     fn refuses_env_the_os_cannot_pass() {
@@ -189,8 +199,16 @@ mod tests {
         let no_env = BTreeMap::new();
 
         let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
-        let child =
-            start_with_std(&command, dir.path(), &no_env, Some(&path), None, write).unwrap();
+        let child = start_with_std(
+            &sh(),
+            &command,
+            dir.path(),
+            &no_env,
+            Some(&path),
+            None,
+            write,
+        )
+        .unwrap();
         assert!(
             vfork_spawn::reap(child.pid, true)
                 .unwrap()
@@ -204,7 +222,15 @@ mod tests {
         // The name is taken now: an error, and the command does not run again.
         std::fs::remove_file(&marker).unwrap();
         let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
-        match start_with_std(&command, dir.path(), &no_env, Some(&path), None, write) {
+        match start_with_std(
+            &sh(),
+            &command,
+            dir.path(),
+            &no_env,
+            Some(&path),
+            None,
+            write,
+        ) {
             Err(SpawnError::Log(error)) => {
                 assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
             }
@@ -221,7 +247,7 @@ mod tests {
         let env = BTreeMap::from([("GREETING".to_owned(), "hi".to_owned())]);
         let command = "echo $GREETING; echo err >&2; read -r _ _ _ _ group _ </proc/$$/stat; \
                        [ $group = $$ ] && echo leads; exit 4";
-        let pid = spawn_with_std(command, Path::new("/"), &env, write).unwrap();
+        let pid = spawn_with_std(&sh(), command, Path::new("/"), &env, write).unwrap();
         let mut output = String::new();
         std::fs::File::from(read)
             .read_to_string(&mut output)

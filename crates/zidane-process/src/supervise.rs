@@ -33,6 +33,7 @@ use crate::leader::Leader;
 use crate::log_file::{LogWriter, Pumped};
 use crate::registry::Registry;
 use crate::spawn_on_wake;
+use crate::stall_diagnosis;
 use crate::task::{LeaderExit, Settlement, Task};
 use crate::watchdog::StallWatch;
 
@@ -109,6 +110,7 @@ impl Supervisor {
                             }
                             if outcome.moved > 0 {
                                 task.bytes_written.store(log.total(), Ordering::Relaxed);
+                                task.output_moved.send_replace(log.total());
                                 if let Some(stall) = stall.as_mut() {
                                     stall.on_output(Instant::now());
                                 }
@@ -217,9 +219,20 @@ impl Supervisor {
 /// `on_exit` fires before waiters wake, so a caller whose `kill_background` or
 /// `wait_background` returned knows the callback already ran.
 pub(crate) fn settle(task: &Task, registry: &Registry, settlement: Settlement) {
+    let bytes_written = settlement.bytes_written;
     let Some((callback, info)) = task.settle(settlement) else {
         return;
     };
+    tracing::info!(
+        task_id = %info.task_id,
+        status = %info.status,
+        exit_code = info.exit_code,
+        signal = info.signal.map(tracing::field::display),
+        duration_ms = u64::try_from(info.duration.as_millis()).unwrap_or(u64::MAX),
+        bytes_written,
+        log_write_failure = info.log_write_failure.as_ref().map(tracing::field::display),
+        "task exited"
+    );
     registry.release();
     if let Some(callback) = callback {
         let exit = info.clone();
@@ -281,12 +294,20 @@ fn fire_stall(
     callback: &zidane_context::StallCallback,
     quiet: Duration,
 ) {
+    tracing::info!(
+        task_id = %task.id,
+        stalled_for_ms = u64::try_from(quiet.as_millis()).unwrap_or(u64::MAX),
+        bytes_written,
+        "task stalled"
+    );
     let info = StallInfo {
         task_id: task.id,
         command: task.command.clone(),
         output_path: task.output_path.clone(),
         stalled_for: quiet,
         bytes_written,
+        // The group is still there to ask: the task has not ended.
+        diagnosis: stall_diagnosis::diagnose(task.pid, &task.output_path),
     };
     if catch_unwind(AssertUnwindSafe(|| callback(info))).is_err() {
         tracing::error!(task = %task.id, "on_stall callback panicked");

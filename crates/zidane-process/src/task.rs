@@ -84,6 +84,9 @@ pub(crate) struct Task {
     pub(crate) scan_bound: Option<ScanBound>,
     /// Bytes written so far (kept and dropped), updated live by the supervisor.
     pub(crate) bytes_written: AtomicU64,
+    /// Bumped by the supervisor whenever output reaches the log, so a follower of the
+    /// log waits instead of polling it.
+    pub(crate) output_moved: watch::Sender<u64>,
     /// Cancelled to ask the supervisor to kill the task.
     pub(crate) kill: CancellationToken,
     /// Set by the first [`request_kill`](Self::request_kill).
@@ -150,6 +153,7 @@ impl Task {
             started_at: new.started_at,
             scan_bound: new.scan_bound,
             bytes_written: AtomicU64::new(0),
+            output_moved: watch::Sender::new(0),
             kill: CancellationToken::new(),
             kill_request: OnceLock::new(),
             output: Mutex::new(Some(new.output)),
@@ -227,6 +231,7 @@ impl Task {
             && self.is_running()
             && let Some(processes) = TaskProcesses::of_leader(self.pid)
         {
+            tracing::info!(task_id = %self.id, pid = self.pid, signal = %Signal::TERM, "task kill");
             processes.terminate();
         }
     }

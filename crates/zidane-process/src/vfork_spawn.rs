@@ -60,8 +60,9 @@ use nix::unistd::{Pid, dup3};
 #[cfg(doc)]
 use crate::log_file::open_new;
 use crate::log_file::{LOG_MODE, LOG_OPEN_FLAGS};
+use crate::shell::Shell;
 
-/// The shell every command runs under.
+/// The shell of a [`ShellCommand`] not given another ([`ShellCommand::with_shell`]).
 pub(crate) const SHELL: &str = "/bin/sh";
 
 /// Stack of the child until it execs; it only makes system calls.
@@ -80,7 +81,8 @@ static UNSUPPORTED: AtomicBool = AtomicBool::new(false);
 /// (the child itself may not allocate).
 pub(crate) struct ShellCommand {
     program: CString,
-    args: [CString; 3],
+    /// `argv`: the shell, its flags, then the command.
+    args: Vec<CString>,
     /// Our own environment's entries that `env` does not override: the C library's
     /// strings, not copies (see [`inherited_env`]).
     inherited: Vec<*const c_char>,
@@ -104,7 +106,7 @@ impl ShellCommand {
             .collect::<io::Result<_>>()?;
         Ok(Self {
             program: c_string(SHELL.as_bytes())?,
-            args: [
+            args: vec![
                 c_string(SHELL.as_bytes())?,
                 c_string(b"-c")?,
                 c_string(command.as_bytes())?,
@@ -114,6 +116,21 @@ impl ShellCommand {
             cwd: c_string(cwd.as_os_str().as_bytes())?,
             log: None,
         })
+    }
+
+    /// Runs the command under `shell` instead: `SHELL [FLAGS] -c COMMAND`.
+    pub(crate) fn with_shell(mut self, shell: &Shell) -> io::Result<Self> {
+        let program = c_string(shell.path().as_os_str().as_bytes())?;
+        let command = self.args.pop().unwrap_or_default();
+        let mut args = Vec::with_capacity(shell.args().len() + 2);
+        args.push(program.clone());
+        for flag in shell.args() {
+            args.push(c_string(flag.as_bytes())?);
+        }
+        args.push(command);
+        self.program = program;
+        self.args = args;
+        Ok(self)
     }
 
     /// Has the child create `path` before anything else, as [`open_new`] would

@@ -49,6 +49,8 @@ mod permissions;
 mod read_file;
 #[path = "process/reassign.rs"]
 mod reassign;
+#[path = "process/shell.rs"]
+mod shell;
 #[path = "process/stall.rs"]
 mod stall;
 #[path = "process/wait_race.rs"]

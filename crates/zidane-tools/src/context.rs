@@ -127,6 +127,10 @@ pub struct BackgroundSettings {
         default
     )]
     pub stall_timeout: Option<Duration>,
+    /// Whether `wait_task`'s `until.url` may probe hosts other than this machine's
+    /// loopback addresses. Off by default: a model should not make the host reach out.
+    #[serde(default)]
+    pub remote_readiness: bool,
 }
 
 /// Whether an agent lets the model start background tasks.

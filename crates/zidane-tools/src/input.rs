@@ -12,7 +12,7 @@ use crate::ToolOutput;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellInput {
-    /// The bash command to run.
+    /// The command to run, in the shell the tool's description names.
     pub command: String,
     /// Kill the command's process group after this many milliseconds. Foreground only.
     #[schemars(range(min = 1))]
@@ -32,7 +32,7 @@ pub struct ShellKillInput {
 }
 
 /// Input of the `wait_task` tool.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitTaskInput {
     /// The background task to wait for, as returned by `shell`, e.g. `bash_1`.
@@ -42,6 +42,15 @@ pub struct WaitTaskInput {
     /// are capped). The task keeps running if the wait times out.
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<i64>,
+    /// Wait until the task is ready instead of until it ends: `{"pattern": "<regex>"}`
+    /// (a line of its log matches; `"from": "now"` skips lines already written),
+    /// `{"port": 8080}` (127.0.0.1 accepts a TCP connection) or
+    /// `{"url": "http://127.0.0.1:8080/health"}` (a GET answers 2xx or 3xx). Returns at
+    /// once if the task ends first. Use it right after starting a server in the
+    /// background, instead of `sleep` or re-reading the log.
+    #[serde(default)]
+    #[schemars(schema_with = "crate::readiness::until_schema")]
+    pub until: Option<serde_json::Value>,
 }
 
 /// Input of the `read_file` tool.
@@ -86,6 +95,12 @@ pub fn input_schema<T: JsonSchema>() -> serde_json::Value {
             .and_then(serde_json::Value::as_object_mut)
         {
             for property in properties.values_mut() {
+                // `#[serde(default)]` on an optional field says nothing the model needs.
+                if let Some(object) = property.as_object_mut()
+                    && object.get("default") == Some(&serde_json::Value::Null)
+                {
+                    object.remove("default");
+                }
                 strip_null_type(property);
                 unwrap_description(property);
             }

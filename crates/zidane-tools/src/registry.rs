@@ -4,6 +4,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use zidane_context::ExecutionContext;
+
 use crate::{BackgroundGate, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 /// The tools of an agent, in registration order, each reachable by its name and its
@@ -90,6 +92,15 @@ impl ToolRegistry {
     /// The specs the model sees under `gate`, in registration order.
     pub fn specs(&self, gate: &BackgroundGate) -> Vec<ToolSpec> {
         self.tools.iter().map(|tool| tool.spec_for(gate)).collect()
+    }
+
+    /// The specs the model sees under `gate` for commands run in `context`
+    /// ([`Tool::spec_in`]), in registration order: what the agent sends the model.
+    pub fn specs_in(&self, gate: &BackgroundGate, context: &dyn ExecutionContext) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|tool| tool.spec_in(gate, context))
+            .collect()
     }
 
     /// The tools' names (not aliases), in registration order.

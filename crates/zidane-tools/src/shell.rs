@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::json;
-use zidane_context::{BackgroundOptions, ContextError, ExecOptions, ExecOutput};
+use zidane_context::{BackgroundOptions, ContextError, ExecOptions, ExecOutput, ExecutionContext};
 
 use crate::input::{ShellInput, input_schema, parse};
 use crate::{BackgroundGate, Tool, ToolContext, ToolOutput, ToolSpec};
@@ -12,10 +12,12 @@ use crate::{BackgroundGate, Tool, ToolContext, ToolOutput, ToolSpec};
 /// The name of the shell tool.
 pub const SHELL: &str = "shell";
 
+/// The first paragraph of the description, after "Runs a … command" (see
+/// [`describe_shell`]).
 const DESCRIPTION: &str = "\
-Runs a bash command to completion and returns its output (stdout and stderr interleaved) \
-and its exit code. Very long output keeps its tail. Set `timeout_ms` to bound how long the \
-command may run: on timeout the command and every process it started are killed.";
+to completion and returns its output (stdout and stderr interleaved) and its exit code. \
+Very long output keeps its tail. Set `timeout_ms` to bound how long the command may run: \
+on timeout the command and every process it started are killed.";
 
 const BACKGROUND_DESCRIPTION: &str = "\
 For a long-running command — a build, a test suite, a dev server, a training run — set \
@@ -76,8 +78,24 @@ struct ShellTool {
     allow_background: bool,
 }
 
+/// "Runs a bash command (`/bin/bash`)" for a context that names its shell, else "Runs
+/// a shell command": the model is told the dialect it gets.
+fn describe_shell(shell: Option<&str>) -> String {
+    match shell {
+        Some(path) => {
+            let name = path
+                .rsplit('/')
+                .next()
+                .filter(|n| !n.is_empty())
+                .unwrap_or(path);
+            format!("Runs a {name} command (`{path}`) {DESCRIPTION}")
+        }
+        None => format!("Runs a shell command {DESCRIPTION}"),
+    }
+}
+
 impl ShellTool {
-    fn foreground_spec() -> ToolSpec {
+    fn foreground_spec(shell: Option<&str>) -> ToolSpec {
         let mut input_schema = input_schema::<ShellInput>();
         if let Some(properties) = input_schema
             .get_mut("properties")
@@ -87,18 +105,26 @@ impl ShellTool {
         }
         ToolSpec {
             name: SHELL.to_owned(),
-            description: DESCRIPTION.to_owned(),
+            description: describe_shell(shell),
             input_schema,
             aliases: Vec::new(),
         }
     }
 
-    fn background_spec() -> ToolSpec {
+    fn background_spec(shell: Option<&str>) -> ToolSpec {
         ToolSpec {
             name: SHELL.to_owned(),
-            description: format!("{DESCRIPTION}\n\n{BACKGROUND_DESCRIPTION}"),
+            description: format!("{}\n\n{BACKGROUND_DESCRIPTION}", describe_shell(shell)),
             input_schema: input_schema::<ShellInput>(),
             aliases: Vec::new(),
+        }
+    }
+
+    fn spec_with(&self, gate: &BackgroundGate, shell: Option<&str>) -> ToolSpec {
+        if self.allow_background && gate.allowed() {
+            Self::background_spec(shell)
+        } else {
+            Self::foreground_spec(shell)
         }
     }
 
@@ -185,18 +211,18 @@ impl ShellTool {
 impl Tool for ShellTool {
     fn spec(&self) -> ToolSpec {
         if self.allow_background {
-            Self::background_spec()
+            Self::background_spec(None)
         } else {
-            Self::foreground_spec()
+            Self::foreground_spec(None)
         }
     }
 
     fn spec_for(&self, gate: &BackgroundGate) -> ToolSpec {
-        if self.allow_background && gate.allowed() {
-            Self::background_spec()
-        } else {
-            Self::foreground_spec()
-        }
+        self.spec_with(gate, None)
+    }
+
+    fn spec_in(&self, gate: &BackgroundGate, context: &dyn ExecutionContext) -> ToolSpec {
+        self.spec_with(gate, context.shell().as_deref())
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
@@ -206,7 +232,7 @@ impl Tool for ShellTool {
         };
         if input.command.trim().is_empty() {
             return ToolOutput::error(format!(
-                "{SHELL}: `command` is empty; give the bash command to run"
+                "{SHELL}: `command` is empty; give the command to run"
             ));
         }
         if input.command.contains('\0') {

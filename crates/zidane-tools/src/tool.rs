@@ -3,6 +3,8 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use zidane_context::ExecutionContext;
+
 use crate::{BackgroundGate, ToolContext};
 
 /// A tool the model can call.
@@ -24,6 +26,17 @@ pub trait Tool: Send + Sync {
     fn spec_for(&self, gate: &BackgroundGate) -> ToolSpec {
         let _ = gate;
         self.spec()
+    }
+
+    /// The spec the model sees when background mode is gated by `gate` and commands run
+    /// in `context` — what the agent shows the model.
+    ///
+    /// The default is [`spec_for`](Self::spec_for). The builtin shell names the shell
+    /// the context runs commands under ([`ExecutionContext::shell`]), so the model
+    /// writes for the right dialect.
+    fn spec_in(&self, gate: &BackgroundGate, context: &dyn ExecutionContext) -> ToolSpec {
+        let _ = context;
+        self.spec_for(gate)
     }
 
     /// Runs the tool on `input` (the JSON the model sent).

@@ -7,6 +7,7 @@ use serde_json::json;
 use zidane_context::{ContextError, TaskEntry, TaskExitInfo, TaskId};
 
 use crate::input::{WaitTaskInput, input_schema, parse, parse_task_id};
+use crate::readiness::{LastSeen, Until, Waited, log_tail, wait_ready};
 use crate::{Tool, ToolContext, ToolOutput, ToolSpec};
 
 /// The name of the wait tool.
@@ -14,6 +15,17 @@ pub const WAIT_TASK: &str = "wait_task";
 
 /// How long `wait_task` waits when the model gives no `timeout_ms`: 2 minutes.
 pub const DEFAULT_WAIT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The start of every `wait_task` result that does not report the task's exit (a
+/// timeout, a readiness wait that succeeded, a cancel). A result that reports the exit —
+/// so the model knows how the task ended — starts with the exit summary instead.
+pub const WAIT_NOT_ENDED_PREFIX: &str = "wait_task: ";
+
+/// How long the answer to a readiness wait whose task ended waits for the exit to settle.
+const ENDED_LOOKUP: Duration = Duration::from_secs(5);
+
+/// Lines of the log quoted when a task ended before it was ready.
+const TAIL_LINES: usize = 5;
 
 /// The longest `wait_task` waits: 30 minutes. Larger `timeout_ms` values are capped to
 /// it, not refused.
@@ -25,7 +37,13 @@ Waits for a background task started by `shell` to end and returns its exit summa
 result; otherwise end your turn — a `<task-notification>` arrives when the task ends. \
 Waits at most `timeout_ms` (default 2 minutes, at most 30 minutes); if the task is still \
 running then, the call says so and the task keeps running. Read the task's log with \
-`read_file` for its output.";
+`read_file` for its output.
+
+With `until`, it waits for the task to be ready rather than ended — a log line matching \
+a pattern, a port accepting connections, or a URL answering — and returns as soon as it \
+is, while the task keeps running. After starting a dev server or any service in the \
+background, use `until` instead of `sleep` or polling the log. If the task ends first, \
+the call returns at once with its exit and last log lines.";
 
 /// The builtin `wait_task` tool.
 pub(crate) struct WaitTaskTool;
@@ -62,7 +80,20 @@ impl Tool for WaitTaskTool {
                 }
             },
         };
-        match wait(context, task_id, timeout).await {
+        let until = match input.until.as_ref().filter(|v| !v.is_null()) {
+            None => None,
+            Some(value) => match Until::parse(value, context.background.remote_readiness) {
+                Ok(until) => Some(until),
+                Err(message) => {
+                    return ToolOutput::error(format!("{WAIT_TASK}: invalid input: {message}"));
+                }
+            },
+        };
+        let waited = match &until {
+            None => wait(context, task_id, timeout).await,
+            Some(until) => wait_until(context, task_id, until, timeout).await,
+        };
+        match waited {
             Ok(output) => output,
             Err(ContextError::Unsupported { .. }) => ToolOutput::error(format!(
                 "{WAIT_TASK}: background tasks are not supported in this execution context"
@@ -80,10 +111,7 @@ async fn wait(
     // `wait_background` answers `None` alike for an unknown id, a timeout and a
     // cancellation; look the task up first so each gets its own answer.
     if find(context, task_id).await?.is_none() {
-        return Ok(ToolOutput::error(format!(
-            "{WAIT_TASK}: no background task {task_id} in this session. Use a task id \
-             returned by `shell` with `run_in_background`."
-        )));
+        return Ok(unknown_task(task_id));
     }
     let waited = context
         .context
@@ -112,6 +140,113 @@ async fn wait(
             timeout_text(timeout)
         ),
         json!({ "timed_out": true, "task_id": task_id.to_string(), "output_path": output_path }),
+    ))
+}
+
+/// Waits for `until` to hold, for the task to end first, or for the timeout.
+async fn wait_until(
+    context: &ToolContext,
+    task_id: TaskId,
+    until: &Until,
+    timeout: Duration,
+) -> Result<ToolOutput, ContextError> {
+    let Some(entry) = find(context, task_id).await? else {
+        return Ok(unknown_task(task_id));
+    };
+    let output_path = entry.output_path.display().to_string();
+    if entry.status.is_terminal() {
+        return ended_before_ready(context, task_id, until).await;
+    }
+    let seen = std::sync::Mutex::new(LastSeen::default());
+    let waited = tokio::select! {
+        waited = wait_ready(context, task_id, until, &seen) => Some(waited?),
+        () = tokio::time::sleep(timeout) => None,
+        () = context.cancel.cancelled() => {
+            return Ok(ToolOutput::error_with(
+                format!("{WAIT_TASK}: cancelled; {task_id} is still running. Output: {output_path}"),
+                json!({ "cancelled": true, "task_id": task_id.to_string(), "output_path": output_path }),
+            ));
+        }
+    };
+    let seen = seen.into_inner().unwrap_or_else(|e| e.into_inner());
+    match waited {
+        Some(Waited::Ready { text, mut data }) => {
+            data["ready"] = json!(true);
+            data["task_id"] = json!(task_id.to_string());
+            data["output_path"] = json!(output_path);
+            Ok(ToolOutput::ok(
+                format!(
+                    "{WAIT_NOT_ENDED_PREFIX}{task_id} is ready: {text}. It keeps running; its \
+                     exit will be notified. Output: {output_path}"
+                ),
+                data,
+            ))
+        }
+        Some(Waited::Ended) => ended_before_ready(context, task_id, until).await,
+        Some(Waited::Gone) => Ok(unknown_task(task_id)),
+        None => Ok(ToolOutput::ok(
+            format!(
+                "{WAIT_NOT_ENDED_PREFIX}timed out after {} waiting for {}; {task_id} is still \
+                 running. {} Output: {output_path}",
+                timeout_text(timeout),
+                until.describe(),
+                seen.describe()
+            ),
+            json!({
+                "timed_out": true,
+                "task_id": task_id.to_string(),
+                "output_path": output_path,
+                "last_line": seen.line,
+                "last_error": seen.error,
+            }),
+        )),
+    }
+}
+
+/// The task ended before it was ready: its exit summary (the model now knows the exit,
+/// as from a plain wait) and the last lines of its log.
+async fn ended_before_ready(
+    context: &ToolContext,
+    task_id: TaskId,
+    until: &Until,
+) -> Result<ToolOutput, ContextError> {
+    let exit = context
+        .context
+        .wait_background(
+            context.handle,
+            task_id,
+            ENDED_LOOKUP,
+            context.cancel.clone(),
+        )
+        .await?;
+    let Some(exit) = exit else {
+        return Ok(unknown_task(task_id));
+    };
+    let tail = log_tail(context, task_id, TAIL_LINES).await;
+    let mut text = format!(
+        "{}. It ended before it was ready (waiting for {}).",
+        zidane_wire::exit_summary(&exit),
+        until.describe()
+    );
+    if tail.is_empty() {
+        text.push_str(" Its log is empty.");
+    } else {
+        text.push_str(" Last lines of its log:");
+        for line in &tail {
+            text.push_str("\n  ");
+            text.push_str(line);
+        }
+    }
+    Ok(ToolOutput::ok(
+        text,
+        json!({ "exit": exit, "ready": false, "last_lines": tail }),
+    ))
+}
+
+fn unknown_task(task_id: TaskId) -> ToolOutput {
+    ToolOutput::error(format!(
+        "{WAIT_TASK}: no background task {task_id} in this session. Use a task id \
+         returned by `shell` with `run_in_background`."
     ))
 }
 

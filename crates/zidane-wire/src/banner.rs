@@ -34,7 +34,7 @@ impl Tone {
 }
 
 /// The ANSI sequence that ends a tone.
-const SGR_RESET: &str = "\x1b[0m";
+pub(crate) const SGR_RESET: &str = "\x1b[0m";
 
 /// One line for a host's transcript: `⌁ bash_1 exited (0) 4.2s PATH`, or
 /// `⌁ bash_1 killed (SIGTERM) 1.2s PATH` when a signal ended the task.
@@ -127,9 +127,24 @@ impl fmt::Display for Banner {
 }
 
 /// `s` with every control character replaced by `U+FFFD`.
-fn printable(s: &str) -> String {
+pub(crate) fn printable(s: &str) -> String {
+    replace_controls(s, |_| false)
+}
+
+/// One line of text for a terminal: like [`printable`], but tabs stay.
+pub(crate) fn printable_line(s: &str) -> String {
+    replace_controls(s, |c| c == '\t')
+}
+
+fn replace_controls(s: &str, keep: impl Fn(char) -> bool) -> String {
     s.chars()
-        .map(|c| if c.is_control() { '\u{FFFD}' } else { c })
+        .map(|c| {
+            if c.is_control() && !keep(c) {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
         .collect()
 }
 

@@ -8,16 +8,17 @@
 //! [`ContentBlock`] — is how it persists (serde JSON, see `docs/WIRE.md`).
 //!
 //! For hosts, [`events_from_turns`] replays a stored session as [`StreamEvent`]s,
-//! turning each block back into a structured event instead of raw XML, and [`Banner`]
-//! renders the one-line `⌁ bash_1 exited (0) 4.2s PATH` a transcript shows for it. The
-//! `testing` feature adds `insta` filters so hosts can snapshot all of this stably.
+//! turning each block back into a structured event instead of raw XML, [`Banner`]
+//! renders the one-line `⌁ bash_1 exited (0) 4.2s PATH` a transcript shows for it, and
+//! [`Painter`] paints whole transcripts for a terminal. The context types these take
+//! ([`TaskExitInfo`], [`TaskId`], …) are re-exported. The `testing` feature adds
+//! `insta` filters so hosts can snapshot all of this stably.
 //!
 //! ```
 //! use std::time::Duration;
-//! use zidane_context::{Signal, TaskExitInfo, TaskId, TaskStatus};
 //! use zidane_wire::{
-//!     events_from_turns, parse, Banner, ContentBlock, StreamEvent, TaskNotification, Tone,
-//!     Turn, WireBlock,
+//!     events_from_turns, parse, Banner, ContentBlock, Signal, StreamEvent, TaskExitInfo,
+//!     TaskId, TaskNotification, TaskStatus, Tone, Turn, WireBlock,
 //! };
 //!
 //! let exit = TaskExitInfo {
@@ -68,11 +69,15 @@
 pub use banner::{Banner, TASK_GLYPH, Tone, file_url};
 pub use error::WireError;
 pub use notification::TaskNotification;
+pub use paint::{MAX_RESULT_LINES, Painter};
 pub use parse::{WireBlock, parse};
 pub use replay::{StreamEvent, events_from_turn, events_from_turns};
 pub use stall::{STALL_HINT, TaskStall};
 pub use summary::{SUMMARY_COMMAND_CHARS, command_preview, exit_summary, format_duration};
 pub use turn::{ContentBlock, Role, Turn};
+/// The context types this crate's functions take and give, re-exported so that a host
+/// (or a snapshot test) needs no `zidane-context` dependency of its own.
+pub use zidane_context::{Signal, StallInfo, TaskExitInfo, TaskId, TaskStatus};
 
 #[cfg(any(test, feature = "testing"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
@@ -82,8 +87,15 @@ mod banner;
 mod error;
 mod escape;
 mod notification;
+mod paint;
 mod parse;
 mod replay;
 mod stall;
 mod summary;
 mod turn;
+
+/// This crate's README, run as a doc test: its example compiles with `zidane-wire`
+/// alone.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -12,6 +12,9 @@ use crate::parse::Cursor;
 /// The element name of a stall block.
 pub(crate) const STALL_TAG: &str = "task-stall";
 
+/// The optional element that says what the task's processes are doing.
+const DIAGNOSIS_TAG: &str = "diagnosis";
+
 /// The `<hint>` of a stall block built by [`TaskStall::from_stall`].
 pub const STALL_HINT: &str = "The task is still running but has produced no output for \
 the reported window. It may be waiting for input it will never get (stdin is closed) or \
@@ -31,6 +34,7 @@ waiting if the silence is expected.";
 /// <output-file>/home/u/.zidane/sessions/s1/tasks/bash_1.20260523-024147-123.log</output-file>
 /// <stalled-for-ms>45000</stalled-for-ms>
 /// <bytes-written>128</bytes-written>
+/// <diagnosis>sudo (pid 4242) is waiting for input from a terminal: …</diagnosis>
 /// <hint>The task is still running but has produced no output …</hint>
 /// </task-stall>
 /// ```
@@ -46,6 +50,7 @@ waiting if the silence is expected.";
 ///     output_path: "/tmp/tasks/bash_1.log".into(),
 ///     stalled_for: Duration::from_secs(45),
 ///     bytes_written: 128,
+///     diagnosis: None,
 /// });
 /// assert!(stall.render().contains("<stalled-for-ms>45000</stalled-for-ms>"));
 /// assert_eq!(parse(&stall.render())?, vec![WireBlock::Stall(stall)]);
@@ -65,6 +70,11 @@ pub struct TaskStall {
     pub bytes_written: u64,
     /// What the model should do about it: [`STALL_HINT`] unless a host chose otherwise.
     pub hint: String,
+    /// What the task's processes are doing, when the context could tell (see
+    /// `StallInfo::diagnosis`). Rendered as `<diagnosis>` after `<bytes-written>`; blocks
+    /// written before that element existed parse as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<String>,
 }
 
 impl TaskStall {
@@ -79,6 +89,7 @@ impl TaskStall {
             stalled_for_ms: u64::try_from(info.stalled_for.as_millis()).unwrap_or(u64::MAX),
             bytes_written: info.bytes_written,
             hint: STALL_HINT.to_owned(),
+            diagnosis: info.diagnosis.clone(),
         }
     }
 
@@ -96,6 +107,9 @@ impl TaskStall {
         push_element(&mut out, "output-file", &self.output_file);
         push_raw_element(&mut out, "stalled-for-ms", &self.stalled_for_ms.to_string());
         push_raw_element(&mut out, "bytes-written", &self.bytes_written.to_string());
+        if let Some(diagnosis) = &self.diagnosis {
+            push_element(&mut out, DIAGNOSIS_TAG, diagnosis);
+        }
         push_element(&mut out, "hint", &self.hint);
         out.push_str("</task-stall>");
         out
@@ -109,6 +123,11 @@ impl TaskStall {
             output_file: cursor.text("output-file")?,
             stalled_for_ms: cursor.number("stalled-for-ms")?,
             bytes_written: cursor.number("bytes-written")?,
+            diagnosis: if cursor.at("<diagnosis>") {
+                Some(cursor.text(DIAGNOSIS_TAG)?)
+            } else {
+                None
+            },
             hint: cursor.text("hint")?,
         })
     }

@@ -6,19 +6,27 @@
 //! |---|---|---|
 //! | a task log path | `/home/u/.zidane/sessions/s1/tasks/bash_1.20260523-024147-123.log` | `[LOG bash_1]` |
 //! | a temp dir | `/tmp/.tmpAbC123/work` | `[TMP]/work` |
+//! | a generated session id | `s-20260523-024147-123-4242-0` | `[SESSION]` |
 //! | a context timestamp, an RFC 3339 time | `20260523-024147-123`, `2026-05-23T02:41:47.5Z` | `[TS]` |
-//! | a duration | `<duration-ms>4200</duration-ms>`, `(4.2s) — `, a banner's `4.2s`, `"duration_ms": 4200` | `[DURATION]` |
-//! | a pid | `(pid 4242)`, `"pid": 4242` | `[PID]` |
+//! | a duration | `<duration-ms>4200</duration-ms>`, `(4.2s) — `, a banner's `4.2s`, `"duration_ms": 4200`, `after 514ms` | `<duration-ms>[DURATION]</duration-ms>`, `([DURATION]) — `, `[DURATION]`, `"duration_ms": "[DURATION]"`, `after [DURATION]` |
+//! | a pid | `(pid 4242)`, `"pid": 4242`, `pid=4242` | `(pid [PID])`, `"pid": [PID]`, `pid=[PID]` |
+//!
+//! Only the number is replaced; the words around it stay, as the right-hand column
+//! shows.
 //!
 //! ```
 //! use zidane_wire::testing;
 //!
 //! let _guard = testing::settings().bind_to_scope();
 //! let text = "<duration-ms>4200</duration-ms>\n\
-//!     <output-file>/home/u/tasks/bash_1.20260523-024147-123.log</output-file>";
+//!     <output-file>/home/u/tasks/bash_1.20260523-024147-123.log</output-file>\n\
+//!     Started bash_2 (pid 4242). Killed bash_2: killed (SIGTERM) after 514ms.\n\
+//!     session s-20260523-024147-123-4242-0";
 //! insta::assert_snapshot!(text, @r"
 //! <duration-ms>[DURATION]</duration-ms>
 //! <output-file>[LOG bash_1]</output-file>
+//! Started bash_2 (pid [PID]). Killed bash_2: killed (SIGTERM) after [DURATION].
+//! session [SESSION]
 //! ");
 //! ```
 //!
@@ -50,6 +58,8 @@ pub fn filters() -> Vec<(String, String)> {
     }
     filters.extend(
         [
+            // `Session::generate`'s ids: before the timestamp inside them.
+            (r"\bs-\d{8}-\d{6}-\d{3}-\d+-\d+\b", "[SESSION]"),
             (r"\b\d{8}-\d{6}-\d{3}\b", "[TS]"),
             (
                 r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})",
@@ -70,6 +80,11 @@ pub fn filters() -> Vec<(String, String)> {
     filters.push((
         format!(r"(⌁ bash_\d+ (?:exited|killed) \([^)]*\)) {DURATION_PATTERN}"),
         "$1 [DURATION]".to_owned(),
+    ));
+    // `Killed bash_1: killed (SIGTERM) after 514ms.`, `background:exit … after 1.5s`.
+    filters.push((
+        format!(r"\bafter {DURATION_PATTERN}"),
+        "after [DURATION]".to_owned(),
     ));
     filters.push((r#"(\bpid\b"?:? ?=?)\d+"#.to_owned(), "$1[PID]".to_owned()));
     filters

@@ -7,8 +7,8 @@
 //! 1. The model starts a build-like command in the background and ends its turn.
 //! 2. The agent is idle — nothing polls. The build ends.
 //! 3. The wake loop runs a drain-only turn: the model's next user turn opens with a
-//!    `<task-notification>` (painted as a `⌁` banner) and the model reads the whole log
-//!    with `read_file`.
+//!    `<task-notification>` (painted as a `⌁` banner; the block itself is shown once,
+//!    dimmed, as the model read it) and the model reads the whole log with `read_file`.
 //! 4. The model starts a dev-server-like command, checks that it stays up, reads its
 //!    log, and stops it with `shell_kill` (no notification follows: the model knows).
 //! 5. The agent is destroyed, and the example checks that no process of either task is
@@ -16,14 +16,11 @@
 //!
 //! The session (`session.json`) and the task logs stay under the user dir: the first
 //! argument, else `$ZIDANE_USER_DIR`, else `<temp dir>/zidane-quickstart`. Repaint the
-//! session with `cargo run --example replay`. `RUST_LOG=debug` shows the layers' logs on
-//! stderr (quiet by default).
+//! session with `cargo run --example replay`. `RUST_LOG=zidane=debug` tells the same
+//! story on stderr as `tracing` spans and events (quiet by default).
 
 // An example prints its transcript: that is its whole purpose.
 #![allow(clippy::print_stdout)]
-
-#[path = "common/paint.rs"]
-mod paint;
 
 use std::error::Error;
 use std::path::PathBuf;
@@ -31,11 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tokio::sync::broadcast;
 use zidane::prelude::*;
-use zidane::wire::ContentBlock;
-
-use paint::Painter;
 
 /// The env var that chooses the user dir when no argument does.
 const USER_DIR_VAR: &str = "ZIDANE_USER_DIR";
@@ -50,7 +43,7 @@ const BUILD: &str = "for n in 1 2 3 4 5 6; do echo \"   Compiling crate-$n v0.1.
 
 /// Runs until killed, like `npm run dev`.
 const DEV_SERVER: &str = "echo 'dev server listening on http://127.0.0.1:8080'; \
-     while :; do sleep 1; echo 'GET / 200'; done";
+     while :; do sleep 5; echo 'GET / 200'; done";
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn Error>> {
@@ -62,7 +55,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .with_writer(std::io::stderr)
         .init();
     let began = Instant::now();
-    let painter = Painter::stdout();
+    let painter = Painter::for_stdout();
     let user_dir = std::env::args_os()
         .nth(1)
         .or_else(|| std::env::var_os(USER_DIR_VAR))
@@ -90,7 +83,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     // hooks for what is not in the transcript.
     agent
         .hooks()
-        .subscribe_stream(move |event| painter.event(event));
+        .subscribe_stream(move |event| print!("{}", painter.event(event)));
     let pids = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&pids);
     agent.hooks().subscribe(move |event| match event {
@@ -98,66 +91,100 @@ async fn main() -> Result<(), Box<dyn Error>> {
             seen.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .push((start.task_id, start.pid));
-            painter.note(&format!(
-                "hook background:start {} (pid {})",
-                start.task_id, start.pid
-            ));
+            print!(
+                "{}",
+                painter.note(&format!(
+                    "hook background:start {} (pid {})",
+                    start.task_id, start.pid
+                ))
+            );
         }
-        HookEvent::BackgroundExit(exit) => painter.note(&format!(
-            "hook background:exit {} {} ({}) after {}",
-            exit.task_id,
-            exit.status,
-            exit.exit_code,
-            zidane::wire::format_duration(exit.duration)
-        )),
+        HookEvent::BackgroundExit(exit) => print!(
+            "{}",
+            painter.note(&format!(
+                "hook background:exit {} {} ({}) after {}",
+                exit.task_id,
+                exit.status,
+                exit.exit_code,
+                zidane::wire::format_duration(exit.duration)
+            ))
+        ),
         _ => {}
     });
 
     // The wake loop: a drain-only run whenever a task ends while the agent is idle.
     let wake = WakeLoop::spawn(agent.clone());
-    let mut reports = wake.reports();
 
-    painter.heading("1. the model starts a build in the background and ends its turn");
+    print!(
+        "{}",
+        painter.heading("1. the model starts a build in the background and ends its turn")
+    );
     wake.prompt("Build the workspace in the background.")
         .await?;
     let running = agent.running_tasks().await?;
-    painter.note(&format!(
-        "the run returned; the agent is idle (running: {}) with {} task(s) still running: {}",
-        agent.is_running(),
-        running.len(),
-        running
-            .iter()
-            .map(|row| row.id.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    ));
+    print!(
+        "{}",
+        painter.note(&format!(
+            "the run returned; the agent is idle (running: {}) with {} task(s) still running: {}",
+            agent.is_running(),
+            running.len(),
+            running
+                .iter()
+                .map(|row| row.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    );
 
-    painter.heading("2. nothing polls; the build ends and the wake loop runs a drain-only turn");
-    let woken = next_wake(&mut reports).await?;
-    let woken = woken.outcome?;
-    if woken.notified.len() != 1 {
+    print!(
+        "{}",
+        painter
+            .heading("2. nothing polls; the build ends and the wake loop runs a drain-only turn")
+    );
+    // The build may also end during the first run: the loop's follow-up run delivers it.
+    let woken = tokio::time::timeout(WAKE_WAIT, wake.next_wake())
+        .await
+        .map_err(|_| format!("no wake-up within {WAKE_WAIT:?}"))??;
+    let [block] = woken.notification_blocks()[..] else {
         return Err(format!("expected one notification, got {:?}", woken.notified).into());
-    }
-    painter.note(&format!(
-        "woken by {} notification(s); {} model call(s)",
-        woken.notified.len(),
-        woken.steps
-    ));
+    };
+    print!(
+        "{}",
+        painter.note(&format!(
+            "woken by {} notification(s); {} model call(s). What the model read at the head \
+             of its turn (the ⌁ banner is how a host paints it):",
+            woken.notified.len(),
+            woken.steps
+        ))
+    );
+    print!("{}", painter.wire_block(block));
 
-    painter.heading("3. a dev server: started, checked, stopped with shell_kill");
+    print!(
+        "{}",
+        painter.heading("3. a dev server: started, checked, stopped with shell_kill")
+    );
     let served = wake
         .prompt("Start the dev server, check that it stays up, then stop it.")
         .await?;
     if !served.notified.is_empty() || agent.has_pending_task_notifications() {
         return Err("shell_kill told the model; no notification may follow".into());
     }
-    painter.note("shell_kill told the model the outcome: no notification is pending");
+    print!(
+        "{}",
+        painter.note("shell_kill told the model the outcome: no notification is pending")
+    );
 
-    painter.heading("4. destroy: every task of the session is killed, logs flushed");
+    print!(
+        "{}",
+        painter.heading("4. destroy: every task of the session is killed, logs flushed")
+    );
     drop(wake);
     let report = agent.destroy().await?;
     for (step, outcome) in &report.steps {
-        painter.note(&format!("destroy {step:?}: {outcome:?}"));
+        print!(
+            "{}",
+            painter.note(&format!("destroy {step:?}: {outcome:?}"))
+        );
     }
     let pids = pids.lock().unwrap_or_else(|e| e.into_inner()).clone();
     for (task_id, pid) in &pids {
@@ -167,12 +194,17 @@ async fn main() -> Result<(), Box<dyn Error>> {
                 format!("{task_id}: processes {left:?} of group {pid} are still running").into(),
             );
         }
-        painter.note(&format!("{task_id}: no process left in its group ({pid})"));
+        print!(
+            "{}",
+            painter.note(&format!(
+                "{task_id}: no process left in the group of pid {pid}"
+            ))
+        );
     }
     println!(
-        "\nno process left ({} tasks checked). Finished in {:.1}s.",
+        "\nno process left ({} tasks checked); finished after {}.",
         pids.len(),
-        began.elapsed().as_secs_f64()
+        zidane::wire::format_duration(began.elapsed())
     );
     println!(
         "The session and its logs stay in {}; repaint them with:\n  cargo run --example replay -- {}",
@@ -180,21 +212,6 @@ async fn main() -> Result<(), Box<dyn Error>> {
         store.session_dir(&agent.id())?.display()
     );
     Ok(())
-}
-
-/// The next drain-only run of the wake loop (the build may also end during the first
-/// run, in which case the loop's follow-up run delivers it).
-async fn next_wake(
-    reports: &mut broadcast::Receiver<WakeReport>,
-) -> Result<WakeReport, Box<dyn Error>> {
-    loop {
-        let report = tokio::time::timeout(WAKE_WAIT, reports.recv())
-            .await
-            .map_err(|_| format!("no wake-up within {WAKE_WAIT:?}"))??;
-        if report.trigger != WakeTrigger::Prompt {
-            return Ok(report);
-        }
-    }
 }
 
 /// What the model does, step by step. A real model decides the same from the tools'

@@ -36,23 +36,22 @@
 //!     .session_id("s1") // loaded if stored, else new
 //!     .build()?;
 //! let wake = WakeLoop::spawn(agent.clone()); // drain-only runs when a task ends while idle
-//! let mut reports = wake.reports();
 //!
 //! let outcome = wake.prompt("build it in the background").await?;
 //! assert_eq!(outcome.text, "Building in the background; I will be told when it ends.");
-//! let woken = loop {
-//!     // The task ended: the loop ran the model again, with no prompt.
-//!     let report = reports.recv().await?;
-//!     if report.trigger != WakeTrigger::Prompt {
-//!         break report.outcome?;
-//!     }
-//! };
+//! // The task ended: the loop ran the model again, with no prompt.
+//! let woken = wake.next_wake().await?;
+//! assert!(woken.notification_blocks()[0].starts_with("<task-notification>"));
 //! assert!(woken.text.starts_with("echo built (")); // "echo built (5ms) — exited 0"
 //! agent.destroy().await?; // kills whatever is still running
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # })?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! A model of your own implements [`agent::Model`] with `#[async_trait]`, which the
+//! prelude re-exports; `tracing` spans and events tell what happens
+//! (`RUST_LOG=zidane=debug`); `wire::Painter` paints transcripts for a terminal.
 //!
 //! Features: `process` (default) — the local context and `local_agent`; `mock` —
 //! `MockContext` for tests of your own layers; `testing` — `insta` filters for snapshot

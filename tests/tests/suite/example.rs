@@ -64,6 +64,10 @@ fn cargo_run_example_quickstart_then_replay() {
         " model → read_file ",
         "Finished `dev` profile",
         "The whole log is there: 6 crates compiled, one warning, finished: true.",
+        // The block the model read, shown once (dimmed on a terminal).
+        "What the model read at the head of its turn",
+        "         <task-notification>\n         <task-id>bash_1</task-id>\n",
+        "         </task-notification>\n",
         "·· hook background:start bash_2 (pid ",
         "  tool ← wait_task: timed out after 500ms; bash_2 is still running.",
         "dev server listening on http://127.0.0.1:8080",
@@ -71,9 +75,9 @@ fn cargo_run_example_quickstart_then_replay() {
         "  tool ← Killed bash_2: killed (SIGTERM) after ",
         "·· shell_kill told the model the outcome: no notification is pending",
         "·· destroy DestroyHandle: Done",
-        "·· bash_1: no process left in its group",
-        "·· bash_2: no process left in its group",
-        "no process left (2 tasks checked).",
+        "·· bash_1: no process left in the group of pid ",
+        "·· bash_2: no process left in the group of pid ",
+        "no process left (2 tasks checked); finished after ",
     ];
     let mut rest = transcript.as_str();
     for step in steps {
@@ -82,11 +86,12 @@ fn cargo_run_example_quickstart_then_replay() {
             .unwrap_or_else(|| panic!("missing, or out of order: {step:?}\n{transcript}"));
         rest = &rest[at + step.len()..];
     }
-    assert!(
-        !transcript.contains("<task-id>"),
-        "raw XML painted:\n{transcript}"
+    assert_eq!(
+        transcript.matches("<task-id>").count(),
+        1,
+        "the raw block is shown once, never painted as a transcript event:\n{transcript}"
     );
-    assert_eq!(transcript.matches('⌁').count(), 1, "{transcript}");
+    assert_eq!(transcript.matches('⌁').count(), 2, "{transcript}");
 
     // The session it says it saved is there, and replays with the same banner.
     let sessions: Vec<PathBuf> = std::fs::read_dir(user_dir.path().join(SESSIONS_DIR))
@@ -105,4 +110,47 @@ fn cargo_run_example_quickstart_then_replay() {
         !replayed.contains("<task-id>"),
         "raw XML painted:\n{replayed}"
     );
+}
+
+/// Every value that varies between two runs of the quickstart (temp dir, session id,
+/// timestamps, pids, durations) is covered by the `testing` filters: two runs snapshot
+/// to the same text.
+#[test]
+fn two_quickstart_runs_agree_under_the_testing_filters() {
+    let transcripts: Vec<String> = (0..2)
+        .map(|_| {
+            let user_dir = tempfile::tempdir().unwrap();
+            let output = cargo_run_example("quickstart", &[user_dir.path()]);
+            String::from_utf8(output.stdout).unwrap()
+        })
+        .collect();
+    assert_ne!(transcripts[0], transcripts[1], "the raw runs differ");
+    let _guard = zidane::wire::testing::settings().bind_to_scope();
+    for transcript in &transcripts {
+        insta::assert_snapshot!("quickstart_transcript", transcript);
+    }
+}
+
+/// `cargo run --example replay | head -1`: the reader goes away, the replay stops
+/// quietly (exit 0, no panic) instead of dying on the broken pipe.
+#[test]
+fn replay_into_a_closed_pipe_exits_quietly() {
+    let user_dir = tempfile::tempdir().unwrap();
+    cargo_run_example("quickstart", &[user_dir.path()]);
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut child = Command::new(cargo)
+        .current_dir(workspace_root())
+        .args(["run", "-q", "-p", "zidane", "--example", "replay"])
+        .env("ZIDANE_USER_DIR", user_dir.path())
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Closed before the replay writes a byte: its first write fails with EPIPE.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}: {stderr}", output.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

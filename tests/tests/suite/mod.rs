@@ -1,4 +1,5 @@
 mod context_api;
+mod licenses;
 
 // Real processes, probed through /proc.
 #[cfg(target_os = "linux")]
@@ -21,3 +22,5 @@ mod quickstart_flow;
 mod replay;
 #[cfg(target_os = "linux")]
 mod support;
+#[cfg(target_os = "linux")]
+mod tracing_story;

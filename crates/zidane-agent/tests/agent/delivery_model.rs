@@ -404,6 +404,11 @@ impl World {
         reference.life += 1;
         reference.handle = handle;
         drop(reference);
+        // The old host is gone (crashed, or destroyed above): its session lock with it.
+        let placeholder = Agent::builder(Arc::new(self.model.clone()), self.context.clone())
+            .build()
+            .unwrap();
+        drop(std::mem::replace(&mut self.agent, placeholder));
         self.agent = build(&self.model, &self.context, &self.store, handle, session);
     }
 

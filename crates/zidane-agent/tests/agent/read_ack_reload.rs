@@ -55,3 +55,56 @@ async fn a_read_acknowledgement_survives_a_reload() {
         "the model read bash_1's log after it ended: it must not be told again"
     );
 }
+
+/// A readiness wait returns while the task runs: it tells the model nothing about the
+/// exit, before or after a reload.
+#[tokio::test]
+async fn a_ready_wait_is_not_an_acknowledgement_after_a_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path());
+    let context = Arc::new(MockContext::new());
+    let handle = context.create_handle().await.unwrap();
+    let writer = context.clone();
+    let model = ScriptedModel::new()
+        .tool_call("shell", bg("npm run dev"))
+        .react(move |_| {
+            writer.write_output(tid(1), b"compiling\nready on :3000\n");
+            ModelResponse::tool_use(
+                "w",
+                "wait_task",
+                json!({ "task_id": "bash_1", "until": { "pattern": "ready on :(\\d+)" } }),
+            )
+        })
+        .react(|request| {
+            let (_, text, is_error) = request.tool_results()[0];
+            assert!(
+                !is_error && text.starts_with("wait_task: bash_1 is ready"),
+                "{text}"
+            );
+            ModelResponse::text("the server is up")
+        });
+    let first = Agent::builder(Arc::new(model), context.clone())
+        .handle(handle)
+        .store(store.clone())
+        .behavior(Behavior::new().tasks_dir(TASKS))
+        .session(zidane_agent::Session::new("s1"))
+        .build()
+        .unwrap();
+    first
+        .run(RunOptions::new("start the dev server"))
+        .await
+        .unwrap();
+    drop(first);
+    context.finish(tid(1), 1);
+
+    let model = ScriptedModel::new().text("it crashed");
+    let second = Agent::builder(Arc::new(model), context.clone())
+        .handle(handle)
+        .store(store.clone())
+        .behavior(Behavior::new().tasks_dir(TASKS))
+        .session(store.load("s1").unwrap())
+        .build()
+        .unwrap();
+    let run = second.run(RunOptions::new("anything new?")).await.unwrap();
+    assert_eq!(notified(&run), ["bash_1"], "the exit is still news");
+}

@@ -107,3 +107,42 @@ fn a_corrupt_session_file_is_a_typed_error() {
     ));
     let _ = ModelResponse::text("unused");
 }
+
+/// A live agent's summary knows what the stored one cannot: how many of its tasks run.
+#[tokio::test]
+async fn an_agents_summary_counts_its_running_tasks_and_the_listing_shows_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path());
+    let context = Arc::new(MockContext::new());
+    let model = ScriptedModel::new()
+        .tool_call("shell", bg("npm run dev"))
+        .text("serving");
+    let agent = Agent::builder(Arc::new(model), context.clone())
+        .store(store.clone())
+        .session(Session::new("live"))
+        .build()
+        .unwrap();
+    agent
+        .run(RunOptions::new("start the dev server"))
+        .await
+        .unwrap();
+
+    let summary = agent.summary().await.unwrap();
+    assert_eq!(summary.id, "live");
+    assert_eq!(
+        summary.first_prompt.as_deref(),
+        Some("start the dev server")
+    );
+    assert_eq!(summary.turns, 4);
+    assert_eq!(summary.running_tasks, Some(1));
+
+    context.finish(tid(1), 0);
+    assert_eq!(agent.summary().await.unwrap().running_tasks, Some(0));
+
+    let listed = store.list().unwrap();
+    assert_eq!(listed.sessions.len(), 1);
+    assert_eq!(listed.sessions[0].id, "live");
+    assert_eq!(listed.sessions[0].turns, 4);
+    assert_eq!(listed.sessions[0].running_tasks, None, "a file cannot say");
+    agent.destroy().await.unwrap();
+}

@@ -136,3 +136,84 @@ async fn dropping_the_loop_stops_wake_ups() {
         "nobody drained it"
     );
 }
+
+#[tokio::test]
+async fn an_exit_only_a_sweep_can_see_wakes_the_idle_agent_once() {
+    use zidane_context::{Capabilities, DetachedTasks};
+    let model = ScriptedModel::new()
+        .tool_call("shell", bg("deploy"))
+        .text("deploying on a durable runner")
+        .react(|request| {
+            ModelResponse::text(format!("swept {}", request.notifications()[0].task_id))
+        });
+    // A durable context: it records exits and never pushes them.
+    let context = Arc::new(
+        MockContext::new()
+            .with_capabilities(
+                Capabilities::new(DetachedTasks::Durable)
+                    .with_sweep_interval(std::time::Duration::from_millis(20)),
+            )
+            .without_exit_push(),
+    );
+    let h = harness_with(model, context, |b| b);
+    let wake = WakeLoop::spawn(h.agent.clone());
+    let mut reports = wake.reports();
+    wake.prompt("deploy it").await.unwrap();
+    assert_eq!(next(&mut reports).await.trigger, WakeTrigger::Prompt);
+
+    h.context.finish(tid(1), 0);
+    assert!(
+        !h.agent.has_pending_task_notifications(),
+        "nothing was pushed"
+    );
+    let woke = next(&mut reports).await;
+    assert_eq!(woke.trigger, WakeTrigger::Wake);
+    let outcome = woke.outcome.unwrap();
+    assert_eq!(outcome.text, "swept bash_1");
+    assert_eq!(outcome.notified.len(), 1);
+    assert!(h.event_names().contains(&"background:exit".to_owned()));
+
+    // Later sweeps find nothing new: no second wake.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(matches!(
+        reports.try_recv(),
+        Err(broadcast::error::TryRecvError::Empty)
+    ));
+}
+
+#[tokio::test]
+async fn next_wake_gives_the_outcome_of_the_run_a_wake_made_however_late_it_is_asked() {
+    let model = ScriptedModel::new()
+        .tool_call("shell", bg("cargo build"))
+        .text("building; I will be told")
+        .react(|request| {
+            ModelResponse::text(format!("woken by {}", request.notifications()[0].task_id))
+        });
+    let h = harness(model);
+    let wake = WakeLoop::spawn(h.agent.clone());
+    let mut reports = wake.reports();
+    wake.prompt("build").await.unwrap();
+    h.context.finish(tid(1), 0);
+    // The wake-up has run before anyone asks for it: next_wake still returns it.
+    assert_eq!(next(&mut reports).await.trigger, WakeTrigger::Prompt);
+    assert_eq!(next(&mut reports).await.trigger, WakeTrigger::Wake);
+
+    let woken = tokio::time::timeout(WAIT, wake.next_wake())
+        .await
+        .expect("the wake-up in time")
+        .unwrap();
+    assert_eq!(woken.text, "woken by bash_1");
+    assert_eq!(woken.notified.len(), 1);
+    let blocks = woken.notification_blocks();
+    assert_eq!(blocks.len(), 1);
+    assert!(
+        blocks[0].starts_with("<task-notification>\n<task-id>bash_1</task-id>"),
+        "{blocks:?}"
+    );
+    // The prompt's own run is never a wake-up: nothing more is waiting.
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_millis(50), wake.next_wake())
+            .await
+            .is_err()
+    );
+}

@@ -36,7 +36,9 @@ pub async fn escape(n: usize, bench_dir: &Path) -> Value {
 }
 
 async fn escape_inner(n: usize, bench_dir: &Path, token: &str) -> OpResult {
-    let context = ProcessContext::new();
+    let context = ProcessContext::builder()
+        .shell(super::protocol_shell())
+        .build();
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
         let handle = context.create_handle().await.map_err(|e| e.to_string())?;
@@ -97,7 +99,10 @@ async fn orphan_inner(n: usize, bench_dir: &Path, token: &str) -> OpResult {
 /// The hidden sub-op: N background `sleep 1000` with the token, then SIGKILL to self.
 /// Only returns on failure.
 pub async fn orphan_host(n: usize, token: &str, bench_dir: &Path) -> String {
-    let context = ProcessContext::builder().max_background_tasks(n).build();
+    let context = ProcessContext::builder()
+        .max_background_tasks(n)
+        .shell(super::protocol_shell())
+        .build();
     let handle = match context.create_handle().await {
         Ok(handle) => handle,
         Err(error) => return error.to_string(),

@@ -5,6 +5,7 @@ mod common;
 mod gate;
 mod process;
 mod read_file;
+mod readiness;
 mod registry;
 mod schemas;
 mod shell;

@@ -16,7 +16,7 @@ use zidane_tools::{BackgroundSinks, ToolContext, ToolOutput, ToolRegistry};
 /// The longest any event of these tests may take.
 const BOUND: Duration = Duration::from_secs(20);
 
-struct Session {
+pub(super) struct Session {
     context: ToolContext,
     registry: ToolRegistry,
     exits: mpsc::UnboundedReceiver<TaskExitInfo>,
@@ -24,7 +24,7 @@ struct Session {
 }
 
 impl Session {
-    async fn new() -> Self {
+    pub(super) async fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let process = Arc::new(
             ProcessContext::builder()
@@ -51,13 +51,13 @@ impl Session {
         }
     }
 
-    async fn call(&self, tool: &str, input: Value) -> ToolOutput {
+    pub(super) async fn call(&self, tool: &str, input: Value) -> ToolOutput {
         tokio::time::timeout(BOUND, self.registry.dispatch(&self.context, tool, input))
             .await
             .unwrap_or_else(|_| panic!("{tool} took longer than {BOUND:?}"))
     }
 
-    async fn start(&self, command: &str) -> String {
+    pub(super) async fn start(&self, command: &str) -> String {
         let output = self
             .call(
                 "shell",
@@ -68,14 +68,14 @@ impl Session {
         output.data["task_id"].as_str().unwrap().to_owned()
     }
 
-    async fn next_exit(&mut self) -> TaskExitInfo {
+    pub(super) async fn next_exit(&mut self) -> TaskExitInfo {
         tokio::time::timeout(BOUND, self.exits.recv())
             .await
             .expect("an exit within the bound")
             .expect("the exit sink is alive")
     }
 
-    async fn close(self) {
+    pub(super) async fn close(self) {
         let handle = self.context.handle;
         tokio::time::timeout(BOUND, self.context.context.destroy(handle))
             .await

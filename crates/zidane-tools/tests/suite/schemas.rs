@@ -36,3 +36,42 @@ fn builtin_tools_have_no_aliases() {
         assert!(spec.aliases.is_empty(), "{}", spec.name);
     }
 }
+
+/// The model is told the shell its commands actually run under.
+#[cfg(unix)]
+#[test]
+fn the_shell_description_names_the_contexts_shell() {
+    use zidane_context::MockContext;
+    use zidane_process::{ProcessContext, Shell};
+
+    let registry = ToolRegistry::with_default_tools().unwrap();
+    let bash = ProcessContext::builder()
+        .shell(Shell::new("/bin/bash"))
+        .build();
+    let specs = registry.specs_in(&BackgroundGate::open(), &bash);
+    assert!(
+        specs[0]
+            .description
+            .starts_with("Runs a bash command (`/bin/bash`) to completion"),
+        "{}",
+        specs[0].description
+    );
+    let sh = ProcessContext::builder()
+        .shell(Shell::new("/bin/sh"))
+        .build();
+    let gated = registry.specs_in(&BackgroundGate::closed(GateReason::Disabled), &sh);
+    assert!(
+        gated[0]
+            .description
+            .starts_with("Runs a sh command (`/bin/sh`) to completion"),
+        "{}",
+        gated[0].description
+    );
+    // A context that does not say: no dialect is claimed.
+    let specs = registry.specs_in(&BackgroundGate::open(), &MockContext::new());
+    assert!(
+        specs[0]
+            .description
+            .starts_with("Runs a shell command to completion")
+    );
+}

@@ -6,6 +6,7 @@
 mod banner;
 mod blocks;
 mod errors;
+mod paint;
 mod replay;
 mod roundtrip;
 mod session;

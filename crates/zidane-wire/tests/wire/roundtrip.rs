@@ -75,15 +75,17 @@ pub fn any_stall() -> impl Strategy<Value = TaskStall> {
         any::<u64>(),
         any::<u64>(),
         tricky_string(),
+        proptest::option::of(tricky_string()),
     )
         .prop_map(
-            |(n, command, output_file, stalled_for_ms, bytes_written, hint)| TaskStall {
+            |(n, command, output_file, stalled_for_ms, bytes_written, hint, diagnosis)| TaskStall {
                 task_id: TaskId::from_number(n),
                 command,
                 output_file,
                 stalled_for_ms,
                 bytes_written,
                 hint,
+                diagnosis,
             },
         )
 }

@@ -48,5 +48,6 @@ pub fn stall(n: u64, command: &str, quiet_ms: u64, bytes: u64) -> TaskStall {
         output_path: log_path(n).into(),
         stalled_for: Duration::from_millis(quiet_ms),
         bytes_written: bytes,
+        diagnosis: None,
     })
 }

@@ -1,0 +1,271 @@
+//! `cargo xtask bench`: the process layer's own benchmark driver
+//! (`crates/zidane-process/benches/driver.rs`, speaking the bench protocol), one run of
+//! every op, printed as a table and prepended to `crates/zidane-process/benches/RESULTS.md`.
+//! With `--peers`, and only where the reference peers' harness is present
+//! (`../shared/bench/run.sh`, or `$ZIDANE_BENCH_PEERS`), the side-by-side comparison
+//! runs after it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use serde_json::Value;
+
+/// The results file, relative to the workspace root: newest run on top.
+const RESULTS_FILE: &str = "crates/zidane-process/benches/RESULTS.md";
+
+/// The first lines of the results file; runs follow, newest first.
+const RESULTS_HEADER: &str = "# Benchmark driver results\n\nWritten by `cargo xtask bench`, newest run first. \
+Each row is one run of one op of `crates/zidane-process/benches/driver.rs` (the protocol's \
+fields: times in µs unless named otherwise).\n";
+
+/// Where the peers' harness is looked for when `$ZIDANE_BENCH_PEERS` does not say.
+const PEERS_SCRIPT: &str = "../shared/bench/run.sh";
+
+/// Every op of the protocol with the size of one quick run (a minute or so on two
+/// cores).
+const OPS: &[(&str, &str)] = &[
+    ("spawn", "300"),
+    ("roundtrip", "200"),
+    ("throughput", "67108864"),
+    ("interleave", "20000"),
+    ("kill", "30"),
+    ("concurrent", "100"),
+    ("escape", "10"),
+    ("orphan", "10"),
+];
+
+/// Runs the driver, prints its table, writes it to the results file; then the peers'
+/// comparison if asked for and present.
+pub fn bench(args: &[String]) -> Result<(), String> {
+    let peers = args.iter().any(|arg| arg == "--peers");
+    if let Some(unknown) = args.iter().find(|arg| *arg != "--peers") {
+        return Err(format!(
+            "unknown argument {unknown:?}; usage: cargo xtask bench [--peers]"
+        ));
+    }
+    let root = workspace_root()?;
+    let started = Instant::now();
+    let driver = build_driver(&root)?;
+    let mut rows = Vec::new();
+    let mut failed = Vec::new();
+    for (op, arg) in OPS {
+        eprintln!("==> driver {op} {arg}");
+        let row = run_op(&driver, op, arg)?;
+        if row.get("ok") != Some(&Value::Bool(true)) {
+            failed.push(format!(
+                "{op}: {}",
+                row.get("error").unwrap_or(&Value::Null)
+            ));
+        }
+        rows.push((op.to_string(), arg.to_string(), row));
+    }
+    let table = render_table(&rows);
+    println!("{table}");
+    let entry = format!(
+        "## {} — {}\n\n`cargo xtask bench`\n\n{table}\n",
+        utc_now(),
+        machine()
+    );
+    let results = root.join(RESULTS_FILE);
+    let old = std::fs::read_to_string(&results).unwrap_or_default();
+    std::fs::write(&results, prepend_entry(&old, &entry))
+        .map_err(|e| format!("cannot write {}: {e}", results.display()))?;
+    println!(
+        "xtask bench: {} ops in {:.1?}; written to {RESULTS_FILE}",
+        rows.len(),
+        started.elapsed()
+    );
+    if peers {
+        compare_with_peers(&root)?;
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("checks failed: {}", failed.join("; ")))
+    }
+}
+
+/// Builds the driver (bench profile) and returns its executable.
+fn build_driver(root: &Path) -> Result<PathBuf, String> {
+    let output = Command::new(env!("CARGO"))
+        .current_dir(root)
+        .args([
+            "bench",
+            "-p",
+            "zidane-process",
+            "--bench",
+            "driver",
+            "--no-run",
+            "--message-format=json-render-diagnostics",
+        ])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot start cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("building the driver failed: {}", output.status));
+    }
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|message| message["target"]["name"] == "driver")
+        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+        .ok_or_else(|| "cargo built no driver executable".to_owned())
+}
+
+/// One op: the driver's JSON line (also on a failed check, which it reports as
+/// `"ok": false`).
+fn run_op(driver: &Path, op: &str, arg: &str) -> Result<Value, String> {
+    let output = Command::new(driver)
+        .args([op, arg])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", driver.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(line).map_err(|e| {
+        format!(
+            "driver {op} {arg} gave no JSON line ({}): {e}: {stdout:?}",
+            output.status
+        )
+    })
+}
+
+/// A Markdown table: one row per op, its fields by name.
+fn render_table(rows: &[(String, String, Value)]) -> String {
+    let mut table = String::from("| op | arg | ok | results |\n|---|---|---|---|\n");
+    for (op, arg, row) in rows {
+        let ok = if row.get("ok") == Some(&Value::Bool(true)) {
+            "yes"
+        } else {
+            "**no**"
+        };
+        let mut results = row
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(key, _)| !matches!(key.as_str(), "op" | "ok"))
+            .map(|(key, value)| match value {
+                Value::String(text) => format!("{key}={text}"),
+                other => format!("{key}={other}"),
+            })
+            .collect::<Vec<_>>();
+        results.sort();
+        let results = results.join(", ");
+        table.push_str(&format!("| {op} | {arg} | {ok} | {results} |\n"));
+    }
+    table
+}
+
+/// The results file with `entry` as its newest run: after the header, before the rest.
+fn prepend_entry(old: &str, entry: &str) -> String {
+    let runs = old.strip_prefix(RESULTS_HEADER).unwrap_or(old).trim_start();
+    if runs.is_empty() {
+        format!("{RESULTS_HEADER}\n{entry}")
+    } else {
+        format!("{RESULTS_HEADER}\n{entry}\n{runs}")
+    }
+}
+
+/// The side-by-side run against the reference peers, only where they are present.
+fn compare_with_peers(root: &Path) -> Result<(), String> {
+    let script = std::env::var_os("ZIDANE_BENCH_PEERS")
+        .map_or_else(|| root.join(PEERS_SCRIPT), PathBuf::from);
+    if !script.exists() {
+        println!(
+            "xtask bench: no peers at {} (set ZIDANE_BENCH_PEERS to their run.sh); comparison skipped",
+            script.display()
+        );
+        return Ok(());
+    }
+    let status = Command::new(&script)
+        .current_dir(root)
+        .args([
+            "node",
+            "zidane=cargo bench -q -p zidane-process --bench driver --",
+        ])
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("the peers' harness failed: {status}"))
+    }
+}
+
+/// The workspace root: the parent of this crate's directory.
+fn workspace_root() -> Result<PathBuf, String> {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_owned)
+        .ok_or_else(|| "xtask has no parent directory".to_owned())
+}
+
+/// `2026-05-23 02:41 UTC`, from `date`; `unknown date` without it.
+fn utc_now() -> String {
+    command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]).unwrap_or_else(|| "unknown date".into())
+}
+
+/// The machine: host name, CPU model and count, kernel.
+fn machine() -> String {
+    let host = command_line("uname", &["-n"]).unwrap_or_default();
+    let kernel = command_line("uname", &["-sr"]).unwrap_or_default();
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|line| line.strip_prefix("model name"))
+                .map(|rest| rest.trim_start_matches([' ', '\t', ':']).to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    format!("{host}, {cpu} × {cores}, {kernel}")
+}
+
+/// The first line a command prints, if it runs and succeeds.
+fn command_line(program: &str, args: &[&str]) -> Option<String> {
+    let output = Command::new(program).args(args).output().ok()?;
+    output.status.success().then(|| {
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_has_one_row_per_op_and_flags_failures() {
+        let rows = vec![
+            (
+                "spawn".to_owned(),
+                "300".to_owned(),
+                serde_json::json!({"op": "spawn", "ok": true, "n": 300, "p50_us": 41.5}),
+            ),
+            (
+                "kill".to_owned(),
+                "30".to_owned(),
+                serde_json::json!({"op": "kill", "ok": false, "survivors": 1, "error": "a survivor"}),
+            ),
+        ];
+        assert_eq!(
+            render_table(&rows),
+            "| op | arg | ok | results |\n|---|---|---|---|\n\
+             | spawn | 300 | yes | n=300, p50_us=41.5 |\n\
+             | kill | 30 | **no** | error=a survivor, survivors=1 |\n"
+        );
+    }
+
+    #[test]
+    fn runs_are_prepended_newest_first_under_one_header() {
+        let first = prepend_entry("", "## run 1\n");
+        assert_eq!(first, format!("{RESULTS_HEADER}\n## run 1\n"));
+        let second = prepend_entry(&first, "## run 2\n");
+        assert_eq!(second, format!("{RESULTS_HEADER}\n## run 2\n\n## run 1\n"));
+        assert_eq!(second.matches("# Benchmark driver results").count(), 1);
+    }
+}
