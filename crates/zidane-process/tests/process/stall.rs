@@ -74,3 +74,71 @@ async fn no_watchdog_without_a_window() {
     exits.wait_for(1).await;
     assert!(stalls.all().is_empty());
 }
+
+/// Starts `command` with a short stall window and returns its first stall's diagnosis.
+async fn diagnosis_of(f: &Fixture, command: &str) -> (String, zidane_context::TaskId) {
+    let stalls = Stalls::default();
+    let options = f
+        .options()
+        .stall_timeout(WINDOW)
+        .on_stall(stalls.callback());
+    let started = f
+        .context
+        .exec_background(f.handle, command, options)
+        .await
+        .unwrap();
+    stalls.wait_until(command, |_| true).await;
+    let diagnosis = stalls.all()[0].diagnosis.clone();
+    (
+        diagnosis.unwrap_or_else(|| panic!("no diagnosis for {command:?}")),
+        started.task_id,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stall_says_what_each_process_of_the_group_is_doing() {
+    let f = Fixture::new().await;
+    let fifo = f.path("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+
+    // Opening a FIFO nobody writes to.
+    let (text, id) = diagnosis_of(
+        &f,
+        &format!("echo 'Waiting for the pipe:'; exec cat {}", fifo.display()),
+    )
+    .await;
+    assert!(text.contains("(pid "), "{text}");
+    assert!(
+        text.contains("is opening a FIFO that has no other end yet"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("Its last output looks like a prompt: \"Waiting for the pipe:\"."),
+        "{text}"
+    );
+    f.kill(id).await;
+
+    // A shell waiting for its child, the child sleeping.
+    let (text, id) = diagnosis_of(&f, "sleep 30; echo never").await;
+    assert!(text.contains("is waiting for a child process"), "{text}");
+    assert!(text.contains("sleep (pid"), "{text}");
+    assert!(text.contains("is sleeping"), "{text}");
+    assert!(
+        !text.contains("prompt"),
+        "an empty log suggests no prompt: {text}"
+    );
+    f.kill(id).await;
+
+    // A reader at the end of a pipe whose writer is silent.
+    let (text, id) = diagnosis_of(&f, "sleep 30 | cat").await;
+    assert!(
+        text.contains("cat (pid") && text.contains("is waiting to read from its stdin, a pipe"),
+        "{text}"
+    );
+    f.kill(id).await;
+
+    // A process stopped by a signal.
+    let (text, id) = diagnosis_of(&f, "kill -STOP $$").await;
+    assert!(text.contains("is stopped by a signal"), "{text}");
+    f.kill(id).await;
+}
