@@ -173,3 +173,31 @@ async fn a_huge_file_is_read_up_to_the_budget_and_says_where_it_stopped() {
         budget - MAX_LINE_BYTES as u64
     )));
 }
+
+/// Whether this process has `path` open.
+fn has_open(path: &std::path::Path) -> bool {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .any(|target| target == path)
+}
+
+/// A read whose caller gives up stops on its blocking thread too: with no budget, a
+/// 1 TiB sparse file would keep that thread reading for hours, holding the file open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_read_stops_reading() {
+    let f = Fixture::with(ProcessContext::builder().read_budget(u64::MAX)).await;
+    let path = f.path("endless");
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+
+    let mut read = Box::pin(f.context.read_file(f.handle, &path, ReadRange::default()));
+    tokio::select! {
+        done = &mut read => panic!("a read of 1 TiB ended: {done:?}"),
+        () = eventually("the read has the file open", || has_open(&path)) => {}
+    }
+    drop(read);
+    eventually("the cancelled read closed the file", || !has_open(&path)).await;
+}
