@@ -1,4 +1,5 @@
-//! What a crashed host left running: the next `local_agent` ends it by default, and
+//! What a crashed host left running: the next `local_agent` ends it by default (and logs
+//! what it ended with `tracing`), and
 //! leaves it when told not to sweep.
 //!
 //! The crashed host is this test binary itself, re-executed to run only
@@ -6,9 +7,14 @@
 //! agents are built outside a tokio runtime, where `build` runs the sweep before it
 //! returns: what is alive right after `build` is what the sweep left.
 
+use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use tracing::field::{Field, Visit};
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::{Context, SubscriberExt};
 
 use zidane::context::BackgroundOptions;
 use zidane::prelude::*;
@@ -115,19 +121,68 @@ impl Drop for TokenCleanup {
     }
 }
 
+/// The fields of every event of `zidane_process` (its modules are its targets).
+#[derive(Clone, Default)]
+struct Events(Arc<Mutex<Vec<BTreeMap<String, String>>>>);
+
+struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+}
+
+impl<S: tracing::Subscriber> Layer<S> for Events {
+    fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+        if event.metadata().target().starts_with("zidane_process") {
+            let mut fields = BTreeMap::new();
+            event.record(&mut Fields(&mut fields));
+            self.0.lock().unwrap().push(fields);
+        }
+    }
+}
+
 #[test]
 fn local_agent_sweeps_what_a_crashed_host_left_running() {
     let _lock = sweep_lock();
     let token = unique_token();
     let _cleanup = TokenCleanup(token.clone());
-    crash_a_host(&token);
+    let orphans = crash_a_host(&token);
 
     let user_dir = tempfile::tempdir().unwrap();
-    let agent = zidane::local_agent(Arc::new(ScriptedModel::new()), user_dir.path())
-        .session_id("after-crash")
-        .build()
-        .unwrap();
+    let events = Events::default();
+    let subscriber = tracing_subscriber::registry().with(events.clone());
+    let agent = tracing::subscriber::with_default(subscriber, || {
+        zidane::local_agent(Arc::new(ScriptedModel::new()), user_dir.path())
+            .session_id("after-crash")
+            .build()
+            .unwrap()
+    });
     assert_eq!(processes_with_token(&token), Vec::<u32>::new());
+    // What was swept is logged: one event per process, naming it and its task.
+    let events = events.0.lock().unwrap().clone();
+    for pid in orphans {
+        let swept = events
+            .iter()
+            .find(|e| {
+                e.get("pid") == Some(&pid.to_string())
+                    && e["message"] == "ended an orphaned task of a host that is gone"
+            })
+            .unwrap_or_else(|| panic!("no event for {pid}: {events:?}"));
+        assert_eq!(swept["task"], "bash_1");
+        assert!(swept.contains_key("owner_pid") && swept.contains_key("command"));
+    }
+    assert!(
+        events
+            .iter()
+            .any(|e| e["message"] == "the orphan sweep ended what crashed hosts left running"),
+        "{events:?}"
+    );
     drop(agent);
 }
 
