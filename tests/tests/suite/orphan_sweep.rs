@@ -1,6 +1,5 @@
 //! What a crashed host left running: the next `local_agent` ends it by default (and logs
-//! what it ended with `tracing`), and
-//! leaves it when told not to sweep.
+//! what it ended with `tracing`), and leaves it when told not to sweep.
 //!
 //! The crashed host is this test binary itself, re-executed to run only
 //! [`crashing_host_helper`] (ignored, and inert unless [`HELPER_TOKEN_VAR`] is set). The
