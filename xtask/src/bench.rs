@@ -1,6 +1,8 @@
 //! `cargo xtask bench`: the process layer's own benchmark driver
-//! (`crates/zidane-process/benches/driver.rs`, speaking the bench protocol), one run of
-//! every op, printed as a table and prepended to `crates/zidane-process/benches/RESULTS.md`.
+//! (`crates/zidane-process/benches/driver.rs`, speaking the bench protocol) and the
+//! agent ops of `crates/zidane/benches/agent_driver.rs`, one run of every op, printed as
+//! a table with the agent ops' targets and prepended to
+//! `crates/zidane-process/benches/RESULTS.md`.
 //! With `--peers`, and only where the reference peers' harness is present
 //! (`../shared/bench/run.sh`, or `$ZIDANE_BENCH_PEERS`), the side-by-side comparison
 //! runs after it.
@@ -17,13 +19,14 @@ const RESULTS_FILE: &str = "crates/zidane-process/benches/RESULTS.md";
 /// The first lines of the results file; runs follow, newest first.
 const RESULTS_HEADER: &str = "# Benchmark driver results\n\nWritten by `cargo xtask bench`, newest run first. \
 Each row is one run of one op of `crates/zidane-process/benches/driver.rs` (the protocol's \
-fields: times in µs unless named otherwise).\n";
+fields: times in µs unless named otherwise), or of the agent ops `wake`, `idle` and `ready` of \
+`crates/zidane/benches/agent_driver.rs`.\n";
 
 /// Where the peers' harness is looked for when `$ZIDANE_BENCH_PEERS` does not say.
 const PEERS_SCRIPT: &str = "../shared/bench/run.sh";
 
 /// Every op of the protocol with the size of one quick run (a minute or so on two
-/// cores).
+/// cores), run by the process layer's driver.
 const OPS: &[(&str, &str)] = &[
     ("spawn", "300"),
     ("roundtrip", "200"),
@@ -34,6 +37,16 @@ const OPS: &[(&str, &str)] = &[
     ("escape", "10"),
     ("orphan", "10"),
 ];
+
+/// The ops only a whole agent can show, run by the facade's `agent_driver` in the same
+/// run (`wake` is compared with `roundtrip` above).
+const AGENT_OPS: &[(&str, &str)] = &[("wake", "200"), ("idle", "10"), ("ready", "50")];
+
+/// The targets of the agent ops: `wake` p50 within this much of `roundtrip` p50 (µs),
+/// `idle` CPU over its window (ms), `ready` p50 after the line is written (µs).
+const WAKE_OVER_ROUNDTRIP_US: f64 = 1000.0;
+const IDLE_CPU_MS: f64 = 20.0;
+const READY_P50_US: f64 = 2000.0;
 
 /// Runs the driver, prints its table, writes it to the results file; then the peers'
 /// comparison if asked for and present.
@@ -46,12 +59,17 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     }
     let root = workspace_root()?;
     let started = Instant::now();
-    let driver = build_driver(&root)?;
+    let driver = build_driver(&root, "zidane-process", "driver")?;
+    let agent_driver = build_driver(&root, "zidane", "agent_driver")?;
     let mut rows = Vec::new();
     let mut failed = Vec::new();
-    for (op, arg) in OPS {
-        eprintln!("==> driver {op} {arg}");
-        let row = run_op(&driver, op, arg)?;
+    let runs = OPS
+        .iter()
+        .map(|op| (&driver, op))
+        .chain(AGENT_OPS.iter().map(|op| (&agent_driver, op)));
+    for (driver, (op, arg)) in runs {
+        eprintln!("==> {} {op} {arg}", driver.display());
+        let row = run_op(driver, op, arg)?;
         if row.get("ok") != Some(&Value::Bool(true)) {
             failed.push(format!(
                 "{op}: {}",
@@ -60,7 +78,8 @@ pub fn bench(args: &[String]) -> Result<(), String> {
         }
         rows.push((op.to_string(), arg.to_string(), row));
     }
-    let table = render_table(&rows);
+    let mut table = render_table(&rows);
+    table.push_str(&agent_targets(&rows));
     println!("{table}");
     let entry = format!(
         "## {} — {}\n\n`cargo xtask bench`\n\n{table}\n",
@@ -86,16 +105,47 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     }
 }
 
-/// Builds the driver (bench profile) and returns its executable.
-fn build_driver(root: &Path) -> Result<PathBuf, String> {
+/// The agent ops against their targets, one line each (empty if they did not run).
+fn agent_targets(rows: &[(String, String, Value)]) -> String {
+    let field = |op: &str, name: &str| {
+        rows.iter()
+            .find(|(o, _, _)| o == op)
+            .and_then(|(_, _, row)| row.get(name)?.as_f64())
+    };
+    let verdict = |met: bool| if met { "met" } else { "**not met**" };
+    let mut out = String::from("\n");
+    if let (Some(wake), Some(roundtrip)) = (field("wake", "p50_us"), field("roundtrip", "p50_us")) {
+        let over = wake - roundtrip;
+        out.push_str(&format!(
+            "- wake p50 − roundtrip p50 = {over:.1} µs (target ≤ {WAKE_OVER_ROUNDTRIP_US} µs): {}\n",
+            verdict(over <= WAKE_OVER_ROUNDTRIP_US)
+        ));
+    }
+    if let Some(cpu) = field("idle", "cpu_ms") {
+        out.push_str(&format!(
+            "- idle CPU = {cpu} ms (target ≤ {IDLE_CPU_MS} ms): {}\n",
+            verdict(cpu <= IDLE_CPU_MS)
+        ));
+    }
+    if let Some(ready) = field("ready", "p50_us") {
+        out.push_str(&format!(
+            "- ready p50 = {ready} µs after the line (target ≤ {READY_P50_US} µs): {}\n",
+            verdict(ready <= READY_P50_US)
+        ));
+    }
+    out
+}
+
+/// Builds a driver (bench profile) and returns its executable.
+fn build_driver(root: &Path, package: &str, bench: &str) -> Result<PathBuf, String> {
     let output = Command::new(env!("CARGO"))
         .current_dir(root)
         .args([
             "bench",
             "-p",
-            "zidane-process",
+            package,
             "--bench",
-            "driver",
+            bench,
             "--no-run",
             "--message-format=json-render-diagnostics",
         ])
@@ -108,9 +158,9 @@ fn build_driver(root: &Path) -> Result<PathBuf, String> {
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .filter(|message| message["target"]["name"] == "driver")
+        .filter(|message| message["target"]["name"] == bench)
         .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| "cargo built no driver executable".to_owned())
+        .ok_or_else(|| format!("cargo built no {bench} executable"))
 }
 
 /// One op: the driver's JSON line (also on a failed check, which it reports as
@@ -257,6 +307,30 @@ mod tests {
             "| op | arg | ok | results |\n|---|---|---|---|\n\
              | spawn | 300 | yes | n=300, p50_us=41.5 |\n\
              | kill | 30 | **no** | error=a survivor, survivors=1 |\n"
+        );
+    }
+
+    #[test]
+    fn the_agent_ops_are_checked_against_their_targets() {
+        let row = |op: &str, fields: Value| (op.to_owned(), String::new(), fields);
+        let rows = vec![
+            row("roundtrip", serde_json::json!({ "p50_us": 900.0 })),
+            row("wake", serde_json::json!({ "p50_us": 1400.0 })),
+            row("idle", serde_json::json!({ "cpu_ms": 25.0 })),
+            row("ready", serde_json::json!({ "p50_us": 300.0 })),
+        ];
+        let text = agent_targets(&rows);
+        assert!(
+            text.contains("wake p50 − roundtrip p50 = 500.0 µs (target ≤ 1000 µs): met"),
+            "{text}"
+        );
+        assert!(
+            text.contains("idle CPU = 25 ms (target ≤ 20 ms): **not met**"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ready p50 = 300 µs after the line (target ≤ 2000 µs): met"),
+            "{text}"
         );
     }
 

@@ -12,6 +12,8 @@ use zidane_context::{ExecutionHandle, StallInfo, TaskEntry, TaskExitInfo, TaskId
 use zidane_tools::ToolOutput;
 use zidane_wire::StreamEvent;
 
+use crate::ModelDelta;
+
 /// Something that happened on an agent, delivered to every [`HookBus::subscribe`]r.
 ///
 /// [`name`](Self::name) gives the hook's name (`background:exit`, `tool:after`, …).
@@ -135,6 +137,12 @@ pub struct Reconcile {
     pub exits: Vec<TaskExitInfo>,
 }
 
+impl Subscribers {
+    fn count(&self) -> usize {
+        self.events.len() + self.stream.len() + self.reconcile.len() + self.deltas.len()
+    }
+}
+
 /// Identifies a subscription, to [`unsubscribe`](HookBus::unsubscribe) it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SubscriptionId(u64);
@@ -142,12 +150,14 @@ pub struct SubscriptionId(u64);
 type EventFn = Arc<dyn Fn(&HookEvent) + Send + Sync>;
 type StreamFn = Arc<dyn Fn(&StreamEvent) + Send + Sync>;
 type ReconcileFn = Arc<dyn Fn(&mut Reconcile) + Send + Sync>;
+type DeltaFn = Arc<dyn Fn(&ModelDelta) + Send + Sync>;
 
 #[derive(Default)]
 struct Subscribers {
     events: Vec<(SubscriptionId, EventFn)>,
     stream: Vec<(SubscriptionId, StreamFn)>,
     reconcile: Vec<(SubscriptionId, ReconcileFn)>,
+    deltas: Vec<(SubscriptionId, DeltaFn)>,
 }
 
 /// An agent's hook bus. Cheap to clone; clones share subscribers.
@@ -210,17 +220,36 @@ impl HookBus {
         id
     }
 
+    /// Calls `callback` with every [`ModelDelta`] of the agent's model calls, as the
+    /// model produces it: text to show while it is generated, a tool call starting, the
+    /// usage at the end. Kept apart from [`subscribe`](Self::subscribe) because a delta
+    /// comes every few tokens.
+    pub fn subscribe_deltas(
+        &self,
+        callback: impl Fn(&ModelDelta) + Send + Sync + 'static,
+    ) -> SubscriptionId {
+        let id = self.next_id();
+        self.lock().deltas.push((id, Arc::new(callback)));
+        id
+    }
+
     /// Removes a subscription of any kind. False if it was not there.
     pub fn unsubscribe(&self, id: SubscriptionId) -> bool {
         let mut subscribers = self.lock();
-        let before =
-            subscribers.events.len() + subscribers.stream.len() + subscribers.reconcile.len();
+        let before = subscribers.count();
         subscribers.events.retain(|(i, _)| *i != id);
         subscribers.stream.retain(|(i, _)| *i != id);
         subscribers.reconcile.retain(|(i, _)| *i != id);
-        let after =
-            subscribers.events.len() + subscribers.stream.len() + subscribers.reconcile.len();
-        after < before
+        subscribers.deltas.retain(|(i, _)| *i != id);
+        subscribers.count() < before
+    }
+
+    /// Delivers a model delta to every delta subscriber.
+    pub(crate) fn emit_delta(&self, delta: &ModelDelta) {
+        let callbacks: Vec<DeltaFn> = self.lock().deltas.iter().map(|(_, f)| f.clone()).collect();
+        for callback in callbacks {
+            callback(delta);
+        }
     }
 
     /// Delivers `event` to every event subscriber (hosts and subagent tools emit the
@@ -271,6 +300,7 @@ impl fmt::Debug for HookBus {
             .field("events", &subscribers.events.len())
             .field("stream", &subscribers.stream.len())
             .field("reconcile", &subscribers.reconcile.len())
+            .field("deltas", &subscribers.deltas.len())
             .finish()
     }
 }

@@ -69,7 +69,10 @@ pub use hooks::{
     ToolResultEvent,
 };
 pub use listing::{SessionListing, SessionSummary, UnreadableSession};
-pub use model::{Model, ModelError, ModelRequest, ModelResponse};
+pub use model::{
+    DeltaSink, ErrorSource, FinishReason, Model, ModelDelta, ModelError, ModelErrorKind,
+    ModelRequest, ModelResponse, Usage,
+};
 pub use persist::SESSION_LOCK_FILE;
 pub use picker::{PickerKind, PickerRow, TASK_GLYPH, TOOL_GLYPH};
 pub use run::{RunOptions, RunOutcome, StopReason};

@@ -241,6 +241,8 @@ impl Agent {
         outcome: &mut RunOutcome,
     ) -> Result<StopReason> {
         let gate = self.background_gate();
+        let hooks = self.hooks().clone();
+        let sink = crate::DeltaSink::new(move |delta| hooks.emit_delta(delta));
         while outcome.steps < self.inner.behavior.max_steps {
             let request = ModelRequest {
                 system: self.inner.behavior.system.clone(),
@@ -252,7 +254,13 @@ impl Agent {
             };
             outcome.steps += 1;
             let span = tracing::info_span!("model_call", step = outcome.steps);
-            let call = self.inner.model.complete(request).instrument(span.clone());
+            // A cancel drops the model call (aborting its HTTP request); the assistant
+            // turn is appended only once whole, so a session never holds half of one.
+            let call = self
+                .inner
+                .model
+                .stream(request, &sink)
+                .instrument(span.clone());
             let response = tokio::select! {
                 response = call => response?,
                 () = run_token.cancelled() => return Ok(StopReason::Cancelled),

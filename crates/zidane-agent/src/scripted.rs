@@ -45,7 +45,9 @@ struct Script {
 /// A [`Model`] that answers from a script, one step per call, and records every request.
 ///
 /// Tool uses with an empty id get `call_<n>` (numbered over the whole script). When the
-/// script runs out, the call fails with [`ModelError::ScriptExhausted`].
+/// script runs out, the call fails with [`ModelError::ScriptExhausted`]. In a run, each
+/// response reaches delta subscribers through the trait's default
+/// [`stream`](Model::stream): its text blocks, its tool calls, its usage.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {

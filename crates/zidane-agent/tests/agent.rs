@@ -7,6 +7,8 @@ mod support;
 
 #[path = "agent/delivery_model.rs"]
 mod delivery_model;
+#[path = "agent/deltas.rs"]
+mod deltas;
 #[path = "agent/destroy.rs"]
 mod destroy;
 #[cfg(unix)]

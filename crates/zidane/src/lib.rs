@@ -16,6 +16,7 @@
 //! | [`wire`] | `zidane-wire` | the text the model sees, sessions on disk, replay and banners |
 //! | [`tools`] | `zidane-tools` | the model-facing tools: `shell`, `shell_kill`, `wait_task`, `read_file` |
 //! | [`agent`] | `zidane-agent` | the run loop, delivery (queue, reconcile, latch), the wake loop, destroy |
+//! | `models` | `zidane-models` | model providers: OpenAI-compatible chat completions, Anthropic Messages, `from_env()` (features `openai`, `anthropic`) |
 //!
 //! The [`prelude`] names what a host usually touches, and `local_agent` assembles the
 //! common case — an agent on this machine whose session (turns and task logs) lives under
@@ -53,14 +54,19 @@
 //! prelude re-exports; `tracing` spans and events tell what happens
 //! (`RUST_LOG=zidane=debug`); `wire::Painter` paints transcripts for a terminal.
 //!
-//! Features: `process` (default) — the local context and `local_agent`; `mock` —
-//! `MockContext` for tests of your own layers; `testing` — `insta` filters for snapshot
-//! tests of transcripts. `docs/BACKGROUND_TASKS.md` in the repository describes the whole
-//! mechanism.
+//! Features: `process` (default) — the local context and `local_agent`; `openai`,
+//! `anthropic` — real model providers in `zidane::models` (`zidane::models::from_env()`
+//! picks one from the environment); `mock` — `MockContext` for tests of your own
+//! layers; `testing` — `insta` filters for snapshot tests of transcripts, and the
+//! scripted provider server when a provider is on. `docs/BACKGROUND_TASKS.md` in the
+//! repository describes the whole mechanism.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use zidane_agent as agent;
 pub use zidane_context as context;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
+pub use zidane_models as models;
 #[cfg(all(feature = "process", unix))]
 #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
 pub use zidane_process as process;

@@ -15,6 +15,8 @@ mod full_disk;
 #[cfg(target_os = "linux")]
 mod latch;
 #[cfg(target_os = "linux")]
+mod models;
+#[cfg(target_os = "linux")]
 mod orphan_sweep;
 #[cfg(target_os = "linux")]
 mod quickstart_flow;

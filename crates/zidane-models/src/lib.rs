@@ -1,0 +1,99 @@
+//! Model providers for zidane agents: OpenAI-compatible chat completions and Anthropic
+//! Messages, streamed, with tool calls, retries and cancellation.
+//!
+//! Each provider implements [`zidane_agent::Model`]: hand it to `Agent::builder` and
+//! the agent streams every model call — its hook bus's
+//! [`subscribe_deltas`](zidane_agent::HookBus::subscribe_deltas) gets the text while it
+//! is generated, each tool call as it starts, and the usage at the end.
+//!
+//! - [`OpenAi`] (feature `openai`): `POST {base}/chat/completions` — OpenAI,
+//!   OpenRouter, vLLM, llama.cpp's `llama-server`, Ollama.
+//! - [`Anthropic`] (feature `anthropic`): `POST {base}/v1/messages`, with the tool
+//!   definitions and system prompt marked for prompt caching.
+//! - [`from_env`]: one of them, from `ZIDANE_PROVIDER`, `ZIDANE_MODEL` and the
+//!   provider's variables; the error lists whatever is missing.
+//! - `testing` (feature `testing`): a scripted provider server on 127.0.0.1 that
+//!   replays fixtures in both protocols and records what it was sent.
+//!
+//! Requests time out (connect, first byte, between chunks), are retried with jittered
+//! exponential backoff on 408/429/5xx and connection errors (honouring `retry-after`,
+//! bounded in attempts and total time), and fail with a
+//! [`ModelError::Request`](zidane_agent::ModelError::Request) that says what kind of
+//! failure it was, with the HTTP status and a short excerpt of the body. A stream that
+//! breaks the protocol, or grows past its size limits, is such an error too. Dropping a
+//! call's future (a cancelled run) aborts its request. The API key never appears in
+//! `Debug` output, errors or logs.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use zidane_agent::Model;
+//! use zidane_models::{HttpOptions, OpenAi, RetryPolicy};
+//!
+//! let model: Arc<dyn Model> = Arc::new(
+//!     OpenAi::builder("gpt-4.1-mini")
+//!         .api_key("sk-…")
+//!         .http_options(HttpOptions::new().retry(RetryPolicy::attempts(3)))
+//!         .build()?,
+//! );
+//! // zidane_agent::Agent::builder(model, context).build()? …
+//! # drop(model);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "anthropic")]
+#[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
+pub use anthropic::{
+    ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, AnthropicBuilder,
+    DEFAULT_ANTHROPIC_MAX_TOKENS,
+};
+pub use choice::ToolChoice;
+pub use env::from_env;
+pub use error::{BuildError, EnvError};
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
+pub use http::BODY_EXCERPT_CHARS;
+pub use key::ApiKey;
+#[cfg(feature = "openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
+pub use openai::{OPENAI_BASE_URL, OpenAi, OpenAiBuilder, TOOL_ERROR_PREFIX};
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
+pub use options::{
+    DEFAULT_BASE_DELAY, DEFAULT_CHUNK_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_FIRST_BYTE_TIMEOUT,
+    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_DELAY, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RETRY_TIME,
+    DEFAULT_MAX_STREAM_BYTES, HttpOptions, RetryPolicy,
+};
+
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
+
+#[cfg(feature = "anthropic")]
+mod anthropic;
+mod choice;
+mod env;
+mod error;
+#[cfg(feature = "http")]
+mod http;
+mod key;
+#[cfg(feature = "openai")]
+mod openai;
+#[cfg(feature = "http")]
+mod options;
+#[cfg(test)]
+#[cfg(feature = "http")]
+mod test_support;
+
+/// `url` without its trailing slashes, if it is an http(s) URL.
+#[cfg(feature = "http")]
+fn base_url(url: &str) -> Result<&str, BuildError> {
+    let trimmed = url.trim().trim_end_matches('/');
+    let scheme = trimmed.starts_with("http://") || trimmed.starts_with("https://");
+    if !scheme || trimmed.len() <= "https://".len() {
+        return Err(BuildError::InvalidBaseUrl {
+            url: url.to_owned(),
+        });
+    }
+    Ok(trimmed)
+}
