@@ -33,10 +33,14 @@ mod ids;
 mod interleave;
 #[path = "process/kill_group.rs"]
 mod kill_group;
+#[path = "process/killed_after_leader.rs"]
+mod killed_after_leader;
 #[path = "process/lifecycle_model.rs"]
 mod lifecycle_model;
 #[path = "process/list.rs"]
 mod list;
+#[path = "process/log_write_failure.rs"]
+mod log_write_failure;
 #[path = "process/orphan_sweep.rs"]
 mod orphan_sweep;
 #[path = "process/permissions.rs"]

@@ -3,7 +3,7 @@
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-use zidane_context::{Signal, TaskId, TaskStatus};
+use zidane_context::{LogWriteFailure, Signal, TaskId, TaskStatus};
 
 use crate::escape::unescape;
 use crate::notification::NOTIFICATION_TAG;
@@ -269,6 +269,28 @@ impl<'a> Cursor<'a> {
             .into_iter()
             .find(|status| status.as_str() == value)
             .ok_or_else(|| invalid("status", value, start, "not exited, killed or running"))
+    }
+
+    /// `<name>N{separator}ESCAPED-ERROR</name>`: output a log could not take.
+    pub(crate) fn log_write_failure(
+        &mut self,
+        name: &'static str,
+        separator: &str,
+    ) -> Result<LogWriteFailure, WireError> {
+        let (value, start) = self.raw(name)?;
+        let (bytes, error) = value
+            .split_once(separator)
+            .ok_or_else(|| invalid(name, value, start, "no byte count"))?;
+        let bytes_dropped = bytes
+            .parse::<u64>()
+            .ok()
+            .filter(|n| n.to_string() == bytes)
+            .ok_or_else(|| invalid(name, value, start, "not a canonical byte count"))?;
+        let error = unescape(error, name, start + bytes.len() + separator.len())?;
+        Ok(LogWriteFailure {
+            bytes_dropped,
+            error,
+        })
     }
 
     /// The `<signal>` element.
