@@ -44,8 +44,8 @@ pub use handle::ExecutionHandle;
 pub use mock::{MockCall, MockContext};
 pub use signal::{Signal, UnknownSignal};
 pub use task::{
-    BackgroundOptions, BackgroundStarted, ExitCallback, StallCallback, StallInfo, TaskEntry,
-    TaskExitInfo, TaskStatus,
+    BackgroundOptions, BackgroundStarted, ExitCallback, LOST_EXIT_CODE, StallCallback, StallInfo,
+    TaskEntry, TaskExitInfo, TaskStatus,
 };
 pub use task_id::{MAX_TASK_ID_DIGITS, TASK_ID_PREFIX, TaskId};
 /// Re-exported so implementors and callers name one `CancellationToken`.

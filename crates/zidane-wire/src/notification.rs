@@ -9,7 +9,6 @@ use zidane_context::{Signal, TaskExitInfo, TaskId, TaskStatus};
 use crate::WireError;
 use crate::escape::{push_element, push_raw_element};
 use crate::parse::Cursor;
-use crate::summary::summary;
 
 /// The element name of a notification block.
 pub(crate) const NOTIFICATION_TAG: &str = "task-notification";
@@ -87,7 +86,7 @@ impl TaskNotification {
             command: exit.command.clone(),
             output_file: exit.output_path.to_string_lossy().into_owned(),
             duration_ms: u64::try_from(exit.duration.as_millis()).unwrap_or(u64::MAX),
-            summary: summary(&exit.command, exit.duration, exit.exit_code, exit.signal),
+            summary: crate::exit_summary(exit),
         }
     }
 

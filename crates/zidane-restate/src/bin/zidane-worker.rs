@@ -1,0 +1,108 @@
+//! `zidane-worker`: runs one zidane worker behind a Restate server.
+//!
+//! ```text
+//! zidane-worker --worker-id w1 --user-dir /var/lib/zidane \
+//!     --listen 127.0.0.1:9080 --ingress http://127.0.0.1:8080 \
+//!     [--admin http://127.0.0.1:9070] [--advertise http://10.0.0.5:9080]
+//! ```
+//!
+//! With `--admin` it registers its endpoint (the `--advertise` URL, else
+//! `http://<listen>`) with Restate, then prints `ready <address>` on stdout.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use zidane_restate::{Worker, WorkerConfig, register, serve};
+
+const USAGE: &str = "usage: zidane-worker --worker-id ID --user-dir DIR --listen ADDR \
+--ingress URL [--admin URL] [--advertise URL]";
+
+#[derive(Default)]
+struct Args {
+    worker_id: Option<String>,
+    user_dir: Option<String>,
+    listen: Option<String>,
+    ingress: Option<String>,
+    admin: Option<String>,
+    advertise: Option<String>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args::default();
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        let slot = match flag.as_str() {
+            "--worker-id" => &mut args.worker_id,
+            "--user-dir" => &mut args.user_dir,
+            "--listen" => &mut args.listen,
+            "--ingress" => &mut args.ingress,
+            "--admin" => &mut args.admin,
+            "--advertise" => &mut args.advertise,
+            other => return Err(format!("unknown argument {other}")),
+        };
+        *slot = Some(value);
+    }
+    Ok(args)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("zidane-worker: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), String> {
+    let args = parse_args().map_err(|e| format!("{e}\n{USAGE}"))?;
+    let (Some(worker_id), Some(user_dir), Some(listen), Some(ingress)) =
+        (args.worker_id, args.user_dir, args.listen, args.ingress)
+    else {
+        return Err(USAGE.to_owned());
+    };
+    std::fs::create_dir_all(&user_dir).map_err(|e| format!("{user_dir}: {e}"))?;
+    let worker = Worker::new(WorkerConfig {
+        worker_id,
+        user_dir: user_dir.into(),
+        ingress,
+    })
+    .map_err(|e| e.to_string())?;
+    let worker = Arc::new(worker);
+    worker.ready().await;
+    let listener = tokio::net::TcpListener::bind(&listen)
+        .await
+        .map_err(|e| format!("listen on {listen}: {e}"))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let shutdown = async {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+    };
+    let serving = tokio::spawn(serve(Arc::clone(&worker), listener, shutdown));
+    if let Some(admin) = args.admin {
+        let uri = args.advertise.unwrap_or_else(|| format!("http://{address}"));
+        register(&admin, &uri).await.map_err(|e| e.to_string())?;
+    }
+    println!("ready {address} {}", worker.service_name());
+    match serving.await {
+        Ok(result) => result.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
