@@ -31,12 +31,12 @@ pub enum RestateError {
         /// The error message.
         message: String,
     },
-    /// An answer could not be decoded.
-    #[error("cannot decode the answer of {target}: {source}")]
+    /// A request could not be encoded, or an answer decoded, as JSON.
+    #[error("JSON of {target}: {source}")]
     Decode {
         /// `service/key/handler`.
         target: String,
-        /// The decoder's error.
+        /// serde_json's error.
         #[source]
         source: serde_json::Error,
     },

@@ -37,11 +37,16 @@ impl Ingress {
         timeout: Duration,
     ) -> Result<Res, RestateError> {
         let url = format!("{}/{service}/{key}/{handler}", self.base);
-        let response = self
-            .http
-            .post(&url)
-            .json(body)
-            .timeout(timeout)
+        let body = serde_json::to_value(body).map_err(|source| RestateError::Decode {
+            target: format!("{service}/{key}/{handler}"),
+            source,
+        })?;
+        let mut request = self.http.post(&url).timeout(timeout);
+        // A handler without input takes an empty body, not `null`.
+        if !body.is_null() {
+            request = request.json(&body);
+        }
+        let response = request
             .send()
             .await
             .map_err(|source| RestateError::Http {
@@ -60,7 +65,9 @@ impl Ingress {
                 message: error_message(&bytes),
             });
         }
-        serde_json::from_slice(&bytes).map_err(|source| RestateError::Decode {
+        // A handler without output answers with an empty body.
+        let bytes: &[u8] = if bytes.is_empty() { b"null" } else { &bytes };
+        serde_json::from_slice(bytes).map_err(|source| RestateError::Decode {
             target: format!("{service}/{key}/{handler}"),
             source,
         })
