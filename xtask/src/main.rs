@@ -2,12 +2,15 @@
 //!
 //! ```text
 //! cargo xtask ci      fmt, clippy, tests, doc tests, docs — as CI runs them
+//!                     (installs the Restate server the zidane-restate tests need)
 //! cargo xtask bench   the benchmark driver beside the reference peers
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::process::{Command, ExitCode};
 use std::time::Instant;
+
+mod restate;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,6 +37,14 @@ fn ci() -> Result<(), String> {
     // Snapshots are checked, never accepted, by CI.
     let env: &[(&str, &str)] = &[("INSTA_UPDATE", "no"), ("CI", "true")];
     step("fmt", &["fmt", "--all", "--check"], env)?;
+    // The zidane-restate tests run a real Restate server.
+    let server = restate::install()?;
+    let server = server.to_string_lossy().into_owned();
+    let test_env: &[(&str, &str)] = &[
+        ("INSTA_UPDATE", "no"),
+        ("CI", "true"),
+        (restate::SERVER_ENV, &server),
+    ];
     step(
         "clippy",
         &[
@@ -50,12 +61,12 @@ fn ci() -> Result<(), String> {
         step(
             "test (nextest)",
             &["nextest", "run", "--workspace", "--no-fail-fast"],
-            env,
+            test_env,
         )?;
-        step("doc tests", &["test", "--workspace", "--doc"], env)?;
+        step("doc tests", &["test", "--workspace", "--doc"], test_env)?;
     } else {
         // `cargo test` runs doc tests too.
-        step("test", &["test", "--workspace"], env)?;
+        step("test", &["test", "--workspace"], test_env)?;
     }
     step(
         "doc",

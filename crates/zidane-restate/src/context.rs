@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::Utc;
+use zidane_context::CancellationToken;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, Capabilities, ContextError, DetachedTasks, ExecOptions,
     ExecOutput, ExecutionContext, ExecutionHandle, ReadRange, ReadResult, Result, TaskEntry,
     TaskExitInfo, TaskId, validate_command,
 };
-use zidane_context::CancellationToken;
 
 use crate::RestateError;
 use crate::ingress::Ingress;
@@ -115,7 +115,10 @@ impl RestateContext {
 
     /// Lists every reachable worker's tasks of `handle`, noting owners and the next
     /// task number. Fails only when no worker answers.
-    async fn list_all(&self, handle: ExecutionHandle) -> std::result::Result<Vec<TaskEntry>, RestateError> {
+    async fn list_all(
+        &self,
+        handle: ExecutionHandle,
+    ) -> std::result::Result<Vec<TaskEntry>, RestateError> {
         let mut calls = tokio::task::JoinSet::new();
         for (index, service) in self.workers.iter().enumerate() {
             let ingress = self.ingress.clone();
@@ -133,7 +136,9 @@ impl RestateContext {
         let mut answered = false;
         let mut last_error = None;
         while let Some(joined) = calls.join_next().await {
-            let Ok((index, listed)) = joined else { continue };
+            let Ok((index, listed)) = joined else {
+                continue;
+            };
             match listed {
                 Ok(listed) => {
                     answered = true;
@@ -158,7 +163,11 @@ impl RestateContext {
         }
         if last_error.is_none() {
             // Every worker answered: the numbering continues after the highest id.
-            let highest = entries.iter().map(|e| e.task_id.number()).max().unwrap_or(0);
+            let highest = entries
+                .iter()
+                .map(|e| e.task_id.number())
+                .max()
+                .unwrap_or(0);
             let mut next = lock(&self.next_task);
             let slot = next.entry(handle.id()).or_insert(highest + 1);
             *slot = (*slot).max(highest + 1);
@@ -210,7 +219,13 @@ impl ExecutionContext for RestateContext {
         let mut failed = None;
         for worker in 0..self.workers.len() {
             let destroyed: std::result::Result<(), RestateError> = self
-                .call(worker, handle, "destroy", &serde_json::Value::Null, self.call_timeout * 4)
+                .call(
+                    worker,
+                    handle,
+                    "destroy",
+                    &serde_json::Value::Null,
+                    self.call_timeout * 4,
+                )
                 .await;
             if let Err(error) = destroyed {
                 failed = Some(error);

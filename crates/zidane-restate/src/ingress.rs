@@ -46,18 +46,18 @@ impl Ingress {
         if !body.is_null() {
             request = request.json(&body);
         }
-        let response = request
-            .send()
+        let response = request.send().await.map_err(|source| RestateError::Http {
+            target: format!("{service}/{key}/{handler}"),
+            source,
+        })?;
+        let status = response.status();
+        let bytes = response
+            .bytes()
             .await
             .map_err(|source| RestateError::Http {
                 target: format!("{service}/{key}/{handler}"),
                 source,
             })?;
-        let status = response.status();
-        let bytes = response.bytes().await.map_err(|source| RestateError::Http {
-            target: format!("{service}/{key}/{handler}"),
-            source,
-        })?;
         if !status.is_success() {
             return Err(RestateError::Handler {
                 target: format!("{service}/{key}/{handler}"),

@@ -102,7 +102,10 @@ async fn renamed(
     };
     let bytes = rename_in_manifest(&bytes, &name).unwrap_or(bytes);
     parts.headers.remove(http::header::CONTENT_LENGTH);
-    http::Response::from_parts(parts, Full::new(bytes).map_err(|e| match e {}).boxed_unsync())
+    http::Response::from_parts(
+        parts,
+        Full::new(bytes).map_err(|e| match e {}).boxed_unsync(),
+    )
 }
 
 /// The manifest with the worker object's service renamed to `name`.
@@ -143,4 +146,27 @@ pub async fn register(admin: &str, uri: &str) -> Result<(), RestateError> {
         status: status.as_u16(),
         message,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_manifest_names_the_worker_s_service_and_nothing_else() {
+        let manifest = serde_json::json!({
+            "protocolMode": "BIDI_STREAM",
+            "services": [
+                { "name": "ZidaneWorker", "ty": "VIRTUAL_OBJECT", "handlers": [] },
+                { "name": "Other", "ty": "SERVICE", "handlers": [] },
+            ],
+        });
+        let bytes = serde_json::to_vec(&manifest).unwrap();
+        let renamed = rename_in_manifest(&bytes, "ZidaneWorker_w1").unwrap();
+        let renamed: serde_json::Value = serde_json::from_slice(&renamed).unwrap();
+        assert_eq!(renamed["services"][0]["name"], "ZidaneWorker_w1");
+        assert_eq!(renamed["services"][1]["name"], "Other");
+        assert_eq!(renamed["protocolMode"], "BIDI_STREAM");
+        assert!(rename_in_manifest(b"not json", "x").is_none());
+    }
 }

@@ -68,12 +68,11 @@ impl RestateServer {
             source,
         })?;
         let [admin_port, ingress_port, node_port] = free_ports()?;
-        let log = std::fs::File::create(dir.join("server.log")).map_err(|source| {
-            RestateError::Io {
+        let log =
+            std::fs::File::create(dir.join("server.log")).map_err(|source| RestateError::Io {
                 path: dir.join("server.log"),
                 source,
-            }
-        })?;
+            })?;
         let child = Command::new(&binary)
             .arg("--no-logo")
             .env("RESTATE_BASE_DIR", &dir)

@@ -243,7 +243,13 @@ impl ExitReporter {
         for _ in 0..EXIT_REPORT_ATTEMPTS {
             match self
                 .ingress
-                .send(&self.service, &self.key, "record_exit", &report, &idempotency)
+                .send(
+                    &self.service,
+                    &self.key,
+                    "record_exit",
+                    &report,
+                    &idempotency,
+                )
                 .await
             {
                 Ok(()) => return,
@@ -525,16 +531,16 @@ impl ZidaneWorker {
         let worker = Arc::clone(&self.0);
         let output = ctx
             .run(|| async move {
-            let local = worker.local_handle(handle).await?;
-            worker
-                .process
-                .exec(local, &request.command, request.options)
-                .await
-                .map(Json)
-                .map_err(terminal)
-        })
-        .name("exec")
-        .await?;
+                let local = worker.local_handle(handle).await?;
+                worker
+                    .process
+                    .exec(local, &request.command, request.options)
+                    .await
+                    .map(Json)
+                    .map_err(terminal)
+            })
+            .name("exec")
+            .await?;
         Ok(output)
     }
 
@@ -585,8 +591,9 @@ fn save(ctx: &ObjectContext<'_>, tasks: &BTreeMap<String, TaskRecord>) {
 }
 
 fn handle_of(key: &str) -> Result<u64, HandlerError> {
-    key.parse()
-        .map_err(|_| TerminalError::new(format!("object key {key:?} is not a handle number")).into())
+    key.parse().map_err(|_| {
+        TerminalError::new(format!("object key {key:?} is not a handle number")).into()
+    })
 }
 
 /// `path` if it lies under `root` (both resolved), else a terminal error: a worker
@@ -610,4 +617,30 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_serves_only_the_files_of_the_handle() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("handles/7");
+        std::fs::create_dir_all(root.join("tasks")).unwrap();
+        let log = root.join("tasks/bash_1.log");
+        std::fs::write(&log, "x\n").unwrap();
+        std::fs::write(dir.path().join("secret"), "x\n").unwrap();
+        assert!(inside(&root, &log).is_ok());
+        assert!(inside(&root, &root.join("tasks/../tasks/bash_1.log")).is_ok());
+        assert!(inside(&root, &root.join("../../secret")).is_err());
+        assert!(inside(&root, &dir.path().join("secret")).is_err());
+        assert!(inside(&root, &root.join("missing.log")).is_err());
+    }
+
+    #[test]
+    fn handle_keys_are_numbers() {
+        assert_eq!(handle_of("42").unwrap(), 42);
+        assert!(handle_of("h42").is_err());
+    }
 }

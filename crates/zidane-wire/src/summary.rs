@@ -157,7 +157,13 @@ mod tests {
     #[test]
     fn summaries() {
         let exited = TaskStatus::Exited;
-        let s = summary("npm run build", Duration::from_millis(4200), exited, 0, None);
+        let s = summary(
+            "npm run build",
+            Duration::from_millis(4200),
+            exited,
+            0,
+            None,
+        );
         assert_eq!(s, "npm run build (4.2s) — exited 0");
         let s = summary("make", Duration::from_millis(850), exited, 2, None);
         assert_eq!(s, "make (850ms) — exited 2");

@@ -51,8 +51,7 @@ fn parse_args() -> Result<Args, String> {
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "warn".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -86,10 +85,11 @@ async fn run() -> Result<(), String> {
         .map_err(|e| format!("listen on {listen}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     let shutdown = async {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(term) => term,
-            Err(_) => return std::future::pending().await,
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => return std::future::pending().await,
+            };
         tokio::select! {
             _ = term.recv() => {}
             _ = tokio::signal::ctrl_c() => {}
@@ -97,7 +97,9 @@ async fn run() -> Result<(), String> {
     };
     let serving = tokio::spawn(serve(Arc::clone(&worker), listener, shutdown));
     if let Some(admin) = args.admin {
-        let uri = args.advertise.unwrap_or_else(|| format!("http://{address}"));
+        let uri = args
+            .advertise
+            .unwrap_or_else(|| format!("http://{address}"));
         register(&admin, &uri).await.map_err(|e| e.to_string())?;
     }
     println!("ready {address} {}", worker.service_name());

@@ -15,7 +15,11 @@ async fn destroy_leaves_nothing_on_any_worker() {
     let mut pids = Vec::new();
     for _ in 0..4 {
         let started = context
-            .exec_background(handle, "sleep 1000 & sleep 1000 & wait", BackgroundOptions::new("/unused"))
+            .exec_background(
+                handle,
+                "sleep 1000 & sleep 1000 & wait",
+                BackgroundOptions::new("/unused"),
+            )
             .await
             .unwrap();
         pids.push(started.pid);
@@ -31,7 +35,10 @@ async fn destroy_leaves_nothing_on_any_worker() {
         until_group_gone(pid).await;
     }
     assert!(context.list_background(handle).await.unwrap().is_empty());
-    assert!(group_alive(bystander.pid), "another handle's task is untouched");
+    assert!(
+        group_alive(bystander.pid),
+        "another handle's task is untouched"
+    );
     context.destroy(handle).await.unwrap();
     context.destroy(other).await.unwrap();
     until_group_gone(bystander.pid).await;

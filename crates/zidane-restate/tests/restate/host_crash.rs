@@ -29,14 +29,16 @@ async fn crashing_host_helper() {
         return;
     };
     let parts: Vec<&str> = setup.split('|').collect();
-    let context =
-        Arc::new(RestateContext::new(parts[0], parts[1].split(',')).unwrap());
+    let context = Arc::new(RestateContext::new(parts[0], parts[1].split(',')).unwrap());
     let handle = ExecutionHandle::new(parts[2].parse().unwrap());
     let store = SessionStore::new(parts[3]);
     let model = ScriptedModel::new()
         .respond(
-            ModelResponse::tool_use("a", "shell", bg("sleep 2; echo one"))
-                .with_tool_use("b", "shell", bg("sleep 2.5; echo two; exit 5")),
+            ModelResponse::tool_use("a", "shell", bg("sleep 2; echo one")).with_tool_use(
+                "b",
+                "shell",
+                bg("sleep 2.5; echo two; exit 5"),
+            ),
         )
         .text("both started");
     let agent = agent(model, context, handle, &store);
@@ -83,7 +85,11 @@ async fn a_host_killed_mid_task_gets_each_exit_once_after_restart() {
     let model = ScriptedModel::new().text("both told").text("nothing new");
     let second = agent(model, context.clone(), handle, &store);
     let entries = list_until(context.as_ref(), handle, |e| all_ended(e, 2)).await;
-    assert_eq!(status_of(&entries, 1), TaskStatus::Exited, "ran on after the host died");
+    assert_eq!(
+        status_of(&entries, 1),
+        TaskStatus::Exited,
+        "ran on after the host died"
+    );
     assert_eq!(entries[1].exit_code, Some(5));
     let told = second.run(RunOptions::new("what happened?")).await.unwrap();
     assert_eq!(notified(&told), ["bash_1", "bash_2"]);

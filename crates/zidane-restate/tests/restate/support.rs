@@ -84,6 +84,9 @@ impl Cluster {
     /// Starts worker `id` listening on `listen`, its disk under the cluster's dir, and
     /// waits (bounded) until it registered with Restate.
     pub fn spawn_worker(&self, id: &str, listen: SocketAddr) -> WorkerProcess {
+        // A starting worker sweeps the orphans of dead hosts on this machine, which
+        // must not race the zidane-process tests that make orphans and sweep them.
+        let _lock = sweep_lock();
         let user_dir = self.dir.path().join(format!("worker-{id}"));
         let mut child = Command::new(env!("CARGO_BIN_EXE_zidane-worker"))
             .args(["--worker-id", id, "--listen", &listen.to_string()])
@@ -103,9 +106,7 @@ impl Cluster {
             let _ = BufReader::new(stdout).read_line(&mut line);
             let _ = tx.send(line);
         });
-        let line = rx
-            .recv_timeout(WAIT)
-            .expect("the worker is ready in time");
+        let line = rx.recv_timeout(WAIT).expect("the worker is ready in time");
         let address = line
             .split_whitespace()
             .nth(1)
@@ -250,4 +251,19 @@ pub fn status_of(entries: &[TaskEntry], n: u64) -> TaskStatus {
         .find(|e| e.task_id == tid(n))
         .map(|e| e.status)
         .unwrap_or_else(|| panic!("bash_{n} not listed in {entries:?}"))
+}
+
+/// The lock the zidane-process orphan tests hold (the same file) while they make and
+/// sweep orphans; held here while a worker starts, which runs such a sweep.
+fn sweep_lock() -> nix::fcntl::Flock<std::fs::File> {
+    let path = std::env::temp_dir().join("zidane-process-orphan-sweep-tests.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap();
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, errno)| errno)
+        .unwrap()
 }

@@ -16,7 +16,11 @@ async fn losing_one_worker_loses_only_its_tasks() {
     for _ in 0..4 {
         started.push(
             context
-                .exec_background(handle, "sleep 3; echo done", BackgroundOptions::new("/unused"))
+                .exec_background(
+                    handle,
+                    "sleep 3; echo done",
+                    BackgroundOptions::new("/unused"),
+                )
                 .await
                 .unwrap(),
         );
@@ -30,7 +34,11 @@ async fn losing_one_worker_loses_only_its_tasks() {
     };
     let on_w1 = on(&cluster.workers[0].user_dir);
     let on_w2 = on(&cluster.workers[1].user_dir);
-    assert_eq!((on_w1.len(), on_w2.len()), (2, 2), "spread over both workers");
+    assert_eq!(
+        (on_w1.len(), on_w2.len()),
+        (2, 2),
+        "spread over both workers"
+    );
 
     cluster.workers[0].kill_hard();
     // w2's tasks run to their end while w1 is down (the list holds what w2 knows).

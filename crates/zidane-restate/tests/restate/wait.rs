@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use zidane_agent::{RunOptions, ScriptedModel};
-use zidane_wire::ContentBlock;
 use zidane_context::{BackgroundOptions, CancellationToken, ExecutionContext, TaskStatus};
+use zidane_wire::ContentBlock;
 
 use crate::support::{agent, bg, cluster, tid};
 
@@ -44,7 +44,12 @@ async fn wait_task_parks_on_the_awakeable_and_returns_the_exit() {
 
     // Directly: at once for an ended task, `None` on a timeout.
     let exit = context
-        .wait_background(handle, tid(1), Duration::from_secs(5), CancellationToken::new())
+        .wait_background(
+            handle,
+            tid(1),
+            Duration::from_secs(5),
+            CancellationToken::new(),
+        )
         .await
         .unwrap()
         .unwrap();
@@ -66,11 +71,20 @@ async fn wait_task_parks_on_the_awakeable_and_returns_the_exit() {
     let parked = context.clone();
     let waiter = tokio::spawn(async move {
         parked
-            .wait_background(handle, long.task_id, Duration::from_secs(15), CancellationToken::new())
+            .wait_background(
+                handle,
+                long.task_id,
+                Duration::from_secs(15),
+                CancellationToken::new(),
+            )
             .await
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let killed = context.kill_background(handle, long.task_id).await.unwrap().unwrap();
+    let killed = context
+        .kill_background(handle, long.task_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(killed.status, TaskStatus::Killed);
     let woken = tokio::time::timeout(Duration::from_secs(10), waiter)
         .await

@@ -20,7 +20,11 @@ async fn a_killed_worker_s_tasks_read_lost_and_nothing_is_left_running() {
     let mut pids = Vec::new();
     for _ in 0..2 {
         let started = context
-            .exec_background(handle, "sleep 1000 & wait", BackgroundOptions::new("/unused"))
+            .exec_background(
+                handle,
+                "sleep 1000 & wait",
+                BackgroundOptions::new("/unused"),
+            )
             .await
             .unwrap();
         pids.push(started.pid);
@@ -28,7 +32,10 @@ async fn a_killed_worker_s_tasks_read_lost_and_nothing_is_left_running() {
     cluster.restart_worker(0);
     // The new worker ended the old one's processes before it answered.
     for pid in &pids {
-        assert!(!group_alive(*pid), "process group {pid} outlived its worker");
+        assert!(
+            !group_alive(*pid),
+            "process group {pid} outlived its worker"
+        );
     }
     let entries = list_until(context.as_ref(), handle, |e| {
         e.len() == 2 && e.iter().all(|e| e.status == TaskStatus::Lost)
@@ -36,7 +43,12 @@ async fn a_killed_worker_s_tasks_read_lost_and_nothing_is_left_running() {
     .await;
     assert_eq!(entries[0].exit_code, Some(LOST_EXIT_CODE));
     let exit = context
-        .wait_background(handle, tid(2), Duration::from_secs(5), CancellationToken::new())
+        .wait_background(
+            handle,
+            tid(2),
+            Duration::from_secs(5),
+            CancellationToken::new(),
+        )
         .await
         .unwrap()
         .unwrap();
