@@ -27,9 +27,8 @@ async fn main() {
     let server = RestateServer::start().await.expect("restate-server starts");
     let worker = Arc::new(
         Worker::new(WorkerConfig {
-            worker_id: "bench".into(),
-            user_dir: scratch.join("worker"),
-            ingress: server.ingress_url().into(),
+            max_tasks: 2 * CONCURRENT,
+            ..WorkerConfig::new("bench", scratch.join("worker"), server.ingress_url())
         })
         .unwrap(),
     );

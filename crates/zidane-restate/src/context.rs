@@ -2,7 +2,7 @@
 //! Restate and outlive the host.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -31,6 +31,10 @@ pub const DEFAULT_SWEEP_INTERVAL: Duration = Duration::from_millis(500);
 /// Slack added to a `wait` call's timeout for the round trip through Restate.
 const WAIT_SLACK: Duration = Duration::from_secs(5);
 
+/// How much longer than a start's deadline the host waits for its answer: a start the
+/// worker accepted just before its deadline still answers before the host moves on.
+const START_SLACK: Duration = Duration::from_secs(2);
+
 /// A durable [`ExecutionContext`]: background tasks run on `zidane-worker`s behind a
 /// Restate server and survive the host.
 ///
@@ -51,6 +55,8 @@ pub struct RestateContext {
     next_task: Mutex<HashMap<u64, u64>>,
     /// Which worker runs a task.
     owners: Mutex<HashMap<(u64, TaskId), usize>>,
+    /// Which worker holds a log, so `read_file` asks it first.
+    logs: Mutex<HashMap<(u64, PathBuf), usize>>,
 }
 
 impl RestateContext {
@@ -77,6 +83,7 @@ impl RestateContext {
             sweep_interval: DEFAULT_SWEEP_INTERVAL,
             next_task: Mutex::new(HashMap::new()),
             owners: Mutex::new(HashMap::new()),
+            logs: Mutex::new(HashMap::new()),
         })
     }
 
@@ -142,11 +149,7 @@ impl RestateContext {
             match listed {
                 Ok(listed) => {
                     answered = true;
-                    let mut owners = lock(&self.owners);
-                    for entry in &listed {
-                        owners.insert((handle.id(), entry.task_id), index);
-                    }
-                    drop(owners);
+                    self.note_owner(handle, &listed, index);
                     entries.extend(listed);
                 }
                 Err(error) => {
@@ -174,6 +177,16 @@ impl RestateContext {
         }
         entries.sort_by_key(|e| e.task_id);
         Ok(entries)
+    }
+
+    /// Remembers that worker `index` runs these tasks and holds their logs.
+    fn note_owner(&self, handle: ExecutionHandle, entries: &[TaskEntry], index: usize) {
+        let mut owners = lock(&self.owners);
+        let mut logs = lock(&self.logs);
+        for entry in entries {
+            owners.insert((handle.id(), entry.task_id), index);
+            logs.insert((handle.id(), entry.output_path.clone()), index);
+        }
     }
 
     /// The next task id of `handle`, listing first when this host has not yet.
@@ -232,6 +245,7 @@ impl ExecutionContext for RestateContext {
             }
         }
         lock(&self.owners).retain(|(h, _), _| *h != handle.id());
+        lock(&self.logs).retain(|(h, _), _| *h != handle.id());
         lock(&self.next_task).remove(&handle.id());
         match failed {
             Some(error) => Err(error.into()),
@@ -267,8 +281,16 @@ impl ExecutionContext for RestateContext {
             path: path.to_owned(),
             range,
         };
+        // The worker known to hold the file first, then the others (each refuses what
+        // is not its own).
+        let known = lock(&self.logs)
+            .get(&(handle.id(), path.to_owned()))
+            .copied();
+        let order = known
+            .into_iter()
+            .chain((0..self.workers.len()).filter(|w| Some(*w) != known));
         let mut last = None;
-        for worker in 0..self.workers.len() {
+        for worker in order {
             match self
                 .call(worker, handle, "read_file", &request, self.call_timeout)
                 .await
@@ -294,9 +316,11 @@ impl ExecutionContext for RestateContext {
     ) -> Result<BackgroundStarted> {
         validate_command(command)?;
         let task_id = self.next_task_id(handle).await?;
-        // Half the call timeout: a start still queued for a worker that did not answer
-        // in time must be refused by it, not run beside the one the next worker starts.
-        let deadline = Utc::now() + self.call_timeout / 2;
+        // A start still queued (behind others of the handle, or for a worker that is
+        // down) when the deadline passes is refused by the worker; the host waits a
+        // little longer than that for the answer, so it never moves on to the next
+        // worker while the first may still start the task.
+        let deadline = Utc::now() + self.call_timeout;
         let request = StartRequest {
             task_id,
             command: command.to_owned(),
@@ -310,11 +334,18 @@ impl ExecutionContext for RestateContext {
         for attempt in 0..self.workers.len() {
             let worker = (first + attempt) % self.workers.len();
             match self
-                .call::<_, BackgroundStarted>(worker, handle, "start", &request, self.call_timeout)
+                .call::<_, BackgroundStarted>(
+                    worker,
+                    handle,
+                    "start",
+                    &request,
+                    self.call_timeout + START_SLACK,
+                )
                 .await
             {
                 Ok(started) => {
                     lock(&self.owners).insert((handle.id(), task_id), worker);
+                    lock(&self.logs).insert((handle.id(), started.output_path.clone()), worker);
                     return Ok(started);
                 }
                 Err(error) => {

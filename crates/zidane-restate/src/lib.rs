@@ -42,7 +42,7 @@ pub use error::RestateError;
 pub use protocol::{SERVICE_PREFIX, service_name};
 pub use serve::{register, serve};
 pub use server::{RestateServer, SERVER_ENV, SERVER_INSTALL_PATH, find_server_binary};
-pub use worker::{Worker, WorkerConfig};
+pub use worker::{DEFAULT_WORKER_MAX_TASKS, Worker, WorkerConfig};
 
 mod context;
 mod error;

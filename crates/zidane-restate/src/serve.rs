@@ -52,6 +52,9 @@ pub async fn serve(
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
+                // The protocol trades many small frames both ways: without this, Nagle
+                // and delayed ACKs hold each exchange for tens of milliseconds.
+                let _ = stream.set_nodelay(true);
                 let endpoint = endpoint.clone();
                 let name = service_name.clone();
                 let service = service_fn(move |request| {

@@ -28,6 +28,9 @@ const TASKS: &str = "tasks";
 /// is then reported `lost` once this worker is replaced).
 const EXIT_REPORT_ATTEMPTS: u32 = 60;
 
+/// How many tasks a worker runs at once, over all sessions, unless told otherwise.
+pub const DEFAULT_WORKER_MAX_TASKS: usize = 64;
+
 /// Who a worker is and where it keeps things.
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
@@ -38,6 +41,25 @@ pub struct WorkerConfig {
     pub user_dir: PathBuf,
     /// Restate's ingress, through which the worker reports exits to its own object.
     pub ingress: String,
+    /// Most tasks running at once on this worker, over all sessions; a start past it
+    /// is refused (see [`DEFAULT_WORKER_MAX_TASKS`]).
+    pub max_tasks: usize,
+}
+
+impl WorkerConfig {
+    /// A config with the default task cap.
+    pub fn new(
+        worker_id: impl Into<String>,
+        user_dir: impl Into<PathBuf>,
+        ingress: impl Into<String>,
+    ) -> Self {
+        Self {
+            worker_id: worker_id.into(),
+            user_dir: user_dir.into(),
+            ingress: ingress.into(),
+            max_tasks: DEFAULT_WORKER_MAX_TASKS,
+        }
+    }
 }
 
 /// A worker: the state one worker process shares between its handlers.
@@ -74,6 +96,7 @@ impl Worker {
         let process = Arc::new(
             ProcessContext::builder()
                 .cwd(&config.user_dir)
+                .max_background_tasks(config.max_tasks)
                 .sweep_orphans_on_start(true)
                 .build(),
         );

@@ -3,7 +3,7 @@
 //! ```text
 //! zidane-worker --worker-id w1 --user-dir /var/lib/zidane \
 //!     --listen 127.0.0.1:9080 --ingress http://127.0.0.1:8080 \
-//!     [--admin http://127.0.0.1:9070] [--advertise http://10.0.0.5:9080]
+//!     [--admin http://127.0.0.1:9070] [--advertise http://10.0.0.5:9080] [--max-tasks 64]
 //! ```
 //!
 //! With `--admin` it registers its endpoint (the `--advertise` URL, else
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use zidane_restate::{Worker, WorkerConfig, register, serve};
 
 const USAGE: &str = "usage: zidane-worker --worker-id ID --user-dir DIR --listen ADDR \
---ingress URL [--admin URL] [--advertise URL]";
+--ingress URL [--admin URL] [--advertise URL] [--max-tasks N]";
 
 #[derive(Default)]
 struct Args {
@@ -26,6 +26,7 @@ struct Args {
     ingress: Option<String>,
     admin: Option<String>,
     advertise: Option<String>,
+    max_tasks: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -40,6 +41,7 @@ fn parse_args() -> Result<Args, String> {
             "--ingress" => &mut args.ingress,
             "--admin" => &mut args.admin,
             "--advertise" => &mut args.advertise,
+            "--max-tasks" => &mut args.max_tasks,
             other => return Err(format!("unknown argument {other}")),
         };
         *slot = Some(value);
@@ -72,12 +74,13 @@ async fn run() -> Result<(), String> {
         return Err(USAGE.to_owned());
     };
     std::fs::create_dir_all(&user_dir).map_err(|e| format!("{user_dir}: {e}"))?;
-    let worker = Worker::new(WorkerConfig {
-        worker_id,
-        user_dir: user_dir.into(),
-        ingress,
-    })
-    .map_err(|e| e.to_string())?;
+    let mut config = WorkerConfig::new(worker_id, user_dir, ingress);
+    if let Some(max) = args.max_tasks {
+        config.max_tasks = max
+            .parse()
+            .map_err(|_| format!("--max-tasks {max:?} is not a number"))?;
+    }
+    let worker = Worker::new(config).map_err(|e| e.to_string())?;
     let worker = Arc::new(worker);
     worker.ready().await;
     let listener = tokio::net::TcpListener::bind(&listen)

@@ -1,7 +1,7 @@
 //! Start → exit → the agent's next run carries the notification, exactly once.
 
 use zidane_agent::{RunOptions, ScriptedModel};
-use zidane_context::{ExecutionContext, TaskStatus};
+use zidane_context::{ExecutionContext, ReadRange, TaskStatus};
 
 use crate::support::{agent, all_ended, bg, cluster, list_until, notified};
 
@@ -26,6 +26,23 @@ async fn an_exit_reaches_the_next_run_exactly_once() {
     assert_eq!(entries[0].exit_code, Some(3));
     let log = std::fs::read_to_string(&entries[0].output_path).unwrap();
     assert_eq!(log, "built\n", "the log is on the worker's disk");
+    let window = context
+        .read_file(handle, &entries[0].output_path, ReadRange::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        window.lines,
+        ["built"],
+        "served by the worker through Restate"
+    );
+    let outside = context
+        .read_file(
+            handle,
+            std::path::Path::new("/etc/hostname"),
+            ReadRange::default(),
+        )
+        .await;
+    assert!(outside.is_err(), "a worker serves the handle's files only");
 
     let told = agent.run(RunOptions::new("status?")).await.unwrap();
     assert_eq!(notified(&told), ["bash_1"]);
