@@ -57,6 +57,7 @@ impl Drop for WorkerProcess {
 
 /// A server and workers `ids`, or `None` (with the reason printed) when no
 /// `restate-server` is installed and this is not CI — under CI it must be there.
+#[allow(clippy::print_stderr)] // the reason a test skipped
 pub async fn cluster(ids: &[&str]) -> Option<Cluster> {
     if let Err(error) = zidane_restate::find_server_binary() {
         assert!(
