@@ -50,6 +50,7 @@ mod ingress;
 mod protocol;
 mod serve;
 mod server;
+mod table;
 mod worker;
 
 /// Most characters a worker id may have.

@@ -2,7 +2,7 @@
 //! session's tasks with a [`ProcessContext`] on this machine and keeps their table in
 //! the object's durable state.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -11,7 +11,7 @@ use chrono::Utc;
 use restate_sdk::prelude::*;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, ExecOutput, ExecutionContext, ExecutionHandle,
-    LOST_EXIT_CODE, ReadResult, TaskEntry, TaskExitInfo, TaskId, TaskStatus,
+    ReadResult, TaskEntry, TaskExitInfo, TaskId, TaskStatus,
 };
 use zidane_process::ProcessContext;
 
@@ -20,6 +20,7 @@ use crate::protocol::{
     ExecRequest, ExitReport, ReadRequest, RegisterWaiter, Spawned, StartRequest, TaskRecord,
     TaskRef, WaitRequest,
 };
+use crate::table::{self, Table};
 
 /// The state key of a handle's task table.
 const TASKS: &str = "tasks";
@@ -197,35 +198,23 @@ impl Worker {
         Ok(spawned)
     }
 
-    /// Marks `running` records of other boots `lost` (their worker died), resolving
+    /// Marks `running` records of other boots `lost` (their worker died), answering
     /// their waiters. Returns whether anything changed.
     async fn mark_lost(
         &self,
         ctx: &ObjectContext<'_>,
-        tasks: &mut BTreeMap<String, TaskRecord>,
+        tasks: &mut Table,
     ) -> Result<bool, HandlerError> {
-        let lost: Vec<String> = tasks
-            .iter()
-            .filter(|(_, r)| r.entry.status == TaskStatus::Running && r.boot != self.boot)
-            .map(|(id, _)| id.clone())
-            .collect();
-        if lost.is_empty() {
+        let gone = table::lost(tasks, &self.boot);
+        if gone.is_empty() {
             return Ok(false);
         }
         let now = ctx
             .run(|| async { Ok(Utc::now().timestamp_millis()) })
             .name("lost_at")
             .await?;
-        let ended_at = chrono::DateTime::from_timestamp_millis(now).unwrap_or_else(Utc::now);
-        for id in lost {
-            if let Some(record) = tasks.get_mut(&id) {
-                record.entry.status = TaskStatus::Lost;
-                record.entry.exit_code = Some(LOST_EXIT_CODE);
-                record.entry.signal = None;
-                record.entry.ended_at = Some(ended_at);
-                resolve_waiters(ctx, record);
-            }
-        }
+        let at = chrono::DateTime::from_timestamp_millis(now).unwrap_or_else(Utc::now);
+        wake(ctx, table::mark_lost(tasks, &gone, at));
         Ok(true)
     }
 }
@@ -355,19 +344,12 @@ impl ZidaneWorker {
         Json(report): Json<ExitReport>,
     ) -> HandlerResult<()> {
         let mut tasks = load(&ctx).await?;
-        let Some(record) = tasks.get_mut(&report.task_id.to_string()) else {
-            return Ok(());
-        };
-        if record.entry.status != TaskStatus::Running || record.boot != report.boot {
-            return Ok(());
+        let status = |tasks: &Table| table::record(tasks, report.task_id).map(|r| r.entry.status);
+        let before = status(&tasks);
+        wake(&ctx, table::record_exit(&mut tasks, &report));
+        if status(&tasks) != before {
+            save(&ctx, &tasks);
         }
-        record.entry.status = report.status;
-        record.entry.exit_code = Some(report.exit_code);
-        record.entry.signal = report.signal;
-        record.entry.ended_at = Some(report.ended_at);
-        record.entry.bytes_written = report.bytes_written;
-        resolve_waiters(&ctx, record);
-        save(&ctx, &tasks);
         Ok(())
     }
 
@@ -381,12 +363,13 @@ impl ZidaneWorker {
         let handle = handle_of(ctx.key())?;
         let mut tasks = load(&ctx).await?;
         let mut changed = self.0.mark_lost(&ctx, &mut tasks).await?;
-        let Some(record) = tasks.get_mut(&request.task_id.to_string()) else {
+        let Some(record) = table::record(&tasks, request.task_id) else {
             return Ok(Json(None));
         };
         if record.entry.status == TaskStatus::Running {
             let worker = Arc::clone(&self.0);
             let local_task = record.local_task;
+            let task_id = request.task_id;
             let Json(exit) = ctx
                 .run(|| async move {
                     let Some(local) = worker.local_handle_if_any(handle) else {
@@ -397,20 +380,19 @@ impl ZidaneWorker {
                         .kill_background(local, local_task)
                         .await
                         .map_err(terminal)?;
-                    Ok(Json(exit.map(|exit| (exit, Utc::now()))))
+                    // The session's id, not the worker's own.
+                    Ok(Json(exit.map(|exit| {
+                        (TaskExitInfo { task_id, ..exit }, Utc::now())
+                    })))
                 })
                 .name("kill")
                 .await?;
             if let Some((exit, ended_at)) = exit {
-                record.entry.status = exit.status;
-                record.entry.exit_code = Some(exit.exit_code);
-                record.entry.signal = exit.signal;
-                record.entry.ended_at = Some(ended_at);
-                resolve_waiters(&ctx, record);
+                wake(&ctx, table::record_kill(&mut tasks, &exit, ended_at));
                 changed = true;
             }
         }
-        let exit = record.entry.exit_info();
+        let exit = table::record(&tasks, request.task_id).and_then(|r| r.entry.exit_info());
         if changed {
             save(&ctx, &tasks);
         }
@@ -463,12 +445,12 @@ impl ZidaneWorker {
         ctx: SharedObjectContext<'_>,
         Json(request): Json<WaitRequest>,
     ) -> HandlerResult<Json<Option<TaskExitInfo>>> {
-        let tasks: BTreeMap<String, TaskRecord> = ctx
-            .get::<Json<BTreeMap<String, TaskRecord>>>(TASKS)
+        let tasks: Table = ctx
+            .get::<Json<Table>>(TASKS)
             .await?
             .map(|Json(tasks)| tasks)
             .unwrap_or_default();
-        let Some(record) = tasks.get(&request.task_id.to_string()) else {
+        let Some(record) = table::record(&tasks, request.task_id) else {
             return Ok(Json(None));
         };
         if let Some(exit) = record.entry.exit_info() {
@@ -505,21 +487,12 @@ impl ZidaneWorker {
         Json(request): Json<RegisterWaiter>,
     ) -> HandlerResult<()> {
         let mut tasks = load(&ctx).await?;
-        let changed = self.0.mark_lost(&ctx, &mut tasks).await?;
-        match tasks.get_mut(&request.task_id.to_string()) {
-            Some(record) if record.entry.status == TaskStatus::Running => {
-                record.waiters.push(request.awakeable);
-                save(&ctx, &tasks);
-                return Ok(());
-            }
-            Some(record) => {
-                ctx.resolve_awakeable(&request.awakeable, Json(record.entry.exit_info()));
-            }
-            None => ctx.resolve_awakeable(&request.awakeable, Json(None::<TaskExitInfo>)),
-        }
-        if changed {
-            save(&ctx, &tasks);
-        }
+        self.0.mark_lost(&ctx, &mut tasks).await?;
+        wake(
+            &ctx,
+            table::add_waiter(&mut tasks, request.task_id, request.awakeable),
+        );
+        save(&ctx, &tasks);
         Ok(())
     }
 
@@ -583,33 +556,29 @@ impl ZidaneWorker {
         })
         .name("destroy")
         .await?;
-        for record in tasks.values_mut() {
-            // Waiters learn the handle is gone: nothing more will end.
-            for awakeable in std::mem::take(&mut record.waiters) {
-                ctx.resolve_awakeable(&awakeable, Json(record.entry.exit_info()));
-            }
-        }
+        // Waiters learn the handle is gone: nothing more will end.
+        wake(&ctx, table::clear(&mut tasks));
         ctx.clear_all();
         Ok(())
     }
 }
 
-fn resolve_waiters(ctx: &ObjectContext<'_>, record: &mut TaskRecord) {
-    let exit = record.entry.exit_info();
-    for awakeable in std::mem::take(&mut record.waiters) {
-        ctx.resolve_awakeable(&awakeable, Json(exit.clone()));
+/// Resolves each awakeable with its answer.
+fn wake(ctx: &ObjectContext<'_>, wakes: Vec<table::Wake>) {
+    for (awakeable, exit) in wakes {
+        ctx.resolve_awakeable(&awakeable, Json(exit));
     }
 }
 
-async fn load(ctx: &ObjectContext<'_>) -> Result<BTreeMap<String, TaskRecord>, HandlerError> {
+async fn load(ctx: &ObjectContext<'_>) -> Result<Table, HandlerError> {
     Ok(ctx
-        .get::<Json<BTreeMap<String, TaskRecord>>>(TASKS)
+        .get::<Json<Table>>(TASKS)
         .await?
         .map(|Json(tasks)| tasks)
         .unwrap_or_default())
 }
 
-fn save(ctx: &ObjectContext<'_>, tasks: &BTreeMap<String, TaskRecord>) {
+fn save(ctx: &ObjectContext<'_>, tasks: &Table) {
     ctx.set(TASKS, Json(tasks.clone()));
 }
 
