@@ -84,12 +84,14 @@ async fn main() {
     }
 
     let mut awakeable = Vec::new();
+    let mut start_call = Vec::new();
     for _ in 0..rounds {
         let started = Instant::now();
         let s = restate
             .exec_background(rh, "true", BackgroundOptions::new("/unused"))
             .await
             .unwrap();
+        start_call.push(started.elapsed());
         let exit = restate
             .wait_background(
                 rh,
@@ -104,6 +106,8 @@ async fn main() {
         awakeable.push(started.elapsed());
     }
 
+    restate.destroy(rh).await.unwrap();
+    let rh = restate.create_handle().await.unwrap();
     let mut sweep = Vec::new();
     for _ in 0..rounds {
         let started = Instant::now();
@@ -122,10 +126,10 @@ async fn main() {
         }
         sweep.push(started.elapsed());
     }
-    // The growing table is part of each sweep's cost; measure it on a fresh handle too.
     restate.destroy(rh).await.unwrap();
 
-    println!("start → notified, `true`, {rounds} rounds each, loopback:\n");
+    println!("start → notified, `true`, {rounds} rounds each (one handle per path, whose");
+    println!("table grows to {rounds} tasks), loopback:\n");
     println!("| path | p50 | p99 | max |");
     println!("|---|---|---|---|");
     row("ProcessContext (on_exit)", &mut process);
@@ -133,15 +137,37 @@ async fn main() {
         "RestateContext, wait_background (awakeable)",
         &mut awakeable,
     );
+    row(
+        "… of which exec_background (journaled start)",
+        &mut start_call,
+    );
     row("RestateContext, list_background back to back", &mut sweep);
 
-    // 100 concurrent durable tasks.
-    let h = restate.create_handle().await.unwrap();
     let restate = Arc::new(restate);
+    println!("\n{CONCURRENT} concurrent durable tasks (`sleep 1`):\n");
+    println!("| handles | all started | one start p50 / p99 | all exits recorded |");
+    println!("|---|---|---|---|");
+    for handles in [1, 10] {
+        concurrent(&restate, handles).await;
+    }
+    local.destroy(lh).await.unwrap();
+    serving.abort();
+    drop(server);
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// Starts [`CONCURRENT`] tasks at once over `handles` handles and waits until every
+/// exit is recorded.
+async fn concurrent(restate: &Arc<RestateContext>, handles: usize) {
+    let mut hs = Vec::new();
+    for _ in 0..handles {
+        hs.push(restate.create_handle().await.unwrap());
+    }
     let started = Instant::now();
     let mut starts = tokio::task::JoinSet::new();
-    for _ in 0..CONCURRENT {
-        let restate = Arc::clone(&restate);
+    for i in 0..CONCURRENT {
+        let restate = Arc::clone(restate);
+        let h = hs[i % handles];
         starts.spawn(async move {
             let t = Instant::now();
             restate
@@ -156,30 +182,27 @@ async fn main() {
         start_latency.push(joined.unwrap());
     }
     let all_started = started.elapsed();
-    loop {
-        let entries = restate.list_background(h).await.unwrap();
-        if entries.len() == CONCURRENT && entries.iter().all(|e| e.status == TaskStatus::Exited) {
-            break;
+    for h in &hs {
+        loop {
+            let entries = restate.list_background(*h).await.unwrap();
+            if entries.len() == CONCURRENT / handles
+                && entries.iter().all(|e| e.status == TaskStatus::Exited)
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let all_recorded = started.elapsed();
-    println!("\n{CONCURRENT} concurrent durable tasks (`sleep 1`), one handle:\n");
-    println!("| measure | value |");
-    println!("|---|---|");
-    println!("| all {CONCURRENT} started | {all_started:.2?} |");
     start_latency.sort();
     println!(
-        "| one start, p50 / p99 | {:.2?} / {:.2?} |",
+        "| {handles} | {all_started:.2?} | {:.2?} / {:.2?} | {all_recorded:.2?} |",
         pct(&start_latency, 50),
         pct(&start_latency, 99)
     );
-    println!("| all {CONCURRENT} exits recorded (from the first start) | {all_recorded:.2?} |");
-    restate.destroy(h).await.unwrap();
-    local.destroy(lh).await.unwrap();
-    serving.abort();
-    drop(server);
-    let _ = std::fs::remove_dir_all(&scratch);
+    for h in hs {
+        restate.destroy(h).await.unwrap();
+    }
 }
 
 fn row(name: &str, samples: &mut [Duration]) {
