@@ -46,6 +46,7 @@ pub use worker::{DEFAULT_WORKER_MAX_TASKS, Worker, WorkerConfig};
 
 mod context;
 mod error;
+mod exit_report;
 mod ingress;
 mod protocol;
 mod serve;

@@ -15,6 +15,7 @@ use zidane_context::{
 };
 use zidane_process::ProcessContext;
 
+use crate::exit_report::ExitReporter;
 use crate::ingress::Ingress;
 use crate::protocol::{
     ExecRequest, ExitReport, ReadRequest, RegisterWaiter, Spawned, StartRequest, TaskRecord,
@@ -24,10 +25,6 @@ use crate::table::{self, Table};
 
 /// The state key of a handle's task table.
 const TASKS: &str = "tasks";
-
-/// Attempts to deliver one exit report to Restate's ingress before giving up (the task
-/// is then reported `lost` once this worker is replaced).
-const EXIT_REPORT_ATTEMPTS: u32 = 60;
 
 /// How many tasks a worker runs at once, over all sessions, unless told otherwise.
 pub const DEFAULT_WORKER_MAX_TASKS: usize = 64;
@@ -216,63 +213,6 @@ impl Worker {
         let at = chrono::DateTime::from_timestamp_millis(now).unwrap_or_else(Utc::now);
         wake(ctx, table::mark_lost(tasks, &gone, at));
         Ok(true)
-    }
-}
-
-/// Posts one exit to the worker's own object through Restate's ingress, so the exit is
-/// recorded durably by the object's single writer.
-#[derive(Clone)]
-struct ExitReporter {
-    ingress: Ingress,
-    service: String,
-    key: String,
-    task_id: TaskId,
-    boot: String,
-    local: ExecutionHandle,
-    process: Arc<ProcessContext>,
-}
-
-impl ExitReporter {
-    async fn report(self, exit: TaskExitInfo) {
-        let bytes_written = self
-            .process
-            .list_background(self.local)
-            .await
-            .ok()
-            .and_then(|entries| entries.into_iter().find(|e| e.task_id == exit.task_id))
-            .map_or(0, |entry| entry.bytes_written);
-        let report = ExitReport {
-            task_id: self.task_id,
-            boot: self.boot.clone(),
-            status: exit.status,
-            exit_code: exit.exit_code,
-            signal: exit.signal,
-            ended_at: Utc::now(),
-            bytes_written,
-        };
-        let idempotency = format!("exit-{}-{}-{}", self.key, self.task_id, self.boot);
-        let mut delay = Duration::from_millis(50);
-        for _ in 0..EXIT_REPORT_ATTEMPTS {
-            match self
-                .ingress
-                .send(
-                    &self.service,
-                    &self.key,
-                    "record_exit",
-                    &report,
-                    &idempotency,
-                )
-                .await
-            {
-                Ok(()) => return,
-                Err(error) => {
-                    tracing::warn!(task = %self.task_id, %error, "exit report not accepted yet");
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(Duration::from_secs(2));
-                }
-            }
-        }
-        tracing::error!(task = %self.task_id, "exit report dropped; the task will read as lost");
     }
 }
 
