@@ -3,7 +3,7 @@
 
 use zidane_context::{BackgroundOptions, ExecutionContext, TaskStatus};
 
-use crate::support::{cluster, group_alive, list_until, status_of, under};
+use crate::support::{cluster, list_until, status_of, under, until_group_gone};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn losing_one_worker_loses_only_its_tasks() {
@@ -60,7 +60,7 @@ async fn losing_one_worker_loses_only_its_tasks() {
         assert_eq!(status_of(&entries, *n), TaskStatus::Exited);
     }
     for s in &started {
-        assert!(!group_alive(s.pid), "{} still running", s.task_id);
+        until_group_gone(s.pid).await;
     }
     context.destroy(handle).await.unwrap();
 }
