@@ -31,6 +31,9 @@ pub const DEFAULT_SWEEP_INTERVAL: Duration = Duration::from_millis(500);
 /// Slack added to a `wait` call's timeout for the round trip through Restate.
 const WAIT_SLACK: Duration = Duration::from_secs(5);
 
+/// How long the host asks a worker that did not answer a start whether it ran it.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
+
 /// How much longer than a start's deadline the host waits for its answer: a start the
 /// worker accepted just before its deadline still answers before the host moves on.
 const START_SLACK: Duration = Duration::from_secs(2);
@@ -189,6 +192,31 @@ impl RestateContext {
         }
     }
 
+    /// Task `task_id` as started on `worker`, if that worker has it (asked once, briefly).
+    async fn started_on(
+        &self,
+        worker: usize,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Option<BackgroundStarted> {
+        let listed: Vec<TaskEntry> = self
+            .call(
+                worker,
+                handle,
+                "list",
+                &serde_json::Value::Null,
+                PROBE_TIMEOUT,
+            )
+            .await
+            .ok()?;
+        let entry = listed.into_iter().find(|e| e.task_id == task_id)?;
+        Some(BackgroundStarted {
+            task_id,
+            output_path: entry.output_path,
+            pid: entry.pid,
+        })
+    }
+
     /// The next task id of `handle`, listing first when this host has not yet.
     async fn next_task_id(&self, handle: ExecutionHandle) -> Result<TaskId> {
         if !lock(&self.next_task).contains_key(&handle.id()) {
@@ -316,24 +344,24 @@ impl ExecutionContext for RestateContext {
     ) -> Result<BackgroundStarted> {
         validate_command(command)?;
         let task_id = self.next_task_id(handle).await?;
-        // A start still queued (behind others of the handle, or for a worker that is
-        // down) when the deadline passes is refused by the worker; the host waits a
-        // little longer than that for the answer, so it never moves on to the next
-        // worker while the first may still start the task.
-        let deadline = Utc::now() + self.call_timeout;
-        let request = StartRequest {
+        let mut request = StartRequest {
             task_id,
             command: command.to_owned(),
             cwd: options.cwd,
             env: options.env,
             max_output_bytes: options.max_output_bytes,
-            deadline_ms: deadline.timestamp_millis(),
+            deadline_ms: 0,
         };
         let first = self.next_worker.fetch_add(1, Ordering::Relaxed);
         let mut last = None;
         for attempt in 0..self.workers.len() {
             let worker = (first + attempt) % self.workers.len();
-            match self
+            // A start still queued (behind others of the handle, or for a worker that
+            // is down) when its deadline passes is refused by the worker; the host waits
+            // a little longer than that for the answer.
+            let deadline = Utc::now() + self.call_timeout;
+            request.deadline_ms = deadline.timestamp_millis();
+            let answer = self
                 .call::<_, BackgroundStarted>(
                     worker,
                     handle,
@@ -341,17 +369,28 @@ impl ExecutionContext for RestateContext {
                     &request,
                     self.call_timeout + START_SLACK,
                 )
-                .await
-            {
-                Ok(started) => {
-                    lock(&self.owners).insert((handle.id(), task_id), worker);
-                    lock(&self.logs).insert((handle.id(), started.output_path.clone()), worker);
-                    return Ok(started);
-                }
-                Err(error) => {
-                    tracing::warn!(worker = %self.workers[worker], %error, "start failed");
+                .await;
+            let started = match answer {
+                Ok(started) => Some(started),
+                // The worker answered: it refused, and nothing runs there.
+                Err(error @ RestateError::Handler { .. }) => {
                     last = Some(error);
+                    None
                 }
+                // No answer: the start may yet run, or have run, on that worker. Past its
+                // deadline it cannot start any more, so ask then, before moving on.
+                Err(error) => {
+                    tracing::warn!(worker = %self.workers[worker], %error, "start unanswered");
+                    last = Some(error);
+                    let wait = (deadline - Utc::now()).to_std().unwrap_or_default();
+                    tokio::time::sleep(wait).await;
+                    self.started_on(worker, handle, task_id).await
+                }
+            };
+            if let Some(started) = started {
+                lock(&self.owners).insert((handle.id(), task_id), worker);
+                lock(&self.logs).insert((handle.id(), started.output_path.clone()), worker);
+                return Ok(started);
             }
         }
         Err(RestateError::NoWorker {

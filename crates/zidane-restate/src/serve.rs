@@ -33,6 +33,15 @@ const TYPE_NAME: &str = "ZidaneWorker";
 /// suspend: a foreground `exec` or a `kill` with a long grace runs that long.
 const INACTIVITY_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
+/// The longest pause between Restate's retries of an invocation whose worker is down:
+/// a worker that comes back is serving its queue within this.
+const RETRY_MAX_INTERVAL: Duration = Duration::from_secs(2);
+
+/// Retries of one invocation before Restate gives up on it (about ten minutes at the
+/// interval above). Given up means failed, not paused: a paused invocation would hold
+/// the handle's object, and every caller (host or worker) retries on its own anyway.
+const RETRY_MAX_ATTEMPTS: u64 = 300;
+
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type Body = UnsyncBoxBody<Bytes, BoxError>;
 
@@ -43,9 +52,13 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), RestateError> {
     let service_name = worker.service_name().to_owned();
-    let definition = ZidaneWorker(worker)
-        .into_service_definition()
-        .options(ServiceOptions::new().inactivity_timeout(INACTIVITY_TIMEOUT));
+    let definition = ZidaneWorker(worker).into_service_definition().options(
+        ServiceOptions::new()
+            .inactivity_timeout(INACTIVITY_TIMEOUT)
+            .retry_policy_max_interval(RETRY_MAX_INTERVAL)
+            .retry_policy_max_attempts(RETRY_MAX_ATTEMPTS)
+            .retry_policy_kill_on_max_attempts(),
+    );
     let endpoint = HyperEndpoint::new(Endpoint::builder().bind(definition).build());
     let mut shutdown = std::pin::pin!(shutdown);
     loop {

@@ -49,10 +49,24 @@ async fn losing_one_worker_loses_only_its_tasks() {
     for n in &on_w2 {
         assert_eq!(status_of(&entries, *n), TaskStatus::Exited);
     }
+    // A start while w1 is down: w1's turn goes unanswered, w2 runs it.
+    let late = context
+        .exec_background(handle, "echo late", BackgroundOptions::new("/unused"))
+        .await
+        .unwrap();
+    assert!(under(&late.output_path, &cluster.workers[1].user_dir));
 
     let address = cluster.workers[0].address;
     cluster.workers[0] = cluster.spawn_worker("w1", address);
-    let entries = list_until(context.as_ref(), handle, |e| e.len() == 4).await;
+    // Five, not six: w1, back, refused the start it got too late.
+    let entries = list_until(context.as_ref(), handle, |e| {
+        e.len() == 5 && e.iter().all(|e| e.status.is_terminal())
+    })
+    .await;
+    assert_eq!(
+        status_of(&entries, late.task_id.number()),
+        TaskStatus::Exited
+    );
     for n in &on_w1 {
         assert_eq!(status_of(&entries, *n), TaskStatus::Lost);
     }
