@@ -12,6 +12,8 @@ mod support;
 
 #[path = "destroy.rs"]
 mod destroy;
+#[path = "exec.rs"]
+mod exec;
 #[path = "host_crash.rs"]
 mod host_crash;
 #[path = "kill.rs"]
