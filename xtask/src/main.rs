@@ -4,6 +4,7 @@
 //! cargo xtask ci      fmt, clippy, tests, doc tests, docs — as CI runs them
 //!                     (installs the Restate server the zidane-restate tests need)
 //! cargo xtask bench   the benchmark driver beside the reference peers
+//! cargo xtask restate install the Restate server the zidane-restate tests run against
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -17,8 +18,9 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench(&args[1..]),
+        Some("restate") => restate::install().map(|path| println!("{}", path.display())),
         _ => {
-            eprintln!("usage: cargo xtask <ci|bench> [args]");
+            eprintln!("usage: cargo xtask <ci|bench|restate> [args]");
             return ExitCode::from(2);
         }
     };

@@ -16,8 +16,11 @@ pub const SERVER_ENV: &str = "ZIDANE_RESTATE_SERVER";
 /// Makes sure `restate-server` is installed and returns its path; does nothing but a
 /// version check when it already is.
 pub fn install() -> Result<PathBuf, String> {
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| PathBuf::from("target"), PathBuf::from);
+    // The workspace's target dir, wherever xtask is run from.
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"),
+        PathBuf::from,
+    );
     let prefix = target.join("restate");
     let binary = prefix.join(BINARY);
     if runs(&binary) {
@@ -61,5 +64,5 @@ fn runs(binary: &Path) -> bool {
 }
 
 fn absolute(path: &Path) -> Result<PathBuf, String> {
-    std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))
 }
