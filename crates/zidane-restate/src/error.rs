@@ -48,6 +48,9 @@ pub enum RestateError {
         /// The last worker's error.
         last: String,
     },
+    /// A worker was made outside a tokio runtime.
+    #[error("a Worker must be made inside a tokio runtime")]
+    NoRuntime,
     /// A worker id with characters a service name cannot hold.
     #[error("invalid worker id {0:?}: use 1-64 ASCII letters, digits or '_'")]
     InvalidWorkerId(String),

@@ -86,10 +86,13 @@ impl std::fmt::Debug for Worker {
 }
 
 impl Worker {
-    /// A worker for `config`. Its `ProcessContext` first ends the processes that a dead
-    /// worker on this machine left behind (see [`Worker::ready`]).
+    /// A worker for `config`, made inside a tokio runtime (its exit reports run there).
+    /// Its `ProcessContext` first ends the processes that a dead worker on this machine
+    /// left behind (see [`Worker::ready`]).
     pub fn new(config: WorkerConfig) -> Result<Self, crate::RestateError> {
         crate::validate_worker_id(&config.worker_id)?;
+        let runtime =
+            tokio::runtime::Handle::try_current().map_err(|_| crate::RestateError::NoRuntime)?;
         let ingress = Ingress::new(&config.ingress)?;
         let process = Arc::new(
             ProcessContext::builder()
@@ -103,7 +106,7 @@ impl Worker {
             boot: crate::random_token(),
             process,
             ingress,
-            runtime: tokio::runtime::Handle::current(),
+            runtime,
             handles: Mutex::new(HashMap::new()),
             spawned: Mutex::new(HashMap::new()),
             config,
