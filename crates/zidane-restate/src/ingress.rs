@@ -86,18 +86,22 @@ impl Ingress {
     ) -> Result<(), RestateError> {
         let url = format!("{}/{service}/{key}/{handler}/send", self.base);
         let target = || format!("{service}/{key}/{handler}/send");
-        let response = self
+        let body = serde_json::to_value(body).map_err(|source| RestateError::Decode {
+            target: target(),
+            source,
+        })?;
+        let mut request = self
             .http
             .post(&url)
             .header("idempotency-key", idempotency_key)
-            .json(body)
-            .timeout(Duration::from_secs(10))
-            .send()
-            .await
-            .map_err(|source| RestateError::Http {
-                target: target(),
-                source,
-            })?;
+            .timeout(Duration::from_secs(10));
+        if !body.is_null() {
+            request = request.json(&body);
+        }
+        let response = request.send().await.map_err(|source| RestateError::Http {
+            target: target(),
+            source,
+        })?;
         let status = response.status();
         if status.is_success() {
             return Ok(());

@@ -119,6 +119,73 @@ impl Worker {
         let _ = self.process.startup_sweep().await;
     }
 
+    /// Once registered: asks Restate's admin API (`admin`) which handles have tasks on
+    /// this worker's object and sends each a `sweep`, so what a dead worker left
+    /// `running` reads `lost` — and parked waiters wake — without waiting for a host to
+    /// ask. Returns how many handles were told.
+    pub async fn sweep_lost(&self, admin: &str) -> Result<usize, crate::RestateError> {
+        let target = format!("{}/query", admin.trim_end_matches('/'));
+        // The name is `ZidaneWorker_` and a validated id: nothing in it needs quoting.
+        let query = format!(
+            "SELECT DISTINCT service_key FROM state WHERE service_name = '{}'",
+            self.service
+        );
+        let http = reqwest::Client::new();
+        let response = http
+            .post(&target)
+            .header("accept", "application/json")
+            .json(&serde_json::json!({ "query": query }))
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await
+            .map_err(|source| crate::RestateError::Http {
+                target: target.clone(),
+                source,
+            })?;
+        let status = response.status();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|source| crate::RestateError::Http {
+                target: target.clone(),
+                source,
+            })?;
+        if !status.is_success() {
+            return Err(crate::RestateError::Handler {
+                target,
+                status: status.as_u16(),
+                message: String::from_utf8_lossy(&bytes).into_owned(),
+            });
+        }
+        let answer: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|source| crate::RestateError::Decode {
+                target: target.clone(),
+                source,
+            })?;
+        let keys: Vec<String> = answer
+            .get("rows")
+            .and_then(|rows| rows.as_array())
+            .map(|rows| {
+                rows.iter()
+                    .filter_map(|row| row.get("service_key")?.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for key in &keys {
+            let idempotency = format!("sweep-{}-{key}", self.boot);
+            self.ingress
+                .send(
+                    &self.service,
+                    key,
+                    "sweep",
+                    &serde_json::Value::Null,
+                    &idempotency,
+                )
+                .await?;
+        }
+        Ok(keys.len())
+    }
+
     /// The service name this worker registers: `ZidaneWorker_<id>`.
     pub fn service_name(&self) -> &str {
         &self.service
@@ -340,6 +407,17 @@ impl ZidaneWorker {
             save(&ctx, &tasks);
         }
         Ok(Json(exit))
+    }
+
+    /// Marks what an earlier boot left `running` as lost (sent to every handle with
+    /// tasks when a worker starts, see [`Worker::sweep_lost`]).
+    #[handler]
+    async fn sweep(&self, ctx: ObjectContext<'_>) -> HandlerResult<()> {
+        let mut tasks = load(&ctx).await?;
+        if self.0.mark_lost(&ctx, &mut tasks).await? {
+            save(&ctx, &tasks);
+        }
+        Ok(())
     }
 
     /// Every task of the handle, from durable state (running ones with their current

@@ -7,7 +7,9 @@
 //! ```
 //!
 //! With `--admin` it registers its endpoint (the `--advertise` URL, else
-//! `http://<listen>`) with Restate, then prints `ready <address>` on stdout.
+//! `http://<listen>`) with Restate and has every handle it holds tasks of mark what a
+//! previous run of this worker left running as lost; then it prints
+//! `ready <address> <service>` on stdout.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::process::ExitCode;
@@ -104,6 +106,10 @@ async fn run() -> Result<(), String> {
             .advertise
             .unwrap_or_else(|| format!("http://{address}"));
         register(&admin, &uri).await.map_err(|e| e.to_string())?;
+        // Not fatal: hosts' calls mark lost tasks too, only later.
+        if let Err(error) = worker.sweep_lost(&admin).await {
+            eprintln!("zidane-worker: could not sweep for lost tasks: {error}");
+        }
     }
     println!("ready {address} {}", worker.service_name());
     match serving.await {

@@ -29,7 +29,30 @@ async fn a_killed_worker_s_tasks_read_lost_and_nothing_is_left_running() {
             .unwrap();
         pids.push(started.pid);
     }
+    // A waiter parked on the awakeable of task 1 when the worker dies.
+    let parked = context.clone();
+    let waiter = tokio::spawn(async move {
+        parked
+            .wait_background(
+                handle,
+                tid(1),
+                Duration::from_secs(20),
+                CancellationToken::new(),
+            )
+            .await
+    });
+    list_until(context.as_ref(), handle, |e| e.len() == 2).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
     cluster.restart_worker(0);
+    // The new worker swept its handles as it started: the waiter wakes with no host
+    // call in between.
+    let woken = tokio::time::timeout(Duration::from_secs(15), waiter)
+        .await
+        .expect("the parked wait returned")
+        .unwrap()
+        .unwrap()
+        .expect("an exit, not a timeout");
+    assert_eq!(woken.status, TaskStatus::Lost);
     // The new worker ended the old one's processes (before it answered).
     for pid in &pids {
         until_group_gone(*pid).await;
