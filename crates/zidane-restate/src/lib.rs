@@ -48,6 +48,7 @@ mod context;
 mod error;
 mod exit_report;
 mod ingress;
+mod object;
 mod protocol;
 mod serve;
 mod server;

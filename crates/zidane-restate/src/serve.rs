@@ -24,7 +24,8 @@ use restate_sdk::service::IntoServiceDefinition;
 use tokio::net::TcpListener;
 
 use crate::RestateError;
-use crate::worker::{Worker, ZidaneWorker};
+use crate::object::ZidaneWorker;
+use crate::worker::Worker;
 
 /// The name the SDK gives the worker object (its type's name).
 const TYPE_NAME: &str = "ZidaneWorker";
