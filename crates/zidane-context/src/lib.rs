@@ -47,8 +47,8 @@ pub use mock::{MockCall, MockContext};
 pub use output::OutputChunk;
 pub use signal::{Signal, UnknownSignal};
 pub use task::{
-    BackgroundOptions, BackgroundStarted, ExitCallback, LogWriteFailure, StallCallback, StallInfo,
-    TaskEntry, TaskExitInfo, TaskStatus,
+    BackgroundOptions, BackgroundStarted, ExitCallback, LOST_EXIT_CODE, LogWriteFailure,
+    StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskStatus,
 };
 pub use task_id::{MAX_TASK_ID_DIGITS, TASK_ID_PREFIX, TaskId};
 /// Re-exported so implementors and callers name one `CancellationToken`.

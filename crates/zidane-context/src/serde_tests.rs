@@ -158,7 +158,8 @@ fn status() -> impl Strategy<Value = TaskStatus> {
     prop_oneof![
         Just(TaskStatus::Running),
         Just(TaskStatus::Exited),
-        Just(TaskStatus::Killed)
+        Just(TaskStatus::Killed),
+        Just(TaskStatus::Lost)
     ]
 }
 

@@ -21,6 +21,9 @@ pub enum TaskStatus {
     Exited,
     /// Ended by our kill: `kill_background`, or `destroy` of its handle.
     Killed,
+    /// The machine or worker that ran it was lost (a durable context's worker died):
+    /// how the task ended is unknown, and it is not running any more.
+    Lost,
 }
 
 impl TaskStatus {
@@ -29,12 +32,13 @@ impl TaskStatus {
         !matches!(self, Self::Running)
     }
 
-    /// The lowercase name used on the wire: `running`, `exited`, `killed`.
+    /// The lowercase name used on the wire: `running`, `exited`, `killed`, `lost`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Running => "running",
             Self::Exited => "exited",
             Self::Killed => "killed",
+            Self::Lost => "lost",
         }
     }
 }
@@ -45,14 +49,18 @@ impl fmt::Display for TaskStatus {
     }
 }
 
+/// The exit code of a [`TaskStatus::Lost`] task, whose real code nobody saw.
+pub const LOST_EXIT_CODE: i32 = -1;
+
 /// How a background task ended: what `on_exit` receives and `kill`/`wait` return.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskExitInfo {
     /// The task.
     pub task_id: TaskId,
-    /// `Exited` or `Killed` (never `Running`).
+    /// `Exited`, `Killed` or `Lost` (never `Running`).
     pub status: TaskStatus,
-    /// The exit code; `128 + signo` when a signal ended the task (143 for SIGTERM).
+    /// The exit code; `128 + signo` when a signal ended the task (143 for SIGTERM);
+    /// [`LOST_EXIT_CODE`](crate::LOST_EXIT_CODE) when the task was `Lost`.
     pub exit_code: i32,
     /// The signal that ended the task, if one did.
     pub signal: Option<Signal>,

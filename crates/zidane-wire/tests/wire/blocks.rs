@@ -4,10 +4,10 @@
 //! input is fixed. `session.rs` shows the `testing` filters on a host-style transcript.
 
 use insta::assert_snapshot;
-use zidane_context::Signal;
-use zidane_wire::{ContentBlock, WireBlock, events_from_turn, parse};
+use zidane_context::{Signal, TaskStatus};
+use zidane_wire::{ContentBlock, TaskNotification, WireBlock, events_from_turn, parse};
 
-use crate::support::{notification, stall};
+use crate::support::{exit, notification, stall};
 
 /// Renders, checks the round trip, and returns the text.
 fn rendered(block: impl Into<WireBlock>) -> String {
@@ -66,6 +66,16 @@ fn log_write_failure() {
     let mut without = n;
     without.log_write_failure = None;
     assert_eq!(parse(&old).unwrap(), vec![WireBlock::Notification(without)]);
+}
+
+#[test]
+fn worker_lost() {
+    let mut lost = exit(4, "cargo test", 190_000, 0, None);
+    lost.status = TaskStatus::Lost;
+    lost.exit_code = zidane_context::LOST_EXIT_CODE;
+    let text = rendered(TaskNotification::from_exit(&lost));
+    assert!(text.contains("<status>lost</status>"), "{text}");
+    assert_snapshot!("notification_worker_lost", text);
 }
 
 #[test]

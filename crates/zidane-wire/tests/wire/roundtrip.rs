@@ -8,6 +8,7 @@ pub fn any_status() -> impl Strategy<Value = TaskStatus> {
     prop_oneof![
         Just(TaskStatus::Exited),
         Just(TaskStatus::Killed),
+        Just(TaskStatus::Lost),
         Just(TaskStatus::Running),
     ]
 }
