@@ -343,6 +343,8 @@ impl Agent {
             max_output_bytes: behavior.output_cap,
             stall_timeout: behavior.stall_window,
             remote_readiness: behavior.remote_readiness,
+            wall_time: behavior.background_wall_time,
+            cpu_time: behavior.background_cpu_time,
         }
     }
 

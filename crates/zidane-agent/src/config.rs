@@ -47,6 +47,12 @@ pub struct Behavior {
     /// Whether `wait_task`'s `until.url` may probe hosts beyond this machine's loopback
     /// addresses (default: no).
     pub remote_readiness: bool,
+    /// Wall-time budget of every background task that sets none itself (`timeout_ms`).
+    /// `None`: none.
+    pub background_wall_time: Option<Duration>,
+    /// CPU-time budget of every background task that sets none itself (`cpu_time_ms`).
+    /// `None`: none.
+    pub background_cpu_time: Option<Duration>,
     /// How long a whole destroy may take (see [`Agent::destroy`]).
     pub destroy_timeout: Duration,
     /// Model calls per run.
@@ -64,6 +70,8 @@ impl Default for Behavior {
             stall_window: None,
             max_background_tasks: None,
             remote_readiness: false,
+            background_wall_time: None,
+            background_cpu_time: None,
             destroy_timeout: DEFAULT_DESTROY_TIMEOUT,
             max_steps: DEFAULT_MAX_STEPS,
             system: None,
@@ -110,6 +118,20 @@ impl Behavior {
     #[must_use]
     pub fn max_background_tasks(mut self, cap: usize) -> Self {
         self.max_background_tasks = Some(cap);
+        self
+    }
+
+    /// Sets the default wall-time budget of background tasks.
+    #[must_use]
+    pub fn background_wall_time(mut self, budget: Duration) -> Self {
+        self.background_wall_time = Some(budget);
+        self
+    }
+
+    /// Sets the default CPU-time budget of background tasks.
+    #[must_use]
+    pub fn background_cpu_time(mut self, budget: Duration) -> Self {
+        self.background_cpu_time = Some(budget);
         self
     }
 

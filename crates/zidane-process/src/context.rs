@@ -13,10 +13,11 @@ use tracing::Instrument;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
-    OutputChunk, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, command_excerpt,
-    validate_command, wait_for_exit,
+    KillReason, OutputChunk, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId,
+    command_excerpt, validate_command, wait_for_exit,
 };
 
+use crate::budget::Budgets;
 use crate::containment::{self, TaskProcesses};
 use crate::exec::{ForegroundRun, run as run_foreground};
 use crate::follow::follow;
@@ -371,9 +372,9 @@ impl ProcessContext {
     }
 
     /// Asks `task` to die and waits until it settled.
-    async fn kill_and_wait(&self, task: &Task) -> Result<TaskExitInfo> {
+    async fn kill_and_wait(&self, task: &Task, reason: KillReason) -> Result<TaskExitInfo> {
         let done = task.subscribe();
-        task.request_kill();
+        task.request_kill(reason);
         self.wait_settled(task.id, done).await
     }
 
@@ -385,7 +386,7 @@ impl ProcessContext {
     /// processes for a core (~80 µs of a ~800 µs kill, measured).
     async fn kill_and_wait_quietly(&self, task: &Task) -> Result<TaskExitInfo> {
         let mut done = task.subscribe();
-        task.request_kill_quietly();
+        task.request_kill_quietly(KillReason::Requested);
         // Whatever happens to this future, the supervisor hears of the kill.
         let _tell = CancelOnDrop(&task.kill);
         let early = tokio::time::timeout(ESCAPEE_PROBE, done.wait_for(Option::is_some))
@@ -473,11 +474,11 @@ impl ExecutionContext for ProcessContext {
         };
         // Ask every task first so their grace periods run side by side.
         for task in &tasks {
-            task.request_kill();
+            task.request_kill(KillReason::Destroyed);
         }
         let mut failure = None;
         for task in &tasks {
-            if let Err(error) = self.kill_and_wait(task).await {
+            if let Err(error) = self.kill_and_wait(task, KillReason::Destroyed).await {
                 failure.get_or_insert(error);
             }
         }
@@ -637,6 +638,11 @@ impl ExecutionContext for ProcessContext {
                 processes,
                 kill_grace: self.kill_grace,
                 stall,
+                budgets: Budgets::new(
+                    tokio::time::Instant::now(),
+                    options.wall_time,
+                    options.cpu_time,
+                ),
                 registry: self.registry.clone(),
             }
             .run()

@@ -71,6 +71,7 @@ pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
 pub use shell::{BASH_PATH, SH_PATH, Shell};
 pub use timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
 
+mod budget;
 mod containment;
 mod context;
 mod escapees;

@@ -25,8 +25,9 @@ use std::time::Duration;
 
 use tokio::net::unix::pipe::Receiver;
 use tokio::time::Instant;
-use zidane_context::{Signal, StallInfo, TaskStatus};
+use zidane_context::{KillReason, Signal, StallInfo, TaskStatus};
 
+use crate::budget::{self, Budgets};
 use crate::containment::TaskProcesses;
 use crate::kill::{Escalation, Next};
 use crate::leader::Leader;
@@ -54,6 +55,8 @@ pub(crate) struct Supervisor {
     pub(crate) processes: TaskProcesses,
     pub(crate) kill_grace: Duration,
     pub(crate) stall: Option<StallWatch>,
+    /// Wall-time and CPU-time budgets: the task is killed when one runs out.
+    pub(crate) budgets: Budgets,
     pub(crate) registry: Arc<Registry>,
 }
 
@@ -68,6 +71,7 @@ impl Supervisor {
             processes,
             kill_grace,
             mut stall,
+            mut budgets,
             registry,
         } = self;
         let mut eof = false;
@@ -89,8 +93,15 @@ impl Supervisor {
                 break;
             }
             let deadline = earliest(
-                escalation.deadline(),
-                stall.as_ref().and_then(StallWatch::deadline),
+                earliest(
+                    escalation.deadline(),
+                    stall.as_ref().and_then(StallWatch::deadline),
+                ),
+                if escalation.started() {
+                    None
+                } else {
+                    budgets.deadline()
+                },
             );
             tokio::select! {
                 _ = leader.waited(), if leader.is_waiting() => {}
@@ -155,6 +166,14 @@ impl Supervisor {
                     {
                         fire_stall(&task, log.total(), &callback, quiet);
                     }
+                    if !escalation.started()
+                        && let Some(reason) = budgets.check(now, || budget::group_cpu_time(task.pid))
+                    {
+                        // The usual kill: SIGTERM now, then the kill token starts the
+                        // escalation on the next turn of this loop.
+                        tracing::info!(task_id = %task.id, ?reason, "task budget ran out");
+                        task.request_kill(reason);
+                    }
                 }
             }
         }
@@ -209,6 +228,8 @@ impl Supervisor {
                 leader_exit_code,
                 bytes_written: outcome.bytes_written,
                 log_write_failure: outcome.failure,
+                kill_reason: (status == TaskStatus::Killed)
+                    .then(|| request.map_or(KillReason::Requested, |r| r.reason)),
             },
         );
     }

@@ -14,8 +14,8 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use tokio::net::unix::pipe::Receiver;
 use tokio::sync::watch;
 use zidane_context::{
-    CancellationToken, ExitCallback, LogWriteFailure, Signal, TaskEntry, TaskExitInfo, TaskId,
-    TaskStatus,
+    CancellationToken, ExitCallback, KillReason, LogWriteFailure, Signal, TaskEntry, TaskExitInfo,
+    TaskId, TaskStatus,
 };
 
 /// How a task's leader ended, as `TaskExitInfo` reports it.
@@ -69,6 +69,8 @@ pub(crate) struct KillRequest {
     /// When it was asked for: the grace period runs from here, however late the
     /// supervisor hears of it.
     pub(crate) at: tokio::time::Instant,
+    /// Who asked, or which budget ran out: the first request's reason is the task's.
+    pub(crate) reason: KillReason,
 }
 
 /// A background task, shared by the registry, its supervisor and its waiters.
@@ -105,6 +107,7 @@ struct State {
     exit: Option<LeaderExit>,
     leader_exit_code: Option<i32>,
     log_write_failure: Option<LogWriteFailure>,
+    kill_reason: Option<KillReason>,
     ended_at: Option<DateTime<Utc>>,
     on_exit: Option<ExitCallback>,
 }
@@ -118,6 +121,8 @@ pub(crate) struct Settlement {
     pub(crate) leader_exit_code: Option<i32>,
     pub(crate) bytes_written: u64,
     pub(crate) log_write_failure: Option<LogWriteFailure>,
+    /// Why our kill ended it, when one did.
+    pub(crate) kill_reason: Option<KillReason>,
 }
 
 impl std::fmt::Debug for State {
@@ -162,6 +167,7 @@ impl Task {
                 exit: None,
                 leader_exit_code: None,
                 log_write_failure: None,
+                kill_reason: None,
                 ended_at: None,
                 on_exit: new.on_exit,
             }),
@@ -192,6 +198,7 @@ impl Task {
             bytes_written: self.bytes_written.load(Ordering::Relaxed),
             leader_exit_code: state.leader_exit_code,
             log_write_failure: state.log_write_failure.clone(),
+            kill_reason: state.kill_reason,
         }
     }
 
@@ -205,8 +212,8 @@ impl Task {
     /// (without reaping) whether the leader still runs and records that *before*
     /// signalling, so that a supervisor settling a leader that died of this very signal
     /// already finds the request, and does not mistake the kill for an exit of its own.
-    pub(crate) fn request_kill(&self) {
-        self.request_kill_quietly();
+    pub(crate) fn request_kill(&self, reason: KillReason) {
+        self.request_kill_quietly(reason);
         self.kill.cancel();
     }
 
@@ -214,7 +221,7 @@ impl Task {
     /// cancels [`kill`](Self::kill) itself, soon (see `ProcessContext::kill_background`).
     /// Until then the supervisor does not escalate, but settles the task as killed if
     /// it ends.
-    pub(crate) fn request_kill_quietly(&self) {
+    pub(crate) fn request_kill_quietly(&self, reason: KillReason) {
         let leader_was_running = leader::has_not_exited(self.pid);
         let output_was_open = !leader_was_running && self.output_is_open();
         let first = self
@@ -223,6 +230,7 @@ impl Task {
                 leader_was_running,
                 output_was_open,
                 at: tokio::time::Instant::now(),
+                reason,
             })
             .is_ok();
         // A settled task's leader is reaped and its group may be gone: nothing to
@@ -305,6 +313,7 @@ impl Task {
             leader_exit_code,
             bytes_written,
             log_write_failure,
+            kill_reason,
         } = settlement;
         self.bytes_written.store(bytes_written, Ordering::Relaxed);
         let ended_at = Utc::now();
@@ -316,6 +325,7 @@ impl Task {
         state.exit = Some(exit);
         state.leader_exit_code = leader_exit_code;
         state.log_write_failure.clone_from(&log_write_failure);
+        state.kill_reason = kill_reason;
         state.ended_at = Some(ended_at);
         let info = TaskExitInfo {
             task_id: self.id,
@@ -327,6 +337,7 @@ impl Task {
             command: self.command.clone(),
             leader_exit_code,
             log_write_failure,
+            kill_reason,
         };
         Some((state.on_exit.take(), info))
     }

@@ -46,6 +46,7 @@ impl ExitReporter {
             signal: exit.signal,
             leader_exit_code: exit.leader_exit_code,
             log_write_failure: exit.log_write_failure.clone(),
+            kill_reason: exit.kill_reason,
             ended_at: Utc::now(),
             bytes_written,
         };

@@ -64,6 +64,7 @@ impl ZidaneWorker {
                 bytes_written: 0,
                 leader_exit_code: None,
                 log_write_failure: None,
+                kill_reason: None,
             };
             let record = TaskRecord {
                 entry,

@@ -74,6 +74,9 @@ pub(crate) struct ExitReport {
     /// Output the worker's log could not take.
     #[serde(default)]
     pub log_write_failure: Option<zidane_context::LogWriteFailure>,
+    /// Why the worker's kill ended it, when one did.
+    #[serde(default)]
+    pub kill_reason: Option<zidane_context::KillReason>,
 }
 
 /// `kill`, `register_waiter`'s task.

@@ -61,6 +61,7 @@ pub(crate) fn record_exit(table: &mut Table, report: &ExitReport) -> Vec<Wake> {
         record.entry.bytes_written = report.bytes_written;
         record.entry.leader_exit_code = report.leader_exit_code;
         record.entry.log_write_failure = report.log_write_failure.clone();
+        record.entry.kill_reason = report.kill_reason;
     }
     end(
         table,
@@ -79,6 +80,7 @@ pub(crate) fn record_kill(table: &mut Table, exit: &TaskExitInfo, at: DateTime<U
     {
         record.entry.leader_exit_code = exit.leader_exit_code;
         record.entry.log_write_failure = exit.log_write_failure.clone();
+        record.entry.kill_reason = exit.kill_reason;
     }
     end(
         table,

@@ -55,6 +55,7 @@ fn started(n: u64, boot: u8, t: i64) -> TaskRecord {
             bytes_written: 0,
             leader_exit_code: None,
             log_write_failure: None,
+            kill_reason: None,
         },
         boot: format!("boot{boot}"),
         local_task: TaskId::from_number(n),
@@ -91,6 +92,7 @@ proptest! {
                     bytes_written: 7,
                     leader_exit_code: None,
                     log_write_failure: None,
+                    kill_reason: None,
                 }),
                 Event::Kill(n) => {
                     let exit = record(&table, TaskId::from_number(n))
@@ -105,6 +107,7 @@ proptest! {
                             command: r.entry.command.clone(),
                             leader_exit_code: None,
                             log_write_failure: None,
+                            kill_reason: None,
                         });
                     exit.map(|e| record_kill(&mut table, &e, at(t))).unwrap_or_default()
                 }
@@ -193,6 +196,7 @@ fn a_lost_task_reads_lost_with_the_lost_exit_code() {
         bytes_written: 1,
         leader_exit_code: None,
         log_write_failure: None,
+        kill_reason: None,
     };
     assert!(record_exit(&mut table, &late).is_empty());
     assert_eq!(

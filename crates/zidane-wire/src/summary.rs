@@ -83,6 +83,7 @@ pub fn format_duration(duration: Duration) -> String {
 ///     command: "npm run dev".into(),
 ///     leader_exit_code: None,
 ///     log_write_failure: None,
+///     kill_reason: None,
 /// };
 /// assert_eq!(exit_summary(&exit), "npm run dev (1.2s) — killed (SIGTERM)");
 /// ```
@@ -94,6 +95,14 @@ pub fn exit_summary(exit: &TaskExitInfo) -> String {
         exit.exit_code,
         exit.signal,
     );
+    // A budget is news the status alone does not tell; a kill asked for or a destroy
+    // is what "killed" already says.
+    let line = match exit.kill_reason {
+        Some(reason) if reason.is_budget() => {
+            format!("{line}: {}", crate::kill_reason_text(reason))
+        }
+        _ => line,
+    };
     match &exit.log_write_failure {
         Some(failure) => format!(
             "{line} — log incomplete: {} bytes not written ({})",

@@ -1,6 +1,7 @@
 //! Every behaviour, one file each.
 
 mod bad_input;
+mod budgets;
 mod common;
 mod gate;
 mod process;
