@@ -16,6 +16,8 @@ mod destroy;
 mod exec;
 #[path = "host_crash.rs"]
 mod host_crash;
+#[path = "idle_wake.rs"]
+mod idle_wake;
 #[path = "kill.rs"]
 mod kill;
 #[path = "notify.rs"]
