@@ -40,23 +40,23 @@ fn main() -> ExitCode {
 /// Runs every check CI runs, in order, stopping at the first failure.
 fn ci() -> Result<(), String> {
     let started = Instant::now();
-    // Snapshots are checked, never accepted, by CI.
+    // What the tests need from outside Cargo, installed first when missing: the Python
+    // `mcp` SDK (a foreign MCP client), the Restate server, tmux.
     let venv = mcp_venv::ensure()?;
     let venv = venv.to_string_lossy();
+    let server = restate::install()?;
+    let server = server.to_string_lossy().into_owned();
+    tmux::ensure()?;
+    // Snapshots are checked, never accepted, by CI; incremental builds only cost time
+    // and disk in a run that builds everything once.
     let env: &[(&str, &str)] = &[
         ("INSTA_UPDATE", "no"),
         ("CI", "true"),
+        ("CARGO_INCREMENTAL", "0"),
         (mcp_venv::VENV_ENV, &venv),
-    ];
-    step("fmt", &["fmt", "--all", "--check"], env)?;
-    // The zidane-restate tests run a real Restate server.
-    let server = restate::install()?;
-    let server = server.to_string_lossy().into_owned();
-    let test_env: &[(&str, &str)] = &[
-        ("INSTA_UPDATE", "no"),
-        ("CI", "true"),
         (restate::SERVER_ENV, &server),
     ];
+    step("fmt", &["fmt", "--all", "--check"], env)?;
     step(
         "clippy",
         &[
@@ -69,23 +69,25 @@ fn ci() -> Result<(), String> {
         ],
         env,
     )?;
-    // The zidane binary's end-to-end tests run it in tmux.
-    tmux::ensure()?;
     if has_nextest() {
         step(
             "test (nextest)",
             &["nextest", "run", "--workspace", "--no-fail-fast"],
-            test_env,
+            env,
         )?;
-        step("doc tests", &["test", "--workspace", "--doc"], test_env)?;
+        step("doc tests", &["test", "--workspace", "--doc"], env)?;
     } else {
         // `cargo test` runs doc tests too.
-        step("test", &["test", "--workspace"], test_env)?;
+        step("test", &["test", "--workspace"], env)?;
     }
     step(
         "doc",
         &["doc", "--workspace", "--no-deps"],
-        &[("RUSTDOCFLAGS", "-D warnings"), ("INSTA_UPDATE", "no")],
+        &[
+            ("RUSTDOCFLAGS", "-D warnings"),
+            ("INSTA_UPDATE", "no"),
+            ("CARGO_INCREMENTAL", "0"),
+        ],
     )?;
     println!("xtask ci: all steps passed in {:.1?}", started.elapsed());
     Ok(())
