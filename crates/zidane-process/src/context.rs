@@ -344,7 +344,7 @@ impl ProcessContext {
     /// group gets `SIGTERM` at once all the same, and most die long before: the
     /// supervisor then wakes once, for their end-of-file, instead of a first time for
     /// the request while the group is dying, when that wake-up competes with the dying
-    /// processes for a core (~80 µs of a ~800 µs kill, measured).
+    /// processes for a core.
     async fn kill_and_wait_quietly(&self, task: &Task) -> Result<TaskExitInfo> {
         let mut done = task.subscribe();
         task.request_kill_quietly();

@@ -8,8 +8,8 @@
 //! children being started (the woken worker takes a core). Here the first poll is done
 //! in place, with a waker that spawns the future on the runtime the first time it is
 //! woken. The future is boxed before that poll, so what it registered stays where it
-//! was when it moves into the runtime's task. Measured (medians of 8–10 alternating
-//! pairs): spawn p50 0.94x, concurrent 1000 0.97x, roundtrip p50 0.97x.
+//! was when it moves into the runtime's task. What that buys is measured by `cargo xtask
+//! bench` (`spawn`, `roundtrip`, `concurrent`); see `benches/RESULTS.md`.
 
 use std::cell::Cell;
 use std::future::Future;

@@ -22,8 +22,7 @@
 //! still shares with us, so that the descriptor is ours when the spawn returns.
 //! Creating a file can be the dearest part of a start (ext4 scans for recently deleted
 //! inodes), and done by the child it is not charged to the thread that starts tasks,
-//! which sleeps meanwhile: on `concurrent 1000`, 1.06x the floor's time instead of
-//! 1.10x (the floor has its child open the log too; see docs/PROCESS.md).
+//! which sleeps meanwhile and so does not hold up the next start.
 //!
 //! This is the crate's only `unsafe` code. The child runs on our memory until it
 //! execs, so it keeps to what a `vfork` child may do:
@@ -151,7 +150,7 @@ unsafe extern "C" {
 /// own strings.
 ///
 /// Read straight from `environ` rather than through `std::env::vars_os`, which copies
-/// every entry (twice) for us to copy again: ~20 µs a start, on the thread that starts
+/// every entry (twice) for us to copy again, on the thread that starts
 /// tasks, which is the thread that sets the pace of a burst of starts. This is sound for
 /// the reason every C library call that reads the environment is: it can only race
 /// with `setenv` or `unsetenv` on another thread, which the contract of the unsafe
