@@ -8,7 +8,12 @@ use async_trait::async_trait;
 use zidane_context::{ContextError, ExecutionContext, ExecutionHandle, TaskEntry};
 use zidane_tools::{BackgroundPolicy, Tool};
 
-use crate::{Agent, HookBus, Model, Result, Session, SessionStore, SpawnToolOptions};
+use crate::agent::Agent;
+use crate::error::Result;
+use crate::hooks::HookBus;
+use crate::model::Model;
+use crate::session::{Session, SessionStore};
+use crate::spawn::SpawnToolOptions;
 
 /// How long a whole destroy may take. It leaves room for a context's kill grace (the
 /// local `ProcessContext` waits five seconds between `SIGTERM` and `SIGKILL`), so a task
@@ -35,10 +40,10 @@ pub struct Behavior {
     pub background: BackgroundPolicy,
     /// Bytes kept in each task's log (later bytes are counted and dropped). `None`: no
     /// cap.
-    pub output_cap: Option<u64>,
+    pub max_output_bytes: Option<u64>,
     /// Quiet window after which a task's stall is reported to the model. `None`: no
     /// watchdog.
-    pub stall_window: Option<Duration>,
+    pub stall_timeout: Option<Duration>,
     /// Running background tasks this agent may have at once. Enforced by the agent
     /// before a `shell` call with `run_in_background` is dispatched (an error result
     /// for the model); the context keeps its own, per-context cap. `None`: only the
@@ -60,8 +65,8 @@ impl Default for Behavior {
         Self {
             tasks_dir: None,
             background: BackgroundPolicy::Enabled,
-            output_cap: None,
-            stall_window: None,
+            max_output_bytes: None,
+            stall_timeout: None,
             max_background_tasks: None,
             remote_readiness: false,
             destroy_timeout: DEFAULT_DESTROY_TIMEOUT,
@@ -92,17 +97,17 @@ impl Behavior {
         self
     }
 
-    /// Sets the per-task output cap.
+    /// Sets the per-task output cap, in bytes.
     #[must_use]
-    pub fn output_cap(mut self, bytes: u64) -> Self {
-        self.output_cap = Some(bytes);
+    pub fn max_output_bytes(mut self, bytes: u64) -> Self {
+        self.max_output_bytes = Some(bytes);
         self
     }
 
-    /// Sets the stall window.
+    /// Sets the quiet window after which a stall is reported.
     #[must_use]
-    pub fn stall_window(mut self, window: Duration) -> Self {
-        self.stall_window = Some(window);
+    pub fn stall_timeout(mut self, window: Duration) -> Self {
+        self.stall_timeout = Some(window);
         self
     }
 
@@ -317,7 +322,7 @@ impl AgentBuilder {
     /// Builds the agent. Fails when two tools claim one name or alias, or when the
     /// session id cannot name a directory while a store is set.
     pub fn build(self) -> Result<Agent> {
-        Agent::from_builder(self)
+        crate::spawn::build_with_spawn_tool(self)
     }
 }
 

@@ -64,7 +64,7 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use banner::{Banner, TASK_GLYPH, Tone, file_url};
+pub use banner::{Banner, TASK_GLYPH, TOOL_GLYPH, Tone, file_url};
 pub use error::WireError;
 pub use notification::TaskNotification;
 pub use paint::{MAX_RESULT_LINES, Painter};
@@ -82,6 +82,7 @@ pub use zidane_context::{Signal, StallInfo, TaskExitInfo, TaskId, TaskStatus};
 pub mod testing;
 
 mod banner;
+mod cursor;
 mod error;
 mod escape;
 mod notification;
