@@ -20,6 +20,8 @@ fn exit(n: u64) -> TaskExitInfo {
         output_path: format!("/t/bash_{n}.log").into(),
         duration: Duration::from_millis(10),
         command: format!("job {n}"),
+        leader_exit_code: None,
+        log_write_failure: None,
     }
 }
 
@@ -37,6 +39,8 @@ fn ended_entry(n: u64, ended_secs_ago: i64) -> TaskEntry {
         started_at: ended - chrono::Duration::seconds(1),
         ended_at: Some(ended),
         bytes_written: 0,
+        leader_exit_code: None,
+        log_write_failure: None,
     }
 }
 

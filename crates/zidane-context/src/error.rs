@@ -63,11 +63,17 @@ pub enum ContextError {
         #[source]
         source: std::io::Error,
     },
-    /// The process could not be started.
-    #[error("failed to spawn {command:?}: {source}")]
+    /// The process could not be started. The message gives the cause first, then at
+    /// most [`COMMAND_EXCERPT_CHARS`] characters of the command: a command can be
+    /// megabytes long (that is often why it could not start). Build it with
+    /// [`ContextError::spawn`].
+    #[error("{source}: could not start the command {}", quote_excerpt(.command, *.command_bytes))]
     Spawn {
-        /// The command that was being started.
+        /// The start of the command: all of it when it is short, else its first
+        /// [`COMMAND_EXCERPT_CHARS`] characters.
         command: String,
+        /// The length of the whole command, in bytes.
+        command_bytes: usize,
         /// The underlying OS error.
         #[source]
         source: std::io::Error,
@@ -97,12 +103,58 @@ impl ContextError {
         Self::Unsupported { operation }
     }
 
+    /// [`ContextError::Spawn`] for `command`, keeping only its start.
+    ///
+    /// ```
+    /// use zidane_context::{COMMAND_EXCERPT_CHARS, ContextError};
+    /// let huge = "x".repeat(10 << 20);
+    /// let error = ContextError::spawn(&huge, std::io::Error::from_raw_os_error(7));
+    /// let message = error.to_string();
+    /// assert!(message.starts_with("Argument list too long"));
+    /// assert!(message.ends_with("…\" (10485760 bytes)"));
+    /// assert!(message.len() < COMMAND_EXCERPT_CHARS + 100);
+    /// ```
+    pub fn spawn(command: &str, source: std::io::Error) -> Self {
+        Self::Spawn {
+            command: command_excerpt(command).to_owned(),
+            command_bytes: command.len(),
+            source,
+        }
+    }
+
     /// Shorthand for [`ContextError::Io`] on a path.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {
             path: Some(path.into()),
             source,
         }
+    }
+}
+
+/// The most characters of a command an error quotes.
+pub const COMMAND_EXCERPT_CHARS: usize = 200;
+
+/// The start of `command` that errors and logs quote: all of it when it has at most
+/// [`COMMAND_EXCERPT_CHARS`] characters, else its first [`COMMAND_EXCERPT_CHARS`].
+///
+/// ```
+/// use zidane_context::{COMMAND_EXCERPT_CHARS, command_excerpt};
+/// assert_eq!(command_excerpt("ls -l"), "ls -l");
+/// assert_eq!(command_excerpt(&"é".repeat(500)).chars().count(), COMMAND_EXCERPT_CHARS);
+/// ```
+pub fn command_excerpt(command: &str) -> &str {
+    command
+        .char_indices()
+        .nth(COMMAND_EXCERPT_CHARS)
+        .map_or(command, |(at, _)| &command[..at])
+}
+
+/// `"ls -l"`, or `"xxx…" (10485760 bytes)` when `excerpt` is only the start.
+fn quote_excerpt(excerpt: &str, command_bytes: usize) -> String {
+    if excerpt.len() < command_bytes {
+        format!("{:?} ({command_bytes} bytes)", format!("{excerpt}…"))
+    } else {
+        format!("{excerpt:?}")
     }
 }
 

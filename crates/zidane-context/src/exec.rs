@@ -131,6 +131,11 @@ pub struct ReadResult {
     pub total_lines: usize,
     /// Lines after this window.
     pub remaining: usize,
+    /// Set when the read stopped after this many bytes (a context's read budget)
+    /// before the end of the file: `total_lines` and `remaining` then count only the
+    /// lines seen so far, and a window beyond them is empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_after_bytes: Option<u64>,
 }
 
 /// Refuses a command no context can run: empty (or only whitespace), or containing a NUL

@@ -24,6 +24,8 @@
 //!     output_path: "/tmp/tasks/bash_1.20260523-024147-123.log".into(),
 //!     duration: Duration::from_millis(1200),
 //!     command: "npm run dev".into(),
+//!     leader_exit_code: None,
+//!     log_write_failure: None,
 //! };
 //! assert_eq!(exit.exit_code, 143);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -32,7 +34,7 @@
 
 pub use capabilities::{Capabilities, DetachedTasks};
 pub use context::ExecutionContext;
-pub use error::{ContextError, Result};
+pub use error::{COMMAND_EXCERPT_CHARS, ContextError, Result, command_excerpt};
 pub use exec::{
     DEFAULT_EXEC_OUTPUT_BYTES, DEFAULT_READ_LIMIT, ExecOptions, ExecOutput, ReadRange, ReadResult,
     validate_command,
@@ -45,8 +47,8 @@ pub use mock::{MockCall, MockContext};
 pub use output::OutputChunk;
 pub use signal::{Signal, UnknownSignal};
 pub use task::{
-    BackgroundOptions, BackgroundStarted, ExitCallback, StallCallback, StallInfo, TaskEntry,
-    TaskExitInfo, TaskStatus,
+    BackgroundOptions, BackgroundStarted, ExitCallback, LogWriteFailure, StallCallback, StallInfo,
+    TaskEntry, TaskExitInfo, TaskStatus,
 };
 pub use task_id::{MAX_TASK_ID_DIGITS, TASK_ID_PREFIX, TaskId};
 /// Re-exported so implementors and callers name one `CancellationToken`.

@@ -455,6 +455,7 @@ impl ExecutionContext for MockContext {
             lines: all[start..end].iter().map(|l| (*l).to_owned()).collect(),
             total_lines,
             remaining: total_lines - end,
+            stopped_after_bytes: None,
         })
     }
 
@@ -485,6 +486,8 @@ impl ExecutionContext for MockContext {
             started_at: Utc::now(),
             ended_at: None,
             bytes_written: 0,
+            leader_exit_code: None,
+            log_write_failure: None,
         };
         state.files.insert(output_path.clone(), Vec::new());
         state.tasks.insert(

@@ -16,6 +16,8 @@ fn exit() -> TaskExitInfo {
         output_path: "/home/u/.zidane/sessions/s1/tasks/bash_1.20260523-024147-123.log".into(),
         duration: Duration::from_millis(4200),
         command: "npm run dev".into(),
+        leader_exit_code: None,
+        log_write_failure: None,
     }
 }
 
@@ -33,6 +35,8 @@ fn entry() -> TaskEntry {
         started_at,
         ended_at: Some(started_at + chrono::Duration::milliseconds(1500)),
         bytes_written: 10_240,
+        leader_exit_code: None,
+        log_write_failure: None,
     }
 }
 
@@ -90,10 +94,50 @@ fn json_shapes() {
             offset: 0,
             lines: vec!["a".into()],
             total_lines: 3,
-            remaining: 2
+            remaining: 2,
+            stopped_after_bytes: None,
         }
     );
     insta::assert_json_snapshot!("execution_handle", ExecutionHandle::new(7));
+}
+
+#[test]
+fn exits_with_what_a_kill_or_a_full_disk_left_out() {
+    let mut killed = exit();
+    killed.leader_exit_code = Some(0);
+    killed.log_write_failure = Some(LogWriteFailure {
+        bytes_dropped: 7_906_957,
+        error: "No space left on device (os error 28)".into(),
+    });
+    insta::assert_json_snapshot!("task_exit_info_log_write_failure", killed);
+    assert_eq!(
+        killed.log_write_failure.as_ref().unwrap().to_string(),
+        "7906957 bytes not written: No space left on device (os error 28)"
+    );
+    let mut entry = entry();
+    entry.leader_exit_code = Some(0);
+    entry.log_write_failure = killed.log_write_failure.clone();
+    let info = entry.exit_info().unwrap();
+    assert_eq!(info.leader_exit_code, Some(0));
+    assert_eq!(info.log_write_failure, killed.log_write_failure);
+}
+
+/// Data written before these fields existed still parses, as an exit without them.
+#[test]
+fn data_without_the_newer_fields_still_parses() {
+    let old = r#"{"task_id":"bash_1","status":"exited","exit_code":0,"signal":null,
+        "output_path":"/t/bash_1.log","duration_ms":5,"command":"true"}"#;
+    let exit: TaskExitInfo = serde_json::from_str(old).unwrap();
+    assert_eq!(
+        (exit.leader_exit_code, exit.log_write_failure),
+        (None, None)
+    );
+    let old = r#"{"path":"/t/x.log","offset":0,"lines":[],"total_lines":0,"remaining":0}"#;
+    let read: ReadResult = serde_json::from_str(old).unwrap();
+    assert_eq!(read.stopped_after_bytes, None);
+    // Unset, they are left out: what older readers expect.
+    let json = serde_json::to_string(&self::exit()).unwrap();
+    assert!(!json.contains("leader_exit_code") && !json.contains("log_write_failure"));
 }
 
 #[test]
@@ -126,21 +170,35 @@ fn time() -> impl Strategy<Value = chrono::DateTime<Utc>> {
     (0i64..4_000_000_000_000).prop_map(|ms| Utc.timestamp_millis_opt(ms).unwrap())
 }
 
+fn log_write_failure() -> impl Strategy<Value = Option<LogWriteFailure>> {
+    proptest::option::of((any::<u64>(), "\\PC*").prop_map(|(bytes_dropped, error)| {
+        LogWriteFailure {
+            bytes_dropped,
+            error,
+        }
+    }))
+}
+
 prop_compose! {
     fn arb_exit()(n in any::<u64>(), status in status(), exit_code in any::<i32>(), signal in signal(),
-                  path in "\\PC*", ms in 0u64..u64::MAX / 2, command in "\\PC*") -> TaskExitInfo {
+                  path in "\\PC*", ms in 0u64..u64::MAX / 2, command in "\\PC*",
+                  leader_exit_code in proptest::option::of(any::<i32>()),
+                  log_write_failure in log_write_failure()) -> TaskExitInfo {
         TaskExitInfo { task_id: TaskId::from_number(n), status, exit_code, signal,
-                       output_path: path.into(), duration: Duration::from_millis(ms), command }
+                       output_path: path.into(), duration: Duration::from_millis(ms), command,
+                       leader_exit_code, log_write_failure }
     }
 }
 
 prop_compose! {
     fn arb_entry()(n in any::<u64>(), pid in any::<u32>(), command in "\\PC*", cwd in "\\PC*",
                    status in status(), exit_code in proptest::option::of(any::<i32>()), signal in signal(),
-                   started_at in time(), ended_at in proptest::option::of(time()), bytes in any::<u64>()) -> TaskEntry {
+                   started_at in time(), ended_at in proptest::option::of(time()), bytes in any::<u64>(),
+                   leader_exit_code in proptest::option::of(any::<i32>()),
+                   log_write_failure in log_write_failure()) -> TaskEntry {
         TaskEntry { task_id: TaskId::from_number(n), pid, command, cwd: cwd.clone().into(),
                     output_path: format!("{cwd}/log").into(), status, exit_code, signal,
-                    started_at, ended_at, bytes_written: bytes }
+                    started_at, ended_at, bytes_written: bytes, leader_exit_code, log_write_failure }
     }
 }
 
@@ -172,7 +230,8 @@ proptest! {
 
     #[test]
     fn read_result_round_trips(lines in proptest::collection::vec("\\PC*", 0..5), total in any::<usize>(), remaining in any::<usize>()) {
-        round_trip(&ReadResult { path: "/p".into(), offset: 0, lines, total_lines: total, remaining });
+        round_trip(&ReadResult { path: "/p".into(), offset: 0, lines, total_lines: total, remaining, stopped_after_bytes: None });
+        round_trip(&ReadResult { path: "/p".into(), offset: 0, lines: Vec::new(), total_lines: total, remaining, stopped_after_bytes: Some(remaining as u64) });
     }
 
     #[test]

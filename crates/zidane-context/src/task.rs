@@ -63,6 +63,38 @@ pub struct TaskExitInfo {
     pub duration: Duration,
     /// The command as given.
     pub command: String,
+    /// Set when the task was killed after its shell (the leader) had already exited on
+    /// its own, while something it started still held the output open: the shell's own
+    /// exit code. `exit_code` and `signal` then say what our kill did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leader_exit_code: Option<i32>,
+    /// Set when some of the task's output could not be written to its log (a full
+    /// disk, an I/O error): the log is incomplete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_write_failure: Option<LogWriteFailure>,
+}
+
+/// Output of a task that its log could not take: the bytes lost and why.
+///
+/// Bytes past an output cap are not counted here: the cap drops them on purpose.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LogWriteFailure {
+    /// Bytes the task wrote that are not in its log.
+    pub bytes_dropped: u64,
+    /// The first error writing the log, as the OS reported it
+    /// (e.g. `No space left on device (os error 28)`).
+    pub error: String,
+}
+
+impl fmt::Display for LogWriteFailure {
+    /// `7906957 bytes not written: No space left on device (os error 28)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} bytes not written: {}",
+            self.bytes_dropped, self.error
+        )
+    }
 }
 
 /// One row of [`list_background`](crate::ExecutionContext::list_background): a task,
@@ -91,6 +123,14 @@ pub struct TaskEntry {
     pub ended_at: Option<DateTime<Utc>>,
     /// Bytes the task has written so far (including bytes dropped past an output cap).
     pub bytes_written: u64,
+    /// Set once the task has ended, when it was killed after its shell had already
+    /// exited: see [`TaskExitInfo::leader_exit_code`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leader_exit_code: Option<i32>,
+    /// Set once the task has ended, when part of its output could not be written to
+    /// its log: see [`TaskExitInfo::log_write_failure`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_write_failure: Option<LogWriteFailure>,
 }
 
 impl TaskEntry {
@@ -108,6 +148,8 @@ impl TaskEntry {
             output_path: self.output_path.clone(),
             duration: (ended_at - self.started_at).to_std().unwrap_or_default(),
             command: self.command.clone(),
+            leader_exit_code: self.leader_exit_code,
+            log_write_failure: self.log_write_failure.clone(),
         })
     }
 

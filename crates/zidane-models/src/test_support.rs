@@ -20,6 +20,7 @@ pub(crate) fn notification() -> String {
         output_file: "/home/u/.zidane/sessions/s1/tasks/bash_1.20260523-024147-123.log".to_owned(),
         duration_ms: 4200,
         summary: "cargo build (4.2s) — exited 2".to_owned(),
+        log_write_failure: None,
     }
     .render()
 }

@@ -171,7 +171,7 @@ pub(crate) async fn end_escapees(
                 );
             }
             for survivor in survivors {
-                tracing::warn!(pid = survivor.pid, command = %survivor.command_line, "a task's process outlived SIGKILL");
+                tracing::warn!(pid = survivor.pid, command = %zidane_context::command_excerpt(&survivor.command_line), "a task's process outlived SIGKILL");
             }
         }
         Ok(Err(ProcUnavailable)) => {

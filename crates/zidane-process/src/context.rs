@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -13,8 +13,8 @@ use tracing::Instrument;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
-    OutputChunk, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, validate_command,
-    wait_for_exit,
+    OutputChunk, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, command_excerpt,
+    validate_command, wait_for_exit,
 };
 
 use crate::containment::{self, TaskProcesses};
@@ -24,7 +24,7 @@ use crate::kill::{DEFAULT_KILL_GRACE, ESCAPEE_PROBE, LEADER_REAP_BOUND};
 use crate::log_file::{LogWriter, create_output_dir, log_error};
 use crate::orphan_sweep::SweptProcess;
 use crate::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
-use crate::read::read_window;
+use crate::read::{READ_BUDGET_BYTES, read_window};
 use crate::registry::Registry;
 use crate::shell::Shell;
 use crate::spawn::{Spawned, resolve_cwd, spawn_shell, validate_env};
@@ -69,6 +69,7 @@ pub struct ProcessContext {
     registry: Arc<Registry>,
     kill_grace: Duration,
     max_background_tasks: usize,
+    read_budget: u64,
     cwd: PathBuf,
     shell: Shell,
     timestamp: String,
@@ -100,6 +101,7 @@ pub struct ProcessContext {
 pub struct ProcessContextBuilder {
     kill_grace: Duration,
     max_background_tasks: usize,
+    read_budget: u64,
     cwd: Option<PathBuf>,
     shell: Option<Shell>,
     sweep_orphans_on_start: bool,
@@ -110,6 +112,7 @@ impl Default for ProcessContextBuilder {
         Self {
             kill_grace: DEFAULT_KILL_GRACE,
             max_background_tasks: DEFAULT_MAX_BACKGROUND_TASKS,
+            read_budget: READ_BUDGET_BYTES,
             cwd: None,
             shell: None,
             sweep_orphans_on_start: false,
@@ -130,6 +133,13 @@ impl ProcessContextBuilder {
     /// [`ContextError::TooManyTasks`]. Zero refuses every background task.
     pub fn max_background_tasks(mut self, limit: usize) -> Self {
         self.max_background_tasks = limit;
+        self
+    }
+
+    /// Most bytes one [`read_file`](ExecutionContext::read_file) reads (default
+    /// [`READ_BUDGET_BYTES`]); past it the read stops and its result says so.
+    pub fn read_budget(mut self, bytes: u64) -> Self {
+        self.read_budget = bytes;
         self
     }
 
@@ -168,6 +178,7 @@ impl ProcessContextBuilder {
             registry: Arc::new(Registry::default()),
             kill_grace: self.kill_grace,
             max_background_tasks: self.max_background_tasks,
+            read_budget: self.read_budget,
             cwd,
             shell: self.shell.unwrap_or_else(Shell::detect),
             timestamp: next_context_timestamp(),
@@ -180,45 +191,60 @@ impl ProcessContextBuilder {
     }
 }
 
+/// How many names a task's log tries before its start fails: the plain one, then
+/// suffixed ones (see [`task_log_path`]). A name is taken only if something else made
+/// a file there (a planted file or link, another program), never by us.
+const LOG_NAME_ATTEMPTS: u32 = 8;
+
 /// Starts a task's shell, its log created first (by the spawn's child, see
 /// `vfork_spawn`), and the output directory created if the log says it is missing.
-/// Fails with the error a caller should see, leaving nothing behind.
+/// A log name that is taken is never opened: the next suffixed name is tried.
+/// Returns the log's path; fails with the error a caller should see, leaving nothing
+/// behind.
 fn start_task_shell(
     shell: &Shell,
     command: &str,
     cwd: &Path,
     env: &BTreeMap<String, String>,
     output_dir: &Path,
-    output_path: &Path,
-) -> Result<(Spawned, std::fs::File)> {
-    let started = match spawn_shell(shell, command, cwd, env, Some(output_path)) {
-        Err(SpawnError::Log(error)) if error.kind() == std::io::ErrorKind::NotFound => {
-            create_output_dir(output_dir)?;
-            spawn_shell(shell, command, cwd, env, Some(output_path))
-        }
-        started => started,
-    };
-    let error = match started {
-        Ok(mut spawned) => match spawned.log.take() {
-            Some(log) => return Ok((spawned, log)),
-            // Not reached: a spawn asked for a log fails when it cannot make one.
-            None => SpawnError::Log(std::io::Error::other("no log was created")),
-        },
-        Err(error) => error,
-    };
-    Err(match error {
-        SpawnError::Log(source) => log_error(output_dir, output_path, source),
-        SpawnError::Start { source, log_made } => {
-            if log_made {
-                // The empty log is ours and names a task that never ran.
-                let _ = std::fs::remove_file(output_path);
+    name: (TaskId, &str),
+) -> Result<(Spawned, std::fs::File, PathBuf)> {
+    let mut attempt = 0;
+    let mut created_dir = false;
+    loop {
+        let output_path = task_log_path(output_dir, name.0, name.1, attempt);
+        let error = match spawn_shell(shell, command, cwd, env, Some(&output_path)) {
+            Ok(mut spawned) => match spawned.log.take() {
+                Some(log) => return Ok((spawned, log, output_path)),
+                // Not reached: a spawn asked for a log fails when it cannot make one.
+                None => SpawnError::Log(std::io::Error::other("no log was created")),
+            },
+            Err(error) => error,
+        };
+        match error {
+            SpawnError::Log(error)
+                if error.kind() == std::io::ErrorKind::NotFound && !created_dir =>
+            {
+                create_output_dir(output_dir)?;
+                created_dir = true;
             }
-            ContextError::Spawn {
-                command: command.to_owned(),
-                source,
+            SpawnError::Log(error)
+                if error.kind() == std::io::ErrorKind::AlreadyExists
+                    && attempt + 1 < LOG_NAME_ATTEMPTS =>
+            {
+                tracing::warn!(path = %output_path.display(), "a task log's name is taken by a file we did not make; trying the next name");
+                attempt += 1;
+            }
+            SpawnError::Log(source) => return Err(log_error(output_dir, &output_path, source)),
+            SpawnError::Start { source, log_made } => {
+                if log_made {
+                    // The empty log is ours and names a task that never ran.
+                    let _ = std::fs::remove_file(&output_path);
+                }
+                return Err(ContextError::spawn(command, source));
             }
         }
-    })
+    }
 }
 
 /// Starts the start-up orphan sweep: on the blocking pool inside a runtime, else now.
@@ -229,9 +255,16 @@ fn start_sweep(grace: Duration) -> watch::Receiver<Option<Vec<SweptProcess>>> {
         for process in &swept {
             tracing::info!(
                 pid = process.pid,
-                command = %process.command_line,
+                task = process.task_id.map(|id| id.to_string()),
+                command = %command_excerpt(&process.command_line),
                 owner_pid = process.owner.pid,
                 "ended an orphaned task of a host that is gone"
+            );
+        }
+        if !swept.is_empty() {
+            tracing::info!(
+                processes = swept.len(),
+                "the orphan sweep ended what crashed hosts left running"
             );
         }
         // No receiver left means the context is gone and nobody asks.
@@ -276,6 +309,11 @@ impl ProcessContext {
     /// The cap on running background tasks.
     pub fn max_background_tasks(&self) -> usize {
         self.max_background_tasks
+    }
+
+    /// The most bytes one `read_file` reads.
+    pub fn read_budget(&self) -> u64 {
+        self.read_budget
     }
 
     /// The default working directory.
@@ -368,6 +406,15 @@ impl ProcessContext {
             Ok(Ok(exit)) => exit.clone().ok_or_else(|| not_settled(task_id)),
             _ => Err(not_settled(task_id)),
         }
+    }
+}
+
+/// Sets the flag when dropped.
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 
@@ -480,10 +527,14 @@ impl ExecutionContext for ProcessContext {
     ) -> Result<ReadResult> {
         self.registry.check(handle)?;
         let path = self.cwd.join(path);
-        // Reading a large file is blocking work: keep it off the async workers.
+        // Reading a large file is blocking work: keep it off the async workers. If
+        // this future is dropped (the caller cancelled), the thread stops too.
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let _stop = SetOnDrop(cancelled.clone());
         let read = {
             let path = path.clone();
-            tokio::task::spawn_blocking(move || read_window(&path, range))
+            let budget = self.read_budget;
+            tokio::task::spawn_blocking(move || read_window(&path, range, budget, &cancelled))
         };
         match read.await {
             Ok(result) => result.map_err(|source| ContextError::io(path, source)),
@@ -515,10 +566,10 @@ impl ExecutionContext for ProcessContext {
 
         let reservation = self.registry.reserve(handle, self.max_background_tasks)?;
         let task_id = reservation.task_id;
-        let output_path = task_log_path(&output_dir, task_id, &self.timestamp);
         let (env, marker) = self.marked_env(&options.env, MarkedWork::Task(task_id));
-        let (spawned, log) =
-            match start_task_shell(&self.shell, command, &cwd, &env, &output_dir, &output_path) {
+        let name = (task_id, self.timestamp.as_str());
+        let (spawned, log, output_path) =
+            match start_task_shell(&self.shell, command, &cwd, &env, &output_dir, name) {
                 Ok(started) => started,
                 Err(error) => {
                     self.registry.cancel(reservation);
@@ -531,11 +582,12 @@ impl ExecutionContext for ProcessContext {
             // Cannot happen for a child we just spawned; refuse rather than signal
             // the wrong group later.
             self.registry.cancel(reservation);
-            return Err(ContextError::Spawn {
-                command: command.to_owned(),
-                source: std::io::Error::other("spawned child has an impossible pid"),
-            });
+            return Err(ContextError::spawn(
+                command,
+                std::io::Error::other("spawned child has an impossible pid"),
+            ));
         };
+        let output = Arc::new(spawned.output);
 
         let task = Arc::new(Task::new(NewTask {
             id: task_id,
@@ -546,6 +598,7 @@ impl ExecutionContext for ProcessContext {
             started_at,
             scan_bound: processes.scan_bound(),
             on_exit: options.on_exit,
+            output: output.clone(),
         }));
         let stall = match (options.stall_timeout, options.on_stall) {
             (Some(window), Some(callback)) => Some(StallWatch::new(
@@ -579,7 +632,7 @@ impl ExecutionContext for ProcessContext {
             Supervisor {
                 task,
                 leader: spawned.leader,
-                output: spawned.output,
+                output,
                 log: LogWriter::new(log, options.max_output_bytes),
                 processes,
                 kill_grace: self.kill_grace,

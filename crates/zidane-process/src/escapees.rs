@@ -57,7 +57,7 @@ where
         let stubborn = pid_escalation::end_processes(&targets, grace.min(deadline - now));
         for process in found {
             let target = process.process();
-            tracing::debug!(pid = target.pid, command = %process.command_line, work = %process.marker.work, "ended a marked process");
+            tracing::debug!(pid = target.pid, command = %zidane_context::command_excerpt(&process.command_line), work = %process.marker.work, "ended a marked process");
             if !stubborn.contains(&target) && seen.insert(target) {
                 report.ended.push(process);
             }

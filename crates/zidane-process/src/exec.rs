@@ -50,17 +50,15 @@ enum Ended {
 /// Runs the command to completion (leader exited and output closed).
 pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
     let started = Instant::now();
-    let spawned = spawn_shell(run.shell, run.command, run.cwd, run.env, None).map_err(|error| {
-        ContextError::Spawn {
-            command: run.command.to_owned(),
-            source: error.into_source(),
-        }
-    })?;
+    let spawned = spawn_shell(run.shell, run.command, run.cwd, run.env, None)
+        .map_err(|error| ContextError::spawn(run.command, error.into_source()))?;
     let processes = TaskProcesses::of_leader(spawned.pid)
         .map(|p| p.with_marker(run.marker))
-        .ok_or_else(|| ContextError::Spawn {
-            command: run.command.to_owned(),
-            source: std::io::Error::other("spawned child has an impossible pid"),
+        .ok_or_else(|| {
+            ContextError::spawn(
+                run.command,
+                std::io::Error::other("spawned child has an impossible pid"),
+            )
         })?;
     // If the caller drops this future mid-run, nothing else would end the group.
     let mut guard = KillOnDrop(Some(processes));

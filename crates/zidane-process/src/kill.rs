@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
+use zidane_context::Signal;
 
 use crate::containment::TaskProcesses;
 
@@ -133,6 +134,16 @@ impl Escalation {
                     Next::Abandon
                 }
             }
+        }
+    }
+
+    /// The last signal this kill sent to the group: `None` before the kill, `SIGTERM`
+    /// during the grace period, `SIGKILL` after it.
+    pub(crate) fn signal_sent(self) -> Option<Signal> {
+        match self {
+            Self::Idle => None,
+            Self::Terminating { .. } => Some(Signal::TERM),
+            Self::Killing { .. } => Some(Signal::KILL),
         }
     }
 

@@ -67,7 +67,7 @@ pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, ProcessContextBu
 pub use kill::DEFAULT_KILL_GRACE;
 pub use orphan_sweep::{OrphanOwner, SweptProcess};
 pub use owner_marker::OWNER_MARKER_VAR;
-pub use read::MAX_LINE_BYTES;
+pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
 pub use shell::{BASH_PATH, SH_PATH, Shell};
 pub use timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
 

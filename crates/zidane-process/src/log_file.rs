@@ -1,5 +1,6 @@
 //! A task's log file: created new and private, fed from the output pipe without a
-//! userspace buffer, capped, and closed with a truncation marker when bytes were dropped.
+//! userspace buffer, capped, and closed with a marker line for every byte it does not
+//! hold: dropped past the cap, or lost because the log could not be written.
 
 use std::fs::{DirBuilder, File};
 use std::io::{self, Write};
@@ -10,7 +11,7 @@ use std::path::Path;
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, SpliceFFlags, fcntl, open, splice};
 use nix::sys::stat::Mode;
-use zidane_context::ContextError;
+use zidane_context::{ContextError, LogWriteFailure};
 
 /// Mode of a task log: only the owner may read it (it holds whatever the task printed).
 pub(crate) const LOG_MODE: u32 = 0o600;
@@ -92,16 +93,22 @@ pub(crate) enum Pumped {
 /// stays flat however much a task prints. Past the output cap, bytes are read into a
 /// small scratch buffer and dropped (counted, never written). A file system that cannot
 /// splice falls back to read/write through the same scratch buffer.
+///
+/// After the first write error (a full disk, an I/O error) the rest of the output is
+/// drained and counted as lost, so the task never blocks on a pipe nobody empties; the
+/// error and the count reach the task's exit ([`LogOutcome::failure`]).
 #[derive(Debug)]
 pub(crate) struct LogWriter {
     file: File,
     cap: Option<u64>,
     kept: u64,
+    /// Bytes dropped past the cap, on purpose.
     dropped: u64,
+    /// Bytes lost because the log could not be written.
+    lost: u64,
     splice_works: bool,
-    /// Set after the first write error (e.g. a full disk): from then on bytes are
-    /// drained and dropped, so the task never blocks on a pipe nobody empties.
-    write_failed: bool,
+    /// The first write error, once one happened.
+    write_error: Option<io::Error>,
     pipe_grown: bool,
     scratch: Vec<u8>,
 }
@@ -114,8 +121,9 @@ impl LogWriter {
             cap,
             kept: 0,
             dropped: 0,
+            lost: 0,
             splice_works: true,
-            write_failed: false,
+            write_error: None,
             pipe_grown: false,
             scratch: Vec::new(),
         }
@@ -123,7 +131,9 @@ impl LogWriter {
 
     /// Every byte the task wrote so far, kept or dropped.
     pub(crate) fn total(&self) -> u64 {
-        self.kept.saturating_add(self.dropped)
+        self.kept
+            .saturating_add(self.dropped)
+            .saturating_add(self.lost)
     }
 
     /// Moves what the pipe holds now (up to one chunk) into the log.
@@ -133,8 +143,10 @@ impl LogWriter {
                 Some(cap) => cap.saturating_sub(self.kept),
                 None => u64::MAX,
             };
-            let step = if room == 0 || self.write_failed {
-                self.discard(pipe)
+            let step = if self.write_error.is_some() {
+                self.discard(pipe, Discard::Lost)
+            } else if room == 0 {
+                self.discard(pipe, Discard::PastCap)
             } else if self.splice_works {
                 self.splice(pipe, room)
             } else {
@@ -155,22 +167,40 @@ impl LogWriter {
         }
     }
 
-    /// Appends the truncation marker when bytes were dropped, and closes the log.
+    /// Appends a marker line for the bytes dropped past the cap and one for the bytes
+    /// the log could not take (where the file still accepts it: a full disk may not),
+    /// and closes the log.
     ///
     /// There is no userspace buffer to flush: every kept byte is already in the file.
-    pub(crate) fn finish(mut self) -> io::Result<()> {
+    pub(crate) fn finish(mut self) -> LogOutcome {
+        let failure = self.write_error.as_ref().map(|error| LogWriteFailure {
+            bytes_dropped: self.lost,
+            error: error.to_string(),
+        });
+        let mut markers = String::new();
         if self.dropped > 0 {
-            let marker = truncation_marker(self.dropped);
-            // The last kept byte may end mid-line; the marker always gets its own line.
-            let separator = if self.kept > 0 && !self.ends_with_newline() {
-                "\n"
-            } else {
-                ""
-            };
-            self.file
-                .write_all(format!("{separator}{marker}\n").as_bytes())?;
+            markers.push_str(&truncation_marker(self.dropped));
+            markers.push('\n');
         }
-        Ok(())
+        if let Some(failure) = &failure {
+            markers.push_str(&write_failure_marker(failure));
+            markers.push('\n');
+        }
+        let mut marker_error = None;
+        if !markers.is_empty() {
+            // The last kept byte may end mid-line; a marker always gets its own line.
+            if self.kept > 0 && !self.ends_with_newline() {
+                markers.insert(0, '\n');
+            }
+            if let Err(error) = self.file.write_all(markers.as_bytes()) {
+                marker_error = Some(error);
+            }
+        }
+        LogOutcome {
+            bytes_written: self.total(),
+            failure,
+            marker_error,
+        }
     }
 
     fn splice(&mut self, pipe: BorrowedFd<'_>, room: u64) -> io::Result<Step> {
@@ -191,7 +221,7 @@ impl LogWriter {
                 Ok(Step::Retry)
             }
             Err(errno) => {
-                self.note_write_failure(&io::Error::from(errno));
+                self.note_write_failure(io::Error::from(errno));
                 Ok(Step::Retry)
             }
         }
@@ -204,26 +234,41 @@ impl LogWriter {
         if n == 0 {
             return Ok(Step::Moved(0));
         }
-        match self.file.write_all(&self.scratch[..n]) {
-            Ok(()) => self.kept += n as u64,
-            Err(error) => {
-                self.note_write_failure(&error);
-                self.dropped += n as u64;
+        // Written piece by piece, so a write that fails part way counts as lost only
+        // what did not reach the file.
+        let mut written = 0;
+        while written < n {
+            match self.file.write(&self.scratch[written..n]) {
+                Ok(0) => {
+                    self.note_write_failure(io::ErrorKind::WriteZero.into());
+                    break;
+                }
+                Ok(m) => written += m,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => {
+                    self.note_write_failure(error);
+                    break;
+                }
             }
+        }
+        self.kept += written as u64;
+        self.lost += (n - written) as u64;
+        Ok(Step::Moved(n))
+    }
+
+    fn discard(&mut self, pipe: BorrowedFd<'_>, why: Discard) -> io::Result<Step> {
+        self.scratch.resize(SCRATCH_LEN, 0);
+        let n = read_pipe(pipe, &mut self.scratch)?;
+        match why {
+            Discard::PastCap => self.dropped += n as u64,
+            Discard::Lost => self.lost += n as u64,
         }
         Ok(Step::Moved(n))
     }
 
-    fn discard(&mut self, pipe: BorrowedFd<'_>) -> io::Result<Step> {
-        self.scratch.resize(SCRATCH_LEN, 0);
-        let n = read_pipe(pipe, &mut self.scratch)?;
-        self.dropped += n as u64;
-        Ok(Step::Moved(n))
-    }
-
-    fn note_write_failure(&mut self, error: &io::Error) {
+    fn note_write_failure(&mut self, error: io::Error) {
         tracing::warn!(%error, "writing a task log failed; dropping the rest of its output");
-        self.write_failed = true;
+        self.write_error.get_or_insert(error);
     }
 
     /// Asks for a bigger pipe once the task shows it fills the default one. Best effort:
@@ -252,9 +297,42 @@ enum Step {
     Retry,
 }
 
+/// Why bytes are read from the pipe and not written.
+#[derive(Debug, Clone, Copy)]
+enum Discard {
+    PastCap,
+    Lost,
+}
+
+/// How a log ended, from [`LogWriter::finish`].
+#[derive(Debug)]
+pub(crate) struct LogOutcome {
+    /// Every byte the task wrote, kept, dropped or lost.
+    pub(crate) bytes_written: u64,
+    /// The output the log could not take, and why.
+    pub(crate) failure: Option<LogWriteFailure>,
+    /// Appending the marker lines failed (the file took no more).
+    pub(crate) marker_error: Option<io::Error>,
+}
+
 /// The line appended to a capped log at settle.
 pub(crate) fn truncation_marker(dropped: u64) -> String {
     format!("<output-truncated bytes-dropped=\"{dropped}\"/>")
+}
+
+/// The line appended at settle to a log that could not take all of the output:
+/// `<log-write-failed bytes-dropped="N" error="No space left on device (os error 28)"/>`.
+/// Characters that could end the attribute or the line are left out of the error.
+pub(crate) fn write_failure_marker(failure: &LogWriteFailure) -> String {
+    let error: String = failure
+        .error
+        .chars()
+        .filter(|c| !matches!(c, '"' | '<' | '>' | '&') && !c.is_control())
+        .collect();
+    format!(
+        "<log-write-failed bytes-dropped=\"{}\" error=\"{error}\"/>",
+        failure.bytes_dropped
+    )
 }
 
 /// One non-blocking read from the pipe; `WouldBlock` when it is empty.
@@ -271,6 +349,44 @@ pub(crate) fn read_pipe(pipe: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failure_marker_names_the_lost_bytes_and_the_error() {
+        let failure = LogWriteFailure {
+            bytes_dropped: 7,
+            error: "No space \"left\" <on>\ndevice (os error 28)".into(),
+        };
+        assert_eq!(
+            write_failure_marker(&failure),
+            "<log-write-failed bytes-dropped=\"7\" error=\"No space left ondevice (os error 28)\"/>"
+        );
+    }
+
+    /// A log on a device that takes nothing (`/dev/full`): everything read is lost and
+    /// counted, the first error kept, and the marker that cannot be written reported.
+    #[test]
+    fn a_log_that_takes_nothing_counts_every_byte_lost() {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let mut log = LogWriter::new(full, None);
+        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK).unwrap();
+        let mut write = File::from(write);
+        write.write_all(&[b'x'; 10_000]).unwrap();
+        drop(write);
+        let mut moved = 0;
+        while let Pumped::Moved(n) = log.pump(read.as_fd()).unwrap() {
+            moved += n;
+        }
+        assert_eq!(moved, 10_000);
+        let outcome = log.finish();
+        assert_eq!(outcome.bytes_written, 10_000);
+        let failure = outcome.failure.unwrap();
+        assert_eq!(failure.bytes_dropped, 10_000);
+        assert!(failure.error.contains("No space left"), "{failure:?}");
+        assert!(outcome.marker_error.is_some());
+    }
 
     #[test]
     fn marker_names_the_dropped_bytes() {

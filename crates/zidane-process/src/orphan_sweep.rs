@@ -60,7 +60,7 @@ pub(crate) fn sweep(grace: Duration) -> Result<Vec<SweptProcess>, ProcUnavailabl
     for survivor in &report.survivors {
         tracing::warn!(
             pid = survivor.pid,
-            command = %survivor.command_line,
+            command = %zidane_context::command_excerpt(&survivor.command_line),
             "an orphaned task outlived SIGKILL"
         );
     }

@@ -5,31 +5,60 @@
 //! [`MAX_LINE_BYTES`]), so memory depends on the window, never on the file.
 //! Lines follow `str::lines`: split on `\n`, a trailing `\r` dropped, no empty line
 //! after a final newline. Bytes that are not UTF-8 are shown lossily.
+//!
+//! A read never hangs and never runs unbounded: only regular files are read (a FIFO
+//! without a writer would block forever, `/dev/zero` never ends), checked before the
+//! file is opened and again on the open file, which is opened non-blocking; at most
+//! [`READ_BUDGET_BYTES`] are read, and the result says where it stopped; and a
+//! cancelled read stops between blocks.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use zidane_context::{ReadRange, ReadResult};
 
 /// Bytes kept of one line; the rest of a longer line is replaced by a note.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
 
+/// Most bytes one `read_file` reads. Past it the read stops and its result says so
+/// ([`ReadResult::stopped_after_bytes`]): lines are counted from the start of the file,
+/// so a window far into a huge file costs a scan of everything before it, and this
+/// bounds that work.
+pub const READ_BUDGET_BYTES: u64 = 256 << 20;
+
 /// Read block size.
 const BLOCK: usize = 256 * 1024;
 
-/// Reads the lines `range` selects from the file at `path`.
-pub(crate) fn read_window(path: &Path, range: ReadRange) -> io::Result<ReadResult> {
-    let file = File::open(path)?;
-    if file.metadata()?.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            "is a directory",
-        ));
-    }
+/// Reads the lines `range` selects from the file at `path`, at most `budget` bytes of
+/// it; stops with an `Interrupted` error once `cancelled` is set.
+pub(crate) fn read_window(
+    path: &Path,
+    range: ReadRange,
+    budget: u64,
+    cancelled: &AtomicBool,
+) -> io::Result<ReadResult> {
+    // Refused before opening: opening a device can have effects of its own.
+    refuse_unless_regular(&std::fs::metadata(path)?)?;
+    // Non-blocking: should the path have become a FIFO since, opening it cannot wait
+    // for a writer, and the check below refuses it.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    refuse_unless_regular(&file.metadata()?)?;
     let mut window = Window::new(range);
-    let mut reader = BufReader::with_capacity(BLOCK, file);
+    let mut reader = BufReader::with_capacity(BLOCK, file.take(budget));
+    let mut read = 0u64;
     loop {
+        if cancelled.load(Ordering::Relaxed) {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "the read was cancelled",
+            ));
+        }
         let block = reader.fill_buf()?;
         if block.is_empty() {
             break;
@@ -37,8 +66,57 @@ pub(crate) fn read_window(path: &Path, range: ReadRange) -> io::Result<ReadResul
         let len = block.len();
         window.feed(block);
         reader.consume(len);
+        read += len as u64;
     }
-    Ok(window.finish(path))
+    let stopped_after =
+        (read >= budget && more_to_read(reader.into_inner().into_inner())?).then_some(read);
+    Ok(window.finish(path, stopped_after))
+}
+
+/// Whether `file` has at least one more byte.
+fn more_to_read(mut file: File) -> io::Result<bool> {
+    let mut byte = [0u8; 1];
+    loop {
+        match file.read(&mut byte) {
+            Ok(n) => return Ok(n > 0),
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+/// Refuses anything but a regular file, naming what it is.
+fn refuse_unless_regular(metadata: &Metadata) -> io::Result<()> {
+    let kind = metadata.file_type();
+    if kind.is_file() {
+        return Ok(());
+    }
+    if kind.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "is a directory, not a regular file",
+        ));
+    }
+    let what = if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("is {what}; only regular files can be read"),
+    ))
+}
+
+/// How many `\n` bytes `block` holds.
+fn count_newlines(block: &[u8]) -> usize {
+    block.iter().filter(|b| **b == b'\n').count()
 }
 
 /// The line-window state machine, fed block by block.
@@ -71,10 +149,21 @@ impl Window {
     }
 
     fn feed(&mut self, mut block: &[u8]) {
+        // A block that ends before the window, or one past it, is only counted: a plain
+        // byte count vectorises well, where finding each line does not.
+        if self.line < self.first || self.line >= self.end {
+            let newlines = count_newlines(block);
+            if self.line >= self.end || self.line + newlines < self.first {
+                self.line += newlines;
+                if !block.is_empty() {
+                    self.current_open = block.last() != Some(&b'\n');
+                }
+                return;
+            }
+        }
         while !block.is_empty() {
             if self.line >= self.end {
-                // Past the window: only count. A plain byte count vectorises well.
-                let newlines = block.iter().filter(|b| **b == b'\n').count();
+                let newlines = count_newlines(block);
                 self.line += newlines;
                 self.current_open = block.last() != Some(&b'\n');
                 return;
@@ -126,7 +215,9 @@ impl Window {
         self.lines.push(text);
     }
 
-    fn finish(mut self, path: &Path) -> ReadResult {
+    /// The result; `stopped_after`: the read stopped after this many bytes, before the
+    /// end of the file.
+    fn finish(mut self, path: &Path, stopped_after: Option<u64>) -> ReadResult {
         let mut total_lines = self.line;
         if self.current_open {
             // A last line without a newline still counts.
@@ -142,6 +233,7 @@ impl Window {
             lines: self.lines,
             total_lines,
             remaining: total_lines - end,
+            stopped_after_bytes: stopped_after,
         }
     }
 }
@@ -157,7 +249,34 @@ mod tests {
         for chunk in data.chunks(block.max(1)) {
             window.feed(chunk);
         }
-        window.finish(Path::new("x"))
+        window.finish(Path::new("x"), None)
+    }
+
+    fn write_temp(data: &[u8]) -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut file, data).unwrap();
+        file
+    }
+
+    #[test]
+    fn a_read_stops_at_its_budget_and_says_where() {
+        let file = write_temp(b"a\nb\nc\nd\n");
+        let never = AtomicBool::new(false);
+        let r = read_window(file.path(), ReadRange::new(0, None), 4, &never).unwrap();
+        assert_eq!(r.lines, ["a", "b"]);
+        assert_eq!((r.total_lines, r.stopped_after_bytes), (2, Some(4)));
+        // Exactly the budget, and nothing after it: not stopped.
+        let r = read_window(file.path(), ReadRange::new(0, None), 8, &never).unwrap();
+        assert_eq!((r.total_lines, r.stopped_after_bytes), (4, None));
+    }
+
+    #[test]
+    fn a_cancelled_read_stops() {
+        let file = write_temp(b"a\n");
+        let cancelled = AtomicBool::new(true);
+        let error =
+            read_window(file.path(), ReadRange::default(), 1 << 20, &cancelled).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::Interrupted);
     }
 
     #[test]

@@ -9,6 +9,12 @@
 //! A task settles when its leader has exited **and** its output pipe reached end-of-file
 //! (descendants that still hold the pipe keep it running). A kill bounds that: once
 //! the grace period is over and `SIGKILL` went out, the leader's exit is enough.
+//!
+//! A task is `Killed` when our kill ended it: its leader was still running when the
+//! kill was asked for, or the leader had exited but something it started still held
+//! the output open. In the second case the exit reports the signal that closed the
+//! output (`SIGTERM`, or `SIGKILL` once the grace was over), and the leader's own exit
+//! code beside it.
 
 use std::io;
 use std::os::fd::AsFd;
@@ -28,7 +34,7 @@ use crate::log_file::{LogWriter, Pumped};
 use crate::registry::Registry;
 use crate::spawn_on_wake;
 use crate::stall_diagnosis;
-use crate::task::{LeaderExit, Task};
+use crate::task::{LeaderExit, Settlement, Task};
 use crate::watchdog::StallWatch;
 
 /// Most bytes copied per wake-up before other tasks get a turn.
@@ -42,7 +48,8 @@ const FINAL_DRAIN_LIMIT: usize = 4 << 20;
 pub(crate) struct Supervisor {
     pub(crate) task: Arc<Task>,
     pub(crate) leader: Leader,
-    pub(crate) output: Receiver,
+    /// Shared with [`Task`] (for [`Task::request_kill`]'s look) until settling.
+    pub(crate) output: Arc<Receiver>,
     pub(crate) log: LogWriter,
     pub(crate) processes: TaskProcesses,
     pub(crate) kill_grace: Duration,
@@ -65,8 +72,12 @@ impl Supervisor {
         } = self;
         let mut eof = false;
         let mut escalation = Escalation::default();
-        // Killed means: our kill reached the task while its leader was still alive.
+        // Killed means: our kill reached the task while its leader was still alive...
         let mut killed_by_us = false;
+        // ...or after it exited, while the output was still open.
+        let mut output_cut = false;
+        // The last signal our kill sent before the output closed.
+        let mut eof_after: Option<Signal> = None;
         // Set when the leader outlived SIGKILL and we stopped waiting for it.
         let mut abandoned: Option<LeaderExit> = None;
 
@@ -94,6 +105,9 @@ impl Supervisor {
                         Ok(()) => {
                             let outcome = pump(&mut log, &output, PUMP_BUDGET);
                             eof = outcome.eof;
+                            if eof {
+                                eof_after = escalation.signal_sent();
+                            }
                             if outcome.moved > 0 {
                                 task.bytes_written.store(log.total(), Ordering::Relaxed);
                                 task.output_moved.send_replace(log.total());
@@ -112,9 +126,11 @@ impl Supervisor {
                     if let Some(request) = task.kill_request() {
                         // SIGTERM is out already (request_kill).
                         killed_by_us = request.leader_was_running;
+                        output_cut = request.output_was_open;
                         escalation.start_terminated(request.at, kill_grace);
                     } else {
                         killed_by_us = leader.poll_now().is_none();
+                        output_cut = !killed_by_us && !eof;
                         escalation.start(processes, kill_grace);
                     }
                 }
@@ -150,26 +166,51 @@ impl Supervisor {
         }
         // Close every descriptor of the task before anyone hears it ended, so a caller
         // that counts descriptors right after on_exit finds none left.
+        task.release_output();
         drop(output);
-        let bytes_written = log.total();
-        if let Err(error) = log.finish() {
-            tracing::warn!(task = %task.id, %error, "closing a task log failed");
+        let outcome = log.finish();
+        if let Some(error) = &outcome.marker_error {
+            tracing::warn!(task = %task.id, %error, "appending a marker line to a task log failed");
         }
         // A kill request signals the group itself, so the task may have died of it
         // before this loop ever saw the request.
-        let killed_by_us =
-            killed_by_us || task.kill_request().is_some_and(|r| r.leader_was_running);
-        let status = if killed_by_us {
-            TaskStatus::Killed
-        } else {
-            TaskStatus::Exited
-        };
-        let exit = abandoned
+        let request = task.kill_request();
+        let killed_by_us = killed_by_us || request.is_some_and(|r| r.leader_was_running);
+        let output_cut =
+            !killed_by_us && (output_cut || request.is_some_and(|r| r.output_was_open));
+        let leader_exit = abandoned
             .or_else(|| leader.exit())
             .unwrap_or(LeaderExit::signalled(Signal::KILL));
         // A leader we gave up on is reaped in the background (`Leader`'s drop).
         drop(leader);
-        settle(&task, &registry, status, exit, bytes_written);
+        let (status, exit, leader_exit_code) = if killed_by_us {
+            (TaskStatus::Killed, leader_exit, None)
+        } else if output_cut {
+            // Without end-of-file the output was still open after SIGKILL.
+            let signal = if eof {
+                eof_after.unwrap_or(Signal::TERM)
+            } else {
+                Signal::KILL
+            };
+            (
+                TaskStatus::Killed,
+                LeaderExit::signalled(signal),
+                Some(leader_exit.code),
+            )
+        } else {
+            (TaskStatus::Exited, leader_exit, None)
+        };
+        settle(
+            &task,
+            &registry,
+            Settlement {
+                status,
+                exit,
+                leader_exit_code,
+                bytes_written: outcome.bytes_written,
+                log_write_failure: outcome.failure,
+            },
+        );
     }
 }
 
@@ -177,14 +218,9 @@ impl Supervisor {
 ///
 /// `on_exit` fires before waiters wake, so a caller whose `kill_background` or
 /// `wait_background` returned knows the callback already ran.
-pub(crate) fn settle(
-    task: &Task,
-    registry: &Registry,
-    status: TaskStatus,
-    exit: LeaderExit,
-    bytes_written: u64,
-) {
-    let Some((callback, info)) = task.settle(status, exit, bytes_written) else {
+pub(crate) fn settle(task: &Task, registry: &Registry, settlement: Settlement) {
+    let bytes_written = settlement.bytes_written;
+    let Some((callback, info)) = task.settle(settlement) else {
         return;
     };
     tracing::info!(
@@ -194,6 +230,7 @@ pub(crate) fn settle(
         signal = info.signal.map(tracing::field::display),
         duration_ms = u64::try_from(info.duration.as_millis()).unwrap_or(u64::MAX),
         bytes_written,
+        log_write_failure = info.log_write_failure.as_ref().map(tracing::field::display),
         "task exited"
     );
     registry.release();

@@ -1,17 +1,21 @@
 //! One background task as the rest of the crate sees it: what it is, how far it got, and
 //! the single gate through which it settles.
 
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use crate::containment::TaskProcesses;
 use crate::leader;
 use crate::proc_scan::ScanBound;
 use chrono::{DateTime, Utc};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use tokio::net::unix::pipe::Receiver;
 use tokio::sync::watch;
 use zidane_context::{
-    CancellationToken, ExitCallback, Signal, TaskEntry, TaskExitInfo, TaskId, TaskStatus,
+    CancellationToken, ExitCallback, LogWriteFailure, Signal, TaskEntry, TaskExitInfo, TaskId,
+    TaskStatus,
 };
 
 /// How a task's leader ended, as `TaskExitInfo` reports it.
@@ -58,6 +62,10 @@ pub(crate) struct KillRequest {
     /// The leader had not exited when the kill was asked for (and `SIGTERM` went to
     /// the group): the task ends `Killed`, not `Exited`.
     pub(crate) leader_was_running: bool,
+    /// The leader had exited, but something it started still held the output open:
+    /// the task ends `Killed` too, by the signal that closed the output, with the
+    /// leader's own exit beside it.
+    pub(crate) output_was_open: bool,
     /// When it was asked for: the grace period runs from here, however late the
     /// supervisor hears of it.
     pub(crate) at: tokio::time::Instant,
@@ -83,6 +91,9 @@ pub(crate) struct Task {
     pub(crate) kill: CancellationToken,
     /// Set by the first [`request_kill`](Self::request_kill).
     kill_request: OnceLock<KillRequest>,
+    /// The read end of the output pipe, shared with the supervisor until it closes it,
+    /// so a kill can see whether anything still holds the write end.
+    output: Mutex<Option<Arc<Receiver>>>,
     state: Mutex<State>,
     /// `Some(exit)` once settled. A watch keeps the value, so a waiter that subscribes
     /// after the exit still sees it: no lost wake-up.
@@ -92,8 +103,21 @@ pub(crate) struct Task {
 struct State {
     status: TaskStatus,
     exit: Option<LeaderExit>,
+    leader_exit_code: Option<i32>,
+    log_write_failure: Option<LogWriteFailure>,
     ended_at: Option<DateTime<Utc>>,
     on_exit: Option<ExitCallback>,
+}
+
+/// How a task ended, as its supervisor settles it.
+#[derive(Debug)]
+pub(crate) struct Settlement {
+    pub(crate) status: TaskStatus,
+    pub(crate) exit: LeaderExit,
+    /// The leader's own exit code, when our kill ended the task after it.
+    pub(crate) leader_exit_code: Option<i32>,
+    pub(crate) bytes_written: u64,
+    pub(crate) log_write_failure: Option<LogWriteFailure>,
 }
 
 impl std::fmt::Debug for State {
@@ -115,6 +139,7 @@ pub(crate) struct NewTask {
     pub(crate) started_at: DateTime<Utc>,
     pub(crate) scan_bound: Option<ScanBound>,
     pub(crate) on_exit: Option<ExitCallback>,
+    pub(crate) output: Arc<Receiver>,
 }
 
 impl Task {
@@ -131,9 +156,12 @@ impl Task {
             output_moved: watch::Sender::new(0),
             kill: CancellationToken::new(),
             kill_request: OnceLock::new(),
+            output: Mutex::new(Some(new.output)),
             state: Mutex::new(State {
                 status: TaskStatus::Running,
                 exit: None,
+                leader_exit_code: None,
+                log_write_failure: None,
                 ended_at: None,
                 on_exit: new.on_exit,
             }),
@@ -162,6 +190,8 @@ impl Task {
             started_at: self.started_at,
             ended_at: state.ended_at,
             bytes_written: self.bytes_written.load(Ordering::Relaxed),
+            leader_exit_code: state.leader_exit_code,
+            log_write_failure: state.log_write_failure.clone(),
         }
     }
 
@@ -186,10 +216,12 @@ impl Task {
     /// it ends.
     pub(crate) fn request_kill_quietly(&self) {
         let leader_was_running = leader::has_not_exited(self.pid);
+        let output_was_open = !leader_was_running && self.output_is_open();
         let first = self
             .kill_request
             .set(KillRequest {
                 leader_was_running,
+                output_was_open,
                 at: tokio::time::Instant::now(),
             })
             .is_ok();
@@ -202,6 +234,33 @@ impl Task {
             tracing::info!(task_id = %self.id, pid = self.pid, signal = %Signal::TERM, "task kill");
             processes.terminate();
         }
+    }
+
+    /// Whether some process still holds the write end of the output pipe, asked of the
+    /// kernel (`POLLHUP` is set once the last writer closed it), not of what the
+    /// supervisor has read so far.
+    fn output_is_open(&self) -> bool {
+        let output = self.output.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(output) = output.as_ref() else {
+            // The supervisor closed it: the output had ended.
+            return false;
+        };
+        let mut fds = [PollFd::new(output.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::ZERO) {
+            Ok(_) => !fds[0]
+                .revents()
+                .is_some_and(|events| events.contains(PollFlags::POLLHUP)),
+            // Not knowing, assume what kept the task running still does.
+            Err(_) => true,
+        }
+    }
+
+    /// Lets go of the output pipe: called by the supervisor before it closes it.
+    pub(crate) fn release_output(&self) {
+        self.output
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
     }
 
     /// What the first kill request found, if one was made.
@@ -238,10 +297,15 @@ impl Task {
     /// (outside every lock) and then [`publish`](Self::publish)es the exit.
     pub(crate) fn settle(
         &self,
-        status: TaskStatus,
-        exit: LeaderExit,
-        bytes_written: u64,
+        settlement: Settlement,
     ) -> Option<(Option<ExitCallback>, TaskExitInfo)> {
+        let Settlement {
+            status,
+            exit,
+            leader_exit_code,
+            bytes_written,
+            log_write_failure,
+        } = settlement;
         self.bytes_written.store(bytes_written, Ordering::Relaxed);
         let ended_at = Utc::now();
         let mut state = self.state();
@@ -250,6 +314,8 @@ impl Task {
         }
         state.status = status;
         state.exit = Some(exit);
+        state.leader_exit_code = leader_exit_code;
+        state.log_write_failure.clone_from(&log_write_failure);
         state.ended_at = Some(ended_at);
         let info = TaskExitInfo {
             task_id: self.id,
@@ -259,6 +325,8 @@ impl Task {
             output_path: self.output_path.clone(),
             duration: (ended_at - self.started_at).to_std().unwrap_or_default(),
             command: self.command.clone(),
+            leader_exit_code,
+            log_write_failure,
         };
         Some((state.on_exit.take(), info))
     }

@@ -34,19 +34,42 @@ pub fn format_context_timestamp(t: DateTime<Utc>) -> String {
 /// and timestamp. `None` for anything else (a bad id, a malformed or impossible
 /// timestamp, a path, a missing `.log`).
 ///
+/// A log whose name was taken by a file we did not make gets the next free name with a
+/// suffix, `<task-id>.<context-timestamp>.<n>.log` (`n` from 1, no leading zero); that
+/// parses too.
+///
 /// ```
 /// use zidane_process::parse_task_log_filename;
 ///
 /// let (id, ts) = parse_task_log_filename("bash_12.20260523-024147-123.log").unwrap();
 /// assert_eq!(id.to_string(), "bash_12");
 /// assert_eq!(ts, "20260523-024147-123");
+/// let (id, _) = parse_task_log_filename("bash_12.20260523-024147-123.1.log").unwrap();
+/// assert_eq!(id.to_string(), "bash_12");
 /// assert!(parse_task_log_filename("../bash_1.20260523-024147-123.log").is_none());
+/// assert!(parse_task_log_filename("bash_1.20260523-024147-123.01.log").is_none());
 /// ```
 pub fn parse_task_log_filename(name: &str) -> Option<(TaskId, String)> {
     let stem = name.strip_suffix(".log")?;
-    let (id, timestamp) = stem.split_once('.')?;
+    let (id, rest) = stem.split_once('.')?;
+    let timestamp = match rest.split_once('.') {
+        Some((timestamp, suffix)) => {
+            parse_suffix(suffix)?;
+            timestamp
+        }
+        None => rest,
+    };
     let id = TaskId::parse(id).ok()?;
     is_context_timestamp(timestamp).then(|| (id, timestamp.to_owned()))
+}
+
+/// A name suffix as [`task_log_path`] writes it: a decimal number from 1, no sign, no
+/// leading zero.
+fn parse_suffix(suffix: &str) -> Option<u32> {
+    suffix
+        .parse::<u32>()
+        .ok()
+        .filter(|n| *n > 0 && n.to_string() == suffix)
 }
 
 /// The file name of a task's log: `<task-id>.<context-timestamp>.log`.
@@ -58,13 +81,20 @@ pub fn task_log_filename(task_id: TaskId, context_timestamp: &str) -> String {
     format!("{task_id}.{context_timestamp}.log")
 }
 
-/// The path of a task's log. The one place a log path is built.
+/// The path of a task's log. The one place a log path is built: attempt 0 is
+/// [`task_log_filename`]; a later attempt, made when that name is taken, adds `.<n>`
+/// before `.log`.
 pub(crate) fn task_log_path(
     output_dir: &Path,
     task_id: TaskId,
     context_timestamp: &str,
+    attempt: u32,
 ) -> PathBuf {
-    output_dir.join(task_log_filename(task_id, context_timestamp))
+    if attempt == 0 {
+        output_dir.join(task_log_filename(task_id, context_timestamp))
+    } else {
+        output_dir.join(format!("{task_id}.{context_timestamp}.{attempt}.log"))
+    }
 }
 
 /// A fresh context timestamp, distinct from every other one this process has issued.
@@ -136,6 +166,11 @@ mod tests {
             "bash_1.20260523-024167-123.log",
             "bash_1.20260523-024147-123.log.log",
             "bash_1.x.20260523-024147-123.log",
+            "bash_1.20260523-024147-123.0.log",
+            "bash_1.20260523-024147-123.01.log",
+            "bash_1.20260523-024147-123.+1.log",
+            "bash_1.20260523-024147-123..log",
+            "bash_1.20260523-024147-123.1.2.log",
             "dir/bash_1.20260523-024147-123.log",
             "bash_1.2026O523-024147-123.log",
         ] {
@@ -160,8 +195,24 @@ mod tests {
         #[test]
         fn any_string_parses_only_when_canonical(s in "\\PC{0,40}") {
             if let Some((id, ts)) = parse_task_log_filename(&s) {
-                prop_assert_eq!(task_log_filename(id, &ts), s);
+                let canonical = task_log_filename(id, &ts) == s
+                    || s.strip_prefix(&format!("{id}.{ts}."))
+                        .and_then(|rest| rest.strip_suffix(".log"))
+                        .and_then(parse_suffix)
+                        .is_some_and(|n| {
+                            task_log_path(Path::new(""), id, &ts, n).to_str() == Some(s.as_str())
+                        });
+                prop_assert!(canonical, "{s:?}");
             }
+        }
+
+        #[test]
+        fn suffixed_names_round_trip(n in any::<u64>(), ms in 0i64..253_402_300_799_999, attempt in 1u32..1000) {
+            let t = DateTime::<Utc>::from_timestamp_millis(ms).unwrap();
+            let ts = format_context_timestamp(t);
+            let path = task_log_path(Path::new(""), TaskId::from_number(n), &ts, attempt);
+            let name = path.to_str().unwrap();
+            prop_assert_eq!(parse_task_log_filename(name), Some((TaskId::from_number(n), ts)));
         }
 
         #[test]

@@ -70,7 +70,22 @@ fn render(window: &ReadResult) -> ToolOutput {
         let _ = writeln!(text, "{:>6}\t{line}", window.offset + i + 1);
     }
     let next = window.offset + window.lines.len();
-    let footer = if window.total_lines == 0 {
+    let footer = if let Some(bytes) = window.stopped_after_bytes {
+        let seen = lines(window.total_lines);
+        if window.lines.is_empty() {
+            format!(
+                "(stopped after {bytes} bytes, before the end of the file: only {seen} \
+                 read, so offset {} was not reached; for the end of a file this large use \
+                 `shell` with `tail`)",
+                window.offset
+            )
+        } else {
+            format!(
+                "(stopped after {bytes} bytes, before the end of the file: {seen} read so \
+                 far; continue with offset {next}, or use `shell` with `tail` for its end)"
+            )
+        }
+    } else if window.total_lines == 0 {
         "(the file is empty)".to_owned()
     } else if window.lines.is_empty() && window.offset >= window.total_lines {
         format!(
@@ -88,16 +103,17 @@ fn render(window: &ReadResult) -> ToolOutput {
         format!("(end of file; {} in total)", lines(window.total_lines))
     };
     text.push_str(&footer);
-    ToolOutput::ok(
-        text,
-        json!({
-            "path": window.path.display().to_string(),
-            "offset": window.offset,
-            "lines": window.lines.len(),
-            "total_lines": window.total_lines,
-            "remaining": window.remaining,
-        }),
-    )
+    let mut data = json!({
+        "path": window.path.display().to_string(),
+        "offset": window.offset,
+        "lines": window.lines.len(),
+        "total_lines": window.total_lines,
+        "remaining": window.remaining,
+    });
+    if let Some(bytes) = window.stopped_after_bytes {
+        data["stopped_after_bytes"] = json!(bytes);
+    }
+    ToolOutput::ok(text, data)
 }
 
 fn lines(n: usize) -> String {
@@ -106,4 +122,41 @@ fn lines(n: usize) -> String {
 
 fn noun(n: usize) -> &'static str {
     if n == 1 { "line" } else { "lines" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(offset: usize, lines: &[&str], total_lines: usize) -> ReadResult {
+        ReadResult {
+            path: "/t/huge.log".into(),
+            offset,
+            lines: lines.iter().map(|l| (*l).to_owned()).collect(),
+            total_lines,
+            remaining: total_lines - (offset + lines.len()).min(total_lines),
+            stopped_after_bytes: Some(268_435_456),
+        }
+    }
+
+    #[test]
+    fn a_read_that_stopped_says_where_and_what_to_do() {
+        let past = render(&window(1_000_000, &[], 120_000));
+        assert_eq!(
+            past.text,
+            "(stopped after 268435456 bytes, before the end of the file: only 120000 lines \
+             read, so offset 1000000 was not reached; for the end of a file this large use \
+             `shell` with `tail`)"
+        );
+        assert_eq!(past.data["stopped_after_bytes"], 268_435_456);
+        let some = render(&window(0, &["a"], 120_000));
+        assert!(
+            some.text.ends_with(
+                "(stopped after 268435456 bytes, before the end of the file: 120000 lines \
+                 read so far; continue with offset 1, or use `shell` with `tail` for its end)"
+            ),
+            "{}",
+            some.text
+        );
+    }
 }

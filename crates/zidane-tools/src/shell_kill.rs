@@ -45,12 +45,23 @@ impl Tool for ShellKillTool {
             .await
         {
             Ok(Some(exit)) => {
-                let text = format!(
-                    "Killed {}: {} after {}.",
+                let mut text = format!(
+                    "Killed {}: {} after {}",
                     exit.task_id,
                     exit_phrase(&exit),
                     zidane_wire::format_duration(exit.duration)
                 );
+                if let Some(code) = exit.leader_exit_code {
+                    // The command itself had finished; the kill ended what it left
+                    // running (a daemon holding its output).
+                    text.push_str(&format!(
+                        "; its shell had already exited {code}, the kill ended what it left running"
+                    ));
+                }
+                if let Some(failure) = &exit.log_write_failure {
+                    text.push_str(&format!("; log incomplete: {failure}"));
+                }
+                text.push('.');
                 ToolOutput::ok(text, json!({ "exit": exit }))
             }
             Ok(None) => ToolOutput::error(format!(

@@ -40,7 +40,8 @@ impl Tone {
 pub(crate) const SGR_RESET: &str = "\x1b[0m";
 
 /// One line for a host's transcript: `⌁ bash_1 exited (0) 4.2s PATH`, or
-/// `⌁ bash_1 killed (SIGTERM) 1.2s PATH` when a signal ended the task.
+/// `⌁ bash_1 killed (SIGTERM) 1.2s PATH` when a signal ended the task, with
+/// `log incomplete` before the path when part of the output could not be written to it.
 ///
 /// [`text`](Self::text) is the plain line, ending with the path; [`ansi`](Self::ansi)
 /// colours it by [`tone`](Self::tone) and makes the path an OSC 8 hyperlink that
@@ -59,6 +60,8 @@ pub(crate) const SGR_RESET: &str = "\x1b[0m";
 ///     output_path: "/tmp/tasks/bash_1.log".into(),
 ///     duration: Duration::from_millis(4200),
 ///     command: "npm run build".into(),
+///     leader_exit_code: None,
+///     log_write_failure: None,
 /// });
 /// let banner = Banner::for_notification(&notification);
 /// assert_eq!(banner.text, "⌁ bash_1 exited (0) 4.2s /tmp/tasks/bash_1.log");
@@ -78,17 +81,26 @@ pub struct Banner {
 
 impl Banner {
     /// The banner of a notification. Tone: [`Tone::Error`] when a signal ended the
-    /// task, else [`Tone::Warn`] for a non-zero exit code, else [`Tone::Dim`].
+    /// task, else [`Tone::Warn`] for a non-zero exit code or an incomplete log, else
+    /// [`Tone::Dim`].
     pub fn for_notification(notification: &TaskNotification) -> Self {
-        let (outcome, tone) = match notification.signal {
+        let (outcome, mut tone) = match notification.signal {
             Some(signal) => (format!("killed ({signal})"), Tone::Error),
             None if notification.exit_code != 0 => {
                 (format!("exited ({})", notification.exit_code), Tone::Warn)
             }
             None => ("exited (0)".to_owned(), Tone::Dim),
         };
+        let incomplete = if notification.log_write_failure.is_some() {
+            if tone == Tone::Dim {
+                tone = Tone::Warn;
+            }
+            " log incomplete"
+        } else {
+            ""
+        };
         let text = format!(
-            "{TASK_GLYPH} {} {outcome} {} {}",
+            "{TASK_GLYPH} {} {outcome} {}{incomplete} {}",
             notification.task_id,
             format_duration(notification.duration()),
             printable(&notification.output_file),
@@ -168,6 +180,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_incomplete_log_is_said_and_warned() {
+        let mut notification = TaskNotification {
+            task_id: zidane_context::TaskId::from_number(4),
+            status: zidane_context::TaskStatus::Exited,
+            exit_code: 0,
+            signal: None,
+            command: "yes".into(),
+            output_file: "/t/bash_4.log".into(),
+            duration_ms: 350,
+            summary: String::new(),
+            log_write_failure: Some(zidane_context::LogWriteFailure {
+                bytes_dropped: 7,
+                error: "No space left on device (os error 28)".into(),
+            }),
+        };
+        let banner = Banner::for_notification(&notification);
+        assert_eq!(
+            banner.text,
+            "⌁ bash_4 exited (0) 350ms log incomplete /t/bash_4.log"
+        );
+        assert_eq!(banner.tone, Tone::Warn);
+        assert!(banner.ansi().contains("\x1b]8;;file:///t/bash_4.log"));
+        notification.signal = Some(zidane_context::Signal::TERM);
+        assert_eq!(Banner::for_notification(&notification).tone, Tone::Error);
+    }
+
+    #[test]
     fn file_urls_percent_encode() {
         assert_eq!(file_url("/a b/é#?.log"), "file:///a%20b/%C3%A9%23%3F.log");
     }
@@ -183,6 +222,7 @@ mod tests {
             output_file: "/t/\u{1b}]0;x\u{7}.log".into(),
             duration_ms: 1000,
             summary: "true (1.0s) — exited 0".into(),
+            log_write_failure: None,
         });
         assert_eq!(
             banner.text,

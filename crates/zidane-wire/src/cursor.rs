@@ -3,7 +3,7 @@
 
 use std::str::FromStr;
 
-use zidane_context::{Signal, TaskId, TaskStatus};
+use zidane_context::{LogWriteFailure, Signal, TaskId, TaskStatus};
 
 use crate::error::WireError;
 use crate::escape::unescape;
@@ -83,6 +83,28 @@ impl<'a> Cursor<'a> {
             .ok()
             .filter(|n| n.to_string() == value)
             .ok_or_else(|| invalid(name, value, start, "not a canonical decimal integer"))
+    }
+
+    /// `<name>N{separator}ESCAPED-ERROR</name>`: output a log could not take.
+    pub(crate) fn log_write_failure(
+        &mut self,
+        name: &'static str,
+        separator: &str,
+    ) -> Result<LogWriteFailure, WireError> {
+        let (value, start) = self.raw(name)?;
+        let (bytes, error) = value
+            .split_once(separator)
+            .ok_or_else(|| invalid(name, value, start, "no byte count"))?;
+        let bytes_dropped = bytes
+            .parse::<u64>()
+            .ok()
+            .filter(|n| n.to_string() == bytes)
+            .ok_or_else(|| invalid(name, value, start, "not a canonical byte count"))?;
+        let error = unescape(error, name, start + bytes.len() + separator.len())?;
+        Ok(LogWriteFailure {
+            bytes_dropped,
+            error,
+        })
     }
 
     /// The `<task-id>` element.

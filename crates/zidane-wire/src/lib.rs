@@ -29,6 +29,8 @@
 //!     output_path: "/tmp/tasks/bash_1.20260523-024147-123.log".into(),
 //!     duration: Duration::from_millis(1200),
 //!     command: "npm run dev".into(),
+//!     leader_exit_code: None,
+//!     log_write_failure: None,
 //! };
 //! let notification = TaskNotification::from_exit(&exit);
 //! assert_eq!(notification.summary, "npm run dev (1.2s) — killed (SIGTERM)");

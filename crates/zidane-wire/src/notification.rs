@@ -4,15 +4,21 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use zidane_context::{Signal, TaskExitInfo, TaskId, TaskStatus};
+use zidane_context::{LogWriteFailure, Signal, TaskExitInfo, TaskId, TaskStatus};
 
 use crate::cursor::Cursor;
 use crate::error::WireError;
-use crate::escape::{push_element, push_raw_element};
-use crate::summary::summary;
+use crate::escape::{escape, push_element, push_raw_element};
+use crate::summary::exit_summary;
 
 /// The element name of a notification block.
 pub(crate) const NOTIFICATION_TAG: &str = "task-notification";
+
+/// The element that reports output the log could not take.
+const LOG_WRITE_FAILED_TAG: &str = "log-write-failed";
+
+/// Between the byte count and the error in [`LOG_WRITE_FAILED_TAG`].
+const LOG_WRITE_FAILED_SEPARATOR: &str = " bytes not written: ";
 
 /// How a background task ended, as the model reads it in its next user turn.
 ///
@@ -31,7 +37,10 @@ pub(crate) const NOTIFICATION_TAG: &str = "task-notification";
 /// ```
 ///
 /// with `<signal>SIGTERM</signal>` right after `<exit-code>` only when a signal ended the
-/// task. Every string is escaped (see `docs/WIRE.md`), so [`parse`](crate::parse) gives
+/// task, and
+/// `<log-write-failed>7906957 bytes not written: No space left on device (os error 28)</log-write-failed>`
+/// right after `<summary>` only when part of the output could not be written to the log
+/// (blocks written before that element existed parse as before). Every string is escaped (see `docs/WIRE.md`), so [`parse`](crate::parse) gives
 /// back exactly this value for any command.
 ///
 /// ```
@@ -47,6 +56,8 @@ pub(crate) const NOTIFICATION_TAG: &str = "task-notification";
 ///     output_path: "/tmp/tasks/bash_1.log".into(),
 ///     duration: Duration::from_millis(4200),
 ///     command: "echo '<done>' && true".into(),
+///     leader_exit_code: None,
+///     log_write_failure: None,
 /// };
 /// let notification = TaskNotification::from_exit(&exit);
 /// let xml = notification.render();
@@ -72,6 +83,9 @@ pub struct TaskNotification {
     pub duration_ms: u64,
     /// One line for people and the model: see [`exit_summary`](crate::exit_summary).
     pub summary: String,
+    /// Output the log could not take (a full disk), when some was lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_write_failure: Option<LogWriteFailure>,
 }
 
 impl TaskNotification {
@@ -87,7 +101,8 @@ impl TaskNotification {
             command: exit.command.clone(),
             output_file: exit.output_path.to_string_lossy().into_owned(),
             duration_ms: u64::try_from(exit.duration.as_millis()).unwrap_or(u64::MAX),
-            summary: summary(&exit.command, exit.duration, exit.exit_code, exit.signal),
+            summary: exit_summary(exit),
+            log_write_failure: exit.log_write_failure.clone(),
         }
     }
 
@@ -110,6 +125,14 @@ impl TaskNotification {
         push_element(&mut out, "output-file", &self.output_file);
         push_raw_element(&mut out, "duration-ms", &self.duration_ms.to_string());
         push_element(&mut out, "summary", &self.summary);
+        if let Some(failure) = &self.log_write_failure {
+            let value = format!(
+                "{}{LOG_WRITE_FAILED_SEPARATOR}{}",
+                failure.bytes_dropped,
+                escape(&failure.error)
+            );
+            push_raw_element(&mut out, LOG_WRITE_FAILED_TAG, &value);
+        }
         out.push_str("</task-notification>");
         out
     }
@@ -133,6 +156,11 @@ impl TaskNotification {
             output_file: cursor.text("output-file")?,
             duration_ms: cursor.number("duration-ms")?,
             summary: cursor.text("summary")?,
+            log_write_failure: if cursor.at("<log-write-failed>") {
+                Some(cursor.log_write_failure(LOG_WRITE_FAILED_TAG, LOG_WRITE_FAILED_SEPARATOR)?)
+            } else {
+                None
+            },
         })
     }
 }

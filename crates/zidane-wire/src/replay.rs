@@ -87,6 +87,8 @@ impl From<WireBlock> for StreamEvent {
 ///     output_path: "/tmp/tasks/bash_1.log".into(),
 ///     duration: Duration::from_millis(4200),
 ///     command: "npm run build".into(),
+///     leader_exit_code: None,
+///     log_write_failure: None,
 /// });
 /// let turn = Turn::user(vec![
 ///     ContentBlock::text(notification.render()),

@@ -59,7 +59,9 @@ pub fn format_duration(duration: Duration) -> String {
 }
 
 /// The summary line of an exit: `npm run build (4.2s) — exited 0`, or
-/// `npm run dev (1.2s) — killed (SIGTERM)` when a signal ended the task.
+/// `npm run dev (1.2s) — killed (SIGTERM)` when a signal ended the task. When part of
+/// the output could not be written to the log, it says so:
+/// `… — exited 0 — log incomplete: 7906957 bytes not written (No space left on device (os error 28))`.
 ///
 /// The command part is [`command_preview`]. This is the `<summary>` of a
 /// [`TaskNotification`](crate::TaskNotification), and the text the tools use when a
@@ -78,11 +80,20 @@ pub fn format_duration(duration: Duration) -> String {
 ///     output_path: "/tmp/bash_1.log".into(),
 ///     duration: Duration::from_millis(1200),
 ///     command: "npm run dev".into(),
+///     leader_exit_code: None,
+///     log_write_failure: None,
 /// };
 /// assert_eq!(exit_summary(&exit), "npm run dev (1.2s) — killed (SIGTERM)");
 /// ```
 pub fn exit_summary(exit: &TaskExitInfo) -> String {
-    summary(&exit.command, exit.duration, exit.exit_code, exit.signal)
+    let line = summary(&exit.command, exit.duration, exit.exit_code, exit.signal);
+    match &exit.log_write_failure {
+        Some(failure) => format!(
+            "{line} — log incomplete: {} bytes not written ({})",
+            failure.bytes_dropped, failure.error
+        ),
+        None => line,
+    }
 }
 
 /// [`exit_summary`] from its parts.

@@ -17,7 +17,11 @@ type Configure = Box<dyn FnOnce(AgentBuilder) -> AgentBuilder>;
 /// What [`build`](LocalAgentBuilder::build) assembles, all of it from the layers:
 ///
 /// - the context: a [`ProcessContext`] with its defaults (or the one given with
-///   [`context`](LocalAgentBuilder::context));
+///   [`context`](LocalAgentBuilder::context)), which starts by ending the background
+///   tasks that hosts of this user left running when they crashed
+///   ([`ProcessContext::sweep_orphans`]; logged with `tracing` at `info`, target
+///   `zidane_process`); opt out with
+///   [`sweep_orphans`](LocalAgentBuilder::sweep_orphans);
 /// - the session: the one stored under the id given with
 ///   [`session_id`](LocalAgentBuilder::session_id), a new one with that id, or a new one
 ///   with a generated id ([`Session::generate`]);
@@ -46,6 +50,7 @@ pub fn local_agent(model: Arc<dyn Model>, user_dir: impl Into<PathBuf>) -> Local
         user_dir: user_dir.into(),
         session: SessionChoice::Generate,
         context: None,
+        sweep_orphans: true,
         behavior: Behavior::new(),
         configure: Vec::new(),
     }
@@ -68,6 +73,7 @@ pub struct LocalAgentBuilder {
     user_dir: PathBuf,
     session: SessionChoice,
     context: Option<Arc<ProcessContext>>,
+    sweep_orphans: bool,
     behavior: Behavior,
     configure: Vec<Configure>,
 }
@@ -88,10 +94,24 @@ impl LocalAgentBuilder {
     }
 
     /// Runs on this context instead of a default [`ProcessContext`] — to set its kill
-    /// grace, its task cap or its working directory, to sweep orphans at start, or to
-    /// share one context between agents.
+    /// grace, its task cap or its working directory, or to share one context between
+    /// agents. It sweeps orphans only if it was built to.
     pub fn context(mut self, context: Arc<ProcessContext>) -> Self {
         self.context = Some(context);
+        self
+    }
+
+    /// Whether the default context ends, as it is built, the background tasks of this
+    /// user's hosts that crashed (default: yes). A host restarting after a crash wants
+    /// it: otherwise its previous run's tasks keep running with nobody to hear of them.
+    /// Only processes whose owner marker names a host that is gone are touched; see
+    /// [`ProcessContext::sweep_orphans`]. Built outside a tokio runtime, `build` runs
+    /// the sweep before it returns; inside one, in the background.
+    ///
+    /// A context given with [`context`](Self::context) sweeps as it was built to
+    /// ([`ProcessContextBuilder::sweep_orphans_on_start`](zidane_process::ProcessContextBuilder::sweep_orphans_on_start)).
+    pub fn sweep_orphans(mut self, sweep: bool) -> Self {
+        self.sweep_orphans = sweep;
         self
     }
 
@@ -127,9 +147,14 @@ impl LocalAgentBuilder {
         if behavior.tasks_dir.is_none() {
             behavior.tasks_dir = Some(resolve_tasks_dir(store.user_dir(), &session.id)?);
         }
-        let context = self
-            .context
-            .unwrap_or_else(|| Arc::new(ProcessContext::new()));
+        let sweep_orphans = self.sweep_orphans;
+        let context = self.context.unwrap_or_else(|| {
+            Arc::new(
+                ProcessContext::builder()
+                    .sweep_orphans_on_start(sweep_orphans)
+                    .build(),
+            )
+        });
         let mut builder = Agent::builder(self.model, context)
             .store(store)
             .session(session)
@@ -152,6 +177,7 @@ impl fmt::Debug for LocalAgentBuilder {
             .field("user_dir", &self.user_dir)
             .field("session", &session)
             .field("context", &self.context)
+            .field("sweep_orphans", &self.sweep_orphans)
             .field("behavior", &self.behavior)
             .field("configure", &self.configure.len())
             .finish_non_exhaustive()

@@ -30,6 +30,7 @@ async fn local_agent_loads_a_stored_session_by_id() {
     });
     let again = zidane::local_agent(Arc::new(model), local.dir.path())
         .session_id("e2e")
+        .sweep_orphans(false)
         .build()
         .unwrap();
     assert_eq!(again.session(), stored);
@@ -53,12 +54,14 @@ async fn local_agent_loads_a_stored_session_by_id() {
     // A new id is a new, empty session in the same user dir.
     let fresh = zidane::local_agent(Arc::new(ScriptedModel::new()), local.dir.path())
         .session_id("other")
+        .sweep_orphans(false)
         .build()
         .unwrap();
     assert!(fresh.session().turns.is_empty());
     assert!(
         zidane::local_agent(Arc::new(ScriptedModel::new()), local.dir.path())
             .session_id("../escape")
+            .sweep_orphans(false)
             .build()
             .is_err(),
         "a session id never names a path outside the user dir"

@@ -11,9 +11,13 @@ mod example;
 #[cfg(target_os = "linux")]
 mod facade;
 #[cfg(target_os = "linux")]
+mod full_disk;
+#[cfg(target_os = "linux")]
 mod latch;
 #[cfg(target_os = "linux")]
 mod models;
+#[cfg(target_os = "linux")]
+mod orphan_sweep;
 #[cfg(target_os = "linux")]
 mod quickstart_flow;
 #[cfg(target_os = "linux")]

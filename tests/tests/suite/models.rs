@@ -33,6 +33,8 @@ async fn background_then_wake(server: &ScriptedServer, model: Arc<dyn Model>) {
     let dir = tempfile::tempdir().unwrap();
     let agent = zidane::local_agent(model, dir.path())
         .session_id("models")
+        // No orphan sweep: it would end what the orphan sweep tests look at.
+        .sweep_orphans(false)
         .build()
         .unwrap();
     let wake = WakeLoop::spawn(agent.clone());

@@ -59,8 +59,11 @@ impl Local {
         let dir = tempfile::tempdir().unwrap();
         let exited = Arc::new(Notify::new());
         let (model, script) = make(dir.path(), Arc::clone(&exited));
+        // No orphan sweep: it would end what the orphan sweep tests (here and in
+        // `zidane-process`, which may run beside these) are looking at.
         let agent = zidane::local_agent(model, dir.path())
             .session_id("e2e")
+            .sweep_orphans(false)
             .build()
             .unwrap();
         let (exit_tx, exits) = mpsc::unbounded_channel();
@@ -242,4 +245,19 @@ pub fn has_open_descriptor(path: &Path) -> bool {
         .filter_map(Result::ok)
         .filter_map(|fd| std::fs::read_link(fd.path()).ok())
         .any(|target| target == path)
+}
+
+/// Sweeps end every dead host's processes, whoever's they are: the tests that make
+/// orphans (here and in `zidane-process`, maybe in another process) take this lock so
+/// that one's sweep does not end what another is looking at.
+pub fn sweep_lock() -> std::fs::File {
+    let path = std::env::temp_dir().join("zidane-process-orphan-sweep-tests.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap();
+    file.lock().unwrap();
+    file
 }

@@ -52,6 +52,8 @@ fn notification(id: u64, code: i32, signal: Option<zidane::wire::Signal>) -> Str
         output_path: format!("/u/sessions/s1/tasks/bash_{id}.log").into(),
         duration: Duration::from_millis(4200),
         command: "npm run build".into(),
+        leader_exit_code: None,
+        log_write_failure: None,
     }))
 }
 

@@ -181,3 +181,38 @@ async fn forged_task_ids_never_reach_a_path_and_unknown_ones_are_none() {
     );
     assert_nothing_started(&f).await;
 }
+
+/// A command too long for the kernel fails with the cause first and only the start of
+/// the command quoted, however long it is; nothing is left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_too_long_for_the_kernel_is_an_error_that_quotes_only_its_start() {
+    let f = Fixture::new().await;
+    let command = format!("echo {}", "x".repeat(10 << 20));
+    let refused = [
+        f.context
+            .exec_background(f.handle, &command, f.options())
+            .await
+            .unwrap_err(),
+        f.context
+            .exec(f.handle, &command, ExecOptions::new())
+            .await
+            .unwrap_err(),
+    ];
+    for error in refused {
+        assert!(matches!(error, ContextError::Spawn { .. }), "{error:?}");
+        let message = error.to_string();
+        assert!(message.len() < 400, "{} bytes", message.len());
+        assert!(
+            message.starts_with(
+                "Argument list too long (os error 7): could not start the command \"echo xxx"
+            ),
+            "{message}"
+        );
+        assert!(
+            message.ends_with(&format!("…\" ({} bytes)", command.len())),
+            "{message}"
+        );
+        assert!(format!("{error:?}").len() < 600);
+    }
+    assert_nothing_started(&f).await;
+}

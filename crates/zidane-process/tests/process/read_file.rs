@@ -1,8 +1,10 @@
-//! `read_file`: windows of lines with the total and what remains; lossy UTF-8.
+//! `read_file`: windows of lines with the total and what remains; lossy UTF-8; only
+//! regular files, and never more than the read budget.
 
 use std::io::Write;
 
 use zidane_context::{ContextError, ExecutionContext, ReadRange};
+use zidane_process::{MAX_LINE_BYTES, ProcessContext, READ_BUDGET_BYTES};
 
 use crate::support::*;
 
@@ -94,4 +96,108 @@ async fn a_running_task_log_can_be_read_and_a_missing_file_is_an_error() {
         matches!(missing, Err(ContextError::Io { .. })),
         "{missing:?}"
     );
+}
+
+/// The error of reading `path`, which must come back within [`WAIT`] (a hang fails the
+/// test instead of hanging it).
+async fn read_error(f: &Fixture, path: &std::path::Path) -> String {
+    let read = f.context.read_file(f.handle, path, ReadRange::default());
+    match tokio::time::timeout(WAIT, read).await {
+        Ok(Err(ContextError::Io { source, .. })) => source.to_string(),
+        Ok(other) => panic!("expected an I/O error, got {other:?}"),
+        Err(_) => panic!("reading {} hung", path.display()),
+    }
+}
+
+/// What is not a regular file is refused, naming what it is, without blocking on it
+/// (a FIFO nobody writes to) or reading it forever (`/dev/zero`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_regular_files_are_read() {
+    let f = Fixture::new().await;
+    let fifo = f.path("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    assert_eq!(
+        read_error(&f, &fifo).await,
+        "is a FIFO (named pipe); only regular files can be read"
+    );
+    assert_eq!(
+        read_error(&f, std::path::Path::new("/dev/zero")).await,
+        "is a character device; only regular files can be read"
+    );
+    assert_eq!(
+        read_error(&f, f.dir.path()).await,
+        "is a directory, not a regular file"
+    );
+    let socket = std::os::unix::net::UnixListener::bind(f.path("socket")).unwrap();
+    assert_eq!(
+        read_error(&f, &f.path("socket")).await,
+        "is a socket; only regular files can be read"
+    );
+    drop(socket);
+}
+
+/// A window far into a huge file costs a scan of the lines before it: the read stops
+/// at its byte budget and says so, rather than reading gigabytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_file_is_read_up_to_the_budget_and_says_where_it_stopped() {
+    let f = Fixture::new().await;
+    assert_eq!(f.context.read_budget(), READ_BUDGET_BYTES);
+    // A smaller budget than the default, so that the test is quick in a debug build.
+    let budget = 16 << 20;
+    let f = Fixture::with(ProcessContext::builder().read_budget(budget)).await;
+    let path = f.path("sparse");
+    let file = std::fs::File::create(&path).unwrap();
+    let size = 5 << 30;
+    file.set_len(size).unwrap();
+    drop(file);
+    assert!(size > READ_BUDGET_BYTES);
+
+    let window = f
+        .context
+        .read_file(f.handle, &path, ReadRange::new(1_000_000_000, Some(10)))
+        .await
+        .unwrap();
+    assert!(window.lines.is_empty());
+    assert_eq!(window.stopped_after_bytes, Some(budget));
+    // One line of NUL bytes so far: no newline in the budget.
+    assert_eq!((window.total_lines, window.remaining), (1, 0));
+
+    let first = f
+        .context
+        .read_file(f.handle, &path, ReadRange::new(0, Some(1)))
+        .await
+        .unwrap();
+    assert_eq!(first.stopped_after_bytes, Some(budget));
+    assert!(first.lines[0].ends_with(&format!(
+        " [line truncated: {} more bytes]",
+        budget - MAX_LINE_BYTES as u64
+    )));
+}
+
+/// Whether this process has `path` open.
+fn has_open(path: &std::path::Path) -> bool {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+        .any(|target| target == path)
+}
+
+/// A read whose caller gives up stops on its blocking thread too: with no budget, a
+/// 1 TiB sparse file would keep that thread reading for hours, holding the file open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_read_stops_reading() {
+    let f = Fixture::with(ProcessContext::builder().read_budget(u64::MAX)).await;
+    let path = f.path("endless");
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+
+    let mut read = Box::pin(f.context.read_file(f.handle, &path, ReadRange::default()));
+    tokio::select! {
+        done = &mut read => panic!("a read of 1 TiB ended: {done:?}"),
+        () = eventually("the read has the file open", || has_open(&path)) => {}
+    }
+    drop(read);
+    eventually("the cancelled read closed the file", || !has_open(&path)).await;
 }

@@ -106,6 +106,7 @@ macro_rules! assert_stable_snapshot {
         settings.add_filter(r"\.\d{8}-\d{6}-\d{3}\.log", ".[TS].log");
         settings.add_filter(r"\(\d+(\.\d)?s\)|\(\d+ms\)", "([DURATION])");
         settings.add_filter(r"after \d+(\.\d)?s\.|after \d+ms\.", "after [DURATION].");
+        settings.add_filter(r"\) after (\d+(\.\d)?s|\d+ms);", ") after [DURATION];");
         settings.bind(|| assert_snapshot!($name, $text));
     }};
 }
@@ -295,5 +296,76 @@ async fn read_file_windows_over_a_task_log() {
         .call("read_file", json!({ "path": "nope.txt" }))
         .await;
     assert!(missing.is_error);
+    session.close().await;
+}
+
+/// A kill that ends what a task left running after its shell exited says `killed`,
+/// with the shell's own exit beside it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shell_kill_after_the_shell_exited_says_killed() {
+    let mut session = Session::new().await;
+    let task_id = session.start("sleep 300 & echo started").await;
+    let log = session.dir.path().join("tasks");
+    let deadline = tokio::time::Instant::now() + BOUND;
+    // The shell printed its line and exited; its `sleep` holds the log open.
+    loop {
+        let entries = session
+            .context
+            .context
+            .list_background(session.context.handle)
+            .await
+            .unwrap();
+        let started = std::fs::read_dir(&log)
+            .unwrap()
+            .any(|e| std::fs::read_to_string(e.unwrap().path()).unwrap() == "started\n");
+        let shell_gone = !std::path::Path::new(&format!("/proc/{}/cmdline", entries[0].pid))
+            .exists()
+            || std::fs::read_to_string(format!("/proc/{}/cmdline", entries[0].pid))
+                .unwrap_or_default()
+                .is_empty();
+        if started && shell_gone {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the shell never exited"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let killed = session
+        .call("shell_kill", json!({ "task_id": task_id }))
+        .await;
+    assert!(!killed.is_error, "{}", killed.text);
+    assert_stable_snapshot!(
+        session,
+        "process_shell_kill_after_the_shell_exited",
+        &killed.text
+    );
+    assert_eq!(killed.data["exit"]["signal"], "SIGTERM");
+    assert_eq!(session.next_exit().await.status, TaskStatus::Killed);
+    session.close().await;
+}
+
+/// `read_file` on a FIFO nobody writes to answers at once with what it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_file_refuses_a_fifo_at_once() {
+    let session = Session::new().await;
+    let fifo = session.dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let output = session
+        .call("read_file", json!({ "path": fifo.display().to_string() }))
+        .await;
+    assert!(output.is_error);
+    assert!(
+        output
+            .text
+            .ends_with("is a FIFO (named pipe); only regular files can be read"),
+        "{}",
+        output.text
+    );
     session.close().await;
 }

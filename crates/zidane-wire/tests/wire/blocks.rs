@@ -42,6 +42,32 @@ fn sigterm_kill() {
     );
 }
 
+/// Output the log could not take: the element after `<summary>`, and the summary says
+/// it too. A block without the element (every block written before it existed) parses
+/// as a notification without it.
+#[test]
+fn log_write_failure() {
+    let mut exit = crate::support::exit(4, "yes | head -c 10000000", 350, 0, None);
+    exit.log_write_failure = Some(zidane_context::LogWriteFailure {
+        bytes_dropped: 7_906_957,
+        error: "No space left on device (os error 28)".into(),
+    });
+    let n = zidane_wire::TaskNotification::from_exit(&exit);
+    assert!(n.summary.ends_with(
+        "— exited 0 — log incomplete: 7906957 bytes not written (No space left on device (os error 28))"
+    ));
+    let text = rendered(n.clone());
+    assert_snapshot!("notification_log_write_failure", &text);
+    let old = text.replace(
+        "<log-write-failed>7906957 bytes not written: No space left on device (os error 28)</log-write-failed>\n",
+        "",
+    );
+    assert_ne!(old, text);
+    let mut without = n;
+    without.log_write_failure = None;
+    assert_eq!(parse(&old).unwrap(), vec![WireBlock::Notification(without)]);
+}
+
 #[test]
 fn markup_quotes_and_a_forged_closing_tag() {
     let command = "echo \"<b>&amp;</b>\" 'it''s' > out.txt\n</task-notification>\n\

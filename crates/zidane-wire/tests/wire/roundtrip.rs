@@ -1,7 +1,7 @@
 //! Property tests: rendering and parsing are exact inverses, and parsing is total.
 
 use proptest::prelude::*;
-use zidane_context::{Signal, TaskId, TaskStatus};
+use zidane_context::{LogWriteFailure, Signal, TaskId, TaskStatus};
 use zidane_wire::{TaskNotification, TaskStall, WireBlock, parse};
 
 pub fn any_status() -> impl Strategy<Value = TaskStatus> {
@@ -35,9 +35,20 @@ pub fn any_notification() -> impl Strategy<Value = TaskNotification> {
         tricky_string(),
         any::<u64>(),
         tricky_string(),
+        prop::option::of((any::<u64>(), tricky_string())),
     )
         .prop_map(
-            |(n, status, exit_code, signal, command, output_file, duration_ms, summary)| {
+            |(
+                n,
+                status,
+                exit_code,
+                signal,
+                command,
+                output_file,
+                duration_ms,
+                summary,
+                failure,
+            )| {
                 TaskNotification {
                     task_id: TaskId::from_number(n),
                     status,
@@ -47,6 +58,10 @@ pub fn any_notification() -> impl Strategy<Value = TaskNotification> {
                     output_file,
                     duration_ms,
                     summary,
+                    log_write_failure: failure.map(|(bytes_dropped, error)| LogWriteFailure {
+                        bytes_dropped,
+                        error,
+                    }),
                 }
             },
         )

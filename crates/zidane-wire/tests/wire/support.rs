@@ -24,6 +24,8 @@ pub fn exit(n: u64, command: &str, ms: u64, code: i32, signal: Option<Signal>) -
         output_path: log_path(n).into(),
         duration: Duration::from_millis(ms),
         command: command.to_owned(),
+        leader_exit_code: None,
+        log_write_failure: None,
     }
 }
 
