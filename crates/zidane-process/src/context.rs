@@ -17,23 +17,23 @@ use zidane_context::{
     validate_command, wait_for_exit,
 };
 
+use crate::containment::orphan_sweep::SweptProcess;
+use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::containment::{self, TaskProcesses};
 use crate::exec::{ForegroundRun, run as run_foreground};
-use crate::follow::follow;
-use crate::kill::{DEFAULT_KILL_GRACE, ESCAPEE_PROBE, LEADER_REAP_BOUND};
-use crate::log_file::{LogWriter, create_output_dir, log_error};
-use crate::orphan_sweep::SweptProcess;
-use crate::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::read::{READ_BUDGET_BYTES, read_window};
-use crate::registry::Registry;
-use crate::shell::Shell;
+use crate::spawn::shell::Shell;
+use crate::spawn::vfork_spawn::SpawnError;
 use crate::spawn::{Spawned, resolve_cwd, spawn_shell, validate_env};
-use crate::spawn_on_wake::spawn_on_wake;
-use crate::supervise::Supervisor;
+use crate::task::follow::follow;
+use crate::task::kill::{DEFAULT_KILL_GRACE, ESCAPEE_PROBE, LEADER_REAP_BOUND};
+use crate::task::log_file::{LogWriter, create_output_dir, log_error};
+use crate::task::registry::Registry;
+use crate::task::spawn_on_wake::spawn_on_wake;
+use crate::task::supervise::Supervisor;
+use crate::task::timestamp::{next_context_timestamp, task_log_path};
+use crate::task::watchdog::StallWatch;
 use crate::task::{NewTask, Task};
-use crate::timestamp::{next_context_timestamp, task_log_path};
-use crate::vfork_spawn::SpawnError;
-use crate::watchdog::StallWatch;
 
 /// How many background tasks may run at once per context, unless configured.
 pub const DEFAULT_MAX_BACKGROUND_TASKS: usize = 8;

@@ -12,12 +12,12 @@ use zidane_context::{
 };
 
 use crate::containment::TaskProcesses;
-use crate::kill::{Escalation, Next};
-use crate::log_file::read_pipe;
-use crate::owner_marker::OwnerMarker;
-use crate::shell::Shell;
+use crate::containment::owner_marker::OwnerMarker;
+use crate::spawn::shell::Shell;
 use crate::spawn::spawn_shell;
 use crate::task::LeaderExit;
+use crate::task::kill::{Escalation, Next};
+use crate::task::log_file::read_pipe;
 
 /// Bytes read from the pipe per system call.
 const READ_CHUNK: usize = 64 * 1024;

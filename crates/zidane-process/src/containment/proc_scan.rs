@@ -12,7 +12,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::owner_marker::{OWNER_MARKER_VAR, OwnerMarker};
+use crate::containment::owner_marker::{OWNER_MARKER_VAR, OwnerMarker};
 
 /// The root of the process filesystem.
 const PROC_ROOT: &str = "/proc";

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 use zidane_context::TaskId;
 
 use super::*;
-use crate::owner_marker::{MarkedWork, OwnerId, OwnerMarker};
+use crate::containment::owner_marker::{MarkedWork, OwnerId, OwnerMarker};
 
 /// A `sleep 1000` with `env` added to its environment; killed and reaped on drop.
 struct Sleeper(Child);

@@ -1,14 +1,24 @@
 //! One background task as the rest of the crate sees it: what it is, how far it got, and
 //! the single gate through which it settles.
 
+pub(crate) mod follow;
+pub(crate) mod kill;
+pub(crate) mod leader;
+pub(crate) mod log_file;
+pub(crate) mod registry;
+pub(crate) mod spawn_on_wake;
+pub(crate) mod stall_diagnosis;
+pub(crate) mod supervise;
+pub(crate) mod timestamp;
+pub(crate) mod watchdog;
+
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use crate::containment::TaskProcesses;
-use crate::leader;
-use crate::proc_scan::ScanBound;
+use crate::containment::proc_scan::ScanBound;
 use chrono::{DateTime, Utc};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use tokio::net::unix::pipe::Receiver;

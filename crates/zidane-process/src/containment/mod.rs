@@ -22,6 +22,12 @@
 //! delegates one, whose `cgroup.kill` ends every member whatever its session or
 //! environment — can replace the marker scan here without touching them.
 
+pub(crate) mod escapees;
+pub(crate) mod orphan_sweep;
+pub(crate) mod owner_marker;
+pub(crate) mod pid_escalation;
+pub(crate) mod proc_scan;
+
 use std::time::Duration;
 
 use nix::errno::Errno;
@@ -29,11 +35,10 @@ use nix::sys::signal::{Signal as NixSignal, killpg};
 use nix::unistd::Pid;
 use zidane_context::ContextError;
 
-use crate::escapees::{self, EndReport};
-use crate::orphan_sweep::{self, SweptProcess};
-use crate::owner_marker::{MarkedWork, OwnerId, OwnerMarker};
-use crate::pid_escalation;
-use crate::proc_scan::{self, MarkedProcess, ProcUnavailable, ProcessRef, ScanBound};
+use crate::containment::escapees::EndReport;
+use crate::containment::orphan_sweep::SweptProcess;
+use crate::containment::owner_marker::{MarkedWork, OwnerId, OwnerMarker};
+use crate::containment::proc_scan::{MarkedProcess, ProcUnavailable, ProcessRef, ScanBound};
 
 /// Every process that belongs to one task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

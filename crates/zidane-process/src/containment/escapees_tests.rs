@@ -4,7 +4,7 @@ use std::time::Duration;
 use zidane_context::TaskId;
 
 use super::*;
-use crate::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
+use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 
 fn spawn_marked(script: &str, marker: OwnerMarker) -> Child {
     Command::new("/bin/sh")

@@ -27,7 +27,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use zidane_context::TaskId;
 
-use crate::proc_scan::{self, ProcLiveness};
+use crate::containment::proc_scan::{self, ProcLiveness};
 
 /// The environment variable that carries a task's owner marker.
 ///

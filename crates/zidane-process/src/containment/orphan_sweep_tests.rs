@@ -2,7 +2,7 @@ use std::process::Child;
 use std::time::Duration;
 
 use super::*;
-use crate::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
+use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::test_children::sleep_1000;
 
 fn sleeper(marker: Option<OwnerMarker>) -> Child {

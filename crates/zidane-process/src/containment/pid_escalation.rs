@@ -16,7 +16,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::proc_scan::{self, ProcLiveness, ProcessRef};
+use crate::containment::proc_scan::{self, ProcLiveness, ProcessRef};
 
 /// How long to keep looking after SIGKILL before calling a process a survivor. SIGKILL
 /// cannot be caught; what delays the end is the kernel (a process in uninterruptible

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use zidane_context::TaskId;
 
-use crate::escapees;
-use crate::proc_scan::{self, MarkedProcess, ProcUnavailable};
+use crate::containment::escapees;
+use crate::containment::proc_scan::{self, MarkedProcess, ProcUnavailable};
 
 /// A process the orphan sweep ended: a task (or a descendant of one) whose owning host
 /// is no longer alive.

@@ -2,6 +2,9 @@
 //! and starting `SHELL [FLAGS] -c COMMAND` (see [`Shell`]) in its own process group with one output pipe
 //! (through [`vfork_spawn`], or `std::process::Command` where the kernel refuses it).
 
+pub(crate) mod shell;
+pub(crate) mod vfork_spawn;
+
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
@@ -16,10 +19,10 @@ use nix::unistd::Pid;
 use tokio::net::unix::pipe::Receiver;
 use zidane_context::{ContextError, Result};
 
-use crate::leader::Leader;
-use crate::log_file::open_new;
-use crate::shell::Shell;
-use crate::vfork_spawn::{self, Child, ShellCommand, Spawn, SpawnError};
+use crate::spawn::shell::Shell;
+use crate::spawn::vfork_spawn::{Child, ShellCommand, Spawn, SpawnError};
+use crate::task::leader::Leader;
+use crate::task::log_file::open_new;
 
 /// Refuses environment variables the OS cannot pass on. Checked before spawning, so a
 /// bad variable never leaves a half-started task behind.

@@ -19,8 +19,8 @@ use nix::unistd::Pid;
 
 use tokio::task::JoinHandle;
 
+use crate::spawn::vfork_spawn::reap;
 use crate::task::LeaderExit;
-use crate::vfork_spawn::reap;
 
 /// How many times a leader whose output just closed is polled (yielding in between)
 /// before a thread is set to wait for it: the kernel closes a dying process's

@@ -56,10 +56,10 @@ use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use nix::sys::stat::Mode;
 use nix::unistd::{Pid, dup3};
 
+use crate::spawn::shell::Shell;
 #[cfg(doc)]
-use crate::log_file::open_new;
-use crate::log_file::{LOG_MODE, LOG_OPEN_FLAGS};
-use crate::shell::Shell;
+use crate::task::log_file::open_new;
+use crate::task::log_file::{LOG_MODE, LOG_OPEN_FLAGS};
 
 /// The shell of a [`ShellCommand`] not given another ([`ShellCommand::with_shell`]).
 pub(crate) const SHELL: &str = "/bin/sh";
