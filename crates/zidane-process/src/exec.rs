@@ -15,8 +15,8 @@ use crate::containment::TaskProcesses;
 use crate::containment::owner_marker::OwnerMarker;
 use crate::spawn::shell::Shell;
 use crate::spawn::spawn_shell;
-use crate::task::LeaderExit;
 use crate::task::kill::{Escalation, Next};
+use crate::task::leader::LeaderExit;
 use crate::task::log_file::read_pipe;
 
 /// Bytes read from the pipe per system call.

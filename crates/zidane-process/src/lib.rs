@@ -81,6 +81,8 @@ mod exec;
 mod read;
 /// Starting a command: the shell, validation, the spawn and its fallback.
 mod spawn;
+/// Every call Rust cannot check: the crate's only `unsafe` code.
+mod sys;
 /// A running task: registry, supervisor, leader, log file, watchdog and kill.
 mod task;
 #[cfg(test)]

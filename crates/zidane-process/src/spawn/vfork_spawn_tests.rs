@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::Path;
+use std::process::ExitStatus;
 
 use nix::fcntl::{OFlag, open};
 use nix::sys::stat::Mode;

@@ -30,12 +30,13 @@ use zidane_context::{Signal, StallInfo, TaskStatus};
 use crate::containment::TaskProcesses;
 use crate::task::kill::{Escalation, Next};
 use crate::task::leader::Leader;
+use crate::task::leader::LeaderExit;
 use crate::task::log_file::{LogWriter, Pumped};
 use crate::task::registry::Registry;
 use crate::task::spawn_on_wake;
 use crate::task::stall_diagnosis;
 use crate::task::watchdog::StallWatch;
-use crate::task::{LeaderExit, Settlement, Task};
+use crate::task::{Settlement, Task};
 
 /// Most bytes copied per wake-up before other tasks get a turn.
 const PUMP_BUDGET: usize = 16 << 20;
