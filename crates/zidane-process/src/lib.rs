@@ -63,14 +63,17 @@
 //! library holds it), in one small module; see `docs/PROCESS.md`.
 #![cfg(unix)]
 
+pub use builder::ProcessContextBuilder;
 pub use containment::orphan_sweep::{OrphanOwner, SweptProcess};
 pub use containment::owner_marker::OWNER_MARKER_VAR;
-pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, ProcessContextBuilder};
+pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
 pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
 pub use spawn::shell::{BASH_PATH, SH_PATH, Shell};
 pub use task::kill::DEFAULT_KILL_GRACE;
 pub use task::timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
 
+/// How a context is configured and made.
+mod builder;
 /// Ending every process of a task: the owner marker, the `/proc` scan, escapees and
 /// the orphan sweep.
 mod containment;

@@ -3,6 +3,7 @@
 //! (through [`vfork_spawn`], or `std::process::Command` where the kernel refuses it).
 
 pub(crate) mod shell;
+pub(crate) mod task_shell;
 pub(crate) mod vfork_spawn;
 
 use std::collections::BTreeMap;

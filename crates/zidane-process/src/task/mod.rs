@@ -3,8 +3,10 @@
 
 pub(crate) mod follow;
 pub(crate) mod kill;
+pub(crate) mod kill_wait;
 pub(crate) mod leader;
 pub(crate) mod log_file;
+pub(crate) mod quiet_kill;
 pub(crate) mod registry;
 pub(crate) mod spawn_on_wake;
 pub(crate) mod stall_diagnosis;
