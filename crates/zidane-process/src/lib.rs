@@ -58,9 +58,9 @@
 //! ```
 //!
 //! Unix only (Linux first: `splice`, `close_range` and `/proc`). The only `unsafe` code
-//! is the spawn itself (a `vfork`-style `clone` whose child creates the task's log,
-//! then execs with exactly stdin, stdout and stderr and our environment as the C
-//! library holds it), in one small module; see `docs/PROCESS.md`.
+//! is in `sys` (the `vfork`-style `clone` whose child creates the task's log,
+//! then execs with exactly stdin, stdout and stderr and our environment; `waitpid`),
+//! one small module; see `docs/PROCESS.md`.
 #![cfg(unix)]
 
 pub use builder::ProcessContextBuilder;
