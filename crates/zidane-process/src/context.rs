@@ -29,7 +29,6 @@ use crate::spawn::{resolve_cwd, validate_env};
 use crate::task::follow::follow;
 use crate::task::kill_wait::kill_and_wait;
 use crate::task::log_file::LogWriter;
-use crate::task::quiet_kill::kill_quietly;
 use crate::task::registry::Registry;
 use crate::task::spawn_on_wake::spawn_on_wake;
 use crate::task::supervise::Supervisor;
@@ -381,7 +380,7 @@ impl ExecutionContext for ProcessContext {
         // left it: `setsid` escapees outlive even a task that exited on its own.
         let exit = match task.exit_info() {
             Some(exit) => exit,
-            None => kill_quietly(&task, self.kill_grace).await?,
+            None => kill_and_wait(&task, self.kill_grace).await?,
         };
         containment::end_escapees(
             self.owner,

@@ -6,7 +6,6 @@ pub(crate) mod kill;
 pub(crate) mod kill_wait;
 pub(crate) mod leader;
 pub(crate) mod log_file;
-pub(crate) mod quiet_kill;
 pub(crate) mod registry;
 pub(crate) mod spawn_on_wake;
 pub(crate) mod stall_diagnosis;
@@ -181,15 +180,12 @@ impl Task {
     /// signalling, so that a supervisor settling a leader that died of this very signal
     /// already finds the request, and does not mistake the kill for an exit of its own.
     pub(crate) fn request_kill(&self) {
-        self.request_kill_quietly();
+        self.terminate_once();
         self.kill.cancel();
     }
 
-    /// [`request_kill`](Self::request_kill) without waking the supervisor: the caller
-    /// cancels [`kill`](Self::kill) itself, soon (see `ProcessContext::kill_background`).
-    /// Until then the supervisor does not escalate, but settles the task as killed if
-    /// it ends.
-    pub(crate) fn request_kill_quietly(&self) {
+    /// Records the first kill request and sends its `SIGTERM`; later ones do nothing.
+    fn terminate_once(&self) {
         let leader_was_running = leader::has_not_exited(self.pid);
         let output_was_open = !leader_was_running && self.output_is_open();
         let first = self
