@@ -27,6 +27,7 @@ pub(crate) mod orphan_sweep;
 pub(crate) mod owner_marker;
 pub(crate) mod pid_escalation;
 pub(crate) mod proc_scan;
+pub(crate) mod procfs;
 
 use std::time::Duration;
 

@@ -13,7 +13,8 @@ use std::time::Duration;
 use zidane_context::TaskId;
 
 use crate::containment::escapees;
-use crate::containment::proc_scan::{self, MarkedProcess, ProcUnavailable};
+use crate::containment::proc_scan::{MarkedProcess, ProcUnavailable};
+use crate::containment::procfs;
 
 /// A process the orphan sweep ended: a task (or a descendant of one) whose owning host
 /// is no longer alive.
@@ -49,7 +50,7 @@ pub struct OrphanOwner {
 /// `Err(ProcUnavailable)` when `/proc` cannot be listed.
 /// Blocking: async callers run it with `spawn_blocking`.
 pub(crate) fn sweep(grace: Duration) -> Result<Vec<SweptProcess>, ProcUnavailable> {
-    let protected = proc_scan::self_and_ancestors();
+    let protected = procfs::self_and_ancestors();
     // An owner read as alive is never swept, and anything short of proof of its death
     // reads as alive (see `OwnerId::is_alive`). An owner that dies during the sweep has
     // orphans too, so reading its liveness afresh for each process is right.

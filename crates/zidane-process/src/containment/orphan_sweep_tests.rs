@@ -16,7 +16,7 @@ fn sleeper(marker: Option<OwnerMarker>) -> Child {
 fn dead_owner() -> OwnerId {
     let mut host = sleeper(None);
     let pid = host.id();
-    let start_time = proc_scan::start_time(pid).unwrap();
+    let start_time = procfs::start_time(pid).unwrap();
     host.kill().unwrap();
     host.wait().unwrap();
     let owner = OwnerId {

@@ -27,7 +27,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use zidane_context::TaskId;
 
-use crate::containment::proc_scan::{self, ProcLiveness};
+use crate::containment::procfs::{self, ProcLiveness};
 
 /// The environment variable that carries a task's owner marker.
 ///
@@ -59,7 +59,7 @@ impl OwnerId {
         let pid = std::process::id();
         Self {
             pid,
-            start_time: proc_scan::start_time(pid).unwrap_or(0),
+            start_time: procfs::start_time(pid).unwrap_or(0),
             nonce: fresh_nonce(),
         }
     }
@@ -74,7 +74,7 @@ impl OwnerId {
     /// Anything short of proof that it is gone counts as alive — a sweep must never end
     /// the tasks of a live host because one read failed.
     pub(crate) fn is_alive(self) -> bool {
-        match proc_scan::liveness(self.pid, self.start_time) {
+        match procfs::liveness(self.pid, self.start_time) {
             ProcLiveness::Gone => false,
             ProcLiveness::Alive | ProcLiveness::Unknown => true,
         }

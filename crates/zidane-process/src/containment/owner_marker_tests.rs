@@ -60,7 +60,7 @@ fn each_context_gets_its_own_nonce_and_this_process_as_owner() {
 fn a_dead_owner_and_a_recycled_pid_read_as_dead() {
     let mut child = crate::test_children::sleep_1000(&[]);
     let pid = child.id();
-    let start_time = crate::containment::proc_scan::start_time(pid).unwrap();
+    let start_time = crate::containment::procfs::start_time(pid).unwrap();
     let live = owner(pid, start_time, 1);
     assert!(live.is_alive());
     // Same pid, other start time: what a recycled pid looks like.

@@ -16,7 +16,8 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::containment::proc_scan::{self, ProcLiveness, ProcessRef};
+use crate::containment::proc_scan::ProcessRef;
+use crate::containment::procfs::{self, ProcLiveness};
 
 /// How long to keep looking after SIGKILL before calling a process a survivor. SIGKILL
 /// cannot be caught; what delays the end is the kernel (a process in uninterruptible
@@ -29,7 +30,7 @@ const MAX_POLL: Duration = Duration::from_millis(25);
 
 impl ProcessRef {
     fn is_gone(self) -> bool {
-        proc_scan::liveness(self.pid, self.start_time) == ProcLiveness::Gone
+        procfs::liveness(self.pid, self.start_time) == ProcLiveness::Gone
     }
 }
 
@@ -42,7 +43,7 @@ pub(crate) fn signal_each(targets: &[ProcessRef], signal: Signal) {
         let Ok(raw) = i32::try_from(target.pid) else {
             continue;
         };
-        if raw <= 1 || proc_scan::liveness(target.pid, target.start_time) != ProcLiveness::Alive {
+        if raw <= 1 || procfs::liveness(target.pid, target.start_time) != ProcLiveness::Alive {
             continue;
         }
         match kill(Pid::from_raw(raw), signal) {

@@ -15,7 +15,7 @@ fn reference(child: &Child) -> ProcessRef {
     let pid = child.id();
     ProcessRef {
         pid,
-        start_time: proc_scan::start_time(pid).unwrap(),
+        start_time: procfs::start_time(pid).unwrap(),
     }
 }
 
@@ -41,7 +41,7 @@ fn a_process_that_ignores_term_gets_kill_after_the_grace() {
     let target = reference(&child);
     // Let the shell reach `exec`: until then it is the shell, with another cmdline.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while proc_scan::command_line(target.pid).as_deref() != Some("sleep 1000") {
+    while procfs::command_line(target.pid).as_deref() != Some("sleep 1000") {
         assert!(std::time::Instant::now() < deadline);
         std::thread::yield_now();
     }
@@ -90,7 +90,7 @@ fn init_and_our_own_group_are_never_targets() {
     };
     let init = ProcessRef {
         pid: 1,
-        start_time: proc_scan::start_time(1).unwrap_or(0),
+        start_time: procfs::start_time(1).unwrap_or(0),
     };
     signal_each(&[zero, init], Signal::SIGTERM);
     let survivors = wait_gone(&[init], Instant::now());

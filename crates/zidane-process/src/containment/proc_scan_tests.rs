@@ -5,6 +5,9 @@ use zidane_context::TaskId;
 
 use super::*;
 use crate::containment::owner_marker::{MarkedWork, OwnerId, OwnerMarker};
+use crate::containment::procfs::{
+    ProcLiveness, liveness, parse_stat, self_and_ancestors, start_time,
+};
 
 /// A `sleep 1000` with `env` added to its environment; killed and reaped on drop.
 struct Sleeper(Child);
