@@ -86,7 +86,7 @@ impl Default for ProcessContext {
 }
 
 impl ProcessContext {
-    /// A context with the defaults: [`DEFAULT_KILL_GRACE`],
+    /// A context with the defaults: [`DEFAULT_KILL_GRACE`](crate::DEFAULT_KILL_GRACE),
     /// [`DEFAULT_MAX_BACKGROUND_TASKS`], the current directory.
     pub fn new() -> Self {
         Self::builder().build()
