@@ -239,6 +239,35 @@ impl Window {
     }
 }
 
+/// Reads `range` of `path` on the blocking pool (a large file is blocking work, kept off
+/// the async workers). If this future is dropped (the caller cancelled), the thread
+/// stops too.
+pub(crate) async fn read_file(
+    path: PathBuf,
+    range: ReadRange,
+    budget: u64,
+) -> zidane_context::Result<ReadResult> {
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let _stop = SetOnDrop(cancelled.clone());
+    let read = {
+        let path = path.clone();
+        tokio::task::spawn_blocking(move || read_window(&path, range, budget, &cancelled))
+    };
+    match read.await {
+        Ok(result) => result.map_err(|source| ContextError::io(path, source)),
+        Err(join) => Err(ContextError::io(path, std::io::Error::other(join))),
+    }
+}
+
+/// Sets the flag when dropped.
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -320,34 +349,5 @@ mod tests {
             prop_assert_eq!(r.total_lines, all.len());
             prop_assert_eq!(r.remaining, all.len() - end);
         }
-    }
-}
-
-/// Reads `range` of `path` on the blocking pool (a large file is blocking work, kept off
-/// the async workers). If this future is dropped (the caller cancelled), the thread
-/// stops too.
-pub(crate) async fn read_file(
-    path: PathBuf,
-    range: ReadRange,
-    budget: u64,
-) -> zidane_context::Result<ReadResult> {
-    let cancelled = Arc::new(AtomicBool::new(false));
-    let _stop = SetOnDrop(cancelled.clone());
-    let read = {
-        let path = path.clone();
-        tokio::task::spawn_blocking(move || read_window(&path, range, budget, &cancelled))
-    };
-    match read.await {
-        Ok(result) => result.map_err(|source| ContextError::io(path, source)),
-        Err(join) => Err(ContextError::io(path, std::io::Error::other(join))),
-    }
-}
-
-/// Sets the flag when dropped.
-struct SetOnDrop(Arc<AtomicBool>);
-
-impl Drop for SetOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
     }
 }
