@@ -1,8 +1,6 @@
 //! [`ProcessContextBuilder`]: how a [`ProcessContext`] is configured and made.
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -12,13 +10,10 @@ use zidane_context::{ContextError, ExecutionContext};
 
 use crate::containment;
 use crate::containment::orphan_sweep::SweptProcess;
-use crate::containment::owner_marker::OwnerId;
 use crate::context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
 use crate::read::READ_BUDGET_BYTES;
 use crate::spawn::shell::Shell;
 use crate::task::kill::DEFAULT_KILL_GRACE;
-use crate::task::registry::Registry;
-use crate::task::timestamp::next_context_timestamp;
 
 /// Configures a [`ProcessContext`].
 ///
@@ -111,20 +106,17 @@ impl ProcessContextBuilder {
             .cwd
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("/"));
-        ProcessContext {
-            registry: Arc::new(Registry::default()),
-            kill_grace: self.kill_grace,
-            max_background_tasks: self.max_background_tasks,
-            read_budget: self.read_budget,
+        let startup_sweep = self
+            .sweep_orphans_on_start
+            .then(|| start_sweep(self.kill_grace));
+        ProcessContext::configured(
+            self.kill_grace,
+            self.max_background_tasks,
+            self.read_budget,
             cwd,
-            shell: self.shell.unwrap_or_else(Shell::detect),
-            timestamp: next_context_timestamp(),
-            owner: OwnerId::for_new_context(),
-            exec_serial: AtomicU64::new(0),
-            startup_sweep: self
-                .sweep_orphans_on_start
-                .then(|| start_sweep(self.kill_grace)),
-        }
+            self.shell.unwrap_or_else(Shell::detect),
+            startup_sweep,
+        )
     }
 }
 

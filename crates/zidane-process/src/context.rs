@@ -32,6 +32,7 @@ use crate::task::log_file::LogWriter;
 use crate::task::registry::Registry;
 use crate::task::spawn_on_wake::spawn_on_wake;
 use crate::task::supervise::Supervisor;
+use crate::task::timestamp::next_context_timestamp;
 use crate::task::watchdog::StallWatch;
 use crate::task::{NewTask, Task};
 
@@ -62,21 +63,21 @@ pub const DEFAULT_MAX_BACKGROUND_TASKS: usize = 8;
 /// crashed. `docs/PROCESS.md` ("Containment") says how, and what is still out of reach.
 #[derive(Debug)]
 pub struct ProcessContext {
-    pub(crate) registry: Arc<Registry>,
-    pub(crate) kill_grace: Duration,
-    pub(crate) max_background_tasks: usize,
-    pub(crate) read_budget: u64,
-    pub(crate) cwd: PathBuf,
-    pub(crate) shell: Shell,
-    pub(crate) timestamp: String,
+    registry: Arc<Registry>,
+    kill_grace: Duration,
+    max_background_tasks: usize,
+    read_budget: u64,
+    cwd: PathBuf,
+    shell: Shell,
+    timestamp: String,
     /// Who this context is in its processes' markers.
-    pub(crate) owner: OwnerId,
+    owner: OwnerId,
     /// Numbers foreground commands in their markers (`exec_<n>`).
-    pub(crate) exec_serial: AtomicU64,
+    exec_serial: AtomicU64,
     /// The result of the sweep asked for with
     /// [`sweep_orphans_on_start`](ProcessContextBuilder::sweep_orphans_on_start):
     /// `None` inside until it is done.
-    pub(crate) startup_sweep: Option<watch::Receiver<Option<Vec<SweptProcess>>>>,
+    startup_sweep: Option<watch::Receiver<Option<Vec<SweptProcess>>>>,
 }
 
 impl Default for ProcessContext {
@@ -86,6 +87,29 @@ impl Default for ProcessContext {
 }
 
 impl ProcessContext {
+    /// A context with these settings; its timestamp and owner identity are taken now.
+    pub(crate) fn configured(
+        kill_grace: Duration,
+        max_background_tasks: usize,
+        read_budget: u64,
+        cwd: PathBuf,
+        shell: Shell,
+        startup_sweep: Option<watch::Receiver<Option<Vec<SweptProcess>>>>,
+    ) -> Self {
+        Self {
+            registry: Arc::new(Registry::default()),
+            kill_grace,
+            max_background_tasks,
+            read_budget,
+            cwd,
+            shell,
+            timestamp: next_context_timestamp(),
+            owner: OwnerId::for_new_context(),
+            exec_serial: AtomicU64::new(0),
+            startup_sweep,
+        }
+    }
+
     /// A context with the defaults: [`DEFAULT_KILL_GRACE`](crate::DEFAULT_KILL_GRACE),
     /// [`DEFAULT_MAX_BACKGROUND_TASKS`], the current directory.
     pub fn new() -> Self {
