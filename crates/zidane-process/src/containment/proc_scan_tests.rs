@@ -202,3 +202,35 @@ fn a_thread_belongs_to_its_process() {
     done_tx.send(()).unwrap();
     worker.join().unwrap();
 }
+
+/// The probe plan and the quick scan are speed tricks: whatever they find of a task's
+/// processes, the plain full listing finds too, with the same details.
+#[test]
+fn the_probe_and_the_quick_scan_agree_with_the_full_listing() {
+    let marker = test_marker(23);
+    let found = (0..20).find_map(|_| {
+        let sleeper = marked_sleeper(marker);
+        let bound = ScanBound::spawned_now(sleeper.pid());
+        let Plan::Probe { first, last } = bound.plan() else {
+            return None;
+        };
+        let quick = scan_marked_quick(bound)?;
+        let probed = scan_planned(Plan::Probe { first, last }, Patience::WaitForExec).ok()?;
+        let listed = scan_planned(Plan::List { lowest: None }, Patience::WaitForExec).ok()?;
+        Some((sleeper, quick, probed, listed))
+    });
+    let (sleeper, quick, probed, listed) = found.expect("a fresh bound was never probed");
+    let ours = |found: &[MarkedProcess]| -> Vec<MarkedProcess> {
+        let mut ours: Vec<_> = found
+            .iter()
+            .filter(|p| p.marker == marker)
+            .cloned()
+            .collect();
+        ours.sort_by_key(|p| p.pid);
+        ours
+    };
+    assert_eq!(ours(&listed).len(), 1, "{listed:?}");
+    assert_eq!(ours(&listed)[0].pid, sleeper.pid());
+    assert_eq!(ours(&probed), ours(&listed));
+    assert_eq!(ours(&quick), ours(&listed));
+}
