@@ -5,6 +5,7 @@
 //! cargo xtask bench   the process layer's benchmark driver: its table, written to
 //!                     crates/zidane-process/benches/RESULTS.md (--peers: then the
 //!                     comparison with the reference peers, where they are present)
+//! cargo xtask restate install the Restate server the zidane-restate tests run against
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -13,6 +14,7 @@ use std::time::Instant;
 
 mod bench;
 mod mcp_venv;
+mod restate;
 mod tmux;
 
 fn main() -> ExitCode {
@@ -20,8 +22,9 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench::bench(&args[1..]),
+        Some("restate") => restate::install().map(|path| println!("{}", path.display())),
         _ => {
-            eprintln!("usage: cargo xtask <ci|bench [--peers]>");
+            eprintln!("usage: cargo xtask <ci|bench [--peers]|restate>");
             return ExitCode::from(2);
         }
     };
@@ -46,6 +49,14 @@ fn ci() -> Result<(), String> {
         (mcp_venv::VENV_ENV, &venv),
     ];
     step("fmt", &["fmt", "--all", "--check"], env)?;
+    // The zidane-restate tests run a real Restate server.
+    let server = restate::install()?;
+    let server = server.to_string_lossy().into_owned();
+    let test_env: &[(&str, &str)] = &[
+        ("INSTA_UPDATE", "no"),
+        ("CI", "true"),
+        (restate::SERVER_ENV, &server),
+    ];
     step(
         "clippy",
         &[
@@ -64,12 +75,12 @@ fn ci() -> Result<(), String> {
         step(
             "test (nextest)",
             &["nextest", "run", "--workspace", "--no-fail-fast"],
-            env,
+            test_env,
         )?;
-        step("doc tests", &["test", "--workspace", "--doc"], env)?;
+        step("doc tests", &["test", "--workspace", "--doc"], test_env)?;
     } else {
         // `cargo test` runs doc tests too.
-        step("test", &["test", "--workspace"], env)?;
+        step("test", &["test", "--workspace"], test_env)?;
     }
     step(
         "doc",

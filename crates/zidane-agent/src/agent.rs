@@ -334,6 +334,8 @@ impl Agent {
             max_output_bytes: behavior.max_output_bytes,
             stall_timeout: behavior.stall_timeout,
             remote_readiness: behavior.remote_readiness,
+            wall_time: behavior.wall_time,
+            cpu_time: behavior.cpu_time,
         }
     }
 

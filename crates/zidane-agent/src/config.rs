@@ -52,6 +52,12 @@ pub struct Behavior {
     /// Whether `wait_task`'s `until.url` may probe hosts beyond this machine's loopback
     /// addresses (default: no).
     pub remote_readiness: bool,
+    /// Wall-time budget of every background task that sets none itself (`timeout_ms`).
+    /// `None`: none.
+    pub wall_time: Option<Duration>,
+    /// CPU-time budget of every background task that sets none itself (`cpu_time_ms`).
+    /// `None`: none.
+    pub cpu_time: Option<Duration>,
     /// How long a whole destroy may take (see [`Agent::destroy`]).
     pub destroy_timeout: Duration,
     /// Model calls per run.
@@ -69,6 +75,8 @@ impl Default for Behavior {
             stall_timeout: None,
             max_background_tasks: None,
             remote_readiness: false,
+            wall_time: None,
+            cpu_time: None,
             destroy_timeout: DEFAULT_DESTROY_TIMEOUT,
             max_steps: DEFAULT_MAX_STEPS,
             system: None,
@@ -115,6 +123,20 @@ impl Behavior {
     #[must_use]
     pub fn max_background_tasks(mut self, cap: usize) -> Self {
         self.max_background_tasks = Some(cap);
+        self
+    }
+
+    /// Sets the default wall-time budget of background tasks.
+    #[must_use]
+    pub fn wall_time(mut self, budget: Duration) -> Self {
+        self.wall_time = Some(budget);
+        self
+    }
+
+    /// Sets the default CPU-time budget of background tasks.
+    #[must_use]
+    pub fn cpu_time(mut self, budget: Duration) -> Self {
+        self.cpu_time = Some(budget);
         self
     }
 

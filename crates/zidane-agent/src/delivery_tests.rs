@@ -22,6 +22,7 @@ fn exit(n: u64) -> TaskExitInfo {
         command: format!("job {n}"),
         leader_exit_code: None,
         log_write_failure: None,
+        kill_reason: None,
     }
 }
 
@@ -41,6 +42,7 @@ fn ended_entry(n: u64, ended_secs_ago: i64) -> TaskEntry {
         bytes_written: 0,
         leader_exit_code: None,
         log_write_failure: None,
+        kill_reason: None,
     }
 }
 

@@ -26,6 +26,7 @@
 //!     command: "npm run dev".into(),
 //!     leader_exit_code: None,
 //!     log_write_failure: None,
+//!     kill_reason: None,
 //! };
 //! assert_eq!(exit.exit_code, 143);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -47,8 +48,8 @@ pub use mock::{MockCall, MockContext};
 pub use output::OutputChunk;
 pub use signal::{Signal, UnknownSignal};
 pub use task::{
-    BackgroundOptions, BackgroundStarted, ExitCallback, LogWriteFailure, StallCallback, StallInfo,
-    TaskEntry, TaskExitInfo, TaskStatus,
+    BackgroundOptions, BackgroundStarted, ExitCallback, KillReason, LOST_EXIT_CODE,
+    LogWriteFailure, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskStatus,
 };
 pub use task_id::{MAX_TASK_ID_DIGITS, TASK_ID_PREFIX, TaskId};
 /// Re-exported so implementors and callers name one `CancellationToken`.

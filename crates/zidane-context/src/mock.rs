@@ -488,6 +488,7 @@ impl ExecutionContext for MockContext {
             bytes_written: 0,
             leader_exit_code: None,
             log_write_failure: None,
+            kill_reason: None,
         };
         state.files.insert(output_path.clone(), Vec::new());
         state.tasks.insert(

@@ -18,6 +18,7 @@ fn exit() -> TaskExitInfo {
         command: "npm run dev".into(),
         leader_exit_code: None,
         log_write_failure: None,
+        kill_reason: None,
     }
 }
 
@@ -37,6 +38,7 @@ fn entry() -> TaskEntry {
         bytes_written: 10_240,
         leader_exit_code: None,
         log_write_failure: None,
+        kill_reason: None,
     }
 }
 
@@ -158,7 +160,8 @@ fn status() -> impl Strategy<Value = TaskStatus> {
     prop_oneof![
         Just(TaskStatus::Running),
         Just(TaskStatus::Exited),
-        Just(TaskStatus::Killed)
+        Just(TaskStatus::Killed),
+        Just(TaskStatus::Lost)
     ]
 }
 
@@ -168,6 +171,33 @@ fn signal() -> impl Strategy<Value = Option<Signal>> {
 
 fn time() -> impl Strategy<Value = chrono::DateTime<Utc>> {
     (0i64..4_000_000_000_000).prop_map(|ms| Utc.timestamp_millis_opt(ms).unwrap())
+}
+
+fn kill_reason() -> impl Strategy<Value = Option<KillReason>> {
+    proptest::option::of(prop_oneof![
+        Just(KillReason::Requested),
+        Just(KillReason::Destroyed),
+        (0u64..u64::MAX / 2).prop_map(|ms| KillReason::WallTime {
+            budget: Duration::from_millis(ms)
+        }),
+        (0u64..u64::MAX / 2).prop_map(|ms| KillReason::CpuTime {
+            budget: Duration::from_millis(ms)
+        }),
+    ])
+}
+
+#[test]
+fn a_kill_reason_reads_as_its_kind_and_budget() {
+    let json = serde_json::to_value(KillReason::WallTime {
+        budget: Duration::from_secs(600),
+    })
+    .unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({ "kind": "wall_time", "budget_ms": 600000 })
+    );
+    let json = serde_json::to_value(KillReason::Destroyed).unwrap();
+    assert_eq!(json, serde_json::json!({ "kind": "destroyed" }));
 }
 
 fn log_write_failure() -> impl Strategy<Value = Option<LogWriteFailure>> {
@@ -183,10 +213,10 @@ prop_compose! {
     fn arb_exit()(n in any::<u64>(), status in status(), exit_code in any::<i32>(), signal in signal(),
                   path in "\\PC*", ms in 0u64..u64::MAX / 2, command in "\\PC*",
                   leader_exit_code in proptest::option::of(any::<i32>()),
-                  log_write_failure in log_write_failure()) -> TaskExitInfo {
+                  log_write_failure in log_write_failure(), kill_reason in kill_reason()) -> TaskExitInfo {
         TaskExitInfo { task_id: TaskId::from_number(n), status, exit_code, signal,
                        output_path: path.into(), duration: Duration::from_millis(ms), command,
-                       leader_exit_code, log_write_failure }
+                       leader_exit_code, log_write_failure, kill_reason }
     }
 }
 
@@ -195,10 +225,11 @@ prop_compose! {
                    status in status(), exit_code in proptest::option::of(any::<i32>()), signal in signal(),
                    started_at in time(), ended_at in proptest::option::of(time()), bytes in any::<u64>(),
                    leader_exit_code in proptest::option::of(any::<i32>()),
-                   log_write_failure in log_write_failure()) -> TaskEntry {
+                   log_write_failure in log_write_failure(), kill_reason in kill_reason()) -> TaskEntry {
         TaskEntry { task_id: TaskId::from_number(n), pid, command, cwd: cwd.clone().into(),
                     output_path: format!("{cwd}/log").into(), status, exit_code, signal,
-                    started_at, ended_at, bytes_written: bytes, leader_exit_code, log_write_failure }
+                    started_at, ended_at, bytes_written: bytes, leader_exit_code, log_write_failure,
+                    kill_reason }
     }
 }
 

@@ -21,6 +21,9 @@ pub enum TaskStatus {
     Exited,
     /// Ended by our kill: `kill_background`, or `destroy` of its handle.
     Killed,
+    /// The machine or worker that ran it was lost (a durable context's worker died):
+    /// how the task ended is unknown, and it is not running any more.
+    Lost,
 }
 
 impl TaskStatus {
@@ -29,12 +32,13 @@ impl TaskStatus {
         !matches!(self, Self::Running)
     }
 
-    /// The lowercase name used on the wire: `running`, `exited`, `killed`.
+    /// The lowercase name used on the wire: `running`, `exited`, `killed`, `lost`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Running => "running",
             Self::Exited => "exited",
             Self::Killed => "killed",
+            Self::Lost => "lost",
         }
     }
 }
@@ -45,14 +49,18 @@ impl fmt::Display for TaskStatus {
     }
 }
 
+/// The exit code of a [`TaskStatus::Lost`] task, whose real code nobody saw.
+pub const LOST_EXIT_CODE: i32 = -1;
+
 /// How a background task ended: what `on_exit` receives and `kill`/`wait` return.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskExitInfo {
     /// The task.
     pub task_id: TaskId,
-    /// `Exited` or `Killed` (never `Running`).
+    /// `Exited`, `Killed` or `Lost` (never `Running`).
     pub status: TaskStatus,
-    /// The exit code; `128 + signo` when a signal ended the task (143 for SIGTERM).
+    /// The exit code; `128 + signo` when a signal ended the task (143 for SIGTERM);
+    /// [`LOST_EXIT_CODE`](crate::LOST_EXIT_CODE) when the task was `Lost`.
     pub exit_code: i32,
     /// The signal that ended the task, if one did.
     pub signal: Option<Signal>,
@@ -72,6 +80,41 @@ pub struct TaskExitInfo {
     /// disk, an I/O error): the log is incomplete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_write_failure: Option<LogWriteFailure>,
+    /// Why our kill ended the task, when one did (`status` is then `Killed`): a kill
+    /// asked for, the handle's destroy, or a budget running out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kill_reason: Option<KillReason>,
+}
+
+/// Why a task was killed: what tells a model's own `shell_kill` from the end of its
+/// session and from a budget that ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum KillReason {
+    /// `kill_background`: the model's `shell_kill`, or a host's own kill.
+    Requested,
+    /// `destroy` of the task's handle: its session ended.
+    Destroyed,
+    /// The task ran longer than its wall-time budget.
+    WallTime {
+        /// The budget.
+        #[serde(rename = "budget_ms", with = "crate::duration_ms")]
+        budget: Duration,
+    },
+    /// The task's processes used more CPU time than its budget.
+    CpuTime {
+        /// The budget.
+        #[serde(rename = "budget_ms", with = "crate::duration_ms")]
+        budget: Duration,
+    },
+}
+
+impl KillReason {
+    /// Whether a budget, not a person or a teardown, ended the task.
+    pub const fn is_budget(self) -> bool {
+        matches!(self, Self::WallTime { .. } | Self::CpuTime { .. })
+    }
 }
 
 /// Output of a task that its log could not take: the bytes lost and why.
@@ -131,6 +174,9 @@ pub struct TaskEntry {
     /// its log: see [`TaskExitInfo::log_write_failure`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_write_failure: Option<LogWriteFailure>,
+    /// Why our kill ended the task: see [`TaskExitInfo::kill_reason`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kill_reason: Option<KillReason>,
 }
 
 impl TaskEntry {
@@ -150,6 +196,7 @@ impl TaskEntry {
             command: self.command.clone(),
             leader_exit_code: self.leader_exit_code,
             log_write_failure: self.log_write_failure.clone(),
+            kill_reason: self.kill_reason,
         })
     }
 
@@ -229,6 +276,13 @@ pub struct BackgroundOptions {
     pub stall_timeout: Option<Duration>,
     /// Called once per quiet period.
     pub on_stall: Option<StallCallback>,
+    /// Wall-time budget: past it the task is killed (`SIGTERM`, then `SIGKILL`) with
+    /// [`KillReason::WallTime`]. `None`: no budget.
+    pub wall_time: Option<Duration>,
+    /// CPU-time budget of the task's processes together: past it the task is killed
+    /// with [`KillReason::CpuTime`]. `None`: no budget. How a context measures it is
+    /// its own (the local context sums its process group from `/proc`).
+    pub cpu_time: Option<Duration>,
 }
 
 impl BackgroundOptions {
@@ -275,6 +329,20 @@ impl BackgroundOptions {
         self
     }
 
+    /// Sets the wall-time budget.
+    #[must_use]
+    pub fn wall_time(mut self, budget: Duration) -> Self {
+        self.wall_time = Some(budget);
+        self
+    }
+
+    /// Sets the CPU-time budget.
+    #[must_use]
+    pub fn cpu_time(mut self, budget: Duration) -> Self {
+        self.cpu_time = Some(budget);
+        self
+    }
+
     /// Sets the stall callback.
     #[must_use]
     pub fn on_stall(mut self, callback: impl Fn(StallInfo) + Send + Sync + 'static) -> Self {
@@ -293,6 +361,8 @@ impl fmt::Debug for BackgroundOptions {
             .field("max_output_bytes", &self.max_output_bytes)
             .field("stall_timeout", &self.stall_timeout)
             .field("on_stall", &self.on_stall.as_ref().map(|_| "Fn"))
+            .field("wall_time", &self.wall_time)
+            .field("cpu_time", &self.cpu_time)
             .finish()
     }
 }

@@ -21,6 +21,7 @@ pub(crate) fn notification() -> String {
         duration_ms: 4200,
         summary: "cargo build (4.2s) — exited 2".to_owned(),
         log_write_failure: None,
+        reason: None,
     }
     .render()
 }

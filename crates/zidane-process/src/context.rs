@@ -13,8 +13,8 @@ use tracing::Instrument;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
-    OutputChunk, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId, validate_command,
-    wait_for_exit,
+    KillReason, OutputChunk, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId,
+    validate_command, wait_for_exit,
 };
 
 use crate::builder::ProcessContextBuilder;
@@ -26,6 +26,7 @@ use crate::read::read_file;
 use crate::spawn::shell::Shell;
 use crate::spawn::task_shell::start_task_shell;
 use crate::spawn::{resolve_cwd, validate_env};
+use crate::task::budget::Budgets;
 use crate::task::follow::follow;
 use crate::task::kill_wait::kill_and_wait;
 use crate::task::log_file::LogWriter;
@@ -227,11 +228,11 @@ impl ExecutionContext for ProcessContext {
         };
         // Ask every task first so their grace periods run side by side.
         for task in &tasks {
-            task.request_kill();
+            task.request_kill(KillReason::Destroyed);
         }
         let mut failure = None;
         for task in &tasks {
-            if let Err(error) = kill_and_wait(task, self.kill_grace).await {
+            if let Err(error) = kill_and_wait(task, KillReason::Destroyed, self.kill_grace).await {
                 failure.get_or_insert(error);
             }
         }
@@ -379,6 +380,11 @@ impl ExecutionContext for ProcessContext {
                 processes,
                 kill_grace: self.kill_grace,
                 stall,
+                budgets: Budgets::new(
+                    tokio::time::Instant::now(),
+                    options.wall_time,
+                    options.cpu_time,
+                ),
                 registry: self.registry.clone(),
             }
             .run()
@@ -404,7 +410,7 @@ impl ExecutionContext for ProcessContext {
         // left it: `setsid` escapees outlive even a task that exited on its own.
         let exit = match task.exit_info() {
             Some(exit) => exit,
-            None => kill_and_wait(&task, self.kill_grace).await?,
+            None => kill_and_wait(&task, KillReason::Requested, self.kill_grace).await?,
         };
         containment::end_escapees(
             self.owner,

@@ -131,6 +131,20 @@ pub struct BackgroundSettings {
     /// loopback addresses. Off by default: a model should not make the host reach out.
     #[serde(default)]
     pub remote_readiness: bool,
+    /// Wall-time budget of a background task that sets none itself; `None`: none.
+    #[serde(
+        rename = "wall_time_ms",
+        with = "zidane_context::duration_ms::option",
+        default
+    )]
+    pub wall_time: Option<Duration>,
+    /// CPU-time budget of a background task that sets none itself; `None`: none.
+    #[serde(
+        rename = "cpu_time_ms",
+        with = "zidane_context::duration_ms::option",
+        default
+    )]
+    pub cpu_time: Option<Duration>,
 }
 
 /// Whether an agent lets the model start background tasks.

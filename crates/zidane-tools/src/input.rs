@@ -14,12 +14,21 @@ use crate::ToolOutput;
 pub struct ShellInput {
     /// The command to run, in the shell the tool's description names.
     pub command: String,
-    /// Kill the command's process group after this many milliseconds. Foreground only.
+    /// Kill the command's process group after this many milliseconds. For a background
+    /// task: its wall-time budget.
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<i64>,
     /// Start the command as a background task and return at once with its id and log
     /// path. Use for long-running commands (builds, test suites, servers).
     pub run_in_background: Option<bool>,
+    /// Background only: kill the task once its processes together have used this much
+    /// CPU time, in milliseconds.
+    #[schemars(range(min = 1))]
+    pub cpu_time_ms: Option<i64>,
+    /// Background only: keep at most this many bytes of the task's output in its log;
+    /// later output is dropped and counted, and the task keeps running.
+    #[schemars(range(min = 1))]
+    pub max_output_bytes: Option<i64>,
 }
 
 /// Input of the `shell_kill` tool.

@@ -31,7 +31,12 @@ Read the log with `read_file` when you want to check progress or see the result,
 loop.
 
 Use `wait_task` only when your very next step needs the task's result, and `shell_kill` to \
-stop a task you no longer need. `timeout_ms` does not apply to background tasks.";
+stop a task you no longer need.
+
+Budgets for a background task, all optional: `timeout_ms` is its wall time, \
+`cpu_time_ms` the CPU time of all its processes together; when one runs out the task is \
+killed and its notification says which budget ended it. `max_output_bytes` caps its log: \
+later output is dropped and counted, and the task keeps running.";
 
 /// What the model reads after a background start, below the `Started …` line.
 const BACKGROUND_GUIDANCE: &str = "\
@@ -101,7 +106,10 @@ impl ShellTool {
             .get_mut("properties")
             .and_then(serde_json::Value::as_object_mut)
         {
-            properties.remove("run_in_background");
+            // Background-only fields go with the flag.
+            for field in ["run_in_background", "cpu_time_ms", "max_output_bytes"] {
+                properties.remove(field);
+            }
         }
         ToolSpec {
             name: SHELL.to_owned(),
@@ -143,7 +151,12 @@ impl ShellTool {
         }
     }
 
-    async fn run_background(&self, context: &ToolContext, command: &str) -> ToolOutput {
+    async fn run_background(
+        &self,
+        context: &ToolContext,
+        command: &str,
+        budgets: Budgets,
+    ) -> ToolOutput {
         if !self.allow_background {
             return ToolOutput::error(format!(
                 "{SHELL}: background mode is not available: this shell tool does not offer \
@@ -165,7 +178,12 @@ impl ShellTool {
             }
         };
         let mut options = BackgroundOptions::new(tasks_dir);
-        options.max_output_bytes = context.background.max_output_bytes;
+        // The call's own budgets win over the host's defaults.
+        options.max_output_bytes = budgets
+            .max_output_bytes
+            .or(context.background.max_output_bytes);
+        options.wall_time = budgets.wall_time.or(context.background.wall_time);
+        options.cpu_time = budgets.cpu_time.or(context.background.cpu_time);
         options.stall_timeout = context.background.stall_timeout;
         options.on_exit.clone_from(&context.sinks.on_exit);
         options.on_stall.clone_from(&context.sinks.on_stall);
@@ -241,30 +259,63 @@ impl Tool for ShellTool {
                  remove it"
             ));
         }
-        let timeout = match input.timeout_ms {
+        let timeout = match positive_ms("timeout_ms", input.timeout_ms) {
+            Ok(timeout) => timeout,
+            Err(output) => return output,
+        };
+        let cpu_time = match positive_ms("cpu_time_ms", input.cpu_time_ms) {
+            Ok(cpu_time) => cpu_time,
+            Err(output) => return output,
+        };
+        let max_output_bytes = match input.max_output_bytes {
             None => None,
-            Some(ms) => match u64::try_from(ms) {
-                Ok(ms) if ms > 0 => Some(Duration::from_millis(ms)),
+            Some(bytes) => match u64::try_from(bytes) {
+                Ok(bytes) if bytes > 0 => Some(bytes),
                 _ => {
                     return ToolOutput::error(format!(
-                        "{SHELL}: `timeout_ms` must be a positive number of milliseconds, got \
-                         {ms}"
+                        "{SHELL}: `max_output_bytes` must be a positive number of bytes, got \
+                         {bytes}"
                     ));
                 }
             },
         };
         if input.run_in_background == Some(true) {
-            if timeout.is_some() {
-                return ToolOutput::error(format!(
-                    "{SHELL}: `timeout_ms` applies to foreground commands only; a background \
-                     task runs until it ends or you stop it with `shell_kill`. Drop \
-                     `timeout_ms` or `run_in_background`."
-                ));
-            }
-            self.run_background(context, &input.command).await
+            let budgets = Budgets {
+                wall_time: timeout,
+                cpu_time,
+                max_output_bytes,
+            };
+            self.run_background(context, &input.command, budgets).await
+        } else if cpu_time.is_some() || max_output_bytes.is_some() {
+            ToolOutput::error(format!(
+                "{SHELL}: `cpu_time_ms` and `max_output_bytes` are budgets of background \
+                 tasks; a foreground command takes `timeout_ms` only. Drop them or set \
+                 `run_in_background: true`."
+            ))
         } else {
             Self::run_foreground(context, &input.command, timeout).await
         }
+    }
+}
+
+/// A background call's own budgets (each `None` falls back to the host's default).
+#[derive(Debug, Clone, Copy, Default)]
+struct Budgets {
+    wall_time: Option<Duration>,
+    cpu_time: Option<Duration>,
+    max_output_bytes: Option<u64>,
+}
+
+/// A positive number of milliseconds the model gave for `field`, or the error.
+fn positive_ms(field: &str, value: Option<i64>) -> Result<Option<Duration>, ToolOutput> {
+    match value {
+        None => Ok(None),
+        Some(ms) => match u64::try_from(ms) {
+            Ok(ms) if ms > 0 => Ok(Some(Duration::from_millis(ms))),
+            _ => Err(ToolOutput::error(format!(
+                "{SHELL}: `{field}` must be a positive number of milliseconds, got {ms}"
+            ))),
+        },
     }
 }
 

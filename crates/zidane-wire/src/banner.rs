@@ -62,6 +62,7 @@ pub(crate) const SGR_RESET: &str = "\x1b[0m";
 ///     command: "npm run build".into(),
 ///     leader_exit_code: None,
 ///     log_write_failure: None,
+///     kill_reason: None,
 /// });
 /// let banner = Banner::for_notification(&notification);
 /// assert_eq!(banner.text, "⌁ bash_1 exited (0) 4.2s /tmp/tasks/bash_1.log");
@@ -194,6 +195,7 @@ mod tests {
                 bytes_dropped: 7,
                 error: "No space left on device (os error 28)".into(),
             }),
+            reason: None,
         };
         let banner = Banner::for_notification(&notification);
         assert_eq!(
@@ -223,6 +225,7 @@ mod tests {
             duration_ms: 1000,
             summary: "true (1.0s) — exited 0".into(),
             log_write_failure: None,
+            reason: None,
         });
         assert_eq!(
             banner.text,

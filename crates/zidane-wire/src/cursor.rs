@@ -116,10 +116,22 @@ impl<'a> Cursor<'a> {
     /// The `<status>` element.
     pub(crate) fn status(&mut self) -> Result<TaskStatus, WireError> {
         let (value, start) = self.raw("status")?;
-        [TaskStatus::Exited, TaskStatus::Killed, TaskStatus::Running]
-            .into_iter()
-            .find(|status| status.as_str() == value)
-            .ok_or_else(|| invalid("status", value, start, "not exited, killed or running"))
+        [
+            TaskStatus::Exited,
+            TaskStatus::Killed,
+            TaskStatus::Lost,
+            TaskStatus::Running,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == value)
+        .ok_or_else(|| {
+            invalid(
+                "status",
+                value,
+                start,
+                "not exited, killed, lost or running",
+            )
+        })
     }
 
     /// The `<signal>` element.

@@ -31,6 +31,7 @@
 //!     command: "npm run dev".into(),
 //!     leader_exit_code: None,
 //!     log_write_failure: None,
+//!     kill_reason: None,
 //! };
 //! let notification = TaskNotification::from_exit(&exit);
 //! assert_eq!(notification.summary, "npm run dev (1.2s) — killed (SIGTERM)");
@@ -68,7 +69,7 @@
 
 pub use banner::{Banner, TASK_GLYPH, TOOL_GLYPH, Tone, file_url};
 pub use error::WireError;
-pub use notification::TaskNotification;
+pub use notification::{TaskNotification, kill_reason_text};
 pub use paint::{MAX_RESULT_LINES, Painter};
 pub use parse::{WireBlock, parse};
 pub use replay::{StreamEvent, events_from_turn, events_from_turns};
@@ -77,7 +78,7 @@ pub use summary::{SUMMARY_COMMAND_CHARS, command_preview, exit_summary, format_d
 pub use turn::{ContentBlock, Role, Turn};
 /// The context types this crate's functions take and give, re-exported so that a host
 /// (or a snapshot test) needs no `zidane-context` dependency of its own.
-pub use zidane_context::{Signal, StallInfo, TaskExitInfo, TaskId, TaskStatus};
+pub use zidane_context::{KillReason, Signal, StallInfo, TaskExitInfo, TaskId, TaskStatus};
 
 #[cfg(any(test, feature = "testing"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use zidane_context::{LogWriteFailure, Signal, TaskExitInfo, TaskId, TaskStatus};
+use zidane_context::{KillReason, LogWriteFailure, Signal, TaskExitInfo, TaskId, TaskStatus};
 
 use crate::cursor::Cursor;
 use crate::error::WireError;
@@ -13,6 +13,9 @@ use crate::summary::exit_summary;
 
 /// The element name of a notification block.
 pub(crate) const NOTIFICATION_TAG: &str = "task-notification";
+
+/// The element that says why our kill ended the task.
+const REASON_TAG: &str = "reason";
 
 /// The element that reports output the log could not take.
 const LOG_WRITE_FAILED_TAG: &str = "log-write-failed";
@@ -58,6 +61,7 @@ const LOG_WRITE_FAILED_SEPARATOR: &str = " bytes not written: ";
 ///     command: "echo '<done>' && true".into(),
 ///     leader_exit_code: None,
 ///     log_write_failure: None,
+///     kill_reason: None,
 /// };
 /// let notification = TaskNotification::from_exit(&exit);
 /// let xml = notification.render();
@@ -86,6 +90,10 @@ pub struct TaskNotification {
     /// Output the log could not take (a full disk), when some was lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_write_failure: Option<LogWriteFailure>,
+    /// Why our kill ended the task, when one did ([`kill_reason_text`]): a kill asked
+    /// for, the end of the session, or a budget. Rendered as `<reason>` last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl TaskNotification {
@@ -103,6 +111,7 @@ impl TaskNotification {
             duration_ms: u64::try_from(exit.duration.as_millis()).unwrap_or(u64::MAX),
             summary: exit_summary(exit),
             log_write_failure: exit.log_write_failure.clone(),
+            reason: exit.kill_reason.map(kill_reason_text),
         }
     }
 
@@ -133,6 +142,9 @@ impl TaskNotification {
             );
             push_raw_element(&mut out, LOG_WRITE_FAILED_TAG, &value);
         }
+        if let Some(reason) = &self.reason {
+            push_element(&mut out, REASON_TAG, reason);
+        }
         out.push_str("</task-notification>");
         out
     }
@@ -161,7 +173,38 @@ impl TaskNotification {
             } else {
                 None
             },
+            reason: if cursor.at("<reason>") {
+                Some(cursor.text(REASON_TAG)?)
+            } else {
+                None
+            },
         })
+    }
+}
+
+/// The words of `<reason>` for each way our kill ends a task.
+///
+/// ```
+/// use std::time::Duration;
+/// use zidane_context::KillReason;
+/// use zidane_wire::kill_reason_text;
+/// assert_eq!(
+///     kill_reason_text(KillReason::WallTime { budget: Duration::from_secs(600) }),
+///     "wall-time budget of 10m 00s"
+/// );
+/// assert_eq!(kill_reason_text(KillReason::Requested), "killed on request (shell_kill or the host)");
+/// ```
+pub fn kill_reason_text(reason: KillReason) -> String {
+    match reason {
+        KillReason::Requested => "killed on request (shell_kill or the host)".to_owned(),
+        KillReason::Destroyed => "its session ended (destroy)".to_owned(),
+        KillReason::WallTime { budget } => {
+            format!("wall-time budget of {}", crate::format_duration(budget))
+        }
+        KillReason::CpuTime { budget } => {
+            format!("CPU-time budget of {}", crate::format_duration(budget))
+        }
+        _ => "killed".to_owned(),
     }
 }
 

@@ -89,6 +89,7 @@ impl From<WireBlock> for StreamEvent {
 ///     command: "npm run build".into(),
 ///     leader_exit_code: None,
 ///     log_write_failure: None,
+///     kill_reason: None,
 /// });
 /// let turn = Turn::user(vec![
 ///     ContentBlock::text(notification.render()),

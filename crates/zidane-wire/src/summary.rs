@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use zidane_context::{Signal, TaskExitInfo};
+use zidane_context::{Signal, TaskExitInfo, TaskStatus};
 
 /// The most characters of the command a summary shows, the `…` included.
 pub const SUMMARY_COMMAND_CHARS: usize = 80;
@@ -58,8 +58,9 @@ pub fn format_duration(duration: Duration) -> String {
     }
 }
 
-/// The summary line of an exit: `npm run build (4.2s) — exited 0`, or
-/// `npm run dev (1.2s) — killed (SIGTERM)` when a signal ended the task. When part of
+/// The summary line of an exit: `npm run build (4.2s) — exited 0`,
+/// `npm run dev (1.2s) — killed (SIGTERM)` when a signal ended the task, or
+/// `npm test (3m 10s) — worker lost` when the worker that ran it died. When part of
 /// the output could not be written to the log, it says so:
 /// `… — exited 0 — log incomplete: 7906957 bytes not written (No space left on device (os error 28))`.
 ///
@@ -82,11 +83,26 @@ pub fn format_duration(duration: Duration) -> String {
 ///     command: "npm run dev".into(),
 ///     leader_exit_code: None,
 ///     log_write_failure: None,
+///     kill_reason: None,
 /// };
 /// assert_eq!(exit_summary(&exit), "npm run dev (1.2s) — killed (SIGTERM)");
 /// ```
 pub fn exit_summary(exit: &TaskExitInfo) -> String {
-    let line = summary(&exit.command, exit.duration, exit.exit_code, exit.signal);
+    let line = summary(
+        &exit.command,
+        exit.duration,
+        exit.status,
+        exit.exit_code,
+        exit.signal,
+    );
+    // A budget is news the status alone does not tell; a kill asked for or a destroy
+    // is what "killed" already says.
+    let line = match exit.kill_reason {
+        Some(reason) if reason.is_budget() => {
+            format!("{line}: {}", crate::kill_reason_text(reason))
+        }
+        _ => line,
+    };
     match &exit.log_write_failure {
         Some(failure) => format!(
             "{line} — log incomplete: {} bytes not written ({})",
@@ -100,14 +116,17 @@ pub fn exit_summary(exit: &TaskExitInfo) -> String {
 pub(crate) fn summary(
     command: &str,
     duration: Duration,
+    status: TaskStatus,
     exit_code: i32,
     signal: Option<Signal>,
 ) -> String {
     let preview = command_preview(command);
     let duration = format_duration(duration);
-    match signal {
-        Some(signal) => format!("{preview} ({duration}) — killed ({signal})"),
-        None => format!("{preview} ({duration}) — exited {exit_code}"),
+    match (status, signal) {
+        // Nobody saw how it ended: say so rather than invent a code.
+        (TaskStatus::Lost, _) => format!("{preview} ({duration}) — worker lost"),
+        (_, Some(signal)) => format!("{preview} ({duration}) — killed ({signal})"),
+        (_, None) => format!("{preview} ({duration}) — exited {exit_code}"),
     }
 }
 
@@ -157,17 +176,33 @@ mod tests {
 
     #[test]
     fn summaries() {
-        let s = summary("npm run build", Duration::from_millis(4200), 0, None);
+        let exited = TaskStatus::Exited;
+        let s = summary(
+            "npm run build",
+            Duration::from_millis(4200),
+            exited,
+            0,
+            None,
+        );
         assert_eq!(s, "npm run build (4.2s) — exited 0");
-        let s = summary("make", Duration::from_millis(850), 2, None);
+        let s = summary("make", Duration::from_millis(850), exited, 2, None);
         assert_eq!(s, "make (850ms) — exited 2");
         let s = summary(
             "npm run dev",
             Duration::from_millis(1200),
+            TaskStatus::Killed,
             143,
             Some(Signal::TERM),
         );
         assert_eq!(s, "npm run dev (1.2s) — killed (SIGTERM)");
+        let s = summary(
+            "npm test",
+            Duration::from_secs(190),
+            TaskStatus::Lost,
+            zidane_context::LOST_EXIT_CODE,
+            None,
+        );
+        assert_eq!(s, "npm test (3m 10s) — worker lost");
     }
 
     proptest! {

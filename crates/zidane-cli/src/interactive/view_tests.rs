@@ -54,6 +54,7 @@ fn notification(id: u64, code: i32, signal: Option<zidane::wire::Signal>) -> Str
         command: "npm run build".into(),
         leader_exit_code: None,
         log_write_failure: None,
+        kill_reason: None,
     }))
 }
 

@@ -1,7 +1,8 @@
 //! End-to-end tests of the `zidane` binary: print mode, sessions and replay as
-//! processes, the interactive session in a real terminal (tmux), and `zidane mcp` over
-//! stdio and streamable HTTP, by raw JSON-RPC and by a foreign client (the Python `mcp`
-//! SDK). One file per behaviour, one test binary. Linux only: they read `/proc`.
+//! processes, the interactive session in a real terminal (tmux) on the demo model and
+//! on a scripted provider server, and `zidane mcp` over stdio and streamable HTTP, by raw
+//! JSON-RPC and by a foreign client (the Python `mcp` SDK). One file per behaviour, one
+//! test binary. Linux only: they read `/proc`.
 #![cfg(target_os = "linux")]
 #![allow(
     clippy::unwrap_used,
@@ -18,6 +19,7 @@ mod interactive;
 mod measure;
 mod no_provider;
 mod print_wait;
+mod provider;
 mod python;
 mod sessions_replay;
 mod stdio;

@@ -26,10 +26,26 @@ pub fn bin() -> &'static str {
 }
 
 /// The arguments and environment that choose the model: the built-in demo script.
-/// A provider (the scripted provider server of `zidane-models`) is swapped in here:
-/// its variables instead of `--demo`.
+/// [`provider_env`] gives those of a real provider instead.
 pub fn model_args() -> (Vec<String>, Vec<(String, String)>) {
     (vec!["--demo".to_owned()], Vec::new())
+}
+
+/// The arguments and environment that choose the OpenAI-compatible provider at
+/// `base_url` (the scripted provider server of `zidane-models`), model `scripted`.
+pub fn provider_env(base_url: &str) -> (Vec<String>, Vec<(String, String)>) {
+    let env = [
+        ("ZIDANE_PROVIDER", "openai"),
+        ("ZIDANE_MODEL", "scripted"),
+        ("OPENAI_BASE_URL", base_url),
+        ("OPENAI_API_KEY", "test"),
+    ];
+    (
+        Vec::new(),
+        env.iter()
+            .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+            .collect(),
+    )
 }
 
 /// `zidane ARGS` with the user dir set, provider variables removed, stdin closed.

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use tokio::sync::watch;
-use zidane_context::{ContextError, Result, TaskExitInfo, TaskId};
+use zidane_context::{ContextError, KillReason, Result, TaskExitInfo, TaskId};
 
 use crate::task::Task;
 use crate::task::kill::LEADER_REAP_BOUND;
@@ -21,10 +21,14 @@ fn settle_bound(kill_grace: Duration) -> Duration {
     kill_grace + LEADER_REAP_BOUND + SETTLE_SLACK
 }
 
-/// Asks `task` to die and waits until it settled.
-pub(crate) async fn kill_and_wait(task: &Task, kill_grace: Duration) -> Result<TaskExitInfo> {
+/// Asks `task` to die, for `reason`, and waits until it settled.
+pub(crate) async fn kill_and_wait(
+    task: &Task,
+    reason: KillReason,
+    kill_grace: Duration,
+) -> Result<TaskExitInfo> {
     let done = task.subscribe();
-    task.request_kill();
+    task.request_kill(reason);
     wait_settled(task.id, done, kill_grace).await
 }
 

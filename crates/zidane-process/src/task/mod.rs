@@ -1,6 +1,7 @@
 //! One background task as the rest of the crate sees it: what it is, how far it got, and
 //! the single gate through which it settles.
 
+pub(crate) mod budget;
 pub(crate) mod follow;
 pub(crate) mod kill;
 pub(crate) mod kill_wait;
@@ -26,8 +27,8 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use tokio::net::unix::pipe::Receiver;
 use tokio::sync::watch;
 use zidane_context::{
-    CancellationToken, ExitCallback, LogWriteFailure, Signal, TaskEntry, TaskExitInfo, TaskId,
-    TaskStatus,
+    CancellationToken, ExitCallback, KillReason, LogWriteFailure, Signal, TaskEntry, TaskExitInfo,
+    TaskId, TaskStatus,
 };
 
 /// What the first kill request of a task found.
@@ -43,6 +44,8 @@ pub(crate) struct KillRequest {
     /// When it was asked for: the grace period runs from here, however late the
     /// supervisor hears of it.
     pub(crate) at: tokio::time::Instant,
+    /// Who asked, or which budget ran out: the first request's reason is the task's.
+    pub(crate) reason: KillReason,
 }
 
 /// A background task, shared by the registry, its supervisor and its waiters.
@@ -79,6 +82,7 @@ struct State {
     exit: Option<LeaderExit>,
     leader_exit_code: Option<i32>,
     log_write_failure: Option<LogWriteFailure>,
+    kill_reason: Option<KillReason>,
     ended_at: Option<DateTime<Utc>>,
     on_exit: Option<ExitCallback>,
 }
@@ -92,6 +96,8 @@ pub(crate) struct Settlement {
     pub(crate) leader_exit_code: Option<i32>,
     pub(crate) bytes_written: u64,
     pub(crate) log_write_failure: Option<LogWriteFailure>,
+    /// Why our kill ended it, when one did.
+    pub(crate) kill_reason: Option<KillReason>,
 }
 
 impl std::fmt::Debug for State {
@@ -136,6 +142,7 @@ impl Task {
                 exit: None,
                 leader_exit_code: None,
                 log_write_failure: None,
+                kill_reason: None,
                 ended_at: None,
                 on_exit: new.on_exit,
             }),
@@ -166,6 +173,7 @@ impl Task {
             bytes_written: self.bytes_written.load(Ordering::Relaxed),
             leader_exit_code: state.leader_exit_code,
             log_write_failure: state.log_write_failure.clone(),
+            kill_reason: state.kill_reason,
         }
     }
 
@@ -179,13 +187,14 @@ impl Task {
     /// (without reaping) whether the leader still runs and records that *before*
     /// signalling, so that a supervisor settling a leader that died of this very signal
     /// already finds the request, and does not mistake the kill for an exit of its own.
-    pub(crate) fn request_kill(&self) {
-        self.terminate_once();
+    pub(crate) fn request_kill(&self, reason: KillReason) {
+        self.terminate_once(reason);
         self.kill.cancel();
     }
 
-    /// Records the first kill request and sends its `SIGTERM`; later ones do nothing.
-    fn terminate_once(&self) {
+    /// Records the first kill request (and why) and sends its `SIGTERM`; later ones do
+    /// nothing.
+    fn terminate_once(&self, reason: KillReason) {
         let leader_was_running = leader::has_not_exited(self.pid);
         let output_was_open = !leader_was_running && self.output_is_open();
         let first = self
@@ -194,6 +203,7 @@ impl Task {
                 leader_was_running,
                 output_was_open,
                 at: tokio::time::Instant::now(),
+                reason,
             })
             .is_ok();
         // A settled task's leader is reaped and its group may be gone: nothing to
@@ -276,6 +286,7 @@ impl Task {
             leader_exit_code,
             bytes_written,
             log_write_failure,
+            kill_reason,
         } = settlement;
         self.bytes_written.store(bytes_written, Ordering::Relaxed);
         let ended_at = Utc::now();
@@ -287,6 +298,7 @@ impl Task {
         state.exit = Some(exit);
         state.leader_exit_code = leader_exit_code;
         state.log_write_failure.clone_from(&log_write_failure);
+        state.kill_reason = kill_reason;
         state.ended_at = Some(ended_at);
         let info = TaskExitInfo {
             task_id: self.id,
@@ -298,6 +310,7 @@ impl Task {
             command: self.command.clone(),
             leader_exit_code,
             log_write_failure,
+            kill_reason,
         };
         Some((state.on_exit.take(), info))
     }

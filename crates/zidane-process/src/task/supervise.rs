@@ -25,9 +25,10 @@ use std::time::Duration;
 
 use tokio::net::unix::pipe::Receiver;
 use tokio::time::Instant;
-use zidane_context::{Signal, StallInfo, TaskStatus};
+use zidane_context::{KillReason, Signal, StallInfo, TaskStatus};
 
 use crate::containment::TaskProcesses;
+use crate::task::budget::{self, Budgets};
 use crate::task::kill::{Escalation, Next};
 use crate::task::leader::Leader;
 use crate::task::leader::LeaderExit;
@@ -55,6 +56,8 @@ pub(crate) struct Supervisor {
     pub(crate) processes: TaskProcesses,
     pub(crate) kill_grace: Duration,
     pub(crate) stall: Option<StallWatch>,
+    /// Wall-time and CPU-time budgets: the task is killed when one runs out.
+    pub(crate) budgets: Budgets,
     pub(crate) registry: Arc<Registry>,
 }
 
@@ -69,6 +72,7 @@ impl Supervisor {
             processes,
             kill_grace,
             mut stall,
+            mut budgets,
             registry,
         } = self;
         let mut eof = false;
@@ -90,8 +94,15 @@ impl Supervisor {
                 break;
             }
             let deadline = earliest(
-                escalation.deadline(),
-                stall.as_ref().and_then(StallWatch::deadline),
+                earliest(
+                    escalation.deadline(),
+                    stall.as_ref().and_then(StallWatch::deadline),
+                ),
+                if escalation.started() {
+                    None
+                } else {
+                    budgets.deadline()
+                },
             );
             tokio::select! {
                 _ = leader.waited(), if leader.is_waiting() => {}
@@ -156,6 +167,14 @@ impl Supervisor {
                     {
                         fire_stall(&task, log.total(), &callback, quiet);
                     }
+                    if !escalation.started()
+                        && let Some(reason) = budgets.check(now, || budget::group_cpu_time(task.pid))
+                    {
+                        // The usual kill: SIGTERM now, then the kill token starts the
+                        // escalation on the next turn of this loop.
+                        tracing::info!(task_id = %task.id, ?reason, "task budget ran out");
+                        task.request_kill(reason);
+                    }
                 }
             }
         }
@@ -210,6 +229,8 @@ impl Supervisor {
                 leader_exit_code,
                 bytes_written: outcome.bytes_written,
                 log_write_failure: outcome.failure,
+                kill_reason: (status == TaskStatus::Killed)
+                    .then(|| request.map_or(KillReason::Requested, |r| r.reason)),
             },
         );
     }

@@ -35,6 +35,7 @@ async fn on_exit_fires_exactly_once_under_racing_kill_and_exit() {
             TaskStatus::Killed => assert!(killed.signal.is_some() || killed.exit_code == 0),
             TaskStatus::Exited => assert_eq!(killed.exit_code, 0),
             TaskStatus::Running => panic!("a running status in an exit"),
+            TaskStatus::Lost => panic!("a local task cannot lose its worker"),
         }
     }
 

@@ -48,8 +48,10 @@ async fn a_kill_after_the_shell_exited_reports_killed_by_sigterm() {
 async fn a_child_that_ignores_sigterm_is_reported_killed_by_sigkill() {
     let f = Fixture::new().await;
     let exits = Exits::default();
-    let command = "sh -c 'trap \"\" TERM; sleep 300' & echo started";
+    let command = "sh -c 'trap \"\" TERM; echo trapped; sleep 300' & echo started";
     let started = start_with_shell_gone(&f, command, &exits).await;
+    // The child ignores SIGTERM only once its trap is set.
+    log_lines(&started.output_path, 2).await;
 
     let exit = f.kill(started.task_id).await;
     assert_eq!(exit.status, TaskStatus::Killed);

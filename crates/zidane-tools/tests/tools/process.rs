@@ -17,7 +17,7 @@ use zidane_tools::{BackgroundSinks, ToolContext, ToolOutput, ToolRegistry};
 const BOUND: Duration = Duration::from_secs(20);
 
 pub(super) struct Session {
-    context: ToolContext,
+    pub(super) context: ToolContext,
     registry: ToolRegistry,
     exits: mpsc::UnboundedReceiver<TaskExitInfo>,
     dir: TempDir,

@@ -157,17 +157,14 @@ async fn background_start_text_data_and_sinks() {
 }
 
 #[tokio::test]
-async fn background_with_timeout_is_refused() {
+async fn background_budgets_in_the_foreground_are_refused() {
     let harness = Harness::new().await;
     let output = harness
-        .call(
-            "shell",
-            json!({ "command": "make", "run_in_background": true, "timeout_ms": 1000 }),
-        )
+        .call("shell", json!({ "command": "make", "cpu_time_ms": 1000 }))
         .await;
     assert!(output.is_error);
     assert!(!harness.ran_anything());
-    assert_snapshot!("shell_background_with_timeout", show(&output));
+    assert_snapshot!("shell_foreground_with_cpu_budget", show(&output));
 }
 
 #[tokio::test]

@@ -4,10 +4,10 @@
 //! input is fixed. `session.rs` shows the `testing` filters on a host-style transcript.
 
 use insta::assert_snapshot;
-use zidane_context::Signal;
-use zidane_wire::{ContentBlock, WireBlock, events_from_turn, parse};
+use zidane_context::{Signal, TaskStatus};
+use zidane_wire::{ContentBlock, TaskNotification, WireBlock, events_from_turn, parse};
 
-use crate::support::{notification, stall};
+use crate::support::{exit, notification, stall};
 
 /// Renders, checks the round trip, and returns the text.
 fn rendered(block: impl Into<WireBlock>) -> String {
@@ -66,6 +66,55 @@ fn log_write_failure() {
     let mut without = n;
     without.log_write_failure = None;
     assert_eq!(parse(&old).unwrap(), vec![WireBlock::Notification(without)]);
+}
+
+/// A budget that ran out: `<reason>` last, and the summary says which budget. A kill
+/// asked for and a destroy have a reason too, and a plain summary. A block without the
+/// element (every block written before it existed) parses as before.
+#[test]
+fn budget_kill() {
+    let mut exit = crate::support::exit(5, "npm test", 600_000, 0, Some(Signal::TERM));
+    exit.kill_reason = Some(zidane_context::KillReason::WallTime {
+        budget: std::time::Duration::from_secs(600),
+    });
+    let n = TaskNotification::from_exit(&exit);
+    assert_eq!(
+        n.summary,
+        "npm test (10m 00s) — killed (SIGTERM): wall-time budget of 10m 00s"
+    );
+    let text = rendered(n.clone());
+    assert_snapshot!("notification_budget_kill", &text);
+    let old = text.replace("<reason>wall-time budget of 10m 00s</reason>\n", "");
+    assert_ne!(old, text);
+    let mut without = n;
+    without.reason = None;
+    assert_eq!(parse(&old).unwrap(), vec![WireBlock::Notification(without)]);
+
+    for (reason, words) in [
+        (
+            zidane_context::KillReason::Requested,
+            "killed on request (shell_kill or the host)",
+        ),
+        (
+            zidane_context::KillReason::Destroyed,
+            "its session ended (destroy)",
+        ),
+    ] {
+        exit.kill_reason = Some(reason);
+        let n = TaskNotification::from_exit(&exit);
+        assert_eq!(n.summary, "npm test (10m 00s) — killed (SIGTERM)");
+        assert!(n.render().contains(&format!("<reason>{words}</reason>")));
+    }
+}
+
+#[test]
+fn worker_lost() {
+    let mut lost = exit(4, "cargo test", 190_000, 0, None);
+    lost.status = TaskStatus::Lost;
+    lost.exit_code = zidane_context::LOST_EXIT_CODE;
+    let text = rendered(TaskNotification::from_exit(&lost));
+    assert!(text.contains("<status>lost</status>"), "{text}");
+    assert_snapshot!("notification_worker_lost", text);
 }
 
 #[test]
@@ -141,4 +190,24 @@ fn three_blocks_in_one_turn() {
 
     let events = events_from_turn(&zidane_wire::Turn::user(vec![ContentBlock::text(&text)]));
     insta::assert_json_snapshot!("three_blocks_in_one_turn_events", events);
+}
+
+/// What the processes of a quiet task are doing: `<diagnosis>` before `<hint>`. A block
+/// without it (every block written before it existed) parses as before.
+#[test]
+fn stall_with_a_diagnosis() {
+    let mut block = stall(2, "npm init", 45_000, 128);
+    block.diagnosis = Some(
+        "npm (pid 4242) is waiting for input from a terminal: reading its stdin, a terminal \
+         (/dev/pts/3). Its last output looks like a prompt: \"package name:\"."
+            .to_owned(),
+    );
+    let text = rendered(block.clone());
+    assert_snapshot!("stall_diagnosis", &text);
+    let start = text.find("<diagnosis>").unwrap();
+    let end = text.find("</diagnosis>\n").unwrap() + "</diagnosis>\n".len();
+    let old = format!("{}{}", &text[..start], &text[end..]);
+    let mut without = block;
+    without.diagnosis = None;
+    assert_eq!(parse(&old).unwrap(), vec![WireBlock::Stall(without)]);
 }

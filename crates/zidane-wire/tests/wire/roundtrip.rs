@@ -8,6 +8,7 @@ pub fn any_status() -> impl Strategy<Value = TaskStatus> {
     prop_oneof![
         Just(TaskStatus::Exited),
         Just(TaskStatus::Killed),
+        Just(TaskStatus::Lost),
         Just(TaskStatus::Running),
     ]
 }
@@ -36,6 +37,7 @@ pub fn any_notification() -> impl Strategy<Value = TaskNotification> {
         any::<u64>(),
         tricky_string(),
         prop::option::of((any::<u64>(), tricky_string())),
+        prop::option::of(tricky_string()),
     )
         .prop_map(
             |(
@@ -48,6 +50,7 @@ pub fn any_notification() -> impl Strategy<Value = TaskNotification> {
                 duration_ms,
                 summary,
                 failure,
+                reason,
             )| {
                 TaskNotification {
                     task_id: TaskId::from_number(n),
@@ -62,6 +65,7 @@ pub fn any_notification() -> impl Strategy<Value = TaskNotification> {
                         bytes_dropped,
                         error,
                     }),
+                    reason,
                 }
             },
         )

@@ -26,6 +26,7 @@ pub fn exit(n: u64, command: &str, ms: u64, code: i32, signal: Option<Signal>) -
         command: command.to_owned(),
         leader_exit_code: None,
         log_write_failure: None,
+        kill_reason: None,
     }
 }
 

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo build --release -p zidane-cli
-//! cargo run --release -p zidane-mcp --example latency -- target/release/zidane 1000
+//! cargo run --release -p zidane-mcp --example mcp_latency -- target/release/zidane 1000
 //! ```
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,0 +1,446 @@
+//! `RestateContext`: an `ExecutionContext` whose background tasks run on workers behind
+//! Restate and outlive the host.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use zidane_context::CancellationToken;
+use zidane_context::{
+    BackgroundOptions, BackgroundStarted, Capabilities, ContextError, DetachedTasks, ExecOptions,
+    ExecOutput, ExecutionContext, ExecutionHandle, ReadRange, ReadResult, Result, TaskEntry,
+    TaskExitInfo, TaskId, validate_command,
+};
+
+use crate::RestateError;
+use crate::ingress::Ingress;
+use crate::protocol::{
+    ExecRequest, ReadRequest, StartRequest, TaskRef, WaitRequest, object_key, service_name,
+};
+
+/// How long a call to a worker may take before the worker counts as unreachable.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How often a host should sweep `list_background` for exits while idle.
+pub const DEFAULT_SWEEP_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Slack added to a `wait` call's timeout for the round trip through Restate.
+const WAIT_SLACK: Duration = Duration::from_secs(5);
+
+/// How long the host asks a worker that did not answer a start whether it ran it.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// How much longer than a start's deadline the host waits for its answer: a start the
+/// worker accepted just before its deadline still answers before the host moves on.
+const START_SLACK: Duration = Duration::from_secs(2);
+
+/// A durable [`ExecutionContext`]: background tasks run on `zidane-worker`s behind a
+/// Restate server and survive the host.
+///
+/// Starts go to the workers in turn (the next one when a worker does not answer);
+/// `list_background` asks every worker and returns what the reachable ones know.
+/// Exits are not pushed: `on_exit` is ignored and hosts sweep `list_background`
+/// (see [`Capabilities::sweep_interval`]). A handle is a number the host keeps (with its
+/// session) to reach the same tasks after a restart: build the agent with it.
+#[derive(Debug)]
+pub struct RestateContext {
+    ingress: Ingress,
+    /// Service names, one per worker.
+    workers: Vec<String>,
+    next_worker: AtomicUsize,
+    call_timeout: Duration,
+    sweep_interval: Duration,
+    /// Per handle: the next task number (known once listed).
+    next_task: Mutex<HashMap<u64, u64>>,
+    /// Which worker runs a task.
+    owners: Mutex<HashMap<(u64, TaskId), usize>>,
+    /// Which worker holds a log, so `read_file` asks it first.
+    logs: Mutex<HashMap<(u64, PathBuf), usize>>,
+}
+
+impl RestateContext {
+    /// A context reaching Restate's ingress at `ingress` (`http://host:8080`), with
+    /// tasks spread over the workers with these ids.
+    pub fn new(
+        ingress: &str,
+        worker_ids: impl IntoIterator<Item = impl Into<String>>,
+    ) -> std::result::Result<Self, RestateError> {
+        let mut workers = Vec::new();
+        for id in worker_ids {
+            let id = id.into();
+            crate::validate_worker_id(&id)?;
+            workers.push(service_name(&id));
+        }
+        if workers.is_empty() {
+            return Err(RestateError::InvalidWorkerId(String::new()));
+        }
+        Ok(Self {
+            ingress: Ingress::new(ingress)?,
+            workers,
+            next_worker: AtomicUsize::new(0),
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            sweep_interval: DEFAULT_SWEEP_INTERVAL,
+            next_task: Mutex::new(HashMap::new()),
+            owners: Mutex::new(HashMap::new()),
+            logs: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Sets how long a call may take before its worker counts as unreachable.
+    #[must_use]
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// Sets the sweep interval hosts are asked for.
+    #[must_use]
+    pub fn sweep_interval(mut self, every: Duration) -> Self {
+        self.sweep_interval = every;
+        self
+    }
+
+    async fn call<Req: serde::Serialize, Res: serde::de::DeserializeOwned>(
+        &self,
+        worker: usize,
+        handle: ExecutionHandle,
+        handler: &str,
+        body: &Req,
+        timeout: Duration,
+    ) -> std::result::Result<Res, RestateError> {
+        self.ingress
+            .call(
+                &self.workers[worker],
+                &object_key(handle),
+                handler,
+                body,
+                timeout,
+            )
+            .await
+    }
+
+    /// Lists every reachable worker's tasks of `handle`, noting owners and the next
+    /// task number. Fails only when no worker answers.
+    async fn list_all(
+        &self,
+        handle: ExecutionHandle,
+    ) -> std::result::Result<Vec<TaskEntry>, RestateError> {
+        let mut calls = tokio::task::JoinSet::new();
+        for (index, service) in self.workers.iter().enumerate() {
+            let ingress = self.ingress.clone();
+            let service = service.clone();
+            let key = object_key(handle);
+            let timeout = self.call_timeout;
+            calls.spawn(async move {
+                let listed: std::result::Result<Vec<TaskEntry>, RestateError> = ingress
+                    .call(&service, &key, "list", &serde_json::Value::Null, timeout)
+                    .await;
+                (index, listed)
+            });
+        }
+        let mut entries = Vec::new();
+        let mut answered = false;
+        let mut last_error = None;
+        while let Some(joined) = calls.join_next().await {
+            let Ok((index, listed)) = joined else {
+                continue;
+            };
+            match listed {
+                Ok(listed) => {
+                    answered = true;
+                    self.note_owner(handle, &listed, index);
+                    entries.extend(listed);
+                }
+                Err(error) => {
+                    tracing::warn!(worker = %self.workers[index], %error, "worker did not list");
+                    last_error = Some(error);
+                }
+            }
+        }
+        if !answered {
+            return Err(RestateError::NoWorker {
+                operation: "list_background",
+                last: last_error.map(|e| e.to_string()).unwrap_or_default(),
+            });
+        }
+        if last_error.is_none() {
+            // Every worker answered: the numbering continues after the highest id.
+            let highest = entries
+                .iter()
+                .map(|e| e.task_id.number())
+                .max()
+                .unwrap_or(0);
+            let mut next = lock(&self.next_task);
+            let slot = next.entry(handle.id()).or_insert(highest + 1);
+            *slot = (*slot).max(highest + 1);
+        }
+        entries.sort_by_key(|e| e.task_id);
+        Ok(entries)
+    }
+
+    /// Remembers that worker `index` runs these tasks and holds their logs.
+    fn note_owner(&self, handle: ExecutionHandle, entries: &[TaskEntry], index: usize) {
+        let mut owners = lock(&self.owners);
+        let mut logs = lock(&self.logs);
+        for entry in entries {
+            owners.insert((handle.id(), entry.task_id), index);
+            logs.insert((handle.id(), entry.output_path.clone()), index);
+        }
+    }
+
+    /// Task `task_id` as started on `worker`, if that worker has it (asked once, briefly).
+    async fn started_on(
+        &self,
+        worker: usize,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Option<BackgroundStarted> {
+        let listed: Vec<TaskEntry> = self
+            .call(
+                worker,
+                handle,
+                "list",
+                &serde_json::Value::Null,
+                PROBE_TIMEOUT,
+            )
+            .await
+            .ok()?;
+        let entry = listed.into_iter().find(|e| e.task_id == task_id)?;
+        Some(BackgroundStarted {
+            task_id,
+            output_path: entry.output_path,
+            pid: entry.pid,
+        })
+    }
+
+    /// The next task id of `handle`, listing first when this host has not yet.
+    async fn next_task_id(&self, handle: ExecutionHandle) -> Result<TaskId> {
+        if !lock(&self.next_task).contains_key(&handle.id()) {
+            self.list_all(handle).await?;
+        }
+        let mut next = lock(&self.next_task);
+        let Some(slot) = next.get_mut(&handle.id()) else {
+            return Err(RestateError::NoWorker {
+                operation: "exec_background (numbering needs every worker)",
+                last: String::new(),
+            }
+            .into());
+        };
+        let id = TaskId::from_number(*slot);
+        *slot += 1;
+        Ok(id)
+    }
+
+    /// The worker running `task_id`, listing when this host does not know it.
+    async fn owner(&self, handle: ExecutionHandle, task_id: TaskId) -> Option<usize> {
+        if let Some(owner) = lock(&self.owners).get(&(handle.id(), task_id)) {
+            return Some(*owner);
+        }
+        let _ = self.list_all(handle).await;
+        lock(&self.owners).get(&(handle.id(), task_id)).copied()
+    }
+}
+
+#[async_trait]
+impl ExecutionContext for RestateContext {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::new(DetachedTasks::Durable).with_sweep_interval(self.sweep_interval)
+    }
+
+    async fn create_handle(&self) -> Result<ExecutionHandle> {
+        // Random, and within JSON's exact integers: handles are minted by many hosts.
+        Ok(ExecutionHandle::new(crate::random_u64() >> 11))
+    }
+
+    async fn destroy(&self, handle: ExecutionHandle) -> Result<()> {
+        let mut failed = None;
+        for worker in 0..self.workers.len() {
+            let destroyed: std::result::Result<(), RestateError> = self
+                .call(
+                    worker,
+                    handle,
+                    "destroy",
+                    &serde_json::Value::Null,
+                    self.call_timeout * 4,
+                )
+                .await;
+            if let Err(error) = destroyed {
+                failed = Some(error);
+            }
+        }
+        lock(&self.owners).retain(|(h, _), _| *h != handle.id());
+        lock(&self.logs).retain(|(h, _), _| *h != handle.id());
+        lock(&self.next_task).remove(&handle.id());
+        match failed {
+            Some(error) => Err(error.into()),
+            None => Ok(()),
+        }
+    }
+
+    async fn exec(
+        &self,
+        handle: ExecutionHandle,
+        command: &str,
+        options: ExecOptions,
+    ) -> Result<ExecOutput> {
+        validate_command(command)?;
+        let worker = self.next_worker.fetch_add(1, Ordering::Relaxed) % self.workers.len();
+        let timeout = options.timeout.map_or(Duration::from_secs(24 * 3600), |t| {
+            t + self.call_timeout + WAIT_SLACK
+        });
+        let request = ExecRequest {
+            command: command.to_owned(),
+            options,
+        };
+        Ok(self.call(worker, handle, "exec", &request, timeout).await?)
+    }
+
+    async fn read_file(
+        &self,
+        handle: ExecutionHandle,
+        path: &Path,
+        range: ReadRange,
+    ) -> Result<ReadResult> {
+        let request = ReadRequest {
+            path: path.to_owned(),
+            range,
+        };
+        // The worker known to hold the file first, then the others (each refuses what
+        // is not its own).
+        let known = lock(&self.logs)
+            .get(&(handle.id(), path.to_owned()))
+            .copied();
+        let order = known
+            .into_iter()
+            .chain((0..self.workers.len()).filter(|w| Some(*w) != known));
+        let mut last = None;
+        for worker in order {
+            match self
+                .call(worker, handle, "read_file", &request, self.call_timeout)
+                .await
+            {
+                Ok(result) => return Ok(result),
+                Err(error) => last = Some(error),
+            }
+        }
+        Err(ContextError::io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                last.map(|e| e.to_string()).unwrap_or_default(),
+            ),
+        ))
+    }
+
+    async fn exec_background(
+        &self,
+        handle: ExecutionHandle,
+        command: &str,
+        options: BackgroundOptions,
+    ) -> Result<BackgroundStarted> {
+        validate_command(command)?;
+        let task_id = self.next_task_id(handle).await?;
+        let mut request = StartRequest {
+            task_id,
+            command: command.to_owned(),
+            cwd: options.cwd,
+            env: options.env,
+            max_output_bytes: options.max_output_bytes,
+            deadline_ms: 0,
+        };
+        let first = self.next_worker.fetch_add(1, Ordering::Relaxed);
+        let mut last = None;
+        for attempt in 0..self.workers.len() {
+            let worker = (first + attempt) % self.workers.len();
+            // A start still queued (behind others of the handle, or for a worker that
+            // is down) when its deadline passes is refused by the worker; the host waits
+            // a little longer than that for the answer.
+            let deadline = Utc::now() + self.call_timeout;
+            request.deadline_ms = deadline.timestamp_millis();
+            let answer = self
+                .call::<_, BackgroundStarted>(
+                    worker,
+                    handle,
+                    "start",
+                    &request,
+                    self.call_timeout + START_SLACK,
+                )
+                .await;
+            let started = match answer {
+                Ok(started) => Some(started),
+                // The worker answered: it refused, and nothing runs there.
+                Err(error @ RestateError::Handler { .. }) => {
+                    last = Some(error);
+                    None
+                }
+                // No answer: the start may yet run, or have run, on that worker. Past its
+                // deadline it cannot start any more, so ask then, before moving on.
+                Err(error) => {
+                    tracing::warn!(worker = %self.workers[worker], %error, "start unanswered");
+                    last = Some(error);
+                    let wait = (deadline - Utc::now()).to_std().unwrap_or_default();
+                    tokio::time::sleep(wait).await;
+                    self.started_on(worker, handle, task_id).await
+                }
+            };
+            if let Some(started) = started {
+                lock(&self.owners).insert((handle.id(), task_id), worker);
+                lock(&self.logs).insert((handle.id(), started.output_path.clone()), worker);
+                return Ok(started);
+            }
+        }
+        Err(RestateError::NoWorker {
+            operation: "exec_background",
+            last: last.map(|e| e.to_string()).unwrap_or_default(),
+        }
+        .into())
+    }
+
+    async fn kill_background(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Result<Option<TaskExitInfo>> {
+        let Some(worker) = self.owner(handle, task_id).await else {
+            return Ok(None);
+        };
+        let request = TaskRef { task_id };
+        Ok(self
+            .call(worker, handle, "kill", &request, self.call_timeout * 4)
+            .await?)
+    }
+
+    async fn list_background(&self, handle: ExecutionHandle) -> Result<Vec<TaskEntry>> {
+        Ok(self.list_all(handle).await?)
+    }
+
+    async fn wait_background(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        timeout: Duration,
+        cancel: CancellationToken,
+    ) -> Result<Option<TaskExitInfo>> {
+        let Some(worker) = self.owner(handle, task_id).await else {
+            return Ok(None);
+        };
+        let request = WaitRequest {
+            task_id,
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        };
+        tokio::select! {
+            waited = self.call(worker, handle, "wait", &request, timeout + WAIT_SLACK) => Ok(waited?),
+            () = cancel.cancelled() => Ok(None),
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -1,0 +1,98 @@
+//! The errors of this crate.
+
+use std::path::PathBuf;
+
+/// What can go wrong talking to Restate, serving a worker, or running a Restate server.
+#[derive(Debug, thiserror::Error)]
+pub enum RestateError {
+    /// The HTTP client could not be built.
+    #[error("cannot build the HTTP client: {source}")]
+    Client {
+        /// The client's error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// A request to Restate did not complete (connection, timeout).
+    #[error("request to {target} failed: {source}")]
+    Http {
+        /// `service/key/handler` (or the admin path).
+        target: String,
+        /// The client's error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// Restate or the handler answered with an error.
+    #[error("{target} answered {status}: {message}")]
+    Handler {
+        /// `service/key/handler` (or the admin path).
+        target: String,
+        /// The HTTP status.
+        status: u16,
+        /// The error message.
+        message: String,
+    },
+    /// A request could not be encoded, or an answer decoded, as JSON.
+    #[error("JSON of {target}: {source}")]
+    Decode {
+        /// `service/key/handler`.
+        target: String,
+        /// serde_json's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// No worker could be reached for an operation that needs one.
+    #[error("no worker answered for {operation}: {last}")]
+    NoWorker {
+        /// What was being done.
+        operation: &'static str,
+        /// The last worker's error.
+        last: String,
+    },
+    /// A worker was made outside a tokio runtime.
+    #[error("a Worker must be made inside a tokio runtime")]
+    NoRuntime,
+    /// A worker id with characters a service name cannot hold.
+    #[error("invalid worker id {0:?}: use 1-64 ASCII letters, digits or '_'")]
+    InvalidWorkerId(String),
+    /// The worker could not listen or serve.
+    #[error("worker endpoint on {address}: {source}")]
+    Serve {
+        /// The listen address.
+        address: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The Restate server binary was not found.
+    #[error("restate-server not found (set {var} or run `cargo xtask ci`): looked at {looked:?}")]
+    ServerNotFound {
+        /// The environment variable that names it.
+        var: &'static str,
+        /// Paths tried.
+        looked: Vec<PathBuf>,
+    },
+    /// The Restate server could not be started or did not become ready.
+    #[error("restate-server: {reason}")]
+    Server {
+        /// What happened.
+        reason: String,
+    },
+    /// Local I/O failed.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The path concerned.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl From<RestateError> for zidane_context::ContextError {
+    fn from(error: RestateError) -> Self {
+        zidane_context::ContextError::Io {
+            path: None,
+            source: std::io::Error::other(error),
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! Durable background tasks for zidane on [Restate](https://restate.dev): tasks run on
+//! worker machines and outlive the host whose agent started them.
+//!
+//! Two halves:
+//! - **Worker** ([`Worker`], [`serve`], the `zidane-worker` binary): a Restate virtual
+//!   object, one per worker (`ZidaneWorker_<id>`), keyed by execution handle — one
+//!   writer per session's task table. It runs tasks with `zidane-process`'s
+//!   `ProcessContext` on its machine, journals each start, records each exit in the
+//!   object's durable state, resolves the awakeables of waiters, and serves log windows
+//!   from its disk.
+//! - **Context** ([`RestateContext`]): an `ExecutionContext` with
+//!   [`DetachedTasks::Durable`](zidane_context::DetachedTasks), talking to Restate's
+//!   ingress over HTTP. Exits are not pushed: hosts sweep `list_background` at
+//!   [`sweep_interval`](zidane_context::Capabilities::sweep_interval).
+//!
+//! A worker that dies takes its tasks with it; the worker that takes over its id reports
+//! each of them [`TaskStatus::Lost`](zidane_context::TaskStatus::Lost). `docs/DURABLE.md`
+//! in the repository has the whole picture.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use zidane_context::{BackgroundOptions, ExecutionContext};
+//! use zidane_restate::RestateContext;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! // Workers w1 and w2 run `zidane-worker` and registered with this Restate server.
+//! let context = RestateContext::new("http://127.0.0.1:8080", ["w1", "w2"])?;
+//! let handle = context.create_handle().await?; // keep it with the session
+//! let started = context
+//!     .exec_background(handle, "cargo build", BackgroundOptions::new("/unused"))
+//!     .await?;
+//! let exit = context
+//!     .wait_background(handle, started.task_id, Duration::from_secs(60), Default::default())
+//!     .await?;
+//! println!("{exit:?}");
+//! # Ok(())
+//! # }
+//! ```
+
+pub use context::{DEFAULT_CALL_TIMEOUT, DEFAULT_SWEEP_INTERVAL, RestateContext};
+pub use error::RestateError;
+pub use protocol::{SERVICE_PREFIX, service_name};
+pub use serve::{register, serve};
+pub use server::{RestateServer, SERVER_ENV, SERVER_INSTALL_PATH, find_server_binary};
+pub use worker::{DEFAULT_WORKER_MAX_TASKS, Worker, WorkerConfig};
+
+mod context;
+mod error;
+mod exit_report;
+mod ingress;
+mod object;
+mod protocol;
+mod serve;
+mod server;
+mod table;
+mod worker;
+
+/// Most characters a worker id may have.
+const MAX_WORKER_ID: usize = 64;
+
+/// Refuses a worker id that cannot be part of a service name.
+fn validate_worker_id(id: &str) -> Result<(), RestateError> {
+    let ok = !id.is_empty()
+        && id.len() <= MAX_WORKER_ID
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(RestateError::InvalidWorkerId(id.to_owned()))
+    }
+}
+
+/// A random number from the standard library's per-process hash keys, mixed with the
+/// time and pid: unique enough for handles and boot ids without a dependency.
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    hasher.write_u32(std::process::id());
+    hasher.finish()
+}
+
+/// A random hex token.
+fn random_token() -> String {
+    format!("{:016x}", random_u64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_ids() {
+        assert!(validate_worker_id("w1").is_ok());
+        assert!(validate_worker_id("gpu_box_7").is_ok());
+        for bad in ["", "a-b", "a b", "é", &"x".repeat(65)] {
+            assert!(validate_worker_id(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn tokens_differ() {
+        assert_ne!(random_token(), random_token());
+    }
+}

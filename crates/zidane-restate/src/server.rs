@@ -1,0 +1,188 @@
+//! A throwaway single-node Restate server on loopback: what the tests, the benchmark
+//! and a first try of a worker run against.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::RestateError;
+
+/// The environment variable naming the `restate-server` binary (`cargo xtask ci` sets
+/// it after installing the npm package `@restatedev/restate-server`).
+pub const SERVER_ENV: &str = "ZIDANE_RESTATE_SERVER";
+
+/// Where `cargo xtask ci` installs the server, under the workspace's `target/`.
+pub const SERVER_INSTALL_PATH: &str =
+    "restate/node_modules/@restatedev/restate-server-linux-x64/bin/restate-server";
+
+/// How long a new server may take to answer on both its admin and ingress ports.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Finds `restate-server`: [`SERVER_ENV`], else [`SERVER_INSTALL_PATH`] under the
+/// workspace's `target/` (or `CARGO_TARGET_DIR`).
+pub fn find_server_binary() -> Result<PathBuf, RestateError> {
+    let mut looked = Vec::new();
+    if let Some(path) = std::env::var_os(SERVER_ENV) {
+        let path = PathBuf::from(path);
+        if path.is_file() {
+            return Ok(path);
+        }
+        looked.push(path);
+    }
+    let mut targets = Vec::new();
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        targets.push(PathBuf::from(dir));
+    }
+    targets.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    for target in targets {
+        let path = target.join(SERVER_INSTALL_PATH);
+        if path.is_file() {
+            return Ok(path);
+        }
+        looked.push(path);
+    }
+    Err(RestateError::ServerNotFound {
+        var: SERVER_ENV,
+        looked,
+    })
+}
+
+/// A `restate-server` child on free loopback ports with its data in a fresh directory;
+/// dropping it kills the server and removes the directory.
+#[derive(Debug)]
+pub struct RestateServer {
+    child: Child,
+    dir: PathBuf,
+    admin: String,
+    ingress: String,
+}
+
+impl RestateServer {
+    /// Starts a server and waits (bounded) until its admin API and ingress answer.
+    pub async fn start() -> Result<Self, RestateError> {
+        let binary = find_server_binary()?;
+        let dir = std::env::temp_dir().join(format!("zidane-restate-{}", crate::random_token()));
+        std::fs::create_dir_all(&dir).map_err(|source| RestateError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let [admin_port, ingress_port, node_port] = free_ports()?;
+        let log =
+            std::fs::File::create(dir.join("server.log")).map_err(|source| RestateError::Io {
+                path: dir.join("server.log"),
+                source,
+            })?;
+        let child = Command::new(&binary)
+            .arg("--no-logo")
+            .env("RESTATE_BASE_DIR", &dir)
+            .env("RESTATE_BIND_IP", "127.0.0.1")
+            .env("RESTATE_LISTEN_MODE", "tcp")
+            .env("RESTATE_BIND_PORT", node_port.to_string())
+            .env("RESTATE_ADMIN__BIND_PORT", admin_port.to_string())
+            .env("RESTATE_INGRESS__BIND_PORT", ingress_port.to_string())
+            .env("RESTATE_DISABLE_TELEMETRY", "true")
+            // Few partitions and a small cache: a test server, started often, on 2 cores.
+            .env("RESTATE_DEFAULT_NUM_PARTITIONS", "2")
+            .env("RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE", "256MiB")
+            .env("RESTATE_LOG_FILTER", "warn")
+            .env("RESTATE_LOG_DISABLE_ANSI_CODES", "true")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|source| RestateError::Io {
+                path: binary.clone(),
+                source,
+            })?;
+        let mut server = Self {
+            child,
+            dir,
+            admin: format!("http://127.0.0.1:{admin_port}"),
+            ingress: format!("http://127.0.0.1:{ingress_port}"),
+        };
+        server.wait_ready().await?;
+        Ok(server)
+    }
+
+    async fn wait_ready(&mut self) -> Result<(), RestateError> {
+        let client = reqwest::Client::new();
+        let started = Instant::now();
+        let probes = [
+            format!("{}/health", self.admin),
+            format!("{}/restate/health", self.ingress),
+        ];
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(RestateError::Server {
+                    reason: format!("exited with {status} (see {})", self.log().display()),
+                });
+            }
+            let mut ready = true;
+            for probe in &probes {
+                let ok = client
+                    .get(probe)
+                    .timeout(Duration::from_secs(1))
+                    .send()
+                    .await
+                    .is_ok_and(|r| r.status().is_success());
+                ready &= ok;
+            }
+            if ready {
+                return Ok(());
+            }
+            if started.elapsed() > READY_TIMEOUT {
+                return Err(RestateError::Server {
+                    reason: format!("not ready after {READY_TIMEOUT:?}"),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The admin API's base URL.
+    pub fn admin_url(&self) -> &str {
+        &self.admin
+    }
+
+    /// The ingress's base URL.
+    pub fn ingress_url(&self) -> &str {
+        &self.ingress
+    }
+
+    /// The server's log file.
+    pub fn log(&self) -> PathBuf {
+        self.dir.join("server.log")
+    }
+}
+
+impl Drop for RestateServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Three loopback ports free right now.
+fn free_ports() -> Result<[u16; 3], RestateError> {
+    let bind = || {
+        TcpListener::bind("127.0.0.1:0").map_err(|source| RestateError::Io {
+            path: PathBuf::from("127.0.0.1:0"),
+            source,
+        })
+    };
+    // All held at once, so the three differ.
+    let listeners = [bind()?, bind()?, bind()?];
+    let mut ports = [0; 3];
+    for (port, listener) in ports.iter_mut().zip(&listeners) {
+        *port = listener
+            .local_addr()
+            .map_err(|source| RestateError::Io {
+                path: PathBuf::from("127.0.0.1:0"),
+                source,
+            })?
+            .port();
+    }
+    Ok(ports)
+}

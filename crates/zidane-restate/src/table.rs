@@ -1,0 +1,150 @@
+//! A handle's task table on one worker, and every change made to it: pure functions the
+//! worker's handlers apply to the object's durable state, so the rules can be tested
+//! without a server.
+//!
+//! Each change returns the awakeables it settles, with the answer each gets: a waiter
+//! is answered exactly once, when its task ends (or at once if it already had).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use zidane_context::{LOST_EXIT_CODE, Signal, TaskExitInfo, TaskId, TaskStatus};
+
+use crate::protocol::{ExitReport, TaskRecord};
+
+/// Records by task id.
+pub(crate) type Table = BTreeMap<String, TaskRecord>;
+
+/// An awakeable and the answer it is resolved with.
+pub(crate) type Wake = (String, Option<TaskExitInfo>);
+
+/// The record of `task_id`.
+pub(crate) fn record(table: &Table, task_id: TaskId) -> Option<&TaskRecord> {
+    table.get(&task_id.to_string())
+}
+
+/// The tasks still `running` under another boot than `boot`: their worker died.
+pub(crate) fn lost(table: &Table, boot: &str) -> Vec<TaskId> {
+    table
+        .values()
+        .filter(|r| r.entry.status == TaskStatus::Running && r.boot != boot)
+        .map(|r| r.entry.task_id)
+        .collect()
+}
+
+/// Marks `tasks` lost at `at`.
+pub(crate) fn mark_lost(table: &mut Table, tasks: &[TaskId], at: DateTime<Utc>) -> Vec<Wake> {
+    let mut wakes = Vec::new();
+    for task in tasks {
+        wakes.extend(end(
+            table,
+            *task,
+            TaskStatus::Lost,
+            LOST_EXIT_CODE,
+            None,
+            at,
+        ));
+    }
+    wakes
+}
+
+/// Records an exit reported by the boot that ran the task; a report of another boot,
+/// or for a task that already ended, changes nothing.
+pub(crate) fn record_exit(table: &mut Table, report: &ExitReport) -> Vec<Wake> {
+    let Some(record) = table.get_mut(&report.task_id.to_string()) else {
+        return Vec::new();
+    };
+    if record.boot != report.boot {
+        return Vec::new();
+    }
+    if record.entry.status == TaskStatus::Running {
+        record.entry.bytes_written = report.bytes_written;
+        record.entry.leader_exit_code = report.leader_exit_code;
+        record.entry.log_write_failure = report.log_write_failure.clone();
+        record.entry.kill_reason = report.kill_reason;
+    }
+    end(
+        table,
+        report.task_id,
+        report.status,
+        report.exit_code,
+        report.signal,
+        report.ended_at,
+    )
+}
+
+/// Records the exit a kill returned.
+pub(crate) fn record_kill(table: &mut Table, exit: &TaskExitInfo, at: DateTime<Utc>) -> Vec<Wake> {
+    if let Some(record) = table.get_mut(&exit.task_id.to_string())
+        && record.entry.status == TaskStatus::Running
+    {
+        record.entry.leader_exit_code = exit.leader_exit_code;
+        record.entry.log_write_failure = exit.log_write_failure.clone();
+        record.entry.kill_reason = exit.kill_reason;
+    }
+    end(
+        table,
+        exit.task_id,
+        exit.status,
+        exit.exit_code,
+        exit.signal,
+        at,
+    )
+}
+
+/// Parks `awakeable` on the task, or answers it at once: with the exit of an ended
+/// task, `None` for an unknown one.
+pub(crate) fn add_waiter(table: &mut Table, task_id: TaskId, awakeable: String) -> Vec<Wake> {
+    match table.get_mut(&task_id.to_string()) {
+        Some(record) if record.entry.status == TaskStatus::Running => {
+            record.waiters.push(awakeable);
+            Vec::new()
+        }
+        Some(record) => vec![(awakeable, record.entry.exit_info())],
+        None => vec![(awakeable, None)],
+    }
+}
+
+/// Forgets every task; parked waiters are answered with what their task is now.
+pub(crate) fn clear(table: &mut Table) -> Vec<Wake> {
+    let mut wakes = Vec::new();
+    for record in table.values_mut() {
+        let exit = record.entry.exit_info();
+        for awakeable in std::mem::take(&mut record.waiters) {
+            wakes.push((awakeable, exit.clone()));
+        }
+    }
+    table.clear();
+    wakes
+}
+
+/// Ends a running task: the one place a record turns terminal. An ended task never
+/// changes again.
+fn end(
+    table: &mut Table,
+    task_id: TaskId,
+    status: TaskStatus,
+    exit_code: i32,
+    signal: Option<Signal>,
+    at: DateTime<Utc>,
+) -> Vec<Wake> {
+    let Some(record) = table.get_mut(&task_id.to_string()) else {
+        return Vec::new();
+    };
+    if record.entry.status != TaskStatus::Running || !status.is_terminal() {
+        return Vec::new();
+    }
+    record.entry.status = status;
+    record.entry.exit_code = Some(exit_code);
+    record.entry.signal = signal;
+    record.entry.ended_at = Some(at.max(record.entry.started_at));
+    let exit = record.entry.exit_info();
+    std::mem::take(&mut record.waiters)
+        .into_iter()
+        .map(|awakeable| (awakeable, exit.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "table_tests.rs"]
+mod tests;

@@ -1,0 +1,206 @@
+//! The task table's rules, over random sequences of what can happen to it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::TimeZone;
+use proptest::prelude::*;
+use zidane_context::TaskEntry;
+
+use super::*;
+
+#[derive(Debug, Clone)]
+enum Event {
+    /// Task `n` started by boot `b`.
+    Start(u64, u8),
+    /// Boot `b` reports task `n` exited with `code`.
+    Exit(u64, u8, i32),
+    /// A kill of task `n` returned.
+    Kill(u64),
+    /// Boot `b` handles a call: tasks of other boots are lost.
+    Sweep(u8),
+    /// A waiter parks on task `n`.
+    Wait(u64),
+    /// The handle is destroyed.
+    Clear,
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        (1u64..5, 0u8..3).prop_map(|(n, b)| Event::Start(n, b)),
+        (1u64..5, 0u8..3, 0i32..3).prop_map(|(n, b, c)| Event::Exit(n, b, c)),
+        (1u64..5).prop_map(Event::Kill),
+        (0u8..3).prop_map(Event::Sweep),
+        (1u64..5).prop_map(Event::Wait),
+        Just(Event::Clear),
+    ]
+}
+
+fn at(t: i64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(1_700_000_000_000 + t).unwrap()
+}
+
+fn started(n: u64, boot: u8, t: i64) -> TaskRecord {
+    TaskRecord {
+        entry: TaskEntry {
+            task_id: TaskId::from_number(n),
+            pid: 100 + u32::try_from(n).unwrap(),
+            command: format!("job {n}"),
+            cwd: "/w".into(),
+            output_path: format!("/w/bash_{n}.log").into(),
+            status: TaskStatus::Running,
+            exit_code: None,
+            signal: None,
+            started_at: at(t),
+            ended_at: None,
+            bytes_written: 0,
+            leader_exit_code: None,
+            log_write_failure: None,
+            kill_reason: None,
+        },
+        boot: format!("boot{boot}"),
+        local_task: TaskId::from_number(n),
+        waiters: Vec::new(),
+    }
+}
+
+proptest! {
+    #[test]
+    fn waiters_are_answered_once_and_ended_tasks_never_change(
+        events in prop::collection::vec(event(), 0..40)
+    ) {
+        let mut table = Table::new();
+        // Awakeable → the answer it got.
+        let mut answered: BTreeMap<String, Option<TaskExitInfo>> = BTreeMap::new();
+        let mut parked: BTreeSet<String> = BTreeSet::new();
+        let mut ended: BTreeMap<String, TaskEntry> = BTreeMap::new();
+        let mut next_awakeable = 0;
+        for (t, event) in events.into_iter().enumerate() {
+            let t = i64::try_from(t).unwrap();
+            let wakes = match event {
+                Event::Start(n, b) => {
+                    // `start` never replaces a record (a retried start answers the same).
+                    table.entry(TaskId::from_number(n).to_string()).or_insert_with(|| started(n, b, t));
+                    Vec::new()
+                }
+                Event::Exit(n, b, code) => record_exit(&mut table, &ExitReport {
+                    task_id: TaskId::from_number(n),
+                    boot: format!("boot{b}"),
+                    status: TaskStatus::Exited,
+                    exit_code: code,
+                    signal: None,
+                    ended_at: at(t),
+                    bytes_written: 7,
+                    leader_exit_code: None,
+                    log_write_failure: None,
+                    kill_reason: None,
+                }),
+                Event::Kill(n) => {
+                    let exit = record(&table, TaskId::from_number(n))
+                        .filter(|r| r.entry.status == TaskStatus::Running)
+                        .map(|r| TaskExitInfo {
+                            task_id: r.entry.task_id,
+                            status: TaskStatus::Killed,
+                            exit_code: 143,
+                            signal: Some(Signal::TERM),
+                            output_path: r.entry.output_path.clone(),
+                            duration: std::time::Duration::ZERO,
+                            command: r.entry.command.clone(),
+                            leader_exit_code: None,
+                            log_write_failure: None,
+                            kill_reason: None,
+                        });
+                    exit.map(|e| record_kill(&mut table, &e, at(t))).unwrap_or_default()
+                }
+                Event::Sweep(b) => {
+                    let boot = format!("boot{b}");
+                    let gone = lost(&table, &boot);
+                    for task in &gone {
+                        let r = record(&table, *task).unwrap();
+                        prop_assert!(r.boot != boot && r.entry.status == TaskStatus::Running);
+                    }
+                    let wakes = mark_lost(&mut table, &gone, at(t));
+                    for task in &gone {
+                        prop_assert_eq!(record(&table, *task).unwrap().entry.status, TaskStatus::Lost);
+                    }
+                    wakes
+                }
+                Event::Wait(n) => {
+                    next_awakeable += 1;
+                    let awakeable = format!("a{next_awakeable}");
+                    let wakes = add_waiter(&mut table, TaskId::from_number(n), awakeable.clone());
+                    if wakes.is_empty() {
+                        parked.insert(awakeable);
+                    }
+                    wakes
+                }
+                Event::Clear => {
+                    ended.clear();
+                    clear(&mut table)
+                }
+            };
+            for (awakeable, answer) in wakes {
+                prop_assert!(!answered.contains_key(&awakeable), "{} answered twice", awakeable);
+                parked.remove(&awakeable);
+                if let Some(exit) = &answer {
+                    prop_assert!(exit.status.is_terminal());
+                }
+                answered.insert(awakeable, answer);
+            }
+            for (id, record) in &table {
+                if let Some(before) = ended.get(id) {
+                    prop_assert_eq!(&record.entry, before, "an ended task changed");
+                }
+                if record.entry.status.is_terminal() {
+                    prop_assert!(record.waiters.is_empty());
+                    prop_assert!(record.entry.exit_info().is_some());
+                    ended.insert(id.clone(), record.entry.clone());
+                } else {
+                    for waiter in &record.waiters {
+                        prop_assert!(parked.contains(waiter));
+                    }
+                }
+            }
+        }
+        // Every waiter not answered is parked on a task that still runs.
+        let still: usize = table.values().map(|r| r.waiters.len()).sum();
+        prop_assert_eq!(still, parked.len());
+    }
+}
+
+#[test]
+fn a_lost_task_reads_lost_with_the_lost_exit_code() {
+    let mut table = Table::new();
+    table.insert("bash_1".into(), started(1, 0, 0));
+    add_waiter(&mut table, TaskId::from_number(1), "w".into());
+    assert_eq!(
+        lost(&table, "boot0"),
+        Vec::<TaskId>::new(),
+        "same boot: alive"
+    );
+    let gone = lost(&table, "boot1");
+    let wakes = mark_lost(&mut table, &gone, at(5));
+    let exit = wakes[0].1.clone().unwrap();
+    assert_eq!(
+        (exit.status, exit.exit_code),
+        (TaskStatus::Lost, LOST_EXIT_CODE)
+    );
+    assert_eq!(exit.duration, std::time::Duration::from_millis(5));
+    // The late report of the dead boot changes nothing now.
+    let late = ExitReport {
+        task_id: TaskId::from_number(1),
+        boot: "boot0".into(),
+        status: TaskStatus::Exited,
+        exit_code: 0,
+        signal: None,
+        ended_at: at(9),
+        bytes_written: 1,
+        leader_exit_code: None,
+        log_write_failure: None,
+        kill_reason: None,
+    };
+    assert!(record_exit(&mut table, &late).is_empty());
+    assert_eq!(
+        record(&table, TaskId::from_number(1)).unwrap().entry.status,
+        TaskStatus::Lost
+    );
+}

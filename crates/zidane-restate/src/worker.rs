@@ -1,0 +1,289 @@
+//! The worker: what one worker process shares between the handlers of its Restate
+//! object (`object.rs`) — its identity and boot, the `ProcessContext` that runs tasks
+//! on this machine, and the spawn each `start` journals.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use chrono::Utc;
+use restate_sdk::prelude::*;
+use zidane_context::{BackgroundOptions, ExecutionContext, ExecutionHandle, TaskId};
+use zidane_process::ProcessContext;
+
+use crate::exit_report::ExitReporter;
+use crate::ingress::Ingress;
+use crate::object::{terminal, wake};
+use crate::protocol::{Spawned, StartRequest};
+use crate::table::{self, Table};
+
+/// How many tasks a worker runs at once, over all sessions, unless told otherwise.
+pub const DEFAULT_WORKER_MAX_TASKS: usize = 64;
+
+/// Who a worker is and where it keeps things.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// The worker's id: letters, digits and `_`. Its service is `ZidaneWorker_<id>`; a
+    /// worker started with the id of one that died takes over its tasks' records.
+    pub worker_id: String,
+    /// Where task logs live: `<user_dir>/handles/<handle>/tasks/`.
+    pub user_dir: PathBuf,
+    /// Restate's ingress, through which the worker reports exits to its own object.
+    pub ingress: String,
+    /// Most tasks running at once on this worker, over all sessions; a start past it
+    /// is refused (see [`DEFAULT_WORKER_MAX_TASKS`]).
+    pub max_tasks: usize,
+}
+
+impl WorkerConfig {
+    /// A config with the default task cap.
+    pub fn new(
+        worker_id: impl Into<String>,
+        user_dir: impl Into<PathBuf>,
+        ingress: impl Into<String>,
+    ) -> Self {
+        Self {
+            worker_id: worker_id.into(),
+            user_dir: user_dir.into(),
+            ingress: ingress.into(),
+            max_tasks: DEFAULT_WORKER_MAX_TASKS,
+        }
+    }
+}
+
+/// A worker: the state one worker process shares between its handlers.
+pub struct Worker {
+    config: WorkerConfig,
+    pub(crate) service: String,
+    /// This worker process; differs on every start.
+    pub(crate) boot: String,
+    pub(crate) process: Arc<ProcessContext>,
+    ingress: Ingress,
+    runtime: tokio::runtime::Handle,
+    /// Local handles by remote handle number.
+    pub(crate) handles: Mutex<HashMap<u64, ExecutionHandle>>,
+    /// What this boot spawned, so a `spawn` re-run after a lost journal write answers
+    /// the same instead of starting the task twice.
+    pub(crate) spawned: Mutex<HashMap<(u64, TaskId), Spawned>>,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("service", &self.service)
+            .field("boot", &self.boot)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Worker {
+    /// A worker for `config`, made inside a tokio runtime (its exit reports run there).
+    /// Its `ProcessContext` first ends the processes that a dead worker on this machine
+    /// left behind (see [`Worker::ready`]).
+    pub fn new(config: WorkerConfig) -> Result<Self, crate::RestateError> {
+        crate::validate_worker_id(&config.worker_id)?;
+        let runtime =
+            tokio::runtime::Handle::try_current().map_err(|_| crate::RestateError::NoRuntime)?;
+        let ingress = Ingress::new(&config.ingress)?;
+        let process = Arc::new(
+            ProcessContext::builder()
+                .cwd(&config.user_dir)
+                .max_background_tasks(config.max_tasks)
+                .sweep_orphans_on_start(true)
+                .build(),
+        );
+        Ok(Self {
+            service: crate::protocol::service_name(&config.worker_id),
+            boot: crate::random_token(),
+            process,
+            ingress,
+            runtime,
+            handles: Mutex::new(HashMap::new()),
+            spawned: Mutex::new(HashMap::new()),
+            config,
+        })
+    }
+
+    /// Waits until the processes of dead workers on this machine are gone, so nothing
+    /// the previous worker started is still running once this one answers.
+    pub async fn ready(&self) {
+        let _ = self.process.startup_sweep().await;
+    }
+
+    /// Once registered: asks Restate's admin API (`admin`) which handles have tasks on
+    /// this worker's object and sends each a `sweep`, so what a dead worker left
+    /// `running` reads `lost` — and parked waiters wake — without waiting for a host to
+    /// ask. Returns how many handles were told.
+    pub async fn sweep_lost(&self, admin: &str) -> Result<usize, crate::RestateError> {
+        let target = format!("{}/query", admin.trim_end_matches('/'));
+        // The name is `ZidaneWorker_` and a validated id: nothing in it needs quoting.
+        let query = format!(
+            "SELECT DISTINCT service_key FROM state WHERE service_name = '{}'",
+            self.service
+        );
+        let http = reqwest::Client::new();
+        let response = http
+            .post(&target)
+            .header("accept", "application/json")
+            .json(&serde_json::json!({ "query": query }))
+            .timeout(Duration::from_secs(30))
+            .send()
+            .await
+            .map_err(|source| crate::RestateError::Http {
+                target: target.clone(),
+                source,
+            })?;
+        let status = response.status();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|source| crate::RestateError::Http {
+                target: target.clone(),
+                source,
+            })?;
+        if !status.is_success() {
+            return Err(crate::RestateError::Handler {
+                target,
+                status: status.as_u16(),
+                message: String::from_utf8_lossy(&bytes).into_owned(),
+            });
+        }
+        let answer: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|source| crate::RestateError::Decode {
+                target: target.clone(),
+                source,
+            })?;
+        let keys: Vec<String> = answer
+            .get("rows")
+            .and_then(|rows| rows.as_array())
+            .map(|rows| {
+                rows.iter()
+                    .filter_map(|row| row.get("service_key")?.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for key in &keys {
+            let idempotency = format!("sweep-{}-{key}", self.boot);
+            self.ingress
+                .send(
+                    &self.service,
+                    key,
+                    "sweep",
+                    &serde_json::Value::Null,
+                    &idempotency,
+                )
+                .await?;
+        }
+        Ok(keys.len())
+    }
+
+    /// The service name this worker registers: `ZidaneWorker_<id>`.
+    pub fn service_name(&self) -> &str {
+        &self.service
+    }
+
+    /// This worker process's boot id.
+    pub fn boot(&self) -> &str {
+        &self.boot
+    }
+
+    pub(crate) fn local_handle_if_any(&self, handle: u64) -> Option<ExecutionHandle> {
+        lock(&self.handles).get(&handle).copied()
+    }
+
+    pub(crate) async fn local_handle(&self, handle: u64) -> Result<ExecutionHandle, HandlerError> {
+        if let Some(local) = self.local_handle_if_any(handle) {
+            return Ok(local);
+        }
+        let local = self.process.create_handle().await.map_err(terminal)?;
+        Ok(*lock(&self.handles).entry(handle).or_insert(local))
+    }
+
+    pub(crate) fn handle_dir(&self, handle: u64) -> PathBuf {
+        self.config
+            .user_dir
+            .join("handles")
+            .join(handle.to_string())
+    }
+
+    /// The side effect of `start`: spawn the process (once per boot and task).
+    pub(crate) async fn spawn(
+        &self,
+        handle: u64,
+        request: StartRequest,
+    ) -> Result<Spawned, HandlerError> {
+        if let Some(done) = lock(&self.spawned).get(&(handle, request.task_id)) {
+            return Ok(done.clone());
+        }
+        if Utc::now().timestamp_millis() > request.deadline_ms {
+            return Err(TerminalError::new(format!(
+                "{} reached worker {} after its deadline: not started",
+                request.task_id, self.config.worker_id
+            ))
+            .into());
+        }
+        let local = self.local_handle(handle).await?;
+        let mut options = BackgroundOptions::new(self.handle_dir(handle).join("tasks"));
+        options.env = request.env.clone();
+        options.cwd = request.cwd.clone();
+        options.max_output_bytes = request.max_output_bytes;
+        let reporter = ExitReporter {
+            ingress: self.ingress.clone(),
+            service: self.service.clone(),
+            key: handle.to_string(),
+            task_id: request.task_id,
+            boot: self.boot.clone(),
+            local,
+            process: Arc::clone(&self.process),
+        };
+        let runtime = self.runtime.clone();
+        options = options.on_exit(move |exit| {
+            let reporter = reporter.clone();
+            runtime.spawn(async move { reporter.report(exit).await });
+        });
+        let started = self
+            .process
+            .exec_background(local, &request.command, options)
+            .await
+            .map_err(terminal)?;
+        let spawned = Spawned {
+            pid: started.pid,
+            output_path: started.output_path,
+            local_task: started.task_id,
+            cwd: request
+                .cwd
+                .clone()
+                .unwrap_or_else(|| self.process.cwd().to_owned()),
+            started_at: Utc::now(),
+        };
+        lock(&self.spawned).insert((handle, request.task_id), spawned.clone());
+        Ok(spawned)
+    }
+
+    /// Marks `running` records of other boots `lost` (their worker died), answering
+    /// their waiters. Returns whether anything changed.
+    pub(crate) async fn mark_lost(
+        &self,
+        ctx: &ObjectContext<'_>,
+        tasks: &mut Table,
+    ) -> Result<bool, HandlerError> {
+        let gone = table::lost(tasks, &self.boot);
+        if gone.is_empty() {
+            return Ok(false);
+        }
+        let now = ctx
+            .run(|| async { Ok(Utc::now().timestamp_millis()) })
+            .name("lost_at")
+            .await?;
+        let at = chrono::DateTime::from_timestamp_millis(now).unwrap_or_else(Utc::now);
+        wake(ctx, table::mark_lost(tasks, &gone, at));
+        Ok(true)
+    }
+}
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

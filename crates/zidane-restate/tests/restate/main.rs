@@ -1,0 +1,30 @@
+//! zidane-restate against a real Restate server and real worker processes, one file per
+//! behaviour, all compiled as one binary.
+//!
+//! Every test starts its own `restate-server` on free loopback ports (found as
+//! `cargo xtask ci` installs it, see `support::cluster`) and its own `zidane-worker`
+//! processes, and removes all of it when done.
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+#[path = "support.rs"]
+mod support;
+
+#[path = "destroy.rs"]
+mod destroy;
+#[path = "exec.rs"]
+mod exec;
+#[path = "host_crash.rs"]
+mod host_crash;
+#[path = "idle_wake.rs"]
+mod idle_wake;
+#[path = "kill.rs"]
+mod kill;
+#[path = "notify.rs"]
+mod notify;
+#[path = "two_workers.rs"]
+mod two_workers;
+#[path = "wait.rs"]
+mod wait;
+#[path = "worker_crash.rs"]
+mod worker_crash;

@@ -1,0 +1,270 @@
+//! A Restate server, `zidane-worker` processes and agents over `RestateContext`.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use zidane_agent::{Agent, ScriptedModel, Session, SessionStore};
+use zidane_context::{ExecutionContext, ExecutionHandle, TaskEntry, TaskId, TaskStatus};
+use zidane_restate::{RestateContext, RestateServer};
+
+/// Longest a test waits for something that should happen.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// A Restate server with workers, and a temp dir for their disks and the sessions.
+pub struct Cluster {
+    pub server: RestateServer,
+    pub dir: tempfile::TempDir,
+    pub workers: Vec<WorkerProcess>,
+}
+
+/// A `zidane-worker` child; killed (SIGKILL) on drop.
+pub struct WorkerProcess {
+    pub id: String,
+    pub address: SocketAddr,
+    pub user_dir: PathBuf,
+    child: Child,
+}
+
+impl WorkerProcess {
+    /// Kills the worker with SIGKILL and reaps it: it cannot clean anything up.
+    pub fn kill_hard(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        // SIGTERM first so the worker's ProcessContext ends its tasks, then make sure.
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap());
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while std::time::Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A server and workers `ids`, or `None` (with the reason printed) when no
+/// `restate-server` is installed and this is not CI — under CI it must be there.
+#[allow(clippy::print_stderr)] // the reason a test skipped
+pub async fn cluster(ids: &[&str]) -> Option<Cluster> {
+    if let Err(error) = zidane_restate::find_server_binary() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI must have restate-server: {error}"
+        );
+        eprintln!("skipped: {error}");
+        return None;
+    }
+    let server = RestateServer::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cluster = Cluster {
+        server,
+        dir,
+        workers: Vec::new(),
+    };
+    for id in ids {
+        let worker = cluster.spawn_worker(id, "127.0.0.1:0".parse().unwrap());
+        cluster.workers.push(worker);
+    }
+    Some(cluster)
+}
+
+impl Cluster {
+    /// Starts worker `id` listening on `listen`, its disk under the cluster's dir, and
+    /// waits (bounded) until it registered with Restate.
+    pub fn spawn_worker(&self, id: &str, listen: SocketAddr) -> WorkerProcess {
+        // A starting worker sweeps the orphans of dead hosts on this machine, which
+        // must not race the zidane-process tests that make orphans and sweep them.
+        let _lock = sweep_lock();
+        let user_dir = self.dir.path().join(format!("worker-{id}"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_zidane-worker"))
+            .args(["--worker-id", id, "--listen", &listen.to_string()])
+            .args(["--ingress", self.server.ingress_url()])
+            .args(["--admin", self.server.admin_url()])
+            .arg("--user-dir")
+            .arg(&user_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(WAIT).expect("the worker is ready in time");
+        let address = line
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_else(|| panic!("worker said {line:?}"))
+            .parse()
+            .unwrap();
+        WorkerProcess {
+            id: id.to_owned(),
+            address,
+            user_dir,
+            child,
+        }
+    }
+
+    /// Kills worker `index` with SIGKILL and starts one with its id on its address.
+    pub fn restart_worker(&mut self, index: usize) {
+        let (id, address) = {
+            let old = &mut self.workers[index];
+            old.kill_hard();
+            (old.id.clone(), old.address)
+        };
+        let new = self.spawn_worker(&id, address);
+        self.workers[index] = new;
+    }
+
+    /// A context over every worker of the cluster.
+    pub fn context(&self) -> Arc<RestateContext> {
+        let ids: Vec<String> = self.workers.iter().map(|w| w.id.clone()).collect();
+        Arc::new(
+            RestateContext::new(self.server.ingress_url(), ids)
+                .unwrap()
+                .call_timeout(Duration::from_secs(2)),
+        )
+    }
+
+    /// Where the sessions live.
+    pub fn store(&self) -> SessionStore {
+        SessionStore::new(self.dir.path().join("host"))
+    }
+}
+
+/// An agent over `context` on `handle`, with session `s1` from `store` (new or stored).
+pub fn agent(
+    model: ScriptedModel,
+    context: Arc<RestateContext>,
+    handle: ExecutionHandle,
+    store: &SessionStore,
+) -> Agent {
+    let session = store.load("s1").unwrap_or_else(|_| Session::new("s1"));
+    Agent::builder(Arc::new(model), context)
+        .handle(handle)
+        .store(store.clone())
+        .session(session)
+        .build()
+        .unwrap()
+}
+
+/// A background shell call.
+pub fn bg(command: &str) -> Value {
+    json!({ "command": command, "run_in_background": true })
+}
+
+pub fn tid(n: u64) -> TaskId {
+    TaskId::from_number(n)
+}
+
+/// The task ids of the notifications a run delivered.
+pub fn notified(outcome: &zidane_agent::RunOutcome) -> Vec<String> {
+    outcome
+        .notified
+        .iter()
+        .map(|e| e.task_id.to_string())
+        .collect()
+}
+
+/// Lists until `done` holds for the list, at most [`WAIT`]; returns that list.
+pub async fn list_until(
+    context: &dyn ExecutionContext,
+    handle: ExecutionHandle,
+    mut done: impl FnMut(&[TaskEntry]) -> bool,
+) -> Vec<TaskEntry> {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        if let Ok(entries) = context.list_background(handle).await
+            && done(&entries)
+        {
+            return entries;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "list condition not met within {WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Whether every listed task has ended.
+pub fn all_ended(entries: &[TaskEntry], count: usize) -> bool {
+    entries.len() == count && entries.iter().all(|e| e.status.is_terminal())
+}
+
+/// Whether any live (not zombie) process is left in process group `pgid`: a killed
+/// worker's orphans are reaped by whoever adopts them, maybe late, so `/proc` is read.
+pub fn group_alive(pgid: u32) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.flatten().any(|entry| {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            return false;
+        };
+        // After the `(comm)` field: state, ppid, pgrp.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
+    })
+}
+
+/// Waits (bounded) until process group `pgid` is empty.
+pub async fn until_group_gone(pgid: u32) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while group_alive(pgid) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "process group {pgid} still alive after {WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Whether `path` lies under `dir`.
+pub fn under(path: &Path, dir: &Path) -> bool {
+    path.starts_with(dir)
+}
+
+/// The status of task `n` in `entries`.
+pub fn status_of(entries: &[TaskEntry], n: u64) -> TaskStatus {
+    entries
+        .iter()
+        .find(|e| e.task_id == tid(n))
+        .map(|e| e.status)
+        .unwrap_or_else(|| panic!("bash_{n} not listed in {entries:?}"))
+}
+
+/// The lock the zidane-process orphan tests hold (the same file) while they make and
+/// sweep orphans; held here while a worker starts, which runs such a sweep.
+fn sweep_lock() -> nix::fcntl::Flock<std::fs::File> {
+    let path = std::env::temp_dir().join("zidane-process-orphan-sweep-tests.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap();
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, errno)| errno)
+        .unwrap()
+}
