@@ -105,14 +105,14 @@ impl Behavior {
         self
     }
 
-    /// Sets the per-task output cap, in bytes.
+    /// Sets the default output cap of background tasks, in bytes (a call's own wins).
     #[must_use]
     pub fn max_output_bytes(mut self, bytes: u64) -> Self {
         self.max_output_bytes = Some(bytes);
         self
     }
 
-    /// Sets the quiet window after which a stall is reported.
+    /// Sets the quiet window after which a task's stall is reported to the model.
     #[must_use]
     pub fn stall_timeout(mut self, window: Duration) -> Self {
         self.stall_timeout = Some(window);
