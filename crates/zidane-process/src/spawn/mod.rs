@@ -214,7 +214,7 @@ mod tests {
         )
         .unwrap();
         assert!(
-            vfork_spawn::reap(child.pid, true)
+            crate::sys::reap(child.pid, true)
                 .unwrap()
                 .unwrap()
                 .success()
@@ -256,7 +256,7 @@ mod tests {
         std::fs::File::from(read)
             .read_to_string(&mut output)
             .unwrap();
-        let status = vfork_spawn::reap(pid, true).unwrap().unwrap();
+        let status = crate::sys::reap(pid, true).unwrap().unwrap();
         assert_eq!(output, "hi\nerr\nleads\n");
         assert_eq!(status.code(), Some(4));
     }

@@ -46,7 +46,7 @@ use nix::fcntl::OFlag;
 use nix::unistd::{Pid, dup3};
 
 use crate::spawn::shell::Shell;
-pub(crate) use crate::sys::reap;
+use crate::sys::reap;
 use crate::sys::{self, ChildArgs, Stage, open_dev_null};
 #[cfg(doc)]
 use crate::task::log_file::open_new;
