@@ -18,14 +18,14 @@ use zidane_tools::{
 };
 use zidane_wire::Turn;
 
+use crate::config::{AgentBuilder, Behavior, ReconcileJournal};
 use crate::delivery::Delivery;
 use crate::destroy::Resource;
+use crate::error::{AgentError, KillTaskError, Result};
+use crate::hooks::{HookBus, HookEvent, TaskStart};
+use crate::model::Model;
 use crate::persist::SessionLock;
-use crate::spawn::SpawnTool;
-use crate::{
-    AgentBuilder, AgentError, Behavior, HookBus, HookEvent, Model, ReconcileJournal, Result,
-    Session, SessionStore, TaskStart,
-};
+use crate::session::{Session, SessionStore};
 
 const LIVE: u8 = 0;
 const DESTROYING: u8 = 1;
@@ -131,12 +131,6 @@ impl Agent {
         for tool in base.into_iter().chain(builder.extra_tools) {
             tools.register(tool)?;
         }
-        // The spawn tool needs the agent it belongs to, which does not exist yet: it is
-        // registered unbound and bound (weakly) once the agent is made.
-        let spawn = builder.spawn.map(SpawnTool::unbound);
-        if let Some(spawn) = &spawn {
-            tools.register(Arc::clone(spawn) as Arc<dyn zidane_tools::Tool>)?;
-        }
         let session = builder.session.unwrap_or_else(Session::generate);
         // Taken before anything else touches the session's directory, so a second agent
         // fails here instead of overwriting the first one's turns.
@@ -181,9 +175,6 @@ impl Agent {
                 host_driven: builder.host_driven,
             }),
         };
-        if let Some(spawn) = spawn {
-            spawn.bind(&agent);
-        }
         Ok(agent)
     }
 
@@ -247,7 +238,7 @@ impl Agent {
     }
 
     /// Whether the handle was injected by the host (then the agent never destroys it).
-    pub fn handle_is_injected(&self) -> bool {
+    pub(crate) fn handle_is_injected(&self) -> bool {
         self.inner.injected_handle
     }
 
@@ -313,13 +304,13 @@ impl Agent {
     /// The exit callback of this agent: fires `background:exit` on its bus and queues the
     /// exit for its next run. A subagent `spawn` tool passes it to
     /// `reassign_background_tasks` so adopted tasks report here.
-    pub fn exit_sink(&self) -> ExitCallback {
+    pub(crate) fn exit_sink(&self) -> ExitCallback {
         let feeds = Arc::clone(&self.inner.feeds);
         Arc::new(move |exit| feeds.exit(exit))
     }
 
     /// The sinks every tool call of this agent gets.
-    pub fn sinks(&self) -> BackgroundSinks {
+    pub(crate) fn sinks(&self) -> BackgroundSinks {
         let exit_feeds = Arc::clone(&self.inner.feeds);
         let stall_feeds = Arc::clone(&self.inner.feeds);
         let start_feeds = Arc::clone(&self.inner.feeds);
@@ -335,21 +326,25 @@ impl Agent {
     }
 
     /// The background settings every tool call of this agent gets.
-    pub fn background_settings(&self) -> BackgroundSettings {
+    pub(crate) fn background_settings(&self) -> BackgroundSettings {
         let behavior = &self.inner.behavior;
         BackgroundSettings {
             tasks_dir: self.inner.tasks_dir.clone(),
             policy: behavior.background,
-            max_output_bytes: behavior.output_cap,
-            stall_timeout: behavior.stall_window,
+            max_output_bytes: behavior.max_output_bytes,
+            stall_timeout: behavior.stall_timeout,
             remote_readiness: behavior.remote_readiness,
-            wall_time: behavior.background_wall_time,
-            cpu_time: behavior.background_cpu_time,
+            wall_time: behavior.wall_time,
+            cpu_time: behavior.cpu_time,
         }
     }
 
     /// The context a tool call runs with, on `handle` with `cancel`.
-    pub fn tool_context(&self, handle: ExecutionHandle, cancel: CancellationToken) -> ToolContext {
+    pub(crate) fn tool_context(
+        &self,
+        handle: ExecutionHandle,
+        cancel: CancellationToken,
+    ) -> ToolContext {
         ToolContext::new(Arc::clone(&self.inner.context), handle)
             .with_background(self.background_settings())
             .with_sinks(self.sinks())
@@ -357,22 +352,21 @@ impl Agent {
     }
 
     /// Kills a background task of this agent (the task picker's action): a full group
-    /// kill, not a call cancel. False for a malformed or unknown id, a context without
-    /// background tasks, or no handle yet. The exit is then notified to the model at its
-    /// next run like any other — the user, not the model, ended it.
-    pub async fn kill_background_task(&self, task_id: &str) -> bool {
-        let Ok(task_id) = TaskId::parse(task_id) else {
-            return false;
-        };
-        let Some(handle) = self.current_handle() else {
-            return false;
-        };
+    /// kill, not a call cancel. The exit is then notified to the model at its next run
+    /// like any other — the user, not the model, ended it.
+    ///
+    /// Errors say why nothing was killed: a malformed id, no handle yet, an id this
+    /// agent does not know, or the context's refusal (a context without background
+    /// tasks among them).
+    pub async fn kill_background_task(&self, task_id: &str) -> Result<(), KillTaskError> {
+        let task_id = TaskId::parse(task_id).map_err(KillTaskError::InvalidId)?;
+        let handle = self.current_handle().ok_or(KillTaskError::NoHandle)?;
         match self.inner.context.kill_background(handle, task_id).await {
-            Ok(Some(_)) => true,
-            Ok(None) => false,
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err(KillTaskError::Unknown(task_id)),
             Err(error) => {
                 tracing::debug!(%task_id, %error, "kill_background_task failed");
-                false
+                Err(KillTaskError::Context(error))
             }
         }
     }
@@ -504,3 +498,7 @@ impl fmt::Debug for Agent {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+#[path = "agent_tests.rs"]
+mod tests;

@@ -8,7 +8,12 @@ use async_trait::async_trait;
 use zidane_context::{ContextError, ExecutionContext, ExecutionHandle, TaskEntry};
 use zidane_tools::{BackgroundPolicy, Tool};
 
-use crate::{Agent, HookBus, Model, Result, Session, SessionStore, SpawnToolOptions};
+use crate::agent::Agent;
+use crate::error::Result;
+use crate::hooks::HookBus;
+use crate::model::Model;
+use crate::session::{Session, SessionStore};
+use crate::spawn::SpawnToolOptions;
 
 /// How long a whole destroy may take. It leaves room for a context's kill grace (the
 /// local `ProcessContext` waits five seconds between `SIGTERM` and `SIGKILL`), so a task
@@ -35,10 +40,10 @@ pub struct Behavior {
     pub background: BackgroundPolicy,
     /// Bytes kept in each task's log (later bytes are counted and dropped). `None`: no
     /// cap.
-    pub output_cap: Option<u64>,
+    pub max_output_bytes: Option<u64>,
     /// Quiet window after which a task's stall is reported to the model. `None`: no
     /// watchdog.
-    pub stall_window: Option<Duration>,
+    pub stall_timeout: Option<Duration>,
     /// Running background tasks this agent may have at once. Enforced by the agent
     /// before a `shell` call with `run_in_background` is dispatched (an error result
     /// for the model); the context keeps its own, per-context cap. `None`: only the
@@ -49,10 +54,10 @@ pub struct Behavior {
     pub remote_readiness: bool,
     /// Wall-time budget of every background task that sets none itself (`timeout_ms`).
     /// `None`: none.
-    pub background_wall_time: Option<Duration>,
+    pub wall_time: Option<Duration>,
     /// CPU-time budget of every background task that sets none itself (`cpu_time_ms`).
     /// `None`: none.
-    pub background_cpu_time: Option<Duration>,
+    pub cpu_time: Option<Duration>,
     /// How long a whole destroy may take (see [`Agent::destroy`]).
     pub destroy_timeout: Duration,
     /// Model calls per run.
@@ -66,12 +71,12 @@ impl Default for Behavior {
         Self {
             tasks_dir: None,
             background: BackgroundPolicy::Enabled,
-            output_cap: None,
-            stall_window: None,
+            max_output_bytes: None,
+            stall_timeout: None,
             max_background_tasks: None,
             remote_readiness: false,
-            background_wall_time: None,
-            background_cpu_time: None,
+            wall_time: None,
+            cpu_time: None,
             destroy_timeout: DEFAULT_DESTROY_TIMEOUT,
             max_steps: DEFAULT_MAX_STEPS,
             system: None,
@@ -100,17 +105,17 @@ impl Behavior {
         self
     }
 
-    /// Sets the per-task output cap.
+    /// Sets the default output cap of background tasks, in bytes (a call's own wins).
     #[must_use]
-    pub fn output_cap(mut self, bytes: u64) -> Self {
-        self.output_cap = Some(bytes);
+    pub fn max_output_bytes(mut self, bytes: u64) -> Self {
+        self.max_output_bytes = Some(bytes);
         self
     }
 
-    /// Sets the stall window.
+    /// Sets the quiet window after which a task's stall is reported to the model.
     #[must_use]
-    pub fn stall_window(mut self, window: Duration) -> Self {
-        self.stall_window = Some(window);
+    pub fn stall_timeout(mut self, window: Duration) -> Self {
+        self.stall_timeout = Some(window);
         self
     }
 
@@ -123,15 +128,15 @@ impl Behavior {
 
     /// Sets the default wall-time budget of background tasks.
     #[must_use]
-    pub fn background_wall_time(mut self, budget: Duration) -> Self {
-        self.background_wall_time = Some(budget);
+    pub fn wall_time(mut self, budget: Duration) -> Self {
+        self.wall_time = Some(budget);
         self
     }
 
     /// Sets the default CPU-time budget of background tasks.
     #[must_use]
-    pub fn background_cpu_time(mut self, budget: Duration) -> Self {
-        self.background_cpu_time = Some(budget);
+    pub fn cpu_time(mut self, budget: Duration) -> Self {
+        self.cpu_time = Some(budget);
         self
     }
 
@@ -339,7 +344,7 @@ impl AgentBuilder {
     /// Builds the agent. Fails when two tools claim one name or alias, or when the
     /// session id cannot name a directory while a store is set.
     pub fn build(self) -> Result<Agent> {
-        Agent::from_builder(self)
+        crate::spawn::build_with_spawn_tool(self)
     }
 }
 

@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use zidane_context::TaskEntry;
 
-use crate::{Agent, CANCEL_GRACE, Result};
+use crate::agent::Agent;
+use crate::config::CANCEL_GRACE;
+use crate::error::Result;
 
 /// Kept from the handle's share to ask the context which tasks are still running when
 /// its destroy did not settle.
@@ -234,7 +236,7 @@ impl Agent {
     /// Step 4, bounded by what is left before `deadline`; returns the tasks that were
     /// running and could not be confirmed dead.
     async fn destroy_handle(&self, deadline: Instant) -> (StepOutcome, Vec<TaskEntry>) {
-        if self.inner.injected_handle {
+        if self.handle_is_injected() {
             return (StepOutcome::Skipped, Vec::new());
         }
         let Some(handle) = self.current_handle() else {

@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use zidane_context::ContextError;
+use zidane_context::{ContextError, TaskId};
 use zidane_tools::ToolError;
 
-use crate::ModelError;
+use crate::model::ModelError;
 
 /// What can go wrong when building, running or tearing down an [`Agent`](crate::Agent).
 ///
@@ -32,14 +32,14 @@ pub enum AgentError {
     HostDriven,
     /// The model failed.
     #[error("model error: {0}")]
-    Model(#[from] ModelError),
+    Model(ModelError),
     /// The execution context failed where the agent itself needed it (creating its
     /// handle). Tool calls report context errors to the model instead.
     #[error("execution context error: {0}")]
-    Context(#[from] ContextError),
+    Context(ContextError),
     /// A tool could not be registered (a duplicate name or alias).
     #[error("tool registry error: {0}")]
-    Tools(#[from] ToolError),
+    Tools(ToolError),
     /// A session id that cannot name a directory.
     #[error("invalid session id {id:?}: {reason}")]
     InvalidSessionId {
@@ -88,6 +88,45 @@ pub enum AgentError {
         #[source]
         source: serde_json::Error,
     },
+}
+
+/// Why [`Agent::kill_background_task`](crate::Agent::kill_background_task) killed
+/// nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KillTaskError {
+    /// The id is not a task id (`bash_N`); nothing was asked of the context.
+    #[error("not a task id: {0}")]
+    InvalidId(ContextError),
+    /// The agent has no execution handle yet, so it has started no task.
+    #[error("this agent has started no background task")]
+    NoHandle,
+    /// No task of that id belongs to this agent's handle.
+    #[error("no background task {0} on this agent")]
+    Unknown(TaskId),
+    /// The context could not kill it (or has no background tasks at all).
+    #[error("the execution context could not kill the task")]
+    Context(#[source] ContextError),
+}
+
+// The wrapped errors are printed in the message, so they are not also a `source()`:
+// a reporter walking the chain would print them twice.
+impl From<ModelError> for AgentError {
+    fn from(error: ModelError) -> Self {
+        Self::Model(error)
+    }
+}
+
+impl From<ContextError> for AgentError {
+    fn from(error: ContextError) -> Self {
+        Self::Context(error)
+    }
+}
+
+impl From<ToolError> for AgentError {
+    fn from(error: ToolError) -> Self {
+        Self::Tools(error)
+    }
 }
 
 /// The result type of this crate.

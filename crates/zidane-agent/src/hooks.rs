@@ -12,7 +12,7 @@ use zidane_context::{ExecutionHandle, StallInfo, TaskEntry, TaskExitInfo, TaskId
 use zidane_tools::ToolOutput;
 use zidane_wire::StreamEvent;
 
-use crate::ModelDelta;
+use crate::model::ModelDelta;
 
 /// Something that happened on an agent, delivered to every [`HookBus::subscribe`]r.
 ///

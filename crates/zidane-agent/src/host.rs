@@ -16,7 +16,10 @@ use zidane_context::{ExecutionContext, StallInfo, TaskExitInfo};
 use zidane_tools::ToolOutput;
 use zidane_wire::{TaskNotification, TaskStall};
 
-use crate::{Agent, AgentBuilder, Model, ModelError, ModelRequest, ModelResponse, Result};
+use crate::agent::Agent;
+use crate::config::AgentBuilder;
+use crate::error::Result;
+use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
 
 /// One tool call a host dispatches with [`Agent::call_tool`].
 #[derive(Debug, Clone)]
@@ -96,7 +99,7 @@ struct NoModel;
 impl Model for NoModel {
     async fn complete(&self, _request: ModelRequest) -> Result<ModelResponse, ModelError> {
         Err(ModelError::Provider(
-            "this agent is driven by its host and has no model".to_owned(),
+            "this agent is driven by its host and has no model".into(),
         ))
     }
 }

@@ -66,7 +66,7 @@ pub use config::{
     DirectJournal, ReconcileJournal,
 };
 pub use destroy::{DestroyReport, DestroyStep, FnResource, Resource, StepOutcome};
-pub use error::{AgentError, Result};
+pub use error::{AgentError, KillTaskError, Result};
 pub use hooks::{
     HookBus, HookEvent, Reconcile, SubscriptionId, TaskReassign, TaskStart, ToolCallEvent,
     ToolResultEvent,
@@ -78,7 +78,7 @@ pub use model::{
     ModelRequest, ModelResponse, Usage,
 };
 pub use persist::SESSION_LOCK_FILE;
-pub use picker::{PickerKind, PickerRow, TASK_GLYPH, TOOL_GLYPH};
+pub use picker::{PickerKind, PickerRow};
 pub use run::{RunOptions, RunOutcome, StopReason};
 pub use scripted::{ScriptStep, ScriptedModel};
 pub use session::{

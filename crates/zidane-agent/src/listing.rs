@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 use zidane_wire::{ContentBlock, Role};
 
+use crate::agent::Agent;
+use crate::error::{AgentError, Result};
 use crate::model::is_wire_block;
-use crate::{Agent, AgentError, Result, SESSION_FILE, SESSIONS_DIR, Session, SessionStore};
+use crate::session::{SESSION_FILE, SESSIONS_DIR, Session, SessionStore};
 
 /// One stored session, as a picker shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]

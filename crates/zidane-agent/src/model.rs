@@ -357,9 +357,10 @@ pub enum ModelError {
         /// How many responses the script gave before it ran out.
         calls: usize,
     },
-    /// The model or its provider failed (network, rate limit, refusal…).
-    #[error("{0}")]
-    Provider(String),
+    /// The model or its provider failed (network, rate limit, refusal…): the error
+    /// itself, its message and its chain. `"overloaded".into()` makes one from a message.
+    #[error(transparent)]
+    Provider(ErrorSource),
     /// A request to a model provider failed; `kind` says how, for a host that retries,
     /// compacts or asks for a new key.
     #[error("{kind}{}: {detail}", status.map(|status| format!(" (HTTP {status})")).unwrap_or_default())]
@@ -421,7 +422,7 @@ impl fmt::Display for ModelErrorKind {
     }
 }
 
-/// The source of a [`ModelError::Request`]: any error, shared so that a `ModelError`
+/// The error behind a [`ModelError::Provider`] or [`ModelError::Request`]: any error, shared so that a `ModelError`
 /// stays `Clone`. Two are equal when they are the same error.
 #[derive(Clone)]
 pub struct ErrorSource(Arc<dyn std::error::Error + Send + Sync>);
@@ -450,6 +451,25 @@ impl std::error::Error for ErrorSource {
         self.0.source()
     }
 }
+
+impl From<String> for ErrorSource {
+    /// An error that is only a message.
+    fn from(message: String) -> Self {
+        Self::new(Message(message))
+    }
+}
+
+impl From<&str> for ErrorSource {
+    /// An error that is only a message.
+    fn from(message: &str) -> Self {
+        Self::from(message.to_owned())
+    }
+}
+
+/// An error that is only a message, for [`ErrorSource`]'s `From<String>`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Message(String);
 
 impl PartialEq for ErrorSource {
     fn eq(&self, other: &Self) -> bool {

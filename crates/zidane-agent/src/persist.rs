@@ -17,7 +17,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::{AgentError, Result};
+use crate::error::{AgentError, Result};
 
 /// The lock file inside a session directory.
 pub const SESSION_LOCK_FILE: &str = "session.lock";

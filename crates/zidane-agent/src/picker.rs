@@ -5,13 +5,9 @@ use std::time::Duration;
 
 use chrono::Utc;
 use zidane_context::{ContextError, TaskStatus};
+use zidane_wire::{TASK_GLYPH, TOOL_GLYPH};
 
-use crate::Agent;
-
-/// The glyph of a background-task row (the one notification banners use).
-pub const TASK_GLYPH: &str = "⌁";
-/// The glyph of a tool-call row.
-pub const TOOL_GLYPH: &str = "·";
+use crate::agent::Agent;
 
 /// What a picker row stands for, and what selecting it does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,7 +37,7 @@ pub struct PickerRow {
 }
 
 impl PickerRow {
-    /// The row's glyph: [`TASK_GLYPH`] or [`TOOL_GLYPH`].
+    /// The row's glyph: `zidane_wire`'s [`TASK_GLYPH`] or [`TOOL_GLYPH`].
     pub fn glyph(&self) -> &'static str {
         match self.kind {
             PickerKind::Task => TASK_GLYPH,

@@ -10,14 +10,15 @@ use zidane_context::{ContextError, ExecutionHandle, StallInfo, TaskExitInfo, Tas
 use zidane_tools::{SHELL, ToolOutput};
 use zidane_wire::{ContentBlock, Role, Turn};
 
+use crate::agent::Agent;
 use crate::agent::InFlightCall;
 use crate::config::CANCEL_GRACE;
+use crate::error::{AgentError, Result};
+use crate::hooks::{HookEvent, Reconcile, ToolCallEvent, ToolResultEvent};
 use crate::host::Notifications;
+use crate::model::ModelRequest;
+use crate::session::AcknowledgedLog;
 use crate::suppress::{Acknowledgement, acknowledgement};
-use crate::{
-    AcknowledgedLog, Agent, AgentError, HookEvent, ModelRequest, Reconcile, Result, ToolCallEvent,
-    ToolResultEvent,
-};
 
 /// What to run: a prompt (empty for a drain-only run) and a cancellation token.
 #[derive(Debug, Clone, Default)]

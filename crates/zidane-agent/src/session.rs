@@ -17,8 +17,8 @@ use zidane_tools::{SHELL_KILL, WAIT_NOT_ENDED_PREFIX, WAIT_TASK};
 use zidane_wire::{ContentBlock, StreamEvent, Turn, WireBlock};
 
 use crate::delivery::HistoricalAck;
+use crate::error::{AgentError, Result};
 use crate::persist;
-use crate::{AgentError, Result};
 
 /// The directory of all sessions under a user data dir.
 pub const SESSIONS_DIR: &str = "sessions";

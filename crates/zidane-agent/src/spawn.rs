@@ -21,9 +21,13 @@ use serde::Deserialize;
 use serde_json::json;
 use zidane_tools::{Tool, ToolContext, ToolOutput, ToolSpec};
 
+use crate::agent::Agent;
 use crate::agent::Inner;
+use crate::config::{AgentBuilder, Behavior};
+use crate::error::Result;
+use crate::model::Model;
+use crate::run::StopReason;
 use crate::subagent::{ChildReport, Subagent};
-use crate::{Agent, Behavior, Model, StopReason};
 
 /// The name of the spawn tool.
 pub const SPAWN: &str = "spawn";
@@ -161,14 +165,29 @@ impl fmt::Debug for SpawnToolOptions {
 ///
 /// An agent's own spawn tool comes from [`AgentBuilder::spawn_tool`], since an agent's
 /// tools are fixed when it is built; this factory is for hosts that dispatch tools
-/// themselves (with a [`ToolContext`] on the parent's handle, e.g.
-/// [`Agent::tool_context`]). A call after the parent is gone is an error result.
+/// themselves (with a [`ToolContext`] on the parent's handle). A call after the parent
+/// is gone is an error result.
 ///
 /// [`AgentBuilder::spawn_tool`]: crate::AgentBuilder::spawn_tool
 pub fn create_spawn_tool(parent: &Agent, options: SpawnToolOptions) -> Arc<dyn Tool> {
     let tool = SpawnTool::unbound(options);
     tool.bind(parent);
     tool
+}
+
+/// Builds the agent `builder` describes. The spawn tool, if it asked for one, needs the
+/// agent it belongs to, which does not exist yet: it is registered unbound, after every
+/// other tool, and bound (weakly) once the agent is made.
+pub(crate) fn build_with_spawn_tool(mut builder: AgentBuilder) -> Result<Agent> {
+    let spawn = builder.spawn.take().map(SpawnTool::unbound);
+    if let Some(spawn) = &spawn {
+        builder.extra_tools.push(Arc::clone(spawn) as Arc<dyn Tool>);
+    }
+    let agent = Agent::from_builder(builder)?;
+    if let Some(spawn) = spawn {
+        spawn.bind(&agent);
+    }
+    Ok(agent)
 }
 
 /// The spawn tool: a weak link to its parent, and the options its children inherit.

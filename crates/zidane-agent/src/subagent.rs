@@ -33,10 +33,12 @@ use zidane_context::{
 };
 use zidane_tools::{BackgroundGate, SHELL, Tool, ToolContext, ToolOutput, ToolSpec};
 
-use crate::{
-    Agent, HookBus, HookEvent, Result, RunOptions, RunOutcome, SPAWN, Session, SpawnToolOptions,
-    TaskReassign,
-};
+use crate::agent::Agent;
+use crate::error::Result;
+use crate::hooks::{HookBus, HookEvent, TaskReassign};
+use crate::run::{RunOptions, RunOutcome};
+use crate::session::Session;
+use crate::spawn::{SPAWN, SpawnToolOptions};
 
 /// What the child's `shell` description adds, when it offers background mode.
 pub(crate) const SUBAGENT_SHELL_GUIDANCE: &str = "\

@@ -12,9 +12,10 @@ use std::time::Duration;
 use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
 
-use crate::{
-    Agent, AgentError, HookEvent, Result, RunOptions, RunOutcome, StopReason, SubscriptionId,
-};
+use crate::agent::Agent;
+use crate::error::{AgentError, Result};
+use crate::hooks::{HookEvent, SubscriptionId};
+use crate::run::{RunOptions, RunOutcome, StopReason};
 
 /// Wake reports kept for a slow subscriber before it starts missing some.
 const REPORT_CAPACITY: usize = 64;

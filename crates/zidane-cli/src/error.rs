@@ -36,7 +36,14 @@ pub enum CliError {
     Runtime(std::io::Error),
     /// The terminal could not be written or set up.
     #[error("terminal: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+}
+
+// Printed in the message, so not also a `source()` (a chain would print it twice).
+impl From<std::io::Error> for CliError {
+    fn from(error: std::io::Error) -> Self {
+        Self::Io(error)
+    }
 }
 
 impl CliError {

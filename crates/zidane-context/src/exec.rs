@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{ContextError, Signal};
 
 /// Default cap on the output a foreground `exec` returns (its tail is kept).
-pub const DEFAULT_EXEC_OUTPUT_BYTES: usize = 256 * 1024;
+pub const DEFAULT_EXEC_OUTPUT_BYTES: u64 = 256 * 1024;
 
 /// Default number of lines a `read_file` window holds.
 pub const DEFAULT_READ_LIMIT: usize = 2000;
@@ -29,7 +29,7 @@ pub struct ExecOptions {
     pub timeout: Option<Duration>,
     /// Bytes of output returned; beyond it the tail is kept (default
     /// [`DEFAULT_EXEC_OUTPUT_BYTES`]).
-    pub max_output_bytes: Option<usize>,
+    pub max_output_bytes: Option<u64>,
     /// Cancelling it kills the process group.
     #[serde(skip)]
     pub cancel: Option<CancellationToken>,
@@ -64,7 +64,7 @@ impl ExecOptions {
 
     /// Sets the output cap.
     #[must_use]
-    pub fn max_output_bytes(mut self, bytes: usize) -> Self {
+    pub fn max_output_bytes(mut self, bytes: u64) -> Self {
         self.max_output_bytes = Some(bytes);
         self
     }

@@ -12,7 +12,7 @@ pub enum McpServeError {
     /// The session's agent could not be built (its tasks directory cannot be named, or a
     /// tool was registered twice).
     #[error("cannot start a session: {0}")]
-    Session(#[from] AgentError),
+    Session(AgentError),
     /// The MCP handshake or the transport failed.
     #[error("MCP transport error: {0}")]
     Transport(String),
@@ -39,5 +39,12 @@ pub enum McpServeError {
     MissingToken,
     /// Serving HTTP failed.
     #[error("HTTP server error: {0}")]
-    Http(#[source] std::io::Error),
+    Http(std::io::Error),
+}
+
+// Printed in the message, so not also a `source()` (a chain would print it twice).
+impl From<AgentError> for McpServeError {
+    fn from(error: AgentError) -> Self {
+        Self::Session(error)
+    }
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -14,34 +14,31 @@ use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
     KillReason, OutputChunk, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId,
-    command_excerpt, validate_command, wait_for_exit,
+    validate_command, wait_for_exit,
 };
 
-use crate::budget::Budgets;
+use crate::builder::ProcessContextBuilder;
+use crate::containment::orphan_sweep::SweptProcess;
+use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::containment::{self, TaskProcesses};
 use crate::exec::{ForegroundRun, run as run_foreground};
-use crate::follow::follow;
-use crate::kill::{DEFAULT_KILL_GRACE, ESCAPEE_PROBE, LEADER_REAP_BOUND};
-use crate::log_file::{LogWriter, create_output_dir, log_error};
-use crate::orphan_sweep::SweptProcess;
-use crate::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
-use crate::read::{READ_BUDGET_BYTES, read_window};
-use crate::registry::Registry;
-use crate::shell::Shell;
-use crate::spawn::{Spawned, resolve_cwd, spawn_shell, validate_env};
-use crate::spawn_on_wake::spawn_on_wake;
-use crate::supervise::Supervisor;
+use crate::read::read_file;
+use crate::spawn::shell::Shell;
+use crate::spawn::task_shell::start_task_shell;
+use crate::spawn::{resolve_cwd, validate_env};
+use crate::task::budget::Budgets;
+use crate::task::follow::follow;
+use crate::task::kill_wait::kill_and_wait;
+use crate::task::log_file::LogWriter;
+use crate::task::registry::Registry;
+use crate::task::spawn_on_wake::spawn_on_wake;
+use crate::task::supervise::Supervisor;
+use crate::task::timestamp::next_context_timestamp;
+use crate::task::watchdog::StallWatch;
 use crate::task::{NewTask, Task};
-use crate::timestamp::{next_context_timestamp, task_log_path};
-use crate::vfork_spawn::SpawnError;
-use crate::watchdog::StallWatch;
 
 /// How many background tasks may run at once per context, unless configured.
 pub const DEFAULT_MAX_BACKGROUND_TASKS: usize = 8;
-
-/// Slack on top of the kill bounds before a caller stops waiting for a supervisor that
-/// should long have settled its task (only a runtime shutting down gets there).
-const SETTLE_SLACK: Duration = Duration::from_secs(5);
 
 /// Runs commands on the local machine: foreground with [`exec`](ExecutionContext::exec),
 /// background with [`exec_background`](ExecutionContext::exec_background).
@@ -84,200 +81,6 @@ pub struct ProcessContext {
     startup_sweep: Option<watch::Receiver<Option<Vec<SweptProcess>>>>,
 }
 
-/// Configures a [`ProcessContext`].
-///
-/// ```
-/// use std::time::Duration;
-/// use zidane_process::ProcessContext;
-///
-/// let context = ProcessContext::builder()
-///     .kill_grace(Duration::from_secs(2))
-///     .max_background_tasks(16)
-///     .cwd("/tmp")
-///     .build();
-/// assert_eq!(context.context_timestamp().len(), 19);
-/// ```
-#[derive(Debug, Clone)]
-#[must_use]
-pub struct ProcessContextBuilder {
-    kill_grace: Duration,
-    max_background_tasks: usize,
-    read_budget: u64,
-    cwd: Option<PathBuf>,
-    shell: Option<Shell>,
-    sweep_orphans_on_start: bool,
-}
-
-impl Default for ProcessContextBuilder {
-    fn default() -> Self {
-        Self {
-            kill_grace: DEFAULT_KILL_GRACE,
-            max_background_tasks: DEFAULT_MAX_BACKGROUND_TASKS,
-            read_budget: READ_BUDGET_BYTES,
-            cwd: None,
-            shell: None,
-            sweep_orphans_on_start: false,
-        }
-    }
-}
-
-impl ProcessContextBuilder {
-    /// How long a killed task gets between `SIGTERM` and `SIGKILL`
-    /// (default [`DEFAULT_KILL_GRACE`]).
-    pub fn kill_grace(mut self, grace: Duration) -> Self {
-        self.kill_grace = grace;
-        self
-    }
-
-    /// How many background tasks may run at once (default
-    /// [`DEFAULT_MAX_BACKGROUND_TASKS`]); the next start is
-    /// [`ContextError::TooManyTasks`]. Zero refuses every background task.
-    pub fn max_background_tasks(mut self, limit: usize) -> Self {
-        self.max_background_tasks = limit;
-        self
-    }
-
-    /// Most bytes one [`read_file`](ExecutionContext::read_file) reads (default
-    /// [`READ_BUDGET_BYTES`]); past it the read stops and its result says so.
-    pub fn read_budget(mut self, bytes: u64) -> Self {
-        self.read_budget = bytes;
-        self
-    }
-
-    /// The working directory of commands that name none, and the base of relative
-    /// paths (default: the process's current directory when the context is built).
-    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(cwd.into());
-        self
-    }
-
-    /// The shell commands run under (default [`Shell::detect`]: `/bin/bash` where it
-    /// exists, else `/bin/sh`). The `shell` tool names it to the model.
-    pub fn shell(mut self, shell: Shell) -> Self {
-        self.shell = Some(shell);
-        self
-    }
-
-    /// Whether [`build`](Self::build) starts an orphan sweep
-    /// ([`ProcessContext::sweep_orphans`]): what a host restarting after a crash wants,
-    /// to end the tasks its previous run left behind. Default: off. Inside a tokio
-    /// runtime the sweep runs in the background ([`ProcessContext::startup_sweep`]
-    /// waits for it); outside one, `build` runs it before returning. What it ended is
-    /// also logged (`tracing`, target `zidane_process`).
-    pub fn sweep_orphans_on_start(mut self, sweep: bool) -> Self {
-        self.sweep_orphans_on_start = sweep;
-        self
-    }
-
-    /// The context. Its timestamp is taken now.
-    pub fn build(self) -> ProcessContext {
-        let cwd = self
-            .cwd
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| PathBuf::from("/"));
-        ProcessContext {
-            registry: Arc::new(Registry::default()),
-            kill_grace: self.kill_grace,
-            max_background_tasks: self.max_background_tasks,
-            read_budget: self.read_budget,
-            cwd,
-            shell: self.shell.unwrap_or_else(Shell::detect),
-            timestamp: next_context_timestamp(),
-            owner: OwnerId::for_new_context(),
-            exec_serial: AtomicU64::new(0),
-            startup_sweep: self
-                .sweep_orphans_on_start
-                .then(|| start_sweep(self.kill_grace)),
-        }
-    }
-}
-
-/// How many names a task's log tries before its start fails: the plain one, then
-/// suffixed ones (see [`task_log_path`]). A name is taken only if something else made
-/// a file there (a planted file or link, another program), never by us.
-const LOG_NAME_ATTEMPTS: u32 = 8;
-
-/// Starts a task's shell, its log created first (by the spawn's child, see
-/// `vfork_spawn`), and the output directory created if the log says it is missing.
-/// A log name that is taken is never opened: the next suffixed name is tried.
-/// Returns the log's path; fails with the error a caller should see, leaving nothing
-/// behind.
-fn start_task_shell(
-    shell: &Shell,
-    command: &str,
-    cwd: &Path,
-    env: &BTreeMap<String, String>,
-    output_dir: &Path,
-    name: (TaskId, &str),
-) -> Result<(Spawned, std::fs::File, PathBuf)> {
-    let mut attempt = 0;
-    let mut created_dir = false;
-    loop {
-        let output_path = task_log_path(output_dir, name.0, name.1, attempt);
-        let error = match spawn_shell(shell, command, cwd, env, Some(&output_path)) {
-            Ok(mut spawned) => match spawned.log.take() {
-                Some(log) => return Ok((spawned, log, output_path)),
-                // Not reached: a spawn asked for a log fails when it cannot make one.
-                None => SpawnError::Log(std::io::Error::other("no log was created")),
-            },
-            Err(error) => error,
-        };
-        match error {
-            SpawnError::Log(error)
-                if error.kind() == std::io::ErrorKind::NotFound && !created_dir =>
-            {
-                create_output_dir(output_dir)?;
-                created_dir = true;
-            }
-            SpawnError::Log(error)
-                if error.kind() == std::io::ErrorKind::AlreadyExists
-                    && attempt + 1 < LOG_NAME_ATTEMPTS =>
-            {
-                tracing::warn!(path = %output_path.display(), "a task log's name is taken by a file we did not make; trying the next name");
-                attempt += 1;
-            }
-            SpawnError::Log(source) => return Err(log_error(output_dir, &output_path, source)),
-            SpawnError::Start { source, log_made } => {
-                if log_made {
-                    // The empty log is ours and names a task that never ran.
-                    let _ = std::fs::remove_file(&output_path);
-                }
-                return Err(ContextError::spawn(command, source));
-            }
-        }
-    }
-}
-
-/// Starts the start-up orphan sweep: on the blocking pool inside a runtime, else now.
-fn start_sweep(grace: Duration) -> watch::Receiver<Option<Vec<SweptProcess>>> {
-    let (done, result) = watch::channel(None);
-    let sweep = move || {
-        let swept = containment::sweep_orphans_blocking(grace);
-        for process in &swept {
-            tracing::info!(
-                pid = process.pid,
-                task = process.task_id.map(|id| id.to_string()),
-                command = %command_excerpt(&process.command_line),
-                owner_pid = process.owner.pid,
-                "ended an orphaned task of a host that is gone"
-            );
-        }
-        if !swept.is_empty() {
-            tracing::info!(
-                processes = swept.len(),
-                "the orphan sweep ended what crashed hosts left running"
-            );
-        }
-        // No receiver left means the context is gone and nobody asks.
-        let _ = done.send(Some(swept));
-    };
-    match tokio::runtime::Handle::try_current() {
-        Ok(runtime) => drop(runtime.spawn_blocking(sweep)),
-        Err(_) => sweep(),
-    }
-    result
-}
-
 impl Default for ProcessContext {
     fn default() -> Self {
         Self::new()
@@ -285,7 +88,30 @@ impl Default for ProcessContext {
 }
 
 impl ProcessContext {
-    /// A context with the defaults: [`DEFAULT_KILL_GRACE`],
+    /// A context with these settings; its timestamp and owner identity are taken now.
+    pub(crate) fn configured(
+        kill_grace: Duration,
+        max_background_tasks: usize,
+        read_budget: u64,
+        cwd: PathBuf,
+        shell: Shell,
+        startup_sweep: Option<watch::Receiver<Option<Vec<SweptProcess>>>>,
+    ) -> Self {
+        Self {
+            registry: Arc::new(Registry::default()),
+            kill_grace,
+            max_background_tasks,
+            read_budget,
+            cwd,
+            shell,
+            timestamp: next_context_timestamp(),
+            owner: OwnerId::for_new_context(),
+            exec_serial: AtomicU64::new(0),
+            startup_sweep,
+        }
+    }
+
+    /// A context with the defaults: [`DEFAULT_KILL_GRACE`](crate::DEFAULT_KILL_GRACE),
     /// [`DEFAULT_MAX_BACKGROUND_TASKS`], the current directory.
     pub fn new() -> Self {
         Self::builder().build()
@@ -365,78 +191,6 @@ impl ProcessContext {
         env.insert(OWNER_MARKER_VAR.to_owned(), marker.to_string());
         (env, marker)
     }
-
-    /// The longest a kill can take: grace, then the bound on reaping after `SIGKILL`.
-    fn settle_bound(&self) -> Duration {
-        self.kill_grace + LEADER_REAP_BOUND + SETTLE_SLACK
-    }
-
-    /// Asks `task` to die and waits until it settled.
-    async fn kill_and_wait(&self, task: &Task, reason: KillReason) -> Result<TaskExitInfo> {
-        let done = task.subscribe();
-        task.request_kill(reason);
-        self.wait_settled(task.id, done).await
-    }
-
-    /// [`kill_and_wait`](Self::kill_and_wait), but the supervisor is told only if the
-    /// task has not settled by [`ESCAPEE_PROBE`], its first deadline of the kill. The
-    /// group gets `SIGTERM` at once all the same, and most die long before: the
-    /// supervisor then wakes once, for their end-of-file, instead of a first time for
-    /// the request while the group is dying, when that wake-up competes with the dying
-    /// processes for a core (~80 µs of a ~800 µs kill, measured).
-    async fn kill_and_wait_quietly(&self, task: &Task) -> Result<TaskExitInfo> {
-        let mut done = task.subscribe();
-        task.request_kill_quietly(KillReason::Requested);
-        // Whatever happens to this future, the supervisor hears of the kill.
-        let _tell = CancelOnDrop(&task.kill);
-        let early = tokio::time::timeout(ESCAPEE_PROBE, done.wait_for(Option::is_some))
-            .await
-            .ok()
-            .and_then(|settled| settled.ok().and_then(|exit| exit.clone()));
-        if let Some(exit) = early {
-            return Ok(exit);
-        }
-        task.kill.cancel();
-        self.wait_settled(task.id, done).await
-    }
-
-    /// Waits, within [`settle_bound`](Self::settle_bound), until a killed task settled.
-    async fn wait_settled(&self, task_id: TaskId, mut done: Settled) -> Result<TaskExitInfo> {
-        let settled = tokio::time::timeout(self.settle_bound(), done.wait_for(Option::is_some));
-        match settled.await {
-            Ok(Ok(exit)) => exit.clone().ok_or_else(|| not_settled(task_id)),
-            _ => Err(not_settled(task_id)),
-        }
-    }
-}
-
-/// Sets the flag when dropped.
-struct SetOnDrop(Arc<AtomicBool>);
-
-impl Drop for SetOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-}
-
-/// Cancels the token when dropped.
-struct CancelOnDrop<'a>(&'a CancellationToken);
-
-impl Drop for CancelOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.cancel();
-    }
-}
-
-/// What a killer waits on: the task's exit, once it settled.
-type Settled = watch::Receiver<Option<TaskExitInfo>>;
-
-fn not_settled(task_id: TaskId) -> ContextError {
-    ContextError::Task {
-        task_id,
-        reason: "the task did not settle after SIGKILL (is the tokio runtime shutting down?)"
-            .to_owned(),
-    }
 }
 
 impl Drop for ProcessContext {
@@ -478,7 +232,7 @@ impl ExecutionContext for ProcessContext {
         }
         let mut failure = None;
         for task in &tasks {
-            if let Err(error) = self.kill_and_wait(task, KillReason::Destroyed).await {
+            if let Err(error) = kill_and_wait(task, KillReason::Destroyed, self.kill_grace).await {
                 failure.get_or_insert(error);
             }
         }
@@ -528,19 +282,7 @@ impl ExecutionContext for ProcessContext {
     ) -> Result<ReadResult> {
         self.registry.check(handle)?;
         let path = self.cwd.join(path);
-        // Reading a large file is blocking work: keep it off the async workers. If
-        // this future is dropped (the caller cancelled), the thread stops too.
-        let cancelled = Arc::new(AtomicBool::new(false));
-        let _stop = SetOnDrop(cancelled.clone());
-        let read = {
-            let path = path.clone();
-            let budget = self.read_budget;
-            tokio::task::spawn_blocking(move || read_window(&path, range, budget, &cancelled))
-        };
-        match read.await {
-            Ok(result) => result.map_err(|source| ContextError::io(path, source)),
-            Err(join) => Err(ContextError::io(path, std::io::Error::other(join))),
-        }
+        read_file(path, range, self.read_budget).await
     }
 
     async fn exec_background(
@@ -668,7 +410,7 @@ impl ExecutionContext for ProcessContext {
         // left it: `setsid` escapees outlive even a task that exited on its own.
         let exit = match task.exit_info() {
             Some(exit) => exit,
-            None => self.kill_and_wait_quietly(&task).await?,
+            None => kill_and_wait(&task, KillReason::Requested, self.kill_grace).await?,
         };
         containment::end_escapees(
             self.owner,

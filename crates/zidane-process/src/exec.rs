@@ -12,12 +12,12 @@ use zidane_context::{
 };
 
 use crate::containment::TaskProcesses;
-use crate::kill::{Escalation, Next};
-use crate::log_file::read_pipe;
-use crate::owner_marker::OwnerMarker;
-use crate::shell::Shell;
+use crate::containment::owner_marker::OwnerMarker;
+use crate::spawn::shell::Shell;
 use crate::spawn::spawn_shell;
-use crate::task::LeaderExit;
+use crate::task::kill::{Escalation, Next};
+use crate::task::leader::LeaderExit;
+use crate::task::log_file::read_pipe;
 
 /// Bytes read from the pipe per system call.
 const READ_CHUNK: usize = 64 * 1024;
@@ -36,7 +36,7 @@ pub(crate) struct ForegroundRun<'a> {
     pub(crate) marker: OwnerMarker,
     pub(crate) timeout: Option<Duration>,
     pub(crate) cancel: Option<CancellationToken>,
-    pub(crate) max_output_bytes: Option<usize>,
+    pub(crate) max_output_bytes: Option<u64>,
     pub(crate) kill_grace: Duration,
 }
 
@@ -65,7 +65,9 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
     let mut leader = spawned.leader;
     let output = spawned.output;
 
-    let mut tail = TailBuffer::new(run.max_output_bytes.unwrap_or(DEFAULT_EXEC_OUTPUT_BYTES));
+    let cap = run.max_output_bytes.unwrap_or(DEFAULT_EXEC_OUTPUT_BYTES);
+    // A cap beyond the address space is no cap: the tail cannot outgrow memory anyway.
+    let mut tail = TailBuffer::new(usize::try_from(cap).unwrap_or(usize::MAX));
     let mut chunk = vec![0u8; READ_CHUNK];
     let mut eof = false;
     let mut abandoned: Option<LeaderExit> = None;

@@ -58,42 +58,35 @@
 //! ```
 //!
 //! Unix only (Linux first: `splice`, `close_range` and `/proc`). The only `unsafe` code
-//! is the spawn itself (a `vfork`-style `clone` whose child creates the task's log,
-//! then execs with exactly stdin, stdout and stderr and our environment as the C
-//! library holds it), in one small module; see `docs/PROCESS.md`.
+//! is in `sys` (the `vfork`-style `clone` whose child creates the task's log,
+//! then execs with exactly stdin, stdout and stderr and our environment; `waitpid`),
+//! one small module; see `docs/PROCESS.md`.
 #![cfg(unix)]
 
-pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, ProcessContextBuilder};
-pub use kill::DEFAULT_KILL_GRACE;
-pub use orphan_sweep::{OrphanOwner, SweptProcess};
-pub use owner_marker::OWNER_MARKER_VAR;
+pub use builder::ProcessContextBuilder;
+pub use containment::orphan_sweep::{OrphanOwner, SweptProcess};
+pub use containment::owner_marker::OWNER_MARKER_VAR;
+pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
 pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
-pub use shell::{BASH_PATH, SH_PATH, Shell};
-pub use timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
+pub use spawn::shell::{BASH_PATH, SH_PATH, Shell};
+pub use task::kill::DEFAULT_KILL_GRACE;
+pub use task::timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
 
-mod budget;
+/// How a context is configured and made.
+mod builder;
+/// Ending every process of a task: the owner marker, the `/proc` scan, escapees and
+/// the orphan sweep.
 mod containment;
+/// The context's entry point: the `ExecutionContext` implementation that wires the
+/// rooms together.
 mod context;
-mod escapees;
 mod exec;
-mod follow;
-mod kill;
-mod leader;
-mod log_file;
-mod orphan_sweep;
-mod owner_marker;
-mod pid_escalation;
-mod proc_scan;
 mod read;
-mod registry;
-mod shell;
+/// Starting a command: the shell, validation, the spawn and its fallback.
 mod spawn;
-mod spawn_on_wake;
-mod stall_diagnosis;
-mod supervise;
+/// Every call Rust cannot check: the crate's only `unsafe` code.
+mod sys;
+/// A running task: registry, supervisor, leader, log file, watchdog and kill.
 mod task;
 #[cfg(test)]
 mod test_children;
-mod timestamp;
-mod vfork_spawn;
-mod watchdog;

@@ -15,10 +15,11 @@
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use zidane_context::{ReadRange, ReadResult};
+use zidane_context::{ContextError, ReadRange, ReadResult};
 
 /// Bytes kept of one line; the rest of a longer line is replaced by a note.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
@@ -235,6 +236,35 @@ impl Window {
             remaining: total_lines - end,
             stopped_after_bytes: stopped_after,
         }
+    }
+}
+
+/// Reads `range` of `path` on the blocking pool (a large file is blocking work, kept off
+/// the async workers). If this future is dropped (the caller cancelled), the thread
+/// stops too.
+pub(crate) async fn read_file(
+    path: PathBuf,
+    range: ReadRange,
+    budget: u64,
+) -> zidane_context::Result<ReadResult> {
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let _stop = SetOnDrop(cancelled.clone());
+    let read = {
+        let path = path.clone();
+        tokio::task::spawn_blocking(move || read_window(&path, range, budget, &cancelled))
+    };
+    match read.await {
+        Ok(result) => result.map_err(|source| ContextError::io(path, source)),
+        Err(join) => Err(ContextError::io(path, std::io::Error::other(join))),
+    }
+}
+
+/// Sets the flag when dropped.
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 

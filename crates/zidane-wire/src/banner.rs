@@ -5,10 +5,13 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{TaskNotification, format_duration};
+use crate::notification::TaskNotification;
+use crate::summary::format_duration;
 
-/// The glyph that marks background tasks in a transcript (and in task pickers).
-pub const TASK_GLYPH: char = '⌁';
+/// The glyph that marks background tasks in a transcript (and their rows in task pickers).
+pub const TASK_GLYPH: &str = "⌁";
+/// The glyph that marks an in-flight tool call's row in a task picker.
+pub const TOOL_GLYPH: &str = "·";
 
 /// How loudly a banner should be painted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 //! escaped value contains `<`, `>` or a line break, so `</task-notification>` inside a
 //! command is just text.
 
-use crate::WireError;
+use crate::error::WireError;
 
 /// Escapes `s` for an element body: the five XML entities, and every control character
 /// (C0, DEL, C1 — including `\n`, `\r`, `\t`) as a hexadecimal character reference.

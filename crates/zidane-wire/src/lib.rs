@@ -67,7 +67,7 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use banner::{Banner, TASK_GLYPH, Tone, file_url};
+pub use banner::{Banner, TASK_GLYPH, TOOL_GLYPH, Tone, file_url};
 pub use error::WireError;
 pub use notification::{TaskNotification, kill_reason_text};
 pub use paint::{MAX_RESULT_LINES, Painter};
@@ -85,6 +85,7 @@ pub use zidane_context::{KillReason, Signal, StallInfo, TaskExitInfo, TaskId, Ta
 pub mod testing;
 
 mod banner;
+mod cursor;
 mod error;
 mod escape;
 mod notification;

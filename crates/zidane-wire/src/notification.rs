@@ -6,9 +6,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use zidane_context::{KillReason, LogWriteFailure, Signal, TaskExitInfo, TaskId, TaskStatus};
 
-use crate::WireError;
+use crate::cursor::Cursor;
+use crate::error::WireError;
 use crate::escape::{escape, push_element, push_raw_element};
-use crate::parse::Cursor;
 use crate::summary::exit_summary;
 
 /// The element name of a notification block.

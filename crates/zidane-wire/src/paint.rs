@@ -5,8 +5,10 @@
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
+use crate::banner::{Banner, TASK_GLYPH};
 use crate::banner::{SGR_RESET, printable, printable_line};
-use crate::{Banner, StreamEvent, TASK_GLYPH, format_duration};
+use crate::replay::StreamEvent;
+use crate::summary::format_duration;
 
 /// Lines of a tool result shown before the rest is summarised.
 pub const MAX_RESULT_LINES: usize = 12;

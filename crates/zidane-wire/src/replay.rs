@@ -2,8 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::notification::TaskNotification;
+use crate::parse::WireBlock;
 use crate::parse::{Segment, segments};
-use crate::{ContentBlock, Role, TaskNotification, TaskStall, Turn, WireBlock};
+use crate::stall::TaskStall;
+use crate::turn::{ContentBlock, Role, Turn};
 
 /// What a host paints: one event of a transcript.
 ///

@@ -5,9 +5,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use zidane_context::{StallInfo, TaskId};
 
-use crate::WireError;
+use crate::cursor::Cursor;
+use crate::error::WireError;
 use crate::escape::{push_element, push_raw_element};
-use crate::parse::Cursor;
 
 /// The element name of a stall block.
 pub(crate) const STALL_TAG: &str = "task-stall";

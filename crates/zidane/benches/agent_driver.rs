@@ -24,7 +24,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
-use zidane::agent::{Agent, Behavior, ModelResponse, ScriptedModel, WakeLoop};
+use zidane::agent::{Agent, Behavior, ModelResponse, ScriptedModel, ToolCall, WakeLoop};
 use zidane::context::ExecutionContext;
 use zidane::process::{ProcessContext, SH_PATH, Shell};
 use zidane::tools::{ToolContext, ToolRegistry};
@@ -120,16 +120,14 @@ async fn wake(n: u64, dir: &std::path::Path) -> Result<Fields, String> {
         .build()
         .map_err(|e| e.to_string())?;
     let wake = WakeLoop::spawn(agent.clone());
-    let handle = agent.handle().await.map_err(|e| e.to_string())?;
+    // The handle is made before the clock starts, as a running agent's already is.
+    agent.handle().await.map_err(|e| e.to_string())?;
     let mut samples = Vec::new();
-    for _ in 0..n {
+    for i in 0..n {
         // Started as the model's `shell` tool starts it, while the agent is idle.
-        let tools = agent.tool_context(handle, Default::default());
+        let call = ToolCall::new(format!("wake-{i}"), "shell", background("true"));
         let start = Instant::now();
-        let started = agent
-            .tools()
-            .dispatch(&tools, "shell", background("true"))
-            .await;
+        let started = agent.call_tool(call).await.map_err(|e| e.to_string())?;
         if started.is_error {
             return Err(started.text);
         }

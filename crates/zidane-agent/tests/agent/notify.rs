@@ -180,7 +180,7 @@ fn harness_with_stall(model: ScriptedModel) -> crate::support::Harness {
             b.behavior(
                 zidane_agent::Behavior::new()
                     .tasks_dir(crate::support::TASKS)
-                    .stall_window(Duration::from_secs(45)),
+                    .stall_timeout(Duration::from_secs(45)),
             )
         },
     )

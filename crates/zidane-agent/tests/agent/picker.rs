@@ -25,7 +25,7 @@ async fn running_tasks_are_listed_beside_in_flight_calls_and_can_be_killed() {
         b.tool(Arc::new(Blocker(gate.clone())))
     });
     assert!(
-        !h.agent.kill_background_task("bash_1").await,
+        h.agent.kill_background_task("bash_1").await.is_err(),
         "no handle yet"
     );
     let agent = h.agent.clone();
@@ -45,10 +45,13 @@ async fn running_tasks_are_listed_beside_in_flight_calls_and_can_be_killed() {
     assert_eq!(rows[1].log_path.as_deref(), Some(log(1).as_ref()));
     assert_eq!(rows[1].glyph(), "⌁");
 
-    assert!(h.agent.kill_background_task("bash_1").await);
-    assert!(!h.agent.kill_background_task("bash_99").await, "unknown id");
+    assert!(h.agent.kill_background_task("bash_1").await.is_ok());
     assert!(
-        !h.agent.kill_background_task("../etc").await,
+        h.agent.kill_background_task("bash_99").await.is_err(),
+        "unknown id"
+    );
+    assert!(
+        h.agent.kill_background_task("../etc").await.is_err(),
         "malformed id"
     );
     assert!(h.agent.running_tasks().await.unwrap().is_empty());
@@ -70,5 +73,5 @@ async fn a_context_without_background_tasks_has_no_rows_and_kills_nothing() {
         .unwrap();
     agent.handle().await.unwrap();
     assert!(agent.running_tasks().await.unwrap().is_empty());
-    assert!(!agent.kill_background_task("bash_1").await);
+    assert!(agent.kill_background_task("bash_1").await.is_err());
 }

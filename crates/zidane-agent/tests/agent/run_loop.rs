@@ -210,38 +210,3 @@ async fn a_model_error_is_returned_and_the_script_says_when_it_ran_out() {
         "{error}"
     );
 }
-
-#[tokio::test]
-async fn behaviour_reaches_every_tool_call_and_child_events_mirror_by_name() {
-    let h = harness_with(ScriptedModel::new(), Arc::new(MockContext::new()), |b| {
-        b.behavior(
-            Behavior::new()
-                .tasks_dir(crate::support::TASKS)
-                .output_cap(1 << 20)
-                .stall_window(std::time::Duration::from_secs(45))
-                .background(zidane_tools::BackgroundPolicy::NonDurable),
-        )
-    });
-    let settings = h.agent.background_settings();
-    assert_eq!(settings.max_output_bytes, Some(1 << 20));
-    assert_eq!(
-        settings.stall_timeout,
-        Some(std::time::Duration::from_secs(45))
-    );
-    assert!(
-        !h.agent.background_gate().allowed(),
-        "non-durable policy on a process-lifetime context"
-    );
-    let handle = h.agent.handle().await.unwrap();
-    let context = h.agent.tool_context(handle, CancellationToken::new());
-    assert!(context.sinks.on_exit.is_some() && context.sinks.on_stall.is_some());
-
-    let exit = HookEvent::BackgroundStart(zidane_agent::TaskStart {
-        task_id: tid(1),
-        pid: 1,
-        command: "make".into(),
-        output_path: "/t/bash_1.log".into(),
-    });
-    let mirrored = exit.mirrored("child-1", 1);
-    assert_eq!(mirrored.name(), "child:background:start");
-}

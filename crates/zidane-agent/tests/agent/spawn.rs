@@ -145,7 +145,7 @@ async fn the_parents_listing_shows_an_adopted_task_and_its_kill_finds_it() {
     let running = h.agent.running_tasks().await.unwrap();
     assert_eq!(running[0].id, "bash_1");
 
-    assert!(h.agent.kill_background_task("bash_1").await);
+    assert!(h.agent.kill_background_task("bash_1").await.is_ok());
     assert_eq!(h.context.task(tid(1)).unwrap().status, TaskStatus::Killed);
     // The user, not the model, ended it: the parent's model is told.
     assert_eq!(h.agent.pending_exits()[0].task_id, tid(1));

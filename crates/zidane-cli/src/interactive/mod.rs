@@ -210,10 +210,12 @@ async fn event_loop(
                     let agent = agent.clone();
                     let sender = events.clone();
                     tokio::spawn(async move {
-                        let text = if agent.kill_background_task(&row.id).await {
-                            format!("killed {}", row.id)
-                        } else {
-                            format!("{} had already ended", row.id)
+                        let text = match agent.kill_background_task(&row.id).await {
+                            Ok(()) => format!("killed {}", row.id),
+                            Err(error) => {
+                                tracing::debug!(%error, "picker kill");
+                                format!("{} had already ended", row.id)
+                            }
                         };
                         let _ = sender.send(AppEvent::Note(text));
                     });

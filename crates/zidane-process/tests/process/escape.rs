@@ -95,8 +95,8 @@ async fn kill_background_ends_descendants_that_left_the_group() {
 
 /// A process that escapes *during* the kill (started by a `TERM` trap, after the
 /// signal went out) ends too: the kill looks for escapees only once the task settled.
-/// (Looking while the group dies, to overlap the two, was tried: reading a dying
-/// process's environment costs ~350 µs against ~100 µs after, so it was dropped.)
+/// (Looking while the group dies, to overlap the two, was tried and dropped: reading a
+/// dying process's environment is dearer than reading it once the group is gone.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_background_ends_what_escapes_while_the_group_dies() {
     for _ in 0..5 {

@@ -1,0 +1,85 @@
+//! The orphan sweep: ending the tasks of hosts that died without cleaning up.
+//!
+//! A host killed with SIGKILL never runs `destroy`; its tasks are re-parented to init and
+//! would run forever. Their environment still names their owner (see
+//! [`OWNER_MARKER_VAR`](crate::OWNER_MARKER_VAR)), and the owner's pid plus start time
+//! tell whether it still lives. The sweep ends the processes whose owner is gone — and
+//! only those: never a process whose owner lives (another session, another context of
+//! this host), never one without a marker, never another user's, never this process or
+//! one of its ancestors.
+
+use std::time::Duration;
+
+use zidane_context::TaskId;
+
+use crate::containment::escapees;
+use crate::containment::proc_scan::{MarkedProcess, ProcUnavailable};
+use crate::containment::procfs;
+
+/// A process the orphan sweep ended: a task (or a descendant of one) whose owning host
+/// is no longer alive.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct SweptProcess {
+    /// Its pid (free again now, and possibly reused by the time you read this).
+    pub pid: u32,
+    /// Its command line just before the sweep ended it, arguments joined by spaces;
+    /// empty if it could not be read.
+    pub command_line: String,
+    /// The host that started it and is gone.
+    pub owner: OrphanOwner,
+    /// The id of the background task it belonged to in its owner's context; `None` for
+    /// a process of a foreground command.
+    pub task_id: Option<TaskId>,
+}
+
+/// The host process named by an orphan's marker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct OrphanOwner {
+    /// The host's pid when it ran.
+    pub pid: u32,
+    /// The host's start time in clock ticks since boot (field 22 of
+    /// `/proc/<pid>/stat`): with the pid, it names that host and no later process that
+    /// reuses its pid.
+    pub start_time: u64,
+}
+
+/// Finds the processes whose owner is gone and ends them TERM-then-KILL (`grace`
+/// between the two). Returns the ones it ended; any that outlived SIGKILL are logged.
+/// `Err(ProcUnavailable)` when `/proc` cannot be listed.
+/// Blocking: async callers run it with `spawn_blocking`.
+pub(crate) fn sweep(grace: Duration) -> Result<Vec<SweptProcess>, ProcUnavailable> {
+    let protected = procfs::self_and_ancestors();
+    // An owner read as alive is never swept, and anything short of proof of its death
+    // reads as alive (see `OwnerId::is_alive`). An owner that dies during the sweep has
+    // orphans too, so reading its liveness afresh for each process is right.
+    let select = |process: &MarkedProcess| {
+        !protected.contains(&process.pid) && !process.marker.owner.is_alive()
+    };
+    let report = escapees::end_marked(select, None, grace)?;
+    for survivor in &report.survivors {
+        tracing::warn!(
+            pid = survivor.pid,
+            command = %zidane_context::command_excerpt(&survivor.command_line),
+            "an orphaned task outlived SIGKILL"
+        );
+    }
+    Ok(report.ended.into_iter().map(swept).collect())
+}
+
+fn swept(process: MarkedProcess) -> SweptProcess {
+    SweptProcess {
+        pid: process.pid,
+        command_line: process.command_line,
+        owner: OrphanOwner {
+            pid: process.marker.owner.pid,
+            start_time: process.marker.owner.start_time,
+        },
+        task_id: process.marker.work.task_id(),
+    }
+}
+
+#[cfg(test)]
+#[path = "orphan_sweep_tests.rs"]
+mod tests;

@@ -1,0 +1,84 @@
+use std::process::Child;
+use std::time::Duration;
+
+use super::*;
+use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
+use crate::test_children::sleep_1000;
+
+fn sleeper(marker: Option<OwnerMarker>) -> Child {
+    match marker {
+        Some(marker) => sleep_1000(&[(OWNER_MARKER_VAR, &marker.to_string())]),
+        None => sleep_1000(&[]),
+    }
+}
+
+/// An owner that existed and is gone: a real process, started, ended and reaped.
+fn dead_owner() -> OwnerId {
+    let mut host = sleeper(None);
+    let pid = host.id();
+    let start_time = procfs::start_time(pid).unwrap();
+    host.kill().unwrap();
+    host.wait().unwrap();
+    let owner = OwnerId {
+        pid,
+        start_time,
+        nonce: OwnerId::for_new_context().nonce,
+    };
+    assert!(!owner.is_alive());
+    owner
+}
+
+/// Sweeps end every dead host's processes: the integration tests that make orphans take
+/// the same lock (maybe from another process, under nextest), so that one sweep does not
+/// report another test's orphans.
+fn sweep_lock() -> nix::fcntl::Flock<std::fs::File> {
+    let path = std::env::temp_dir().join("zidane-process-orphan-sweep-tests.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap();
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, errno)| errno)
+        .unwrap()
+}
+
+#[test]
+fn ends_and_reports_orphans_only() {
+    let _lock = sweep_lock();
+    let task = TaskId::from_number(4);
+    let dead = dead_owner();
+    let mut orphan = sleeper(Some(dead.marker(MarkedWork::Task(task))));
+    let mut orphan_exec = sleeper(Some(dead.marker(MarkedWork::Exec(1))));
+    let mut live_task = sleeper(Some(
+        OwnerId::for_new_context().marker(MarkedWork::Task(task)),
+    ));
+    let mut unmarked = sleeper(None);
+
+    let swept = sweep(Duration::from_secs(5)).unwrap();
+
+    let mine: Vec<_> = swept
+        .iter()
+        .filter(|s| s.owner.pid == dead.pid && s.owner.start_time == dead.start_time)
+        .collect();
+    assert_eq!(mine.len(), 2, "{swept:?}");
+    let task_orphan = mine.iter().find(|s| s.pid == orphan.id()).unwrap();
+    assert_eq!(task_orphan.command_line, "sleep 1000");
+    assert_eq!(task_orphan.task_id, Some(task));
+    let exec_orphan = mine.iter().find(|s| s.pid == orphan_exec.id()).unwrap();
+    assert_eq!(exec_orphan.task_id, None);
+    assert!(orphan.wait().is_ok());
+    assert!(orphan_exec.wait().is_ok());
+    assert!(
+        swept
+            .iter()
+            .all(|s| s.pid != live_task.id() && s.pid != unmarked.id())
+    );
+    assert_eq!(live_task.try_wait().unwrap(), None);
+    assert_eq!(unmarked.try_wait().unwrap(), None);
+    for child in [&mut live_task, &mut unmarked] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}

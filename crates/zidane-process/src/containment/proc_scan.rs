@@ -1,0 +1,378 @@
+//! Reading `/proc`: which of this user's processes carry an owner marker, and whether a
+//! given process still lives.
+//!
+//! Everything here is best effort by design. Processes come and go while we read, and
+//! some are not ours to read: a process that vanishes or refuses a read is skipped,
+//! never an error. Only a missing `/proc` as a whole is reported
+//! ([`ProcUnavailable`]), so that callers fall back to the process-group kill alone.
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::containment::owner_marker::{OWNER_MARKER_VAR, OwnerMarker};
+use crate::containment::procfs::{PROC_ROOT, command_line, env_value, proc_path, read_proc, stat};
+
+/// `/proc` cannot be listed: marker containment is off on this system, and only the
+/// process-group kill applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProcUnavailable;
+
+/// A live process of ours that carries an owner marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MarkedProcess {
+    /// Its pid.
+    pub(crate) pid: u32,
+    /// Its start time (clock ticks since boot): with the pid, names this process and no
+    /// later one that reuses the pid.
+    pub(crate) start_time: u64,
+    /// The marker it carries.
+    pub(crate) marker: OwnerMarker,
+    /// Its command line when scanned (see [`command_line`]), read now because it is
+    /// what logs and sweep reports show, and it is gone once the process is.
+    pub(crate) command_line: String,
+}
+
+/// One process, named so that a recycled pid cannot pass for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ProcessRef {
+    /// Its pid.
+    pub(crate) pid: u32,
+    /// Its start time, clock ticks since boot (field 22 of `/proc/<pid>/stat`).
+    pub(crate) start_time: u64,
+}
+
+impl MarkedProcess {
+    /// This process, named by pid and start time.
+    pub(crate) fn process(&self) -> ProcessRef {
+        ProcessRef {
+            pid: self.pid,
+            start_time: self.start_time,
+        }
+    }
+}
+
+/// Every live marked process of our user, except this one: [`scan_marked_bounded`]
+/// without a bound.
+pub(crate) fn scan_marked() -> Result<Vec<MarkedProcess>, ProcUnavailable> {
+    scan_marked_bounded(None)
+}
+
+/// How long after a task's spawn its scans may trust pid order. Linux hands out pids in
+/// increasing order until they wrap at `pid_max`; a wrap since the spawn is seen in
+/// `ns_last_pid`, but a *full* turn (every pid used once more) is not. At the smallest
+/// common `pid_max` (32768) a full turn within this window needs over 3,000 forks a
+/// second; past it, scans read every process.
+pub(crate) const PID_ORDER_TRUST: Duration = Duration::from_secs(10);
+
+/// What bounds a scan for one task's processes: its leader's pid and spawn time. Every
+/// descendant was forked after the leader, so — while pid order can be trusted — none
+/// has a lower pid, and a scan can skip older processes without reading anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ScanBound {
+    first_pid: u32,
+    spawned_at: Instant,
+}
+
+impl ScanBound {
+    /// The bound of a task whose leader `leader_pid` was spawned just now.
+    pub(crate) fn spawned_now(leader_pid: u32) -> Self {
+        Self {
+            first_pid: leader_pid,
+            spawned_at: Instant::now(),
+        }
+    }
+
+    /// A bound that covers both tasks.
+    pub(crate) fn widen(self, other: Self) -> Self {
+        Self {
+            first_pid: self.first_pid.min(other.first_pid),
+            spawned_at: self.spawned_at.min(other.spawned_at),
+        }
+    }
+
+    /// The pids a scan must read, decided once per scan.
+    fn plan(self) -> Plan {
+        if self.spawned_at.elapsed() >= PID_ORDER_TRUST {
+            return Plan::List { lowest: None };
+        }
+        match last_pid() {
+            // A last pid below the leader's means pids wrapped since the spawn.
+            Some(last) if last >= self.first_pid => {
+                if last - self.first_pid < PROBE_RANGE {
+                    Plan::Probe {
+                        first: self.first_pid,
+                        last,
+                    }
+                } else {
+                    Plan::List {
+                        lowest: Some(self.first_pid),
+                    }
+                }
+            }
+            _ => Plan::List { lowest: None },
+        }
+    }
+}
+
+/// The widest pid range a bounded scan reads pid by pid; a wider one lists `/proc`.
+///
+/// Listing `/proc` costs about as much as probing a hundred pids (the kernel builds an
+/// entry for every process and thread group on the machine), and a task's kill usually
+/// has only its own few pids to look at.
+const PROBE_RANGE: u32 = 128;
+
+/// How many times a probe follows pids handed out while it reads before it lists
+/// `/proc` instead: something forks as fast as we read.
+const PROBE_ROUNDS: usize = 8;
+
+/// How a scan finds the pids it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    /// Every pid in `first..=last`, then those handed out meanwhile: pid order can be
+    /// trusted, so every process forked since the leader is in that range.
+    Probe { first: u32, last: u32 },
+    /// The listing of `/proc`, from `lowest` up when given.
+    List { lowest: Option<u32> },
+}
+
+/// The last pid the kernel handed out in our pid namespace.
+fn last_pid() -> Option<u32> {
+    let text = read_proc(&Path::new(PROC_ROOT).join("sys/kernel/ns_last_pid"), 32).ok()?;
+    std::str::from_utf8(&text).ok()?.trim().parse().ok()
+}
+
+/// What a scan does on meeting a live process caught in the middle of `execve` (see
+/// [`read_marker`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Patience {
+    /// Wait, briefly, for its new environment: the scan blocks up to [`EXEC_SETTLE`].
+    WaitForExec,
+    /// Give up on the scan ([`ScanError::WouldWait`]): the caller cannot block.
+    Never,
+}
+
+/// Why a scan gave no answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ScanError {
+    /// `/proc` cannot be read at all.
+    Unavailable,
+    /// A process was caught inside `execve` and the scan was told not to wait.
+    WouldWait,
+}
+
+impl From<ProcUnavailable> for ScanError {
+    fn from(ProcUnavailable: ProcUnavailable) -> Self {
+        Self::Unavailable
+    }
+}
+
+/// Every live marked process of our user, except this one, within `bound`.
+///
+/// Cheap checks come first: the pid against the bound (nothing read), then the
+/// environment (where the marker is), then the owner of `/proc/<pid>`; `stat` — costly
+/// to produce — is read only for marked processes. Processes that cannot be read are
+/// skipped: a scan never fails on one.
+pub(crate) fn scan_marked_bounded(
+    bound: Option<ScanBound>,
+) -> Result<Vec<MarkedProcess>, ProcUnavailable> {
+    scan(bound, Patience::WaitForExec).map_err(|_| ProcUnavailable)
+}
+
+/// [`scan_marked_bounded`] that never blocks: `None` unless `bound` narrows the scan to
+/// a few pids that can be probed in microseconds and none of them is caught inside
+/// `execve`. Cheap enough to run on an async worker; a caller that gets `None` runs the
+/// full scan on the blocking pool.
+pub(crate) fn scan_marked_quick(bound: ScanBound) -> Option<Vec<MarkedProcess>> {
+    let Plan::Probe { first, last } = bound.plan() else {
+        return None;
+    };
+    if last - first >= QUICK_RANGE {
+        return None;
+    }
+    let mut scan = Scan::new(Patience::Never).ok()?;
+    // A probe that would have to fall back to listing /proc is no longer quick.
+    scan.probe(first, last)
+        .ok()
+        .filter(|&complete| complete)
+        .map(|_| scan.found)
+}
+
+/// The widest pid range [`scan_marked_quick`] probes (a few microseconds per pid).
+const QUICK_RANGE: u32 = 16;
+
+fn scan(bound: Option<ScanBound>, patience: Patience) -> Result<Vec<MarkedProcess>, ScanError> {
+    let plan = bound.map_or(Plan::List { lowest: None }, ScanBound::plan);
+    scan_planned(plan, patience)
+}
+
+fn scan_planned(plan: Plan, patience: Patience) -> Result<Vec<MarkedProcess>, ScanError> {
+    let mut scan = Scan::new(patience)?;
+    match plan {
+        Plan::Probe { first, last } => {
+            if !scan.probe(first, last)? {
+                scan.found.clear();
+                scan.list(None)?;
+            }
+        }
+        Plan::List { lowest } => scan.list(lowest)?,
+    }
+    Ok(scan.found)
+}
+
+/// One scan in progress.
+struct Scan {
+    me: u32,
+    my_uid: u32,
+    patience: Patience,
+    found: Vec<MarkedProcess>,
+}
+
+impl Scan {
+    fn new(patience: Patience) -> Result<Self, ScanError> {
+        let me = std::process::id();
+        let my_uid = fs::metadata(Path::new(PROC_ROOT).join(me.to_string()))
+            .map_err(|_| ScanError::Unavailable)?
+            .uid();
+        Ok(Self {
+            me,
+            my_uid,
+            patience,
+            found: Vec::new(),
+        })
+    }
+
+    /// Reads every pid of `first..=last`, then every pid handed out while it read, until
+    /// none was. `Ok(false)`: pid order stopped being trustworthy (pids wrapped, or
+    /// forks kept coming), and the caller lists `/proc` instead.
+    fn probe(&mut self, first: u32, mut last: u32) -> Result<bool, ScanError> {
+        let mut next = first;
+        for _ in 0..PROBE_ROUNDS {
+            for pid in next..=last {
+                self.visit(pid, true)?;
+            }
+            next = last.saturating_add(1);
+            match last_pid() {
+                // Nothing forked while we read: every descendant was seen.
+                Some(now) if now >= first && now < next => return Ok(true),
+                Some(now) if now >= next && now - first < PROBE_RANGE => last = now,
+                _ => return Ok(false),
+            }
+        }
+        Ok(false)
+    }
+
+    /// Reads every listed pid from `lowest` up (all when `None`).
+    fn list(&mut self, lowest: Option<u32>) -> Result<(), ScanError> {
+        let entries = fs::read_dir(PROC_ROOT).map_err(|_| ScanError::Unavailable)?;
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if lowest.is_some_and(|lowest| pid < lowest) {
+                continue;
+            }
+            self.visit(pid, false)?;
+        }
+        Ok(())
+    }
+
+    /// Records `pid` if it is a live, marked process of our user other than this one.
+    /// `maybe_thread`: the pid was not listed but guessed, so it may name a thread
+    /// (`/proc/<tid>` exists for every thread), whose process has a pid of its own.
+    fn visit(&mut self, pid: u32, maybe_thread: bool) -> Result<(), ScanError> {
+        if pid == self.me {
+            return Ok(());
+        }
+        let Some(marker) = read_marker(pid, self.patience)? else {
+            return Ok(());
+        };
+        // The owner of /proc/<pid> is the process's effective uid: another user's
+        // process is never ours to signal.
+        if fs::metadata(proc_path(pid, "")).map(|m| m.uid()).ok() != Some(self.my_uid) {
+            return Ok(());
+        }
+        let Some(stat) = stat(pid) else {
+            return Ok(());
+        };
+        if stat.is_ending() || (maybe_thread && thread_group(pid) != Some(pid)) {
+            return Ok(());
+        }
+        self.found.push(MarkedProcess {
+            pid,
+            start_time: stat.start_time,
+            marker,
+            command_line: command_line(pid).unwrap_or_default(),
+        });
+        Ok(())
+    }
+}
+
+/// The thread group (process) that `pid` belongs to: itself for a process, another pid
+/// for a thread.
+fn thread_group(pid: u32) -> Option<u32> {
+    let status = read_proc(&proc_path(pid, "status"), 2048).ok()?;
+    let status = String::from_utf8_lossy(&status);
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Tgid:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// How long a scan waits for a process caught in the middle of `execve` to show its
+/// new environment.
+const EXEC_SETTLE: Duration = Duration::from_millis(20);
+
+/// Room for a typical environment in one read.
+const ENVIRON_BYTES: usize = 16 << 10;
+
+/// The owner marker in a process's environment, if it carries a well-formed one.
+///
+/// A process in the middle of `execve` shows an empty environment for a moment (its new
+/// memory map exists, its environment is not on it yet): an escapee caught then would be
+/// missed. So an empty environment of a live user process is read again, briefly,
+/// until the exec completes (or, with [`Patience::Never`], the scan gives up). Kernel
+/// threads (pid 2 and its children), zombies and processes inside `do_exit` have an
+/// empty environment for good and are not waited for.
+pub(crate) fn read_marker(pid: u32, patience: Patience) -> Result<Option<OwnerMarker>, ScanError> {
+    let environ_path = proc_path(pid, "environ");
+    let Ok(mut environ) = read_proc(&environ_path, ENVIRON_BYTES) else {
+        return Ok(None);
+    };
+    if environ.is_empty() {
+        let Some(stat) = stat(pid) else {
+            return Ok(None);
+        };
+        if pid == KTHREADD || stat.ppid == KTHREADD || stat.is_ending() {
+            return Ok(None);
+        }
+        if patience == Patience::Never {
+            return Err(ScanError::WouldWait);
+        }
+        let deadline = Instant::now() + EXEC_SETTLE;
+        while environ.is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+            let Ok(again) = read_proc(&environ_path, ENVIRON_BYTES) else {
+                return Ok(None);
+            };
+            environ = again;
+        }
+    }
+    Ok(env_value(&environ, OWNER_MARKER_VAR)
+        .and_then(|value| std::str::from_utf8(value).ok())
+        .and_then(OwnerMarker::parse))
+}
+
+/// The kernel threads' parent: its children never carry an environment.
+const KTHREADD: u32 = 2;
+
+#[cfg(test)]
+#[path = "proc_scan_tests.rs"]
+mod tests;

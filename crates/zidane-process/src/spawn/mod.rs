@@ -1,0 +1,263 @@
+//! Checking what the OS cannot pass on (environment variables, a working directory),
+//! and starting `SHELL [FLAGS] -c COMMAND` (see [`Shell`]) in its own process group with one output pipe
+//! (through [`vfork_spawn`], or `std::process::Command` where the kernel refuses it).
+
+pub(crate) mod shell;
+pub(crate) mod task_shell;
+pub(crate) mod vfork_spawn;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::net::unix::pipe::Receiver;
+use zidane_context::{ContextError, Result};
+
+use crate::spawn::shell::Shell;
+use crate::spawn::vfork_spawn::{Child, ShellCommand, Spawn, SpawnError};
+use crate::task::leader::Leader;
+use crate::task::log_file::open_new;
+
+/// Refuses environment variables the OS cannot pass on. Checked before spawning, so a
+/// bad variable never leaves a half-started task behind.
+pub(crate) fn validate_env(env: &BTreeMap<String, String>) -> Result<()> {
+    for (key, value) in env {
+        if key.is_empty() || key.contains(['=', '\0']) {
+            return Err(ContextError::InvalidCommand {
+                reason: "an environment variable name is empty or contains `=` or a NUL byte",
+            });
+        }
+        if value.contains('\0') {
+            return Err(ContextError::InvalidCommand {
+                reason: "an environment variable value contains a NUL byte",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Resolves the working directory (relative to `base`) and checks it is a directory.
+pub(crate) fn resolve_cwd(base: &Path, cwd: Option<&Path>) -> Result<PathBuf> {
+    let Some(cwd) = cwd else {
+        return Ok(base.to_owned());
+    };
+    let path = base.join(cwd);
+    match std::fs::metadata(&path) {
+        Ok(meta) if meta.is_dir() => Ok(path),
+        Ok(_) => Err(ContextError::InvalidCwd {
+            path,
+            source: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+        }),
+        Err(source) => Err(ContextError::InvalidCwd { path, source }),
+    }
+}
+
+/// A started shell: its leader, the read end of its output pipe, and its log.
+#[derive(Debug)]
+pub(crate) struct Spawned {
+    pub(crate) leader: Leader,
+    pub(crate) pid: u32,
+    /// Non-blocking, close-on-exec, registered with the runtime's reactor.
+    pub(crate) output: Receiver,
+    /// The log created for it, when one was asked for.
+    pub(crate) log: Option<File>,
+}
+
+/// Starts `command` under `shell` in a new process group, stdin on `/dev/null`, stdout and
+/// stderr both the write end of one pipe (so their bytes stay in write order). With
+/// `log`, that file is created first, as [`open_new`] does (by the spawn's child when
+/// it can: see [`vfork_spawn`]); if it cannot be, nothing is started.
+///
+/// Every descriptor made here is close-on-exec, so no other task inherits this one's
+/// pipe; the parent's copies of the write end are gone when this returns, so the read
+/// end sees end-of-file as soon as the last process holding it exits.
+pub(crate) fn spawn_shell(
+    shell: &Shell,
+    command: &str,
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    log: Option<&Path>,
+) -> Result<Spawned, SpawnError> {
+    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(SpawnError::start)?;
+    // Only our end is non-blocking: the task must block on a full pipe (backpressure),
+    // not get EAGAIN. O_NONBLOCK lives on the open file description of each end.
+    fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(SpawnError::start)?;
+    let mut prepared = ShellCommand::new(command, cwd, env)
+        .and_then(|prepared| prepared.with_shell(shell))
+        .map_err(SpawnError::start)?;
+    if let Some(path) = log {
+        prepared = prepared.with_log(path).map_err(SpawnError::start)?;
+    }
+    let child = match vfork_spawn::spawn(&prepared, write.as_fd())? {
+        Spawn::Started(child) => {
+            drop(write);
+            child
+        }
+        Spawn::Refused { log: made } => start_with_std(shell, command, cwd, env, log, made, write)?,
+    };
+    // Only the child holds the write end now.
+    let log_made = child.log.is_some();
+    let leader = Leader::new(child.pid);
+    // "Unchecked" only skips tokio's fstat that the descriptor is a readable pipe: we
+    // just made it one, and made it non-blocking above.
+    let output = Receiver::from_owned_fd_unchecked(read).map_err(|source| {
+        // It runs, but we could not watch its output: end it rather than leave it
+        // loose (dropping `leader` reaps it once it is gone).
+        let _ = killpg(child.pid, Signal::SIGKILL);
+        SpawnError::Start { source, log_made }
+    })?;
+    Ok(Spawned {
+        leader,
+        pid: child.pid.as_raw().unsigned_abs(),
+        output,
+        log: child.log.map(File::from),
+    })
+}
+
+/// The start where the kernel refused [`vfork_spawn`]'s way: the log (unless the
+/// refused child made it already, `made`), then the shell through std.
+fn start_with_std(
+    shell: &Shell,
+    command: &str,
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    log: Option<&Path>,
+    made: Option<OwnedFd>,
+    write: OwnedFd,
+) -> Result<Child, SpawnError> {
+    let log = match (made, log) {
+        (Some(made), _) => Some(made),
+        (None, Some(path)) => Some(open_new(path).map_err(SpawnError::Log)?.into()),
+        (None, None) => None,
+    };
+    let log_made = log.is_some();
+    let pid = spawn_with_std(shell, command, cwd, env, write)
+        .map_err(|source| SpawnError::Start { source, log_made })?;
+    Ok(Child { pid, log })
+}
+
+/// The same start through `std::process::Command`, where the kernel refuses
+/// [`vfork_spawn`]'s way. The child inherits every descriptor of ours that is not
+/// close-on-exec (std's behaviour).
+fn spawn_with_std(
+    shell: &Shell,
+    command: &str,
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    write: OwnedFd,
+) -> io::Result<Pid> {
+    // `try_clone` dups with F_DUPFD_CLOEXEC.
+    let write_for_stderr = write.try_clone()?;
+    let mut child = Command::new(shell.path());
+    child
+        .args(shell.args())
+        .arg(command)
+        .current_dir(cwd)
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write))
+        .stderr(Stdio::from(write_for_stderr))
+        .process_group(0);
+    // Dropping the `Child` neither waits for nor kills it: `Leader` reaps it by pid.
+    let spawned = child.spawn()?;
+    i32::try_from(spawned.id())
+        .map(Pid::from_raw)
+        .map_err(|_| io::Error::other("spawned child has an impossible pid"))
+    // `child` drops here, and with it this side's copies of the write end.
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh() -> Shell {
+        Shell::new(vfork_spawn::SHELL)
+    }
+
+    #[test]
+    fn refuses_env_the_os_cannot_pass() {
+        let one = |k: &str, v: &str| BTreeMap::from([(k.to_owned(), v.to_owned())]);
+        assert!(validate_env(&one("", "x")).is_err());
+        assert!(validate_env(&one("A=B", "x")).is_err());
+        assert!(validate_env(&one("A\0", "x")).is_err());
+        assert!(validate_env(&one("A", "x\0")).is_err());
+        assert!(validate_env(&one("A", "x=y")).is_ok());
+    }
+
+    /// The fallback creates the log itself, as the child would have, and refuses to
+    /// start when it cannot.
+    #[test]
+    fn std_fallback_creates_the_log_first_or_starts_nothing() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bash_1.log");
+        let marker = dir.path().join("ran");
+        let command = format!("touch '{}'", marker.display());
+        let no_env = BTreeMap::new();
+
+        let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        let child = start_with_std(
+            &sh(),
+            &command,
+            dir.path(),
+            &no_env,
+            Some(&path),
+            None,
+            write,
+        )
+        .unwrap();
+        assert!(
+            crate::sys::reap(child.pid, true)
+                .unwrap()
+                .unwrap()
+                .success()
+        );
+        assert!(child.log.is_some() && marker.exists());
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+
+        // The name is taken now: an error, and the command does not run again.
+        std::fs::remove_file(&marker).unwrap();
+        let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        match start_with_std(
+            &sh(),
+            &command,
+            dir.path(),
+            &no_env,
+            Some(&path),
+            None,
+            write,
+        ) {
+            Err(SpawnError::Log(error)) => {
+                assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
+            }
+            other => panic!("expected a log error, got {other:?}"),
+        }
+        assert!(!marker.exists());
+    }
+
+    /// The fallback for kernels that refuse `vfork_spawn`: same group, same output.
+    #[test]
+    fn std_fallback_starts_the_shell_in_its_own_group() {
+        use std::io::Read;
+        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        let env = BTreeMap::from([("GREETING".to_owned(), "hi".to_owned())]);
+        let command = "echo $GREETING; echo err >&2; read -r _ _ _ _ group _ </proc/$$/stat; \
+                       [ $group = $$ ] && echo leads; exit 4";
+        let pid = spawn_with_std(&sh(), command, Path::new("/"), &env, write).unwrap();
+        let mut output = String::new();
+        std::fs::File::from(read)
+            .read_to_string(&mut output)
+            .unwrap();
+        let status = crate::sys::reap(pid, true).unwrap().unwrap();
+        assert_eq!(output, "hi\nerr\nleads\n");
+        assert_eq!(status.code(), Some(4));
+    }
+}

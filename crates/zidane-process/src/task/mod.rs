@@ -1,0 +1,322 @@
+//! One background task as the rest of the crate sees it: what it is, how far it got, and
+//! the single gate through which it settles.
+
+pub(crate) mod budget;
+pub(crate) mod follow;
+pub(crate) mod kill;
+pub(crate) mod kill_wait;
+pub(crate) mod leader;
+pub(crate) mod log_file;
+pub(crate) mod registry;
+pub(crate) mod spawn_on_wake;
+pub(crate) mod stall_diagnosis;
+pub(crate) mod supervise;
+pub(crate) mod timestamp;
+pub(crate) mod watchdog;
+
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use crate::containment::TaskProcesses;
+use crate::containment::proc_scan::ScanBound;
+use crate::task::leader::LeaderExit;
+use chrono::{DateTime, Utc};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use tokio::net::unix::pipe::Receiver;
+use tokio::sync::watch;
+use zidane_context::{
+    CancellationToken, ExitCallback, KillReason, LogWriteFailure, Signal, TaskEntry, TaskExitInfo,
+    TaskId, TaskStatus,
+};
+
+/// What the first kill request of a task found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KillRequest {
+    /// The leader had not exited when the kill was asked for (and `SIGTERM` went to
+    /// the group): the task ends `Killed`, not `Exited`.
+    pub(crate) leader_was_running: bool,
+    /// The leader had exited, but something it started still held the output open:
+    /// the task ends `Killed` too, by the signal that closed the output, with the
+    /// leader's own exit beside it.
+    pub(crate) output_was_open: bool,
+    /// When it was asked for: the grace period runs from here, however late the
+    /// supervisor hears of it.
+    pub(crate) at: tokio::time::Instant,
+    /// Who asked, or which budget ran out: the first request's reason is the task's.
+    pub(crate) reason: KillReason,
+}
+
+/// A background task, shared by the registry, its supervisor and its waiters.
+#[derive(Debug)]
+pub(crate) struct Task {
+    pub(crate) id: TaskId,
+    pub(crate) pid: u32,
+    pub(crate) command: String,
+    pub(crate) cwd: PathBuf,
+    pub(crate) output_path: PathBuf,
+    pub(crate) started_at: DateTime<Utc>,
+    /// Bounds the `/proc` scans that look for its escapees.
+    pub(crate) scan_bound: Option<ScanBound>,
+    /// Bytes written so far (kept and dropped), updated live by the supervisor.
+    pub(crate) bytes_written: AtomicU64,
+    /// Bumped by the supervisor whenever output reaches the log, so a follower of the
+    /// log waits instead of polling it.
+    pub(crate) output_moved: watch::Sender<u64>,
+    /// Cancelled to ask the supervisor to kill the task.
+    pub(crate) kill: CancellationToken,
+    /// Set by the first [`request_kill`](Self::request_kill).
+    kill_request: OnceLock<KillRequest>,
+    /// The read end of the output pipe, shared with the supervisor until it closes it,
+    /// so a kill can see whether anything still holds the write end.
+    output: Mutex<Option<Arc<Receiver>>>,
+    state: Mutex<State>,
+    /// `Some(exit)` once settled. A watch keeps the value, so a waiter that subscribes
+    /// after the exit still sees it: no lost wake-up.
+    done: watch::Sender<Option<TaskExitInfo>>,
+}
+
+struct State {
+    status: TaskStatus,
+    exit: Option<LeaderExit>,
+    leader_exit_code: Option<i32>,
+    log_write_failure: Option<LogWriteFailure>,
+    kill_reason: Option<KillReason>,
+    ended_at: Option<DateTime<Utc>>,
+    on_exit: Option<ExitCallback>,
+}
+
+/// How a task ended, as its supervisor settles it.
+#[derive(Debug)]
+pub(crate) struct Settlement {
+    pub(crate) status: TaskStatus,
+    pub(crate) exit: LeaderExit,
+    /// The leader's own exit code, when our kill ended the task after it.
+    pub(crate) leader_exit_code: Option<i32>,
+    pub(crate) bytes_written: u64,
+    pub(crate) log_write_failure: Option<LogWriteFailure>,
+    /// Why our kill ended it, when one did.
+    pub(crate) kill_reason: Option<KillReason>,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("status", &self.status)
+            .field("exit", &self.exit)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a new task is made of.
+pub(crate) struct NewTask {
+    pub(crate) id: TaskId,
+    pub(crate) pid: u32,
+    pub(crate) command: String,
+    pub(crate) cwd: PathBuf,
+    pub(crate) output_path: PathBuf,
+    pub(crate) started_at: DateTime<Utc>,
+    pub(crate) scan_bound: Option<ScanBound>,
+    pub(crate) on_exit: Option<ExitCallback>,
+    pub(crate) output: Arc<Receiver>,
+}
+
+impl Task {
+    pub(crate) fn new(new: NewTask) -> Self {
+        Self {
+            id: new.id,
+            pid: new.pid,
+            command: new.command,
+            cwd: new.cwd,
+            output_path: new.output_path,
+            started_at: new.started_at,
+            scan_bound: new.scan_bound,
+            bytes_written: AtomicU64::new(0),
+            output_moved: watch::Sender::new(0),
+            kill: CancellationToken::new(),
+            kill_request: OnceLock::new(),
+            output: Mutex::new(Some(new.output)),
+            state: Mutex::new(State {
+                status: TaskStatus::Running,
+                exit: None,
+                leader_exit_code: None,
+                log_write_failure: None,
+                kill_reason: None,
+                ended_at: None,
+                on_exit: new.on_exit,
+            }),
+            done: watch::Sender::new(None),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Nothing panics while holding this lock; if something ever did, the data is
+        // still consistent (every update is a plain field store), so keep going.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A snapshot for `list_background`, with live `bytes_written`.
+    pub(crate) fn entry(&self) -> TaskEntry {
+        let state = self.state();
+        TaskEntry {
+            task_id: self.id,
+            pid: self.pid,
+            command: self.command.clone(),
+            cwd: self.cwd.clone(),
+            output_path: self.output_path.clone(),
+            status: state.status,
+            exit_code: state.exit.map(|e| e.code),
+            signal: state.exit.and_then(|e| e.signal),
+            started_at: self.started_at,
+            ended_at: state.ended_at,
+            bytes_written: self.bytes_written.load(Ordering::Relaxed),
+            leader_exit_code: state.leader_exit_code,
+            log_write_failure: state.log_write_failure.clone(),
+            kill_reason: state.kill_reason,
+        }
+    }
+
+    pub(crate) fn is_running(&self) -> bool {
+        !self.state().status.is_terminal()
+    }
+
+    /// Asks for the task to be killed: `SIGTERM` goes to its group right here, rather
+    /// than a thread hop later when the supervisor wakes, and the supervisor carries the
+    /// escalation on from there. Only the first request signals. It first looks
+    /// (without reaping) whether the leader still runs and records that *before*
+    /// signalling, so that a supervisor settling a leader that died of this very signal
+    /// already finds the request, and does not mistake the kill for an exit of its own.
+    pub(crate) fn request_kill(&self, reason: KillReason) {
+        self.terminate_once(reason);
+        self.kill.cancel();
+    }
+
+    /// Records the first kill request (and why) and sends its `SIGTERM`; later ones do
+    /// nothing.
+    fn terminate_once(&self, reason: KillReason) {
+        let leader_was_running = leader::has_not_exited(self.pid);
+        let output_was_open = !leader_was_running && self.output_is_open();
+        let first = self
+            .kill_request
+            .set(KillRequest {
+                leader_was_running,
+                output_was_open,
+                at: tokio::time::Instant::now(),
+                reason,
+            })
+            .is_ok();
+        // A settled task's leader is reaped and its group may be gone: nothing to
+        // signal. Before that, the group cannot have been handed to anyone else.
+        if first
+            && self.is_running()
+            && let Some(processes) = TaskProcesses::of_leader(self.pid)
+        {
+            tracing::info!(task_id = %self.id, pid = self.pid, signal = %Signal::TERM, "task kill");
+            processes.terminate();
+        }
+    }
+
+    /// Whether some process still holds the write end of the output pipe, asked of the
+    /// kernel (`POLLHUP` is set once the last writer closed it), not of what the
+    /// supervisor has read so far.
+    fn output_is_open(&self) -> bool {
+        let output = self.output.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(output) = output.as_ref() else {
+            // The supervisor closed it: the output had ended.
+            return false;
+        };
+        let mut fds = [PollFd::new(output.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::ZERO) {
+            Ok(_) => !fds[0]
+                .revents()
+                .is_some_and(|events| events.contains(PollFlags::POLLHUP)),
+            // Not knowing, assume what kept the task running still does.
+            Err(_) => true,
+        }
+    }
+
+    /// Lets go of the output pipe: called by the supervisor before it closes it.
+    pub(crate) fn release_output(&self) {
+        self.output
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
+
+    /// What the first kill request found, if one was made.
+    pub(crate) fn kill_request(&self) -> Option<KillRequest> {
+        self.kill_request.get().copied()
+    }
+
+    /// The exit, once settled.
+    pub(crate) fn exit_info(&self) -> Option<TaskExitInfo> {
+        self.done.borrow().clone()
+    }
+
+    /// A receiver that holds the exit once settled (immediately if it already is).
+    pub(crate) fn subscribe(&self) -> watch::Receiver<Option<TaskExitInfo>> {
+        self.done.subscribe()
+    }
+
+    /// Replaces the exit callback of a running task. `None` (and nothing changed) if the
+    /// task already settled: its old callback has fired, or is firing, exactly once.
+    pub(crate) fn reassign(&self, on_exit: Option<ExitCallback>) -> Option<TaskEntry> {
+        {
+            let mut state = self.state();
+            if state.status.is_terminal() {
+                return None;
+            }
+            state.on_exit = on_exit;
+        }
+        Some(self.entry())
+    }
+
+    /// The settle gate: records the exit and hands back the callback, exactly once.
+    ///
+    /// Returns `None` if the task already settled. The caller fires the callback
+    /// (outside every lock) and then [`publish`](Self::publish)es the exit.
+    pub(crate) fn settle(
+        &self,
+        settlement: Settlement,
+    ) -> Option<(Option<ExitCallback>, TaskExitInfo)> {
+        let Settlement {
+            status,
+            exit,
+            leader_exit_code,
+            bytes_written,
+            log_write_failure,
+            kill_reason,
+        } = settlement;
+        self.bytes_written.store(bytes_written, Ordering::Relaxed);
+        let ended_at = Utc::now();
+        let mut state = self.state();
+        if state.status.is_terminal() {
+            return None;
+        }
+        state.status = status;
+        state.exit = Some(exit);
+        state.leader_exit_code = leader_exit_code;
+        state.log_write_failure.clone_from(&log_write_failure);
+        state.kill_reason = kill_reason;
+        state.ended_at = Some(ended_at);
+        let info = TaskExitInfo {
+            task_id: self.id,
+            status,
+            exit_code: exit.code,
+            signal: exit.signal,
+            output_path: self.output_path.clone(),
+            duration: (ended_at - self.started_at).to_std().unwrap_or_default(),
+            command: self.command.clone(),
+            leader_exit_code,
+            log_write_failure,
+            kill_reason,
+        };
+        Some((state.on_exit.take(), info))
+    }
+
+    /// Wakes every waiter with the exit.
+    pub(crate) fn publish(&self, exit: TaskExitInfo) {
+        self.done.send_replace(Some(exit));
+    }
+}

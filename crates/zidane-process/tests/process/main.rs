@@ -1,0 +1,33 @@
+//! Behaviour of `ProcessContext` with real processes, one file per behaviour.
+//!
+//! Every test has its own temp dir and context, a short kill grace, and waits on
+//! events with a bound — never on a sleep that hopes.
+#![cfg(unix)]
+// A panic in a test or its helpers is a failed test, not a crashed host.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod bad_input;
+mod cap;
+mod closed_output;
+mod complete_output;
+mod concurrency_cap;
+mod destroy;
+mod escape;
+mod exec;
+mod exit_once;
+mod ids;
+mod interleave;
+mod kill_group;
+mod killed_after_leader;
+mod lifecycle_model;
+mod list;
+mod log_write_failure;
+mod orphan_sweep;
+mod permissions;
+mod read_file;
+mod reassign;
+mod shell;
+mod stall;
+mod wait_race;

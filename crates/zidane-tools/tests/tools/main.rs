@@ -1,0 +1,18 @@
+//! Integration tests of `zidane-tools`, compiled as one binary: every behaviour, one
+//! file each.
+
+// Helpers outside `#[test]` functions unwrap too: a panic there is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod bad_input;
+mod budgets;
+mod common;
+mod gate;
+mod process;
+mod read_file;
+mod readiness;
+mod registry;
+mod schemas;
+mod shell;
+mod shell_kill;
+mod wait_task;
