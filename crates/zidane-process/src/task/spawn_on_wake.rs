@@ -17,6 +17,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Wake, Waker};
 
+use tokio::net::unix::pipe::Receiver;
 use tokio::runtime::Handle;
 
 type Boxed = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
@@ -58,8 +59,20 @@ thread_local! {
 /// the task (where, outside any runtime task, nothing would ever make a busy loop
 /// yield). So a future that finds something ready then yields first
 /// (`tokio::task::yield_now`), which hands it to the runtime at once.
-pub(crate) fn polling_in_place() -> bool {
+fn polling_in_place() -> bool {
     IN_PLACE.with(Cell::get)
+}
+
+/// Waits until a task's output is readable, as `Receiver::readable` does, except in the
+/// first poll that [`spawn_on_wake`] runs in place: output that is there already is work
+/// for the runtime's workers, not for the thread still starting the task, so the future
+/// yields first and reports it once a worker polls it.
+pub(crate) async fn readable(output: &Receiver) -> std::io::Result<()> {
+    let ready = output.readable().await;
+    if polling_in_place() {
+        tokio::task::yield_now().await;
+    }
+    ready
 }
 
 /// Marks the first poll, until dropped (a panicking poll included).

@@ -106,13 +106,7 @@ impl Supervisor {
             );
             tokio::select! {
                 _ = leader.waited(), if leader.is_waiting() => {}
-                ready = output.readable(), if !eof => {
-                    if spawn_on_wake::polling_in_place() {
-                        // Output already: work for the runtime's workers, not for the
-                        // thread that is still starting the task (see spawn_on_wake).
-                        tokio::task::yield_now().await;
-                        continue;
-                    }
+                ready = spawn_on_wake::readable(&output), if !eof => {
                     match ready {
                         Ok(()) => {
                             let outcome = pump(&mut log, &output, PUMP_BUDGET);
