@@ -148,6 +148,17 @@ fn is_dead_state(state: char) -> bool {
     matches!(state, 'Z' | 'X' | 'x')
 }
 
+/// Every process listed in `/proc` with the text of its `stat` file, or `None` when
+/// `/proc` cannot be listed. Processes that end while being read are skipped.
+pub(crate) fn processes_with_stat() -> Option<impl Iterator<Item = (u32, String)>> {
+    let entries = std::fs::read_dir(PROC_ROOT).ok()?;
+    Some(entries.flatten().filter_map(|entry| {
+        let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+        let stat = std::fs::read_to_string(proc_path(pid, "stat")).ok()?;
+        Some((pid, stat))
+    }))
+}
+
 pub(crate) fn proc_path(pid: u32, file: &str) -> std::path::PathBuf {
     Path::new(PROC_ROOT).join(pid.to_string()).join(file)
 }

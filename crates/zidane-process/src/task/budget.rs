@@ -82,17 +82,7 @@ impl Budgets {
 pub(crate) fn group_cpu_time(pgid: u32) -> Option<Duration> {
     let ticks_per_second = clock_ticks()?;
     let mut ticks = 0_u64;
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
+    for (_, stat) in crate::containment::procfs::processes_with_stat()? {
         if let Some((group, used)) = parse_cpu(&stat)
             && group == pgid
         {

@@ -279,17 +279,7 @@ pub(crate) fn diagnose(pgid: u32, log: &Path) -> Option<String> {
 /// `(pid, name, activity)` of every process in the group, leader first.
 fn group_members(pgid: u32) -> Option<Vec<(u32, String, Activity)>> {
     let mut members = Vec::new();
-    for entry in fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
+    for (pid, stat) in crate::containment::procfs::processes_with_stat()? {
         let Some((name, state, group)) = parse_stat(&stat) else {
             continue;
         };
