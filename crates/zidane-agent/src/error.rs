@@ -49,13 +49,12 @@ pub enum AgentError {
         reason: &'static str,
     },
     /// A session file could not be read, written or removed.
-    #[error("session I/O error on {}: {source}", path.display())]
+    #[error("session I/O error on {}: {cause}", path.display())]
     SessionIo {
         /// The file or directory concerned.
         path: PathBuf,
-        /// The underlying OS error.
-        #[source]
-        source: std::io::Error,
+        /// The underlying OS error. Printed in the message, so not also a `source()`.
+        cause: std::io::Error,
     },
     /// Another agent (in this process or another) holds the session: two writers would
     /// lose each other's turns.
@@ -80,13 +79,12 @@ pub enum AgentError {
     #[error("a wake-up run failed: {0}")]
     WakeRun(String),
     /// A session file is not valid session JSON.
-    #[error("session file {} is not a valid session: {source}", path.display())]
+    #[error("session file {} is not a valid session: {cause}", path.display())]
     SessionFormat {
         /// The file concerned.
         path: PathBuf,
-        /// The JSON error.
-        #[source]
-        source: serde_json::Error,
+        /// The JSON error. Printed in the message, so not also a `source()`.
+        cause: serde_json::Error,
     },
 }
 

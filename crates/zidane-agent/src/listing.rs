@@ -107,7 +107,7 @@ impl SessionStore {
             Err(source) => {
                 return Err(AgentError::SessionIo {
                     path: sessions_dir,
-                    source,
+                    cause: source,
                 });
             }
         };
@@ -141,7 +141,10 @@ impl SessionStore {
         let file = dir.join(SESSION_FILE);
         let updated_at = std::fs::metadata(&file)
             .and_then(|meta| meta.modified())
-            .map_err(|source| AgentError::SessionIo { path: file, source })?;
+            .map_err(|source| AgentError::SessionIo {
+                path: file,
+                cause: source,
+            })?;
         Ok(SessionSummary::of(&session, updated_at.into()))
     }
 }

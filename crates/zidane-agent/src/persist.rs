@@ -49,12 +49,15 @@ impl SessionLock {
                 });
             }
             Err(std::fs::TryLockError::Error(source)) => {
-                return Err(AgentError::SessionIo { path, source });
+                return Err(AgentError::SessionIo {
+                    path,
+                    cause: source,
+                });
             }
         }
         let io = |source| AgentError::SessionIo {
             path: path.clone(),
-            source,
+            cause: source,
         };
         file.set_len(0).map_err(io)?;
         file.seek(SeekFrom::Start(0)).map_err(io)?;
@@ -79,7 +82,7 @@ pub(crate) fn ensure_private_dir(dir: &Path) -> Result<()> {
         .create(dir)
         .map_err(|source| AgentError::SessionIo {
             path: dir.to_owned(),
-            source,
+            cause: source,
         })?;
     check_private_dir(dir)
 }
@@ -93,7 +96,7 @@ pub(crate) fn check_private_dir(dir: &Path) -> Result<()> {
         Err(source) => {
             return Err(AgentError::SessionIo {
                 path: dir.to_owned(),
-                source,
+                cause: source,
             });
         }
     };
@@ -140,7 +143,10 @@ pub(crate) fn write_atomically(file: &Path, bytes: &[u8]) -> Result<()> {
 fn write_then_rename(temp: &Path, file: &Path, dir: &Path, bytes: &[u8]) -> Result<()> {
     let io = |path: &Path| {
         let path = path.to_owned();
-        move |source| AgentError::SessionIo { path, source }
+        move |source| AgentError::SessionIo {
+            path,
+            cause: source,
+        }
     };
     let mut out = open_private(OpenOptions::new().write(true).create_new(true), temp)?;
     out.write_all(bytes).map_err(io(temp))?;
@@ -162,6 +168,6 @@ fn open_private(options: &mut OpenOptions, path: &Path) -> Result<File> {
     }
     options.open(path).map_err(|source| AgentError::SessionIo {
         path: path.to_owned(),
-        source,
+        cause: source,
     })
 }

@@ -181,7 +181,7 @@ impl SessionStore {
         let json =
             serde_json::to_vec_pretty(session).map_err(|source| AgentError::SessionFormat {
                 path: file.clone(),
-                source,
+                cause: source,
             })?;
         persist::write_atomically(&file, &json)
     }
@@ -202,10 +202,12 @@ impl SessionStore {
         let file = self.session_file(id)?;
         let bytes = std::fs::read(&file).map_err(|source| AgentError::SessionIo {
             path: file.clone(),
-            source,
+            cause: source,
         })?;
-        serde_json::from_slice(&bytes)
-            .map_err(|source| AgentError::SessionFormat { path: file, source })
+        serde_json::from_slice(&bytes).map_err(|source| AgentError::SessionFormat {
+            path: file,
+            cause: source,
+        })
     }
 
     /// Reads a stored session, or starts an empty one with this id if none is stored.
@@ -224,7 +226,10 @@ impl SessionStore {
         match std::fs::remove_dir_all(&dir) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(source) => Err(AgentError::SessionIo { path: dir, source }),
+            Err(source) => Err(AgentError::SessionIo {
+                path: dir,
+                cause: source,
+            }),
         }
     }
 }

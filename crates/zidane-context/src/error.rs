@@ -46,37 +46,34 @@ pub enum ContextError {
         reason: &'static str,
     },
     /// The working directory does not exist or is not a directory.
-    #[error("working directory {path} is not usable: {source}")]
+    #[error("working directory {path} is not usable: {cause}")]
     InvalidCwd {
         /// The directory that was asked for.
         path: PathBuf,
-        /// The underlying OS error.
-        #[source]
-        source: std::io::Error,
+        /// The underlying OS error. Printed in the message, so not also a `source()`.
+        cause: std::io::Error,
     },
     /// The output directory for task logs could not be created or used.
-    #[error("output directory {path} is not usable: {source}")]
+    #[error("output directory {path} is not usable: {cause}")]
     OutputDir {
         /// The directory that was asked for.
         path: PathBuf,
-        /// The underlying OS error.
-        #[source]
-        source: std::io::Error,
+        /// The underlying OS error. Printed in the message, so not also a `source()`.
+        cause: std::io::Error,
     },
     /// The process could not be started. The message gives the cause first, then at
     /// most [`COMMAND_EXCERPT_CHARS`] characters of the command: a command can be
     /// megabytes long (that is often why it could not start). Build it with
     /// [`ContextError::spawn`].
-    #[error("{source}: could not start the command {}", quote_excerpt(.command, *.command_bytes))]
+    #[error("{cause}: could not start the command {}", quote_excerpt(.command, *.command_bytes))]
     Spawn {
         /// The start of the command: all of it when it is short, else its first
         /// [`COMMAND_EXCERPT_CHARS`] characters.
         command: String,
         /// The length of the whole command, in bytes.
         command_bytes: usize,
-        /// The underlying OS error.
-        #[source]
-        source: std::io::Error,
+        /// The underlying OS error. Printed in the message, so not also a `source()`.
+        cause: std::io::Error,
     },
     /// A task that exists but cannot be operated on in its current state.
     #[error("task {task_id}: {reason}")]
@@ -87,13 +84,12 @@ pub enum ContextError {
         reason: String,
     },
     /// Any other I/O failure, with the path it concerned when there is one.
-    #[error("I/O error{}: {source}", path.as_ref().map(|p| format!(" on {}", p.display())).unwrap_or_default())]
+    #[error("I/O error{}: {cause}", path.as_ref().map(|p| format!(" on {}", p.display())).unwrap_or_default())]
     Io {
         /// The path concerned, if any.
         path: Option<PathBuf>,
-        /// The underlying OS error.
-        #[source]
-        source: std::io::Error,
+        /// The underlying OS error. Printed in the message, so not also a `source()`.
+        cause: std::io::Error,
     },
 }
 
@@ -118,7 +114,7 @@ impl ContextError {
         Self::Spawn {
             command: command_excerpt(command).to_owned(),
             command_bytes: command.len(),
-            source,
+            cause: source,
         }
     }
 
@@ -126,7 +122,7 @@ impl ContextError {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {
             path: Some(path.into()),
-            source,
+            cause: source,
         }
     }
 }

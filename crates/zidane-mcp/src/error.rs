@@ -17,13 +17,12 @@ pub enum McpServeError {
     #[error("MCP transport error: {0}")]
     Transport(String),
     /// The HTTP listener could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}: {cause}")]
     Bind {
         /// The address asked for.
         addr: SocketAddr,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
+        /// The OS error. Printed in the message, so not also a `source()`.
+        cause: std::io::Error,
     },
     /// `--http` names an address that is not loopback, without `--allow-remote` and a
     /// bearer token.

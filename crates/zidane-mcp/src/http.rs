@@ -56,7 +56,7 @@ impl HttpServer {
             .await
             .map_err(|source| McpServeError::Bind {
                 addr: http.addr,
-                source,
+                cause: source,
             })?;
         let sessions = Arc::new(Sessions::default());
         let cancel = CancellationToken::new();

@@ -299,7 +299,7 @@ impl ExecutionContext for ProcessContext {
         if options.output_dir.as_os_str().is_empty() {
             return Err(ContextError::OutputDir {
                 path: options.output_dir,
-                source: std::io::Error::new(
+                cause: std::io::Error::new(
                     std::io::ErrorKind::InvalidInput,
                     "no output directory given",
                 ),

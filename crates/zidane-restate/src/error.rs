@@ -6,20 +6,18 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum RestateError {
     /// The HTTP client could not be built.
-    #[error("cannot build the HTTP client: {source}")]
+    #[error("cannot build the HTTP client: {cause}")]
     Client {
-        /// The client's error.
-        #[source]
-        source: reqwest::Error,
+        /// The client's error. Printed in the message, so not also a `source()`.
+        cause: reqwest::Error,
     },
     /// A request to Restate did not complete (connection, timeout).
-    #[error("request to {target} failed: {source}")]
+    #[error("request to {target} failed: {cause}")]
     Http {
         /// `service/key/handler` (or the admin path).
         target: String,
-        /// The client's error.
-        #[source]
-        source: reqwest::Error,
+        /// The client's error. Printed in the message, so not also a `source()`.
+        cause: reqwest::Error,
     },
     /// Restate or the handler answered with an error.
     #[error("{target} answered {status}: {message}")]
@@ -32,13 +30,12 @@ pub enum RestateError {
         message: String,
     },
     /// A request could not be encoded, or an answer decoded, as JSON.
-    #[error("JSON of {target}: {source}")]
+    #[error("JSON of {target}: {cause}")]
     Decode {
         /// `service/key/handler`.
         target: String,
-        /// serde_json's error.
-        #[source]
-        source: serde_json::Error,
+        /// serde_json's error. Printed in the message, so not also a `source()`.
+        cause: serde_json::Error,
     },
     /// No worker could be reached for an operation that needs one.
     #[error("no worker answered for {operation}: {last}")]
@@ -55,13 +52,12 @@ pub enum RestateError {
     #[error("invalid worker id {0:?}: use 1-64 ASCII letters, digits or '_'")]
     InvalidWorkerId(String),
     /// The worker could not listen or serve.
-    #[error("worker endpoint on {address}: {source}")]
+    #[error("worker endpoint on {address}: {cause}")]
     Serve {
         /// The listen address.
         address: String,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
+        /// The OS error. Printed in the message, so not also a `source()`.
+        cause: std::io::Error,
     },
     /// The Restate server binary was not found.
     #[error("restate-server not found (set {var} or run `cargo xtask ci`): looked at {looked:?}")]
@@ -78,13 +74,12 @@ pub enum RestateError {
         reason: String,
     },
     /// Local I/O failed.
-    #[error("I/O error on {path}: {source}")]
+    #[error("I/O error on {path}: {cause}")]
     Io {
         /// The path concerned.
         path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
+        /// The OS error. Printed in the message, so not also a `source()`.
+        cause: std::io::Error,
     },
 }
 
@@ -92,7 +87,7 @@ impl From<RestateError> for zidane_context::ContextError {
     fn from(error: RestateError) -> Self {
         zidane_context::ContextError::Io {
             path: None,
-            source: std::io::Error::other(error),
+            cause: std::io::Error::other(error),
         }
     }
 }

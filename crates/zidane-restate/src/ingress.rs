@@ -19,7 +19,7 @@ impl Ingress {
     pub(crate) fn new(base: &str) -> Result<Self, RestateError> {
         let http = reqwest::Client::builder()
             .build()
-            .map_err(|source| RestateError::Client { source })?;
+            .map_err(|source| RestateError::Client { cause: source })?;
         Ok(Self {
             http,
             base: base.trim_end_matches('/').to_owned(),
@@ -39,7 +39,7 @@ impl Ingress {
         let url = format!("{}/{service}/{key}/{handler}", self.base);
         let body = serde_json::to_value(body).map_err(|source| RestateError::Decode {
             target: format!("{service}/{key}/{handler}"),
-            source,
+            cause: source,
         })?;
         let mut request = self.http.post(&url).timeout(timeout);
         // A handler without input takes an empty body, not `null`.
@@ -48,7 +48,7 @@ impl Ingress {
         }
         let response = request.send().await.map_err(|source| RestateError::Http {
             target: format!("{service}/{key}/{handler}"),
-            source,
+            cause: source,
         })?;
         let status = response.status();
         let bytes = response
@@ -56,7 +56,7 @@ impl Ingress {
             .await
             .map_err(|source| RestateError::Http {
                 target: format!("{service}/{key}/{handler}"),
-                source,
+                cause: source,
             })?;
         if !status.is_success() {
             return Err(RestateError::Handler {
@@ -69,7 +69,7 @@ impl Ingress {
         let bytes: &[u8] = if bytes.is_empty() { b"null" } else { &bytes };
         serde_json::from_slice(bytes).map_err(|source| RestateError::Decode {
             target: format!("{service}/{key}/{handler}"),
-            source,
+            cause: source,
         })
     }
 
@@ -88,7 +88,7 @@ impl Ingress {
         let target = || format!("{service}/{key}/{handler}/send");
         let body = serde_json::to_value(body).map_err(|source| RestateError::Decode {
             target: target(),
-            source,
+            cause: source,
         })?;
         let mut request = self
             .http
@@ -100,7 +100,7 @@ impl Ingress {
         }
         let response = request.send().await.map_err(|source| RestateError::Http {
             target: target(),
-            source,
+            cause: source,
         })?;
         let status = response.status();
         if status.is_success() {

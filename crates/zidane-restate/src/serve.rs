@@ -141,7 +141,7 @@ fn rename_in_manifest(manifest: &[u8], name: &str) -> Option<Bytes> {
 pub async fn register(admin: &str, uri: &str) -> Result<(), RestateError> {
     let client = reqwest::Client::builder()
         .build()
-        .map_err(|source| RestateError::Client { source })?;
+        .map_err(|source| RestateError::Client { cause: source })?;
     let target = format!("{}/deployments", admin.trim_end_matches('/'));
     let response = client
         .post(&target)
@@ -151,7 +151,7 @@ pub async fn register(admin: &str, uri: &str) -> Result<(), RestateError> {
         .await
         .map_err(|source| RestateError::Http {
             target: target.clone(),
-            source,
+            cause: source,
         })?;
     let status = response.status();
     if status.is_success() {

@@ -65,13 +65,13 @@ impl RestateServer {
         let dir = std::env::temp_dir().join(format!("zidane-restate-{}", crate::random_token()));
         std::fs::create_dir_all(&dir).map_err(|source| RestateError::Io {
             path: dir.clone(),
-            source,
+            cause: source,
         })?;
         let [admin_port, ingress_port, node_port] = free_ports()?;
         let log =
             std::fs::File::create(dir.join("server.log")).map_err(|source| RestateError::Io {
                 path: dir.join("server.log"),
-                source,
+                cause: source,
             })?;
         let child = Command::new(&binary)
             .arg("--no-logo")
@@ -93,7 +93,7 @@ impl RestateServer {
             .spawn()
             .map_err(|source| RestateError::Io {
                 path: binary.clone(),
-                source,
+                cause: source,
             })?;
         let mut server = Self {
             child,
@@ -169,7 +169,7 @@ fn free_ports() -> Result<[u16; 3], RestateError> {
     let bind = || {
         TcpListener::bind("127.0.0.1:0").map_err(|source| RestateError::Io {
             path: PathBuf::from("127.0.0.1:0"),
-            source,
+            cause: source,
         })
     };
     // All held at once, so the three differ.
@@ -180,7 +180,7 @@ fn free_ports() -> Result<[u16; 3], RestateError> {
             .local_addr()
             .map_err(|source| RestateError::Io {
                 path: PathBuf::from("127.0.0.1:0"),
-                source,
+                cause: source,
             })?
             .port();
     }

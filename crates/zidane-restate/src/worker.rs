@@ -132,7 +132,7 @@ impl Worker {
             .await
             .map_err(|source| crate::RestateError::Http {
                 target: target.clone(),
-                source,
+                cause: source,
             })?;
         let status = response.status();
         let bytes = response
@@ -140,7 +140,7 @@ impl Worker {
             .await
             .map_err(|source| crate::RestateError::Http {
                 target: target.clone(),
-                source,
+                cause: source,
             })?;
         if !status.is_success() {
             return Err(crate::RestateError::Handler {
@@ -152,7 +152,7 @@ impl Worker {
         let answer: serde_json::Value =
             serde_json::from_slice(&bytes).map_err(|source| crate::RestateError::Decode {
                 target: target.clone(),
-                source,
+                cause: source,
             })?;
         let keys: Vec<String> = answer
             .get("rows")

@@ -105,7 +105,10 @@ async fn a_full_disk_leaves_the_notification_pending_until_a_turn_carrying_it_is
     // The log took the whole disk: the turn that would carry the exit cannot be saved.
     let error = agent.run(RunOptions::drain()).await.unwrap_err();
     match &error {
-        AgentError::SessionIo { path, source } => {
+        AgentError::SessionIo {
+            path,
+            cause: source,
+        } => {
             assert!(
                 path.starts_with(store.session_dir("full").unwrap()),
                 "{path:?}"

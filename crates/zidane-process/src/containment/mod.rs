@@ -211,7 +211,7 @@ pub(crate) async fn sweep_orphans(grace: Duration) -> Result<Vec<SweptProcess>, 
         }
         Err(error) => Err(ContextError::Io {
             path: Some("/proc".into()),
-            source: std::io::Error::other(error),
+            cause: std::io::Error::other(error),
         }),
     }
 }

@@ -53,9 +53,12 @@ pub(crate) fn resolve_cwd(base: &Path, cwd: Option<&Path>) -> Result<PathBuf> {
         Ok(meta) if meta.is_dir() => Ok(path),
         Ok(_) => Err(ContextError::InvalidCwd {
             path,
-            source: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+            cause: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
         }),
-        Err(source) => Err(ContextError::InvalidCwd { path, source }),
+        Err(source) => Err(ContextError::InvalidCwd {
+            path,
+            cause: source,
+        }),
     }
 }
 

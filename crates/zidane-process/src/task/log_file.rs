@@ -49,7 +49,7 @@ pub(crate) fn create_output_dir(output_dir: &Path) -> Result<(), ContextError> {
         .create(output_dir)
         .map_err(|source| ContextError::OutputDir {
             path: output_dir.to_owned(),
-            source,
+            cause: source,
         })
 }
 
@@ -72,7 +72,7 @@ pub(crate) fn log_error(output_dir: &Path, path: &Path, source: io::Error) -> Co
     } else {
         ContextError::OutputDir {
             path: output_dir.to_owned(),
-            source,
+            cause: source,
         }
     }
 }

@@ -103,7 +103,7 @@ async fn a_running_task_log_can_be_read_and_a_missing_file_is_an_error() {
 async fn read_error(f: &Fixture, path: &std::path::Path) -> String {
     let read = f.context.read_file(f.handle, path, ReadRange::default());
     match tokio::time::timeout(WAIT, read).await {
-        Ok(Err(ContextError::Io { source, .. })) => source.to_string(),
+        Ok(Err(ContextError::Io { cause: source, .. })) => source.to_string(),
         Ok(other) => panic!("expected an I/O error, got {other:?}"),
         Err(_) => panic!("reading {} hung", path.display()),
     }
