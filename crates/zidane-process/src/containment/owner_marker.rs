@@ -23,11 +23,11 @@ use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use zidane_context::TaskId;
 
-use crate::containment::procfs::{self, ProcLiveness};
+use crate::containment::procfs::{self, ProcLiveness, env_value, proc_path, read_proc, stat};
 
 /// The environment variable that carries a task's owner marker.
 ///
@@ -195,6 +195,69 @@ fn fresh_nonce() -> u64 {
         .unwrap_or_default();
     RandomState::new().hash_one((count, nanos, std::process::id()))
 }
+
+// Reading a process's marker: only this module parses one.
+
+/// What a scan does on meeting a live process caught in the middle of `execve` (see
+/// [`read_marker`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Patience {
+    /// Wait, briefly, for its new environment: the read blocks up to [`EXEC_SETTLE`].
+    WaitForExec,
+    /// Give up at once ([`WouldWait`]): the caller cannot block.
+    Never,
+}
+
+/// A process was caught inside `execve` and the read was told not to wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct WouldWait;
+
+/// How long a scan waits for a process caught in the middle of `execve` to show its
+/// new environment.
+const EXEC_SETTLE: Duration = Duration::from_millis(20);
+
+/// Room for a typical environment in one read.
+const ENVIRON_BYTES: usize = 16 << 10;
+
+/// The owner marker in a process's environment, if it carries a well-formed one.
+///
+/// A process in the middle of `execve` shows an empty environment for a moment (its new
+/// memory map exists, its environment is not on it yet): an escapee caught then would be
+/// missed. So an empty environment of a live user process is read again, briefly,
+/// until the exec completes (or, with [`Patience::Never`], the read gives up). Kernel
+/// threads (pid 2 and its children), zombies and processes inside `do_exit` have an
+/// empty environment for good and are not waited for.
+pub(crate) fn read_marker(pid: u32, patience: Patience) -> Result<Option<OwnerMarker>, WouldWait> {
+    let environ_path = proc_path(pid, "environ");
+    let Ok(mut environ) = read_proc(&environ_path, ENVIRON_BYTES) else {
+        return Ok(None);
+    };
+    if environ.is_empty() {
+        let Some(stat) = stat(pid) else {
+            return Ok(None);
+        };
+        if pid == KTHREADD || stat.ppid == KTHREADD || stat.is_ending() {
+            return Ok(None);
+        }
+        if patience == Patience::Never {
+            return Err(WouldWait);
+        }
+        let deadline = Instant::now() + EXEC_SETTLE;
+        while environ.is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+            let Ok(again) = read_proc(&environ_path, ENVIRON_BYTES) else {
+                return Ok(None);
+            };
+            environ = again;
+        }
+    }
+    Ok(env_value(&environ, OWNER_MARKER_VAR)
+        .and_then(|value| std::str::from_utf8(value).ok())
+        .and_then(OwnerMarker::parse))
+}
+
+/// The kernel threads' parent: its children never carry an environment.
+const KTHREADD: u32 = 2;
 
 #[cfg(test)]
 #[path = "owner_marker_tests.rs"]

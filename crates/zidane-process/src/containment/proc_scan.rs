@@ -11,8 +11,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::containment::owner_marker::{OWNER_MARKER_VAR, OwnerMarker};
-use crate::containment::procfs::{PROC_ROOT, command_line, env_value, proc_path, read_proc, stat};
+use crate::containment::owner_marker::{self, OwnerMarker, Patience, WouldWait};
+use crate::containment::procfs::{PROC_ROOT, command_line, proc_path, read_proc, stat};
 
 /// `/proc` cannot be listed: marker containment is off on this system, and only the
 /// process-group kill applies.
@@ -143,16 +143,6 @@ fn last_pid() -> Option<u32> {
     std::str::from_utf8(&text).ok()?.trim().parse().ok()
 }
 
-/// What a scan does on meeting a live process caught in the middle of `execve` (see
-/// [`read_marker`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Patience {
-    /// Wait, briefly, for its new environment: the scan blocks up to [`EXEC_SETTLE`].
-    WaitForExec,
-    /// Give up on the scan ([`ScanError::WouldWait`]): the caller cannot block.
-    Never,
-}
-
 /// Why a scan gave no answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ScanError {
@@ -160,6 +150,12 @@ pub(crate) enum ScanError {
     Unavailable,
     /// A process was caught inside `execve` and the scan was told not to wait.
     WouldWait,
+}
+
+impl From<WouldWait> for ScanError {
+    fn from(WouldWait: WouldWait) -> Self {
+        Self::WouldWait
+    }
 }
 
 impl From<ProcUnavailable> for ScanError {
@@ -289,7 +285,7 @@ impl Scan {
         if pid == self.me {
             return Ok(());
         }
-        let Some(marker) = read_marker(pid, self.patience)? else {
+        let Some(marker) = owner_marker::read_marker(pid, self.patience)? else {
             return Ok(());
         };
         // The owner of /proc/<pid> is the process's effective uid: another user's
@@ -325,53 +321,6 @@ fn thread_group(pid: u32) -> Option<u32> {
         .parse()
         .ok()
 }
-
-/// How long a scan waits for a process caught in the middle of `execve` to show its
-/// new environment.
-const EXEC_SETTLE: Duration = Duration::from_millis(20);
-
-/// Room for a typical environment in one read.
-const ENVIRON_BYTES: usize = 16 << 10;
-
-/// The owner marker in a process's environment, if it carries a well-formed one.
-///
-/// A process in the middle of `execve` shows an empty environment for a moment (its new
-/// memory map exists, its environment is not on it yet): an escapee caught then would be
-/// missed. So an empty environment of a live user process is read again, briefly,
-/// until the exec completes (or, with [`Patience::Never`], the scan gives up). Kernel
-/// threads (pid 2 and its children), zombies and processes inside `do_exit` have an
-/// empty environment for good and are not waited for.
-pub(crate) fn read_marker(pid: u32, patience: Patience) -> Result<Option<OwnerMarker>, ScanError> {
-    let environ_path = proc_path(pid, "environ");
-    let Ok(mut environ) = read_proc(&environ_path, ENVIRON_BYTES) else {
-        return Ok(None);
-    };
-    if environ.is_empty() {
-        let Some(stat) = stat(pid) else {
-            return Ok(None);
-        };
-        if pid == KTHREADD || stat.ppid == KTHREADD || stat.is_ending() {
-            return Ok(None);
-        }
-        if patience == Patience::Never {
-            return Err(ScanError::WouldWait);
-        }
-        let deadline = Instant::now() + EXEC_SETTLE;
-        while environ.is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-            let Ok(again) = read_proc(&environ_path, ENVIRON_BYTES) else {
-                return Ok(None);
-            };
-            environ = again;
-        }
-    }
-    Ok(env_value(&environ, OWNER_MARKER_VAR)
-        .and_then(|value| std::str::from_utf8(value).ok())
-        .and_then(OwnerMarker::parse))
-}
-
-/// The kernel threads' parent: its children never carry an environment.
-const KTHREADD: u32 = 2;
 
 #[cfg(test)]
 #[path = "proc_scan_tests.rs"]

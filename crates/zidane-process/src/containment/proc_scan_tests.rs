@@ -4,9 +4,9 @@ use std::time::{Duration, Instant};
 use zidane_context::TaskId;
 
 use super::*;
-use crate::containment::owner_marker::{MarkedWork, OwnerId, OwnerMarker};
+use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::containment::procfs::{
-    ProcLiveness, liveness, parse_stat, self_and_ancestors, start_time,
+    ProcLiveness, env_value, liveness, parse_stat, self_and_ancestors, start_time,
 };
 
 /// A `sleep 1000` with `env` added to its environment; killed and reaped on drop.
