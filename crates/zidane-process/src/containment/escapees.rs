@@ -8,7 +8,8 @@ use std::time::Duration;
 use std::time::Instant;
 
 use crate::containment::pid_escalation::{self, KILL_WAIT};
-use crate::containment::proc_scan::{self, MarkedProcess, ProcUnavailable, ProcessRef, ScanBound};
+use crate::containment::proc_scan::{self, MarkedProcess, ProcUnavailable, ProcessRef};
+use crate::containment::scan_plan::ScanBound;
 
 /// How many scan-and-end rounds one call makes at most. A second round catches children
 /// forked by a marked process while it was being terminated; more than a few rounds means

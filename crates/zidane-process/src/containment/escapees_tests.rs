@@ -31,7 +31,9 @@ fn ends_every_process_of_the_marker_even_outside_the_group_and_spares_others() {
     let target = owner.marker(MarkedWork::Task(TaskId::from_number(1)));
     let neighbour = owner.marker(MarkedWork::Task(TaskId::from_number(2)));
     let mut escaping = spawn_marked("setsid sleep 1000 & exec sleep 1000", target);
-    let bound = Some(proc_scan::ScanBound::spawned_now(escaping.id()));
+    let bound = Some(crate::containment::scan_plan::ScanBound::spawned_now(
+        escaping.id(),
+    ));
     let mut other = spawn_marked("exec sleep 1000", neighbour);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     // Both shells must have become `sleep` (a scan may see them before their exec).
@@ -88,7 +90,7 @@ fn a_bound_skips_processes_forked_before_the_leader() {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
-    let bound = proc_scan::ScanBound::spawned_now(leader.id());
+    let bound = crate::containment::scan_plan::ScanBound::spawned_now(leader.id());
     let found = proc_scan::scan_marked_bounded(Some(bound)).unwrap();
     if old.id() < leader.id() {
         // Pids did not wrap between the two spawns: the older process is skipped.

@@ -28,6 +28,7 @@ pub(crate) mod owner_marker;
 pub(crate) mod pid_escalation;
 pub(crate) mod proc_scan;
 pub(crate) mod procfs;
+pub(crate) mod scan_plan;
 
 use std::time::Duration;
 
@@ -39,7 +40,8 @@ use zidane_context::ContextError;
 use crate::containment::escapees::EndReport;
 use crate::containment::orphan_sweep::SweptProcess;
 use crate::containment::owner_marker::{MarkedWork, OwnerId, OwnerMarker};
-use crate::containment::proc_scan::{MarkedProcess, ProcUnavailable, ProcessRef, ScanBound};
+use crate::containment::proc_scan::{MarkedProcess, ProcUnavailable, ProcessRef};
+use crate::containment::scan_plan::ScanBound;
 
 /// Every process that belongs to one task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

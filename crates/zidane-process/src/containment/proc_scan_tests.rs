@@ -8,6 +8,7 @@ use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, Ow
 use crate::containment::procfs::{
     ProcLiveness, env_value, liveness, parse_stat, self_and_ancestors, start_time,
 };
+use crate::containment::scan_plan::{PID_ORDER_TRUST, Plan, ScanBound, last_pid};
 
 /// A `sleep 1000` with `env` added to its environment; killed and reaped on drop.
 struct Sleeper(Child);

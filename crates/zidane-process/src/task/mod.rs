@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use crate::containment::TaskProcesses;
-use crate::containment::proc_scan::ScanBound;
+use crate::containment::scan_plan::ScanBound;
 use crate::task::leader::LeaderExit;
 use chrono::{DateTime, Utc};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
