@@ -1,7 +1,7 @@
 //! The Anthropic Messages provider (`POST {base}/v1/messages`).
 
 use async_trait::async_trait;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{HeaderName, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use zidane_agent::{
@@ -11,8 +11,7 @@ use zidane_agent::{
 use zidane_wire::{ContentBlock, Role};
 
 use crate::http::{
-    Assemble, Flow, HttpClient, encode, excerpt, malformed, malformed_json, request_error,
-    secret_header,
+    Assemble, Endpoint, Flow, excerpt, malformed, malformed_json, request_error, secret_header,
 };
 use crate::{ApiKey, BuildError, HttpOptions, ToolChoice, base_url};
 
@@ -42,9 +41,7 @@ pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 8192;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Anthropic {
-    http: HttpClient,
-    endpoint: String,
-    headers: HeaderMap,
+    endpoint: Endpoint,
     model: String,
     tool_choice: ToolChoice,
     max_tokens: u32,
@@ -76,7 +73,7 @@ impl Anthropic {
 
     /// The URL requests go to.
     pub fn endpoint(&self) -> &str {
-        &self.endpoint
+        self.endpoint.url()
     }
 
     /// The JSON body sent for `request` (what the provider sees, for tests and logs).
@@ -158,24 +155,19 @@ impl AnthropicBuilder {
     /// The provider. Fails on a base URL that is not http(s), or a key that cannot be a
     /// header.
     pub fn build(self) -> Result<Anthropic, BuildError> {
-        let endpoint = format!("{}/v1/messages", base_url(&self.base_url)?);
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        headers.insert(
+        let url = format!("{}/v1/messages", base_url(&self.base_url)?);
+        let mut headers = vec![(
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(ANTHROPIC_VERSION),
-        );
+        )];
         if let Some(key) = &self.api_key {
-            headers.insert(
+            headers.push((
                 HeaderName::from_static("x-api-key"),
                 secret_header(key.expose())?,
-            );
+            ));
         }
         Ok(Anthropic {
-            http: HttpClient::new(self.http, self.api_key)?,
-            endpoint,
-            headers,
+            endpoint: Endpoint::new(self.http, self.api_key, url, headers)?,
             model: self.model,
             tool_choice: self.tool_choice,
             max_tokens: self.max_tokens,
@@ -194,15 +186,8 @@ impl Model for Anthropic {
         request: ModelRequest,
         sink: &DeltaSink,
     ) -> Result<ModelResponse, ModelError> {
-        let body = encode(&self.request_body(&request))?;
-        self.http
-            .stream(
-                &self.endpoint,
-                &self.headers,
-                body,
-                Assembler::default(),
-                sink,
-            )
+        self.endpoint
+            .stream(&self.request_body(&request), Assembler::default(), sink)
             .await
     }
 }

@@ -24,8 +24,11 @@ fn a_conversation_maps_to_messages_with_the_prefix_cached() {
 #[test]
 fn headers_carry_the_version_and_a_hidden_key() {
     let model = provider();
-    assert_eq!(model.headers["anthropic-version"], ANTHROPIC_VERSION);
-    assert!(model.headers["x-api-key"].is_sensitive());
+    assert_eq!(
+        model.endpoint.headers()["anthropic-version"],
+        ANTHROPIC_VERSION
+    );
+    assert!(model.endpoint.headers()["x-api-key"].is_sensitive());
     assert!(!format!("{model:?}").contains("sk-ant-secret"));
 }
 

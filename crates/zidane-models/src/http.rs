@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use zidane_agent::{DeltaSink, ErrorSource, ModelError, ModelErrorKind, ModelResponse};
 
 use crate::{ApiKey, BuildError, HttpOptions};
@@ -421,6 +421,59 @@ pub(crate) fn excerpt(text: &str) -> String {
 }
 
 /// A header value that must not show up in logs or `Debug` output.
+/// Where one provider's requests go: its client, its URL, and the headers of a streamed
+/// JSON request with the provider's own (the key among them, marked sensitive).
+#[derive(Debug, Clone)]
+pub(crate) struct Endpoint {
+    http: HttpClient,
+    url: String,
+    headers: HeaderMap,
+}
+
+impl Endpoint {
+    /// An endpoint at `url`; `provider_headers` adds to the JSON and event-stream ones.
+    pub(crate) fn new(
+        options: HttpOptions,
+        api_key: Option<ApiKey>,
+        url: String,
+        provider_headers: impl IntoIterator<Item = (HeaderName, HeaderValue)>,
+    ) -> Result<Self, BuildError> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        headers.extend(provider_headers);
+        Ok(Self {
+            http: HttpClient::new(options, api_key)?,
+            url,
+            headers,
+        })
+    }
+
+    /// The URL requests go to.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The headers every request carries.
+    #[cfg(test)]
+    pub(crate) fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// Sends `body` and assembles the streamed answer (see [`HttpClient::stream`]).
+    pub(crate) async fn stream<A: Assemble>(
+        &self,
+        body: &serde_json::Value,
+        assembler: A,
+        sink: &DeltaSink,
+    ) -> Result<ModelResponse, ModelError> {
+        let body = encode(body)?;
+        self.http
+            .stream(&self.url, &self.headers, body, assembler, sink)
+            .await
+    }
+}
+
 pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, BuildError> {
     let mut value = HeaderValue::from_str(value).map_err(|_| BuildError::InvalidApiKey)?;
     value.set_sensitive(true);

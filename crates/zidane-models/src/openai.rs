@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::AUTHORIZATION;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use zidane_agent::{
@@ -13,8 +13,7 @@ use zidane_agent::{
 use zidane_wire::{ContentBlock, Role, Turn};
 
 use crate::http::{
-    Assemble, Flow, HttpClient, encode, excerpt, malformed, malformed_json, request_error,
-    secret_header,
+    Assemble, Endpoint, Flow, excerpt, malformed, malformed_json, request_error, secret_header,
 };
 use crate::{ApiKey, BuildError, HttpOptions, ToolChoice, base_url};
 
@@ -43,9 +42,7 @@ pub const TOOL_ERROR_PREFIX: &str = "Error: ";
 /// ```
 #[derive(Debug, Clone)]
 pub struct OpenAi {
-    http: HttpClient,
-    endpoint: String,
-    headers: HeaderMap,
+    endpoint: Endpoint,
     model: String,
     tool_choice: ToolChoice,
     max_tokens: Option<u32>,
@@ -77,7 +74,7 @@ impl OpenAi {
 
     /// The URL requests go to.
     pub fn endpoint(&self) -> &str {
-        &self.endpoint
+        self.endpoint.url()
     }
 
     /// The JSON body sent for `request` (what the provider sees, for tests and logs).
@@ -151,20 +148,16 @@ impl OpenAiBuilder {
     /// The provider. Fails on a base URL that is not http(s), or a key that cannot be a
     /// header.
     pub fn build(self) -> Result<OpenAi, BuildError> {
-        let endpoint = format!("{}/chat/completions", base_url(&self.base_url)?);
-        let mut headers = HeaderMap::new();
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        if let Some(key) = &self.api_key {
-            headers.insert(
+        let url = format!("{}/chat/completions", base_url(&self.base_url)?);
+        let key = match &self.api_key {
+            Some(key) => Some((
                 AUTHORIZATION,
                 secret_header(&format!("Bearer {}", key.expose()))?,
-            );
-        }
+            )),
+            None => None,
+        };
         Ok(OpenAi {
-            http: HttpClient::new(self.http, self.api_key)?,
-            endpoint,
-            headers,
+            endpoint: Endpoint::new(self.http, self.api_key, url, key)?,
             model: self.model,
             tool_choice: self.tool_choice,
             max_tokens: self.max_tokens,
@@ -183,15 +176,8 @@ impl Model for OpenAi {
         request: ModelRequest,
         sink: &DeltaSink,
     ) -> Result<ModelResponse, ModelError> {
-        let body = encode(&self.request_body(&request))?;
-        self.http
-            .stream(
-                &self.endpoint,
-                &self.headers,
-                body,
-                Assembler::default(),
-                sink,
-            )
+        self.endpoint
+            .stream(&self.request_body(&request), Assembler::default(), sink)
             .await
     }
 }

@@ -41,7 +41,7 @@ fn the_key_is_a_bearer_header_that_debug_hides() {
     let model = provider();
     let shown = format!("{model:?}");
     assert!(!shown.contains("sk-test-secret"), "{shown}");
-    let header = model.headers.get(AUTHORIZATION).unwrap();
+    let header = model.endpoint.headers().get(AUTHORIZATION).unwrap();
     assert!(header.is_sensitive());
     assert_eq!(header.to_str().unwrap(), "Bearer sk-test-secret");
 }
