@@ -2,7 +2,7 @@
 //! banner and the woken reply appear by themselves, `ctrl+k` kills a dev server, and
 //! quitting leaves no process of the session behind.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::{Tmux, model_args, owned_processes, tmux_present};
 
@@ -56,15 +56,7 @@ fn a_session_in_tmux_from_prompt_to_quit() {
     );
 
     tmux.keys(&["C-d"]);
-    let deadline = Instant::now() + STEP;
-    while tmux.alive() {
-        assert!(
-            Instant::now() < deadline,
-            "zidane did not quit:\n{}",
-            tmux.capture()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    tmux.wait_ended("ctrl+d", STEP);
     assert_eq!(
         owned_processes(tmux.pid),
         Vec::<u32>::new(),
@@ -117,15 +109,7 @@ fn after_esc_an_exit_waits_for_the_next_prompt_and_a_signal_still_cleans_up() {
 
     // SIGTERM: the same teardown as a quit, and the terminal is back.
     nix_kill(tmux.pid);
-    let deadline = Instant::now() + STEP;
-    while tmux.alive() {
-        assert!(
-            Instant::now() < deadline,
-            "zidane did not end on SIGTERM:\n{}",
-            tmux.capture()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    tmux.wait_ended("SIGTERM", STEP);
     assert_eq!(
         owned_processes(tmux.pid),
         Vec::<u32>::new(),
@@ -159,11 +143,7 @@ fn resume_repaints_the_stored_transcript_first() {
     tmux.keys(&["C-c"]);
     tmux.wait_text("press ctrl+c again to quit", STEP);
     tmux.keys(&["C-c"]);
-    let deadline = Instant::now() + STEP;
-    while tmux.alive() {
-        assert!(Instant::now() < deadline, "ctrl+c twice did not quit");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    tmux.wait_ended("ctrl+c twice", STEP);
 }
 
 /// SIGTERM to a process.

@@ -3,7 +3,7 @@
 //! background build, the wake-up after its exit sends the `<task-notification>` to the
 //! provider, and its answer appears with nobody typing.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 use zidane::models::testing::{RecordedRequest, Reply, ScriptedServer, fixtures};
@@ -107,15 +107,7 @@ fn a_provider_session_is_woken_by_a_background_exit() {
     assert!(notifies_bash_1(&requests[2]), "{}", requests[2].body);
 
     tmux.keys(&["C-d"]);
-    let deadline = Instant::now() + STEP;
-    while tmux.alive() {
-        assert!(
-            Instant::now() < deadline,
-            "zidane did not quit:\n{}",
-            tmux.capture()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    tmux.wait_ended("ctrl+d", STEP);
     assert_eq!(owned_processes(tmux.pid), Vec::<u32>::new());
     tmux.assert_restored();
     assert_eq!(server.requests().len(), 3, "nothing more was asked");

@@ -278,6 +278,20 @@ impl Tmux {
         );
     }
 
+    /// Waits (bounded by `bound`) until `zidane` has ended, saying `what` ended it if it
+    /// does not.
+    pub fn wait_ended(&self, what: &str, bound: Duration) {
+        let deadline = Instant::now() + bound;
+        while self.alive() {
+            assert!(
+                Instant::now() < deadline,
+                "zidane did not end on {what}:\n{}",
+                self.capture()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Whether `zidane` (the pane's process) still runs.
     pub fn alive(&self) -> bool {
         std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).is_ok_and(|stat| {
