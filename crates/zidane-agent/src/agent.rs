@@ -331,11 +331,8 @@ impl Agent {
         BackgroundSettings {
             tasks_dir: self.inner.tasks_dir.clone(),
             policy: behavior.background,
-            max_output_bytes: behavior.max_output_bytes,
-            stall_timeout: behavior.stall_timeout,
             remote_readiness: behavior.remote_readiness,
-            wall_time: behavior.wall_time,
-            cpu_time: behavior.cpu_time,
+            limits: behavior.task_limits,
         }
     }
 

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use zidane_context::{ExecutionContext, MockCall, MockContext, TaskId, TaskStatus};
+use zidane_context::{ExecutionContext, MockCall, MockContext, TaskId, TaskLimits, TaskStatus};
 
 use crate::{
     Agent, AgentBuilder, Behavior, DestroyStep, HookEvent, RunOptions, ScriptedModel, Session,
@@ -30,15 +30,18 @@ async fn behaviour_reaches_every_tool_call_and_child_events_mirror_by_name() {
         b.behavior(
             Behavior::new()
                 .tasks_dir(TASKS)
-                .max_output_bytes(1 << 20)
-                .stall_timeout(std::time::Duration::from_secs(45))
+                .task_limits(TaskLimits {
+                    max_output_bytes: Some(1 << 20),
+                    stall_timeout: Some(std::time::Duration::from_secs(45)),
+                    ..TaskLimits::default()
+                })
                 .background(zidane_tools::BackgroundPolicy::NonDurable),
         )
     });
     let settings = agent.background_settings();
-    assert_eq!(settings.max_output_bytes, Some(1 << 20));
+    assert_eq!(settings.limits.max_output_bytes, Some(1 << 20));
     assert_eq!(
-        settings.stall_timeout,
+        settings.limits.stall_timeout,
         Some(std::time::Duration::from_secs(45))
     );
     assert!(

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use zidane_context::{ContextError, ExecutionContext, ExecutionHandle, TaskEntry};
+use zidane_context::{ContextError, ExecutionContext, ExecutionHandle, TaskEntry, TaskLimits};
 use zidane_tools::{BackgroundPolicy, Tool};
 
 use crate::agent::Agent;
@@ -38,12 +38,11 @@ pub struct Behavior {
     pub tasks_dir: Option<PathBuf>,
     /// Whether the model may start background tasks.
     pub background: BackgroundPolicy,
-    /// Bytes kept in each task's log (later bytes are counted and dropped). `None`: no
-    /// cap.
-    pub max_output_bytes: Option<u64>,
-    /// Quiet window after which a task's stall is reported to the model. `None`: no
-    /// watchdog.
-    pub stall_timeout: Option<Duration>,
+    /// The limits of every background task where its call sets none of its own: the
+    /// output cap, the wall-time and CPU-time budgets (a call may set its own with
+    /// `max_output_bytes`, `timeout_ms` and `cpu_time_ms`), and the quiet window after
+    /// which a task's stall is reported to the model (always this one). Default: none.
+    pub task_limits: TaskLimits,
     /// Running background tasks this agent may have at once. Enforced by the agent
     /// before a `shell` call with `run_in_background` is dispatched (an error result
     /// for the model); the context keeps its own, per-context cap. `None`: only the
@@ -52,12 +51,6 @@ pub struct Behavior {
     /// Whether `wait_task`'s `until.url` may probe hosts beyond this machine's loopback
     /// addresses (default: no).
     pub remote_readiness: bool,
-    /// Wall-time budget of every background task that sets none itself (`timeout_ms`).
-    /// `None`: none.
-    pub wall_time: Option<Duration>,
-    /// CPU-time budget of every background task that sets none itself (`cpu_time_ms`).
-    /// `None`: none.
-    pub cpu_time: Option<Duration>,
     /// How long a whole destroy may take (see [`Agent::destroy`]).
     pub destroy_timeout: Duration,
     /// Model calls per run.
@@ -71,12 +64,9 @@ impl Default for Behavior {
         Self {
             tasks_dir: None,
             background: BackgroundPolicy::Enabled,
-            max_output_bytes: None,
-            stall_timeout: None,
+            task_limits: TaskLimits::default(),
             max_background_tasks: None,
             remote_readiness: false,
-            wall_time: None,
-            cpu_time: None,
             destroy_timeout: DEFAULT_DESTROY_TIMEOUT,
             max_steps: DEFAULT_MAX_STEPS,
             system: None,
@@ -105,17 +95,10 @@ impl Behavior {
         self
     }
 
-    /// Sets the default output cap of background tasks, in bytes (a call's own wins).
+    /// Sets the limits of background tasks whose calls set none of their own.
     #[must_use]
-    pub fn max_output_bytes(mut self, bytes: u64) -> Self {
-        self.max_output_bytes = Some(bytes);
-        self
-    }
-
-    /// Sets the quiet window after which a task's stall is reported to the model.
-    #[must_use]
-    pub fn stall_timeout(mut self, window: Duration) -> Self {
-        self.stall_timeout = Some(window);
+    pub fn task_limits(mut self, limits: TaskLimits) -> Self {
+        self.task_limits = limits;
         self
     }
 
@@ -123,20 +106,6 @@ impl Behavior {
     #[must_use]
     pub fn max_background_tasks(mut self, cap: usize) -> Self {
         self.max_background_tasks = Some(cap);
-        self
-    }
-
-    /// Sets the default wall-time budget of background tasks.
-    #[must_use]
-    pub fn wall_time(mut self, budget: Duration) -> Self {
-        self.wall_time = Some(budget);
-        self
-    }
-
-    /// Sets the default CPU-time budget of background tasks.
-    #[must_use]
-    pub fn cpu_time(mut self, budget: Duration) -> Self {
-        self.cpu_time = Some(budget);
         self
     }
 

@@ -107,25 +107,20 @@ pub enum KillTaskError {
     Context(#[source] ContextError),
 }
 
-// The wrapped errors are printed in the message, so they are not also a `source()`:
-// a reporter walking the chain would print them twice.
-impl From<ModelError> for AgentError {
-    fn from(error: ModelError) -> Self {
-        Self::Model(error)
-    }
+/// `From` for each error that `?` wraps in its own variant. Those variants print the
+/// wrapped error in their message, so it is not also their `source()` (which
+/// `#[from]` would make it): a reporter walking the chain would print it twice.
+macro_rules! wraps {
+    ($($error:ty => $variant:ident),+ $(,)?) => {$(
+        impl From<$error> for AgentError {
+            fn from(error: $error) -> Self {
+                Self::$variant(error)
+            }
+        }
+    )+};
 }
 
-impl From<ContextError> for AgentError {
-    fn from(error: ContextError) -> Self {
-        Self::Context(error)
-    }
-}
-
-impl From<ToolError> for AgentError {
-    fn from(error: ToolError) -> Self {
-        Self::Tools(error)
-    }
-}
+wraps!(ModelError => Model, ContextError => Context, ToolError => Tools);
 
 /// The result type of this crate.
 pub type Result<T, E = AgentError> = std::result::Result<T, E>;

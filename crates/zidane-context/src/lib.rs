@@ -42,6 +42,7 @@ pub use exec::{
 };
 pub use exit_watch::wait_for_exit;
 pub use handle::ExecutionHandle;
+pub use limits::TaskLimits;
 #[cfg(feature = "mock")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
 pub use mock::{MockCall, MockContext};
@@ -63,6 +64,7 @@ mod error;
 mod exec;
 mod exit_watch;
 mod handle;
+mod limits;
 #[cfg(feature = "mock")]
 mod mock;
 mod output;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::limits::TaskLimits;
 use crate::{Signal, TaskId};
 
 /// Where a background task is in its life.
@@ -251,10 +252,13 @@ pub type StallCallback = Arc<dyn Fn(StallInfo) + Send + Sync>;
 ///
 /// ```
 /// use std::time::Duration;
-/// use zidane_context::BackgroundOptions;
+/// use zidane_context::{BackgroundOptions, TaskLimits};
 /// let options = BackgroundOptions::new("/tmp/tasks")
-///     .max_output_bytes(10 << 20)
-///     .stall_timeout(Duration::from_secs(45))
+///     .limits(TaskLimits {
+///         max_output_bytes: Some(10 << 20),
+///         stall_timeout: Some(Duration::from_secs(45)),
+///         ..TaskLimits::default()
+///     })
 ///     .on_exit(|exit| println!("{} ended", exit.task_id));
 /// # let _ = options;
 /// ```
@@ -270,19 +274,11 @@ pub struct BackgroundOptions {
     /// Called exactly once when the task settles. Optional: a durable context records
     /// exits for the caller's `list_background` sweep instead.
     pub on_exit: Option<ExitCallback>,
-    /// Bytes kept in the log; later bytes are counted and dropped. `None`: no cap.
-    pub max_output_bytes: Option<u64>,
-    /// Quiet window after which `on_stall` fires. `None`: no watchdog.
-    pub stall_timeout: Option<Duration>,
+    /// The task's limits: output cap, stall window (after which `on_stall` fires),
+    /// wall-time and CPU-time budgets.
+    pub limits: TaskLimits,
     /// Called once per quiet period.
     pub on_stall: Option<StallCallback>,
-    /// Wall-time budget: past it the task is killed (`SIGTERM`, then `SIGKILL`) with
-    /// [`KillReason::WallTime`]. `None`: no budget.
-    pub wall_time: Option<Duration>,
-    /// CPU-time budget of the task's processes together: past it the task is killed
-    /// with [`KillReason::CpuTime`]. `None`: no budget. How a context measures it is
-    /// its own (the local context sums its process group from `/proc`).
-    pub cpu_time: Option<Duration>,
 }
 
 impl BackgroundOptions {
@@ -315,31 +311,10 @@ impl BackgroundOptions {
         self
     }
 
-    /// Sets the output cap.
+    /// Sets the task's limits.
     #[must_use]
-    pub fn max_output_bytes(mut self, bytes: u64) -> Self {
-        self.max_output_bytes = Some(bytes);
-        self
-    }
-
-    /// Sets the stall window.
-    #[must_use]
-    pub fn stall_timeout(mut self, window: Duration) -> Self {
-        self.stall_timeout = Some(window);
-        self
-    }
-
-    /// Sets the wall-time budget.
-    #[must_use]
-    pub fn wall_time(mut self, budget: Duration) -> Self {
-        self.wall_time = Some(budget);
-        self
-    }
-
-    /// Sets the CPU-time budget.
-    #[must_use]
-    pub fn cpu_time(mut self, budget: Duration) -> Self {
-        self.cpu_time = Some(budget);
+    pub fn limits(mut self, limits: TaskLimits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -358,11 +333,8 @@ impl fmt::Debug for BackgroundOptions {
             .field("env", &self.env)
             .field("output_dir", &self.output_dir)
             .field("on_exit", &self.on_exit.as_ref().map(|_| "Fn"))
-            .field("max_output_bytes", &self.max_output_bytes)
-            .field("stall_timeout", &self.stall_timeout)
+            .field("limits", &self.limits)
             .field("on_stall", &self.on_stall.as_ref().map(|_| "Fn"))
-            .field("wall_time", &self.wall_time)
-            .field("cpu_time", &self.cpu_time)
             .finish()
     }
 }

@@ -343,7 +343,7 @@ impl ExecutionContext for ProcessContext {
             on_exit: options.on_exit,
             output: output.clone(),
         }));
-        let stall = match (options.stall_timeout, options.on_stall) {
+        let stall = match (options.limits.stall_timeout, options.on_stall) {
             (Some(window), Some(callback)) => Some(StallWatch::new(
                 window,
                 callback,
@@ -376,14 +376,14 @@ impl ExecutionContext for ProcessContext {
                 task,
                 leader: spawned.leader,
                 output,
-                log: LogWriter::new(log, options.max_output_bytes),
+                log: LogWriter::new(log, options.limits.max_output_bytes),
                 processes,
                 kill_grace: self.kill_grace,
                 stall,
                 budgets: Budgets::new(
                     tokio::time::Instant::now(),
-                    options.wall_time,
-                    options.cpu_time,
+                    options.limits.wall_time,
+                    options.limits.cpu_time,
                 ),
                 registry: self.registry.clone(),
             }

@@ -349,7 +349,7 @@ impl ExecutionContext for RestateContext {
             command: command.to_owned(),
             cwd: options.cwd,
             env: options.env,
-            max_output_bytes: options.max_output_bytes,
+            limits: options.limits,
             deadline_ms: 0,
         };
         let first = self.next_worker.fetch_add(1, Ordering::Relaxed);

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use zidane_context::{TaskEntry, TaskId};
+use zidane_context::{TaskEntry, TaskId, TaskLimits};
 
 /// The prefix of every worker's service name: `ZidaneWorker_<worker-id>`.
 pub const SERVICE_PREFIX: &str = "ZidaneWorker";
@@ -27,7 +27,9 @@ pub(crate) struct StartRequest {
     pub command: String,
     pub cwd: Option<PathBuf>,
     pub env: BTreeMap<String, String>,
-    pub max_output_bytes: Option<u64>,
+    /// The task's limits; the worker's local context enforces them.
+    #[serde(flatten)]
+    pub limits: TaskLimits,
     /// Unix milliseconds after which the worker refuses to start it: a start that
     /// reaches a worker late (it was down) must not run after the host gave up on it.
     pub deadline_ms: i64,

@@ -12,7 +12,6 @@ use restate_sdk::prelude::*;
 use zidane_context::{BackgroundOptions, ExecutionContext, ExecutionHandle, TaskId};
 use zidane_process::ProcessContext;
 
-use crate::exit_report::ExitReporter;
 use crate::ingress::Ingress;
 use crate::object::{terminal, wake};
 use crate::protocol::{Spawned, StartRequest};
@@ -59,7 +58,7 @@ pub struct Worker {
     /// This worker process; differs on every start.
     pub(crate) boot: String,
     pub(crate) process: Arc<ProcessContext>,
-    ingress: Ingress,
+    pub(crate) ingress: Ingress,
     runtime: tokio::runtime::Handle,
     /// Local handles by remote handle number.
     pub(crate) handles: Mutex<HashMap<u64, ExecutionHandle>>,
@@ -209,7 +208,7 @@ impl Worker {
 
     /// The side effect of `start`: spawn the process (once per boot and task).
     pub(crate) async fn spawn(
-        &self,
+        self: &Arc<Self>,
         handle: u64,
         request: StartRequest,
     ) -> Result<Spawned, HandlerError> {
@@ -227,20 +226,14 @@ impl Worker {
         let mut options = BackgroundOptions::new(self.handle_dir(handle).join("tasks"));
         options.env = request.env.clone();
         options.cwd = request.cwd.clone();
-        options.max_output_bytes = request.max_output_bytes;
-        let reporter = ExitReporter {
-            ingress: self.ingress.clone(),
-            service: self.service.clone(),
-            key: handle.to_string(),
-            task_id: request.task_id,
-            boot: self.boot.clone(),
-            local,
-            process: Arc::clone(&self.process),
-        };
-        let runtime = self.runtime.clone();
+        options.limits = request.limits;
+        let worker = Arc::clone(self);
+        let task_id = request.task_id;
         options = options.on_exit(move |exit| {
-            let reporter = reporter.clone();
-            runtime.spawn(async move { reporter.report(exit).await });
+            let reporter = Arc::clone(&worker);
+            worker.runtime.spawn(async move {
+                reporter.report_exit(handle, task_id, local, exit).await;
+            });
         });
         let started = self
             .process

@@ -3,12 +3,11 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use zidane_context::{
     BackgroundStarted, CancellationToken, ExecutionContext, ExecutionHandle, ExitCallback,
-    StallCallback,
+    StallCallback, TaskLimits,
 };
 
 use crate::BackgroundGate;
@@ -118,33 +117,14 @@ pub struct BackgroundSettings {
     pub tasks_dir: Option<PathBuf>,
     /// Whether background tasks are allowed at all.
     pub policy: BackgroundPolicy,
-    /// Bytes kept in each task's log; `None`: no cap.
-    pub max_output_bytes: Option<u64>,
-    /// Quiet window after which a task counts as stalled; `None`: no watchdog.
-    #[serde(
-        rename = "stall_timeout_ms",
-        with = "zidane_context::duration_ms::option",
-        default
-    )]
-    pub stall_timeout: Option<Duration>,
     /// Whether `wait_task`'s `until.url` may probe hosts other than this machine's
     /// loopback addresses. Off by default: a model should not make the host reach out.
     #[serde(default)]
     pub remote_readiness: bool,
-    /// Wall-time budget of a background task that sets none itself; `None`: none.
-    #[serde(
-        rename = "wall_time_ms",
-        with = "zidane_context::duration_ms::option",
-        default
-    )]
-    pub wall_time: Option<Duration>,
-    /// CPU-time budget of a background task that sets none itself; `None`: none.
-    #[serde(
-        rename = "cpu_time_ms",
-        with = "zidane_context::duration_ms::option",
-        default
-    )]
-    pub cpu_time: Option<Duration>,
+    /// The limits of every background task, where its call sets none of its own
+    /// (a call sets no stall window: that one is always the host's).
+    #[serde(flatten)]
+    pub limits: TaskLimits,
 }
 
 /// Whether an agent lets the model start background tasks.

@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::json;
-use zidane_context::{BackgroundOptions, ContextError, ExecOptions, ExecOutput, ExecutionContext};
+use zidane_context::{
+    BackgroundOptions, ContextError, ExecOptions, ExecOutput, ExecutionContext, TaskLimits,
+};
 
 use crate::input::{ShellInput, input_schema, parse};
 use crate::{BackgroundGate, Tool, ToolContext, ToolOutput, ToolSpec};
@@ -155,7 +157,7 @@ impl ShellTool {
         &self,
         context: &ToolContext,
         command: &str,
-        budgets: Budgets,
+        budgets: TaskLimits,
     ) -> ToolOutput {
         if !self.allow_background {
             return ToolOutput::error(format!(
@@ -178,13 +180,7 @@ impl ShellTool {
             }
         };
         let mut options = BackgroundOptions::new(tasks_dir);
-        // The call's own budgets win over the host's defaults.
-        options.max_output_bytes = budgets
-            .max_output_bytes
-            .or(context.background.max_output_bytes);
-        options.wall_time = budgets.wall_time.or(context.background.wall_time);
-        options.cpu_time = budgets.cpu_time.or(context.background.cpu_time);
-        options.stall_timeout = context.background.stall_timeout;
+        options.limits = budgets.or(context.background.limits);
         options.on_exit.clone_from(&context.sinks.on_exit);
         options.on_stall.clone_from(&context.sinks.on_stall);
         let started = match context
@@ -280,10 +276,11 @@ impl Tool for ShellTool {
             },
         };
         if input.run_in_background == Some(true) {
-            let budgets = Budgets {
+            let budgets = TaskLimits {
+                max_output_bytes,
+                stall_timeout: None,
                 wall_time: timeout,
                 cpu_time,
-                max_output_bytes,
             };
             self.run_background(context, &input.command, budgets).await
         } else if cpu_time.is_some() || max_output_bytes.is_some() {
@@ -296,14 +293,6 @@ impl Tool for ShellTool {
             Self::run_foreground(context, &input.command, timeout).await
         }
     }
-}
-
-/// A background call's own budgets (each `None` falls back to the host's default).
-#[derive(Debug, Clone, Copy, Default)]
-struct Budgets {
-    wall_time: Option<Duration>,
-    cpu_time: Option<Duration>,
-    max_output_bytes: Option<u64>,
 }
 
 /// A positive number of milliseconds the model gave for `field`, or the error.

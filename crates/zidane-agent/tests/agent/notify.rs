@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use zidane_agent::{ModelResponse, RunOptions, ScriptedModel, StopReason};
-use zidane_context::Signal;
+use zidane_context::{Signal, TaskLimits};
 use zidane_wire::{ContentBlock, Role};
 
 use crate::support::{bg, harness, log, notified, tid};
@@ -180,7 +180,10 @@ fn harness_with_stall(model: ScriptedModel) -> crate::support::Harness {
             b.behavior(
                 zidane_agent::Behavior::new()
                     .tasks_dir(crate::support::TASKS)
-                    .stall_timeout(Duration::from_secs(45)),
+                    .task_limits(TaskLimits {
+                        stall_timeout: Some(Duration::from_secs(45)),
+                        ..TaskLimits::default()
+                    }),
             )
         },
     )

@@ -1,7 +1,7 @@
 //! The output cap: kept bytes stay, later bytes are counted and dropped, one marker
 //! line is appended at settle, and the process keeps running.
 
-use zidane_context::ExecutionContext;
+use zidane_context::{BackgroundOptions, ExecutionContext, TaskLimits};
 
 use crate::support::*;
 
@@ -13,11 +13,7 @@ async fn bytes_past_the_cap_are_counted_dropped_and_marked() {
     let command = "head -c 5000 /dev/zero | tr '\\0' a; echo after; touch kept-running";
     let started = f
         .context
-        .exec_background(
-            f.handle,
-            command,
-            exits.attach(f.options()).max_output_bytes(1000),
-        )
+        .exec_background(f.handle, command, capped(exits.attach(f.options()), 1000))
         .await
         .unwrap();
     exits.wait_for(1).await;
@@ -34,17 +30,21 @@ async fn bytes_past_the_cap_are_counted_dropped_and_marked() {
     assert_eq!(entry.bytes_written, 5006);
 }
 
+/// `options` with an output cap of `cap` bytes.
+fn capped(options: BackgroundOptions, cap: u64) -> BackgroundOptions {
+    options.limits(TaskLimits {
+        max_output_bytes: Some(cap),
+        ..TaskLimits::default()
+    })
+}
+
 /// The log of `command` run under an output cap of `cap` bytes, once it ended.
 async fn capped_log(command: &str, cap: u64) -> String {
     let f = Fixture::new().await;
     let exits = Exits::default();
     let started = f
         .context
-        .exec_background(
-            f.handle,
-            command,
-            exits.attach(f.options()).max_output_bytes(cap),
-        )
+        .exec_background(f.handle, command, capped(exits.attach(f.options()), cap))
         .await
         .unwrap();
     exits.wait_for(1).await;

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use zidane_context::{
-    BackgroundStarted, ExecutionContext, Signal, TaskExitInfo, TaskId, TaskStatus,
+    BackgroundStarted, ExecutionContext, Signal, TaskExitInfo, TaskId, TaskLimits, TaskStatus,
 };
 use zidane_process::ProcessContext;
 
@@ -211,7 +211,10 @@ async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let cue = format!("cue{}", tasks.len());
                 let mut options = exits[handle].attach(f.options());
                 if let Kind::Prints(_, Some(cap)) = kind {
-                    options = options.max_output_bytes(cap);
+                    options = options.limits(TaskLimits {
+                        max_output_bytes: Some(cap),
+                        ..TaskLimits::default()
+                    });
                 }
                 let started = f
                     .context

@@ -2,11 +2,21 @@
 
 use std::time::Duration;
 
-use zidane_context::ExecutionContext;
+use zidane_context::{BackgroundOptions, ExecutionContext, TaskLimits};
 
 use crate::support::*;
 
 const WINDOW: Duration = Duration::from_millis(100);
+
+/// `options` with a stall window of [`WINDOW`] reporting to `stalls`.
+fn watched(options: BackgroundOptions, stalls: &Stalls) -> BackgroundOptions {
+    options
+        .limits(TaskLimits {
+            stall_timeout: Some(WINDOW),
+            ..TaskLimits::default()
+        })
+        .on_stall(stalls.callback())
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stall_fires_once_per_quiet_period_and_rearms_on_output() {
@@ -18,10 +28,7 @@ async fn stall_fires_once_per_quiet_period_and_rearms_on_output() {
         wait_for_file("go1"),
         wait_for_file("go2")
     );
-    let options = exits
-        .attach(f.options())
-        .stall_timeout(WINDOW)
-        .on_stall(stalls.callback());
+    let options = watched(exits.attach(f.options()), &stalls);
     let started = f
         .context
         .exec_background(f.handle, &command, options)
@@ -78,10 +85,7 @@ async fn no_watchdog_without_a_window() {
 /// Starts `command` with a short stall window and returns its first stall's diagnosis.
 async fn diagnosis_of(f: &Fixture, command: &str) -> (String, zidane_context::TaskId) {
     let stalls = Stalls::default();
-    let options = f
-        .options()
-        .stall_timeout(WINDOW)
-        .on_stall(stalls.callback());
+    let options = watched(f.options(), &stalls);
     let started = f
         .context
         .exec_background(f.handle, command, options)

@@ -2,15 +2,13 @@
 
 use zidane_context::{BackgroundOptions, ExecutionContext};
 
-use crate::support::{cluster, group_alive, list_until, until_group_gone};
+use crate::support::{group_alive, list_until, session_on, until_group_gone};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn destroy_leaves_nothing_on_any_worker() {
-    let Some(cluster) = cluster(&["w1", "w2"]).await else {
+    let Some((_cluster, context, handle)) = session_on(&["w1", "w2"]).await else {
         return;
     };
-    let context = cluster.context();
-    let handle = context.create_handle().await.unwrap();
     let other = context.create_handle().await.unwrap();
     let mut pids = Vec::new();
     for _ in 0..4 {

@@ -5,15 +5,13 @@ use std::time::Duration;
 
 use zidane_context::{ContextError, ExecOptions, ExecutionContext};
 
-use crate::support::cluster;
+use crate::support::session_on;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreground_command_runs_on_a_worker() {
-    let Some(cluster) = cluster(&["w1"]).await else {
+    let Some((_cluster, context, handle)) = session_on(&["w1"]).await else {
         return;
     };
-    let context = cluster.context();
-    let handle = context.create_handle().await.unwrap();
     let output = context
         .exec(handle, "echo hi; echo err >&2; exit 2", ExecOptions::new())
         .await

@@ -12,7 +12,7 @@ use zidane_agent::{ModelResponse, RunOptions, ScriptedModel, SessionStore};
 use zidane_context::{ExecutionContext, ExecutionHandle, TaskStatus};
 use zidane_restate::RestateContext;
 
-use crate::support::{WAIT, agent, all_ended, bg, cluster, list_until, notified, status_of};
+use crate::support::{WAIT, agent, all_ended, bg, list_until, notified, session_on, status_of};
 
 /// `ingress|workers,comma,separated|handle|store dir`: set only for the helper.
 const HOST_VAR: &str = "ZIDANE_TEST_CRASHING_HOST";
@@ -50,11 +50,9 @@ async fn crashing_host_helper() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_host_killed_mid_task_gets_each_exit_once_after_restart() {
-    let Some(cluster) = cluster(&["w1", "w2"]).await else {
+    let Some((cluster, context, handle)) = session_on(&["w1", "w2"]).await else {
         return;
     };
-    let context = cluster.context();
-    let handle = context.create_handle().await.unwrap();
     let store = cluster.store();
     let setup = format!(
         "{}|w1,w2|{}|{}",

@@ -3,15 +3,13 @@
 use zidane_agent::{RunOptions, ScriptedModel};
 use zidane_context::{ExecutionContext, TaskStatus};
 
-use crate::support::{agent, bg, cluster, group_alive, list_until, status_of, until_group_gone};
+use crate::support::{agent, bg, group_alive, list_until, session_on, status_of, until_group_gone};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shell_kill_kills_the_group_on_the_worker() {
-    let Some(cluster) = cluster(&["w1"]).await else {
+    let Some((cluster, context, handle)) = session_on(&["w1"]).await else {
         return;
     };
-    let context = cluster.context();
-    let handle = context.create_handle().await.unwrap();
     let model = ScriptedModel::new()
         .tool_call("shell", bg("sleep 1000 & sleep 1000 & wait"))
         .text("started")

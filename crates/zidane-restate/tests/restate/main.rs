@@ -10,6 +10,8 @@
 #[path = "support.rs"]
 mod support;
 
+#[path = "budgets.rs"]
+mod budgets;
 #[path = "destroy.rs"]
 mod destroy;
 #[path = "exec.rs"]

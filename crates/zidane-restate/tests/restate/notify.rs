@@ -3,15 +3,13 @@
 use zidane_agent::{RunOptions, ScriptedModel};
 use zidane_context::{ExecutionContext, ReadRange, TaskStatus};
 
-use crate::support::{agent, all_ended, bg, cluster, list_until, notified};
+use crate::support::{agent, all_ended, bg, list_until, notified, session_on};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exit_reaches_the_next_run_exactly_once() {
-    let Some(cluster) = cluster(&["w1"]).await else {
+    let Some((cluster, context, handle)) = session_on(&["w1"]).await else {
         return;
     };
-    let context = cluster.context();
-    let handle = context.create_handle().await.unwrap();
     let model = ScriptedModel::new()
         .tool_call("shell", bg("echo built; exit 3"))
         .text("started")

@@ -81,6 +81,15 @@ pub async fn cluster(ids: &[&str]) -> Option<Cluster> {
     Some(cluster)
 }
 
+/// A cluster of workers `ids`, a context over them and a fresh handle on it; `None` as
+/// for [`cluster`].
+pub async fn session_on(ids: &[&str]) -> Option<(Cluster, Arc<RestateContext>, ExecutionHandle)> {
+    let cluster = cluster(ids).await?;
+    let context = cluster.context();
+    let handle = context.create_handle().await.unwrap();
+    Some((cluster, context, handle))
+}
+
 impl Cluster {
     /// Starts worker `id` listening on `listen`, its disk under the cluster's dir, and
     /// waits (bounded) until it registered with Restate.

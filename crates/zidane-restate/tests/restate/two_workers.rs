@@ -3,15 +3,13 @@
 
 use zidane_context::{BackgroundOptions, ExecutionContext, TaskStatus};
 
-use crate::support::{cluster, list_until, status_of, under, until_group_gone};
+use crate::support::{list_until, session_on, status_of, under, until_group_gone};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn losing_one_worker_loses_only_its_tasks() {
-    let Some(mut cluster) = cluster(&["w1", "w2"]).await else {
+    let Some((mut cluster, context, handle)) = session_on(&["w1", "w2"]).await else {
         return;
     };
-    let context = cluster.context();
-    let handle = context.create_handle().await.unwrap();
     let mut started = Vec::new();
     for _ in 0..4 {
         started.push(

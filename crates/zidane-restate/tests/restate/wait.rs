@@ -7,15 +7,13 @@ use zidane_agent::{RunOptions, ScriptedModel};
 use zidane_context::{BackgroundOptions, CancellationToken, ExecutionContext, TaskStatus};
 use zidane_wire::ContentBlock;
 
-use crate::support::{agent, bg, cluster, tid};
+use crate::support::{agent, bg, session_on, tid};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_task_parks_on_the_awakeable_and_returns_the_exit() {
-    let Some(cluster) = cluster(&["w1"]).await else {
+    let Some((cluster, context, handle)) = session_on(&["w1"]).await else {
         return;
     };
-    let context = cluster.context();
-    let handle = context.create_handle().await.unwrap();
     let model = ScriptedModel::new()
         .tool_call("shell", bg("sleep 1; echo done; exit 4"))
         .tool_call("wait_task", serde_json::json!({ "task_id": "bash_1" }))

@@ -8,15 +8,13 @@ use zidane_context::{
     BackgroundOptions, CancellationToken, ExecutionContext, LOST_EXIT_CODE, TaskStatus,
 };
 
-use crate::support::{agent, cluster, list_until, notified, status_of, tid, until_group_gone};
+use crate::support::{agent, list_until, notified, session_on, status_of, tid, until_group_gone};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_worker_s_tasks_read_lost_and_nothing_is_left_running() {
-    let Some(mut cluster) = cluster(&["w1"]).await else {
+    let Some((mut cluster, context, handle)) = session_on(&["w1"]).await else {
         return;
     };
-    let context = cluster.context();
-    let handle = context.create_handle().await.unwrap();
     let mut pids = Vec::new();
     for _ in 0..2 {
         let started = context

@@ -118,7 +118,7 @@ async fn foreground_cancellation_is_passed_and_reported() {
 #[tokio::test]
 async fn background_start_text_data_and_sinks() {
     let mut harness = Harness::new().await;
-    harness.context.background.stall_timeout = Some(Duration::from_secs(45));
+    harness.context.background.limits.stall_timeout = Some(Duration::from_secs(45));
     let output = harness
         .call(
             "shell",
