@@ -6,10 +6,13 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use zidane_context::{ExecutionContext, MockCall, MockContext, TaskId, TaskLimits, TaskStatus};
 
-use crate::{
-    Agent, AgentBuilder, Behavior, DestroyStep, HookEvent, RunOptions, ScriptedModel, Session,
-    StepOutcome,
-};
+use crate::agent::Agent;
+use crate::config::{AgentBuilder, Behavior};
+use crate::destroy::{DestroyStep, StepOutcome};
+use crate::hooks::HookEvent;
+use crate::run::RunOptions;
+use crate::scripted::ScriptedModel;
+use crate::session::Session;
 
 const TASKS: &str = "/home/u/.zidane/sessions/s1/tasks";
 

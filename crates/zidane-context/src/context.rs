@@ -6,11 +6,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::{
-    BackgroundOptions, BackgroundStarted, Capabilities, ContextError, ExecOptions, ExecOutput,
-    ExecutionHandle, ExitCallback, OutputChunk, ReadRange, ReadResult, Result, TaskEntry,
-    TaskExitInfo, TaskId,
-};
+use crate::capabilities::Capabilities;
+use crate::error::{ContextError, Result};
+use crate::exec::{ExecOptions, ExecOutput, ReadRange, ReadResult};
+use crate::handle::ExecutionHandle;
+use crate::output::OutputChunk;
+use crate::task::{BackgroundOptions, BackgroundStarted, ExitCallback, TaskEntry, TaskExitInfo};
+use crate::task_id::TaskId;
 
 /// Where commands run: the local machine, a container, a remote runner.
 ///

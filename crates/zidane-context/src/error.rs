@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::{ExecutionHandle, TaskId};
+use crate::handle::ExecutionHandle;
+use crate::task_id::TaskId;
 
 /// What can go wrong when talking to an [`ExecutionContext`](crate::ExecutionContext).
 ///

@@ -8,7 +8,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::{ContextError, Signal};
+use crate::error::ContextError;
+use crate::signal::Signal;
 
 /// Default cap on the output a foreground `exec` returns (its tail is kept).
 pub const DEFAULT_EXEC_OUTPUT_BYTES: u64 = 256 * 1024;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::TaskExitInfo;
+use crate::task::TaskExitInfo;
 
 /// Waits until `done` holds an exit, `timeout` passes or `cancel` fires; the exit, or
 /// `None`.

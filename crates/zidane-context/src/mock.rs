@@ -10,12 +10,19 @@ use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::{
-    BackgroundOptions, BackgroundStarted, Capabilities, ContextError, DetachedTasks, ExecOptions,
-    ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback, OutputChunk, ReadRange,
-    ReadResult, Result, Signal, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskId,
-    TaskStatus, validate_command, wait_for_exit,
+use crate::capabilities::{Capabilities, DetachedTasks};
+use crate::context::ExecutionContext;
+use crate::error::{ContextError, Result};
+use crate::exec::{ExecOptions, ExecOutput, ReadRange, ReadResult, validate_command};
+use crate::exit_watch::wait_for_exit;
+use crate::handle::ExecutionHandle;
+use crate::output::OutputChunk;
+use crate::signal::Signal;
+use crate::task::{
+    BackgroundOptions, BackgroundStarted, ExitCallback, StallCallback, StallInfo, TaskEntry,
+    TaskExitInfo, TaskStatus,
 };
+use crate::task_id::TaskId;
 
 /// A call made to a [`MockContext`], in the order it was made.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::limits::TaskLimits;
-use crate::{Signal, TaskId};
+use crate::signal::Signal;
+use crate::task_id::TaskId;
 
 /// Where a background task is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

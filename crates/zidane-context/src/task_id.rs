@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ContextError;
+use crate::error::ContextError;
 
 /// The prefix of every task id.
 pub const TASK_ID_PREFIX: &str = "bash_";

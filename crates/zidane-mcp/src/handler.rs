@@ -28,10 +28,12 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use zidane_agent::{Agent, AgentError, Notifications, ToolCall};
 use zidane_tools::{READ_FILE, SHELL, SHELL_KILL, ToolOutput, ToolSpec, WAIT_TASK};
 
+use crate::error::McpServeError;
+use crate::list_tasks::LIST_TASKS;
+use crate::options::ServeOptions;
 use crate::resources;
 use crate::schema::output_schema;
 use crate::session::{LEVELS, SessionCore};
-use crate::{LIST_TASKS, McpServeError, ServeOptions};
 
 const INSTRUCTIONS: &str = "\
 zidane runs shell commands for you, in the foreground or as background tasks. Start a long \

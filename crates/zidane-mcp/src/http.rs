@@ -15,8 +15,10 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::error::McpServeError;
+use crate::handler::McpSession;
+use crate::options::{HttpOptions, ServeOptions};
 use crate::session::SessionCore;
-use crate::{HttpOptions, McpServeError, McpSession, ServeOptions};
 
 /// The path the MCP endpoint is served at: `http://127.0.0.1:PORT/mcp`.
 pub const MCP_PATH: &str = "/mcp";

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::McpServeError;
+use crate::error::McpServeError;
 
 /// How long a killed task gets between `SIGTERM` and `SIGKILL` in an MCP session. Shorter
 /// than the agent's default because a host closing the session expects the server gone

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 use zidane_tools::{READ_FILE, SHELL, SHELL_KILL, WAIT_TASK};
 
-use crate::LIST_TASKS;
+use crate::list_tasks::LIST_TASKS;
 
 /// A task's exit, as `TaskExitInfo` serialises.
 fn exit_schema() -> Value {

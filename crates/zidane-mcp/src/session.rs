@@ -12,8 +12,10 @@ use zidane_agent::{Agent, Behavior, HookEvent, Session, SubscriptionId, resolve_
 use zidane_context::ExecutionContext;
 use zidane_process::ProcessContext;
 
+use crate::error::McpServeError;
+use crate::list_tasks::ListTasksTool;
+use crate::options::ServeOptions;
 use crate::push::{self, Push};
-use crate::{ListTasksTool, McpServeError, ServeOptions};
 
 /// The MCP log levels, lowest first (`logging/setLevel` filters by this order).
 pub(crate) const LEVELS: [&str; 8] = [

@@ -5,7 +5,9 @@ use std::future::Future;
 use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::{McpServeError, McpSession, ServeOptions};
+use crate::error::McpServeError;
+use crate::handler::McpSession;
+use crate::options::ServeOptions;
 
 /// Serves one session over stdin/stdout until stdin closes or `shutdown` resolves (the
 /// CLI passes [`shutdown_signal`](crate::shutdown_signal)); then tears the session down

@@ -10,10 +10,14 @@ use zidane_agent::{
 };
 use zidane_wire::{ContentBlock, Role};
 
+use crate::base_url;
+use crate::choice::ToolChoice;
+use crate::error::BuildError;
 use crate::http::{
     Assemble, Endpoint, Flow, excerpt, malformed, malformed_json, request_error, secret_header,
 };
-use crate::{ApiKey, BuildError, HttpOptions, ToolChoice, base_url};
+use crate::key::ApiKey;
+use crate::options::HttpOptions;
 
 /// Anthropic's base URL.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";

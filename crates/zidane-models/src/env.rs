@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use zidane_agent::Model;
 
-use crate::EnvError;
+use crate::error::EnvError;
 
 /// Which provider: `openai` or `anthropic`.
 pub const ZIDANE_PROVIDER: &str = "ZIDANE_PROVIDER";

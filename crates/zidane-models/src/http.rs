@@ -10,7 +10,9 @@ use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use zidane_agent::{DeltaSink, ErrorSource, ModelError, ModelErrorKind, ModelResponse};
 
-use crate::{ApiKey, BuildError, HttpOptions};
+use crate::error::BuildError;
+use crate::key::ApiKey;
+use crate::options::HttpOptions;
 
 /// How much of an error response's body an error keeps, in characters.
 pub const BODY_EXCERPT_CHARS: usize = 500;

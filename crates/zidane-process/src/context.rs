@@ -31,7 +31,7 @@ use crate::task::follow::follow;
 use crate::task::kill_wait::kill_and_wait;
 use crate::task::log_file::LogWriter;
 use crate::task::registry::Registry;
-use crate::task::spawn_on_wake::spawn_on_wake;
+use crate::task::spawn_on_wake::FirstPoll;
 use crate::task::supervise::Supervisor;
 use crate::task::timestamp::next_context_timestamp;
 use crate::task::watchdog::StallWatch;
@@ -79,6 +79,9 @@ pub struct ProcessContext {
     /// [`sweep_orphans_on_start`](ProcessContextBuilder::sweep_orphans_on_start):
     /// `None` inside until it is done.
     startup_sweep: Option<watch::Receiver<Option<Vec<SweptProcess>>>>,
+    /// How supervisors start: always in place, but for the tests that compare it with
+    /// the plain path.
+    first_poll: FirstPoll,
 }
 
 impl Default for ProcessContext {
@@ -108,7 +111,15 @@ impl ProcessContext {
             owner: OwnerId::for_new_context(),
             exec_serial: AtomicU64::new(0),
             startup_sweep,
+            first_poll: FirstPoll::InPlace,
         }
+    }
+
+    /// The same context starting its supervisors on the plain path (`tokio::spawn`).
+    #[cfg(test)]
+    pub(crate) fn on_the_plain_path(mut self) -> Self {
+        self.first_poll = FirstPoll::OnRuntime;
+        self
     }
 
     /// A context with the defaults: [`DEFAULT_KILL_GRACE`](crate::DEFAULT_KILL_GRACE),
@@ -371,7 +382,7 @@ impl ExecutionContext for ProcessContext {
             "task started"
         );
         // Its first poll here, not on a worker woken for it: see spawn_on_wake.rs.
-        spawn_on_wake(
+        self.first_poll.start(
             Supervisor {
                 task,
                 leader: spawned.leader,

@@ -16,7 +16,7 @@ use zidane_context::{
     TaskExitInfo, TaskId, validate_command,
 };
 
-use crate::RestateError;
+use crate::error::RestateError;
 use crate::ingress::Ingress;
 use crate::protocol::{
     ExecRequest, ReadRequest, StartRequest, TaskRef, WaitRequest, object_key, service_name,

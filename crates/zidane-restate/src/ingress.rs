@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::RestateError;
+use crate::error::RestateError;
 
 /// Restate's ingress at one base URL.
 #[derive(Debug, Clone)]

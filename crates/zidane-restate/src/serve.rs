@@ -23,7 +23,7 @@ use restate_sdk::hyper::HyperEndpoint;
 use restate_sdk::service::IntoServiceDefinition;
 use tokio::net::TcpListener;
 
-use crate::RestateError;
+use crate::error::RestateError;
 use crate::object::ZidaneWorker;
 use crate::worker::Worker;
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::RestateError;
+use crate::error::RestateError;
 
 /// The environment variable naming the `restate-server` binary (`cargo xtask ci` sets
 /// it after installing the npm package `@restatedev/restate-server`).

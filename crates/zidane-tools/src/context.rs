@@ -10,7 +10,7 @@ use zidane_context::{
     StallCallback, TaskLimits,
 };
 
-use crate::BackgroundGate;
+use crate::gate::BackgroundGate;
 
 /// Called once a background task has started, with what `exec_background` returned and
 /// the command as given.

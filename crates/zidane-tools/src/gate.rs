@@ -5,7 +5,7 @@ use std::path::Path;
 
 use zidane_context::{Capabilities, DetachedTasks};
 
-use crate::BackgroundPolicy;
+use crate::context::BackgroundPolicy;
 
 /// Whether background mode can work for a session, and if not, why.
 ///

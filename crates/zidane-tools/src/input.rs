@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use zidane_context::{TASK_ID_PREFIX, TaskId};
 
-use crate::ToolOutput;
+use crate::tool::ToolOutput;
 
 /// Input of the `shell` tool.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]

@@ -7,8 +7,9 @@ use async_trait::async_trait;
 use serde_json::json;
 use zidane_context::{DEFAULT_READ_LIMIT, ReadRange, ReadResult};
 
+use crate::context::ToolContext;
 use crate::input::{ReadFileInput, input_schema, parse};
-use crate::{Tool, ToolContext, ToolOutput, ToolSpec};
+use crate::tool::{Tool, ToolOutput, ToolSpec};
 
 /// The name of the read tool.
 pub const READ_FILE: &str = "read_file";

@@ -14,7 +14,7 @@ use regex::Regex;
 use serde_json::{Value, json};
 use zidane_context::{ContextError, TaskId};
 
-use crate::ToolContext;
+use crate::context::ToolContext;
 
 /// The first pause between two probes of a port or URL.
 pub const FIRST_PROBE_GAP: Duration = Duration::from_millis(10);

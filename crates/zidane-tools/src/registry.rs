@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use zidane_context::ExecutionContext;
 
-use crate::{BackgroundGate, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::gate::BackgroundGate;
+use crate::tool::{Tool, ToolOutput, ToolSpec};
 
 /// The tools of an agent, in registration order, each reachable by its name and its
 /// aliases. No two tools may claim one name or alias.

@@ -8,8 +8,10 @@ use zidane_context::{
     BackgroundOptions, ContextError, ExecOptions, ExecOutput, ExecutionContext, TaskLimits,
 };
 
+use crate::context::ToolContext;
+use crate::gate::BackgroundGate;
 use crate::input::{ShellInput, input_schema, parse};
-use crate::{BackgroundGate, Tool, ToolContext, ToolOutput, ToolSpec};
+use crate::tool::{Tool, ToolOutput, ToolSpec};
 
 /// The name of the shell tool.
 pub const SHELL: &str = "shell";

@@ -4,8 +4,9 @@ use async_trait::async_trait;
 use serde_json::json;
 use zidane_context::{ContextError, TaskExitInfo};
 
+use crate::context::ToolContext;
 use crate::input::{ShellKillInput, input_schema, parse, parse_task_id};
-use crate::{Tool, ToolContext, ToolOutput, ToolSpec};
+use crate::tool::{Tool, ToolOutput, ToolSpec};
 
 /// The name of the kill tool.
 pub const SHELL_KILL: &str = "shell_kill";

@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use zidane_context::ExecutionContext;
 
-use crate::{BackgroundGate, ToolContext};
+use crate::context::ToolContext;
+use crate::gate::BackgroundGate;
 
 /// A tool the model can call.
 ///

@@ -6,9 +6,10 @@ use async_trait::async_trait;
 use serde_json::json;
 use zidane_context::{ContextError, TaskEntry, TaskExitInfo, TaskId};
 
+use crate::context::ToolContext;
 use crate::input::{WaitTaskInput, input_schema, parse, parse_task_id};
 use crate::readiness::{LastSeen, Until, Waited, log_tail, wait_ready};
-use crate::{Tool, ToolContext, ToolOutput, ToolSpec};
+use crate::tool::{Tool, ToolOutput, ToolSpec};
 
 /// The name of the wait tool.
 pub const WAIT_TASK: &str = "wait_task";

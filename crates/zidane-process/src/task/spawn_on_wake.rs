@@ -24,7 +24,7 @@ type Boxed = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
 /// Polls `future` once here; if it is not done, spawns it on the current runtime as
 /// soon as it is woken. Must be called within a tokio runtime, like `tokio::spawn`.
-pub(crate) fn spawn_on_wake(future: impl Future<Output = ()> + Send + 'static) {
+fn spawn_on_wake(future: impl Future<Output = ()> + Send + 'static) {
     let parked = Arc::new(Parked {
         runtime: Handle::current(),
         state: Mutex::new(State::Polling { woken: false }),
@@ -46,6 +46,28 @@ pub(crate) fn spawn_on_wake(future: impl Future<Output = ()> + Send + 'static) {
         parked.runtime.spawn(future);
     } else {
         *state = State::Parked(future);
+    }
+}
+
+/// How a supervisor gets its first poll: in place ([`spawn_on_wake`]), or on the plain
+/// path that the trick must agree with, `tokio::spawn`. Contexts always take the first;
+/// the tests run the second beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FirstPoll {
+    /// On the starting thread; onto the runtime when first woken.
+    InPlace,
+    /// On a runtime worker, as `tokio::spawn` does.
+    #[cfg_attr(not(test), allow(dead_code))]
+    OnRuntime,
+}
+
+impl FirstPoll {
+    /// Starts `future` this way. Must be called within a tokio runtime.
+    pub(crate) fn start(self, future: impl Future<Output = ()> + Send + 'static) {
+        match self {
+            Self::InPlace => spawn_on_wake(future),
+            Self::OnRuntime => drop(tokio::spawn(future)),
+        }
     }
 }
 
@@ -227,3 +249,7 @@ mod tests {
         assert_eq!(polls, 2);
     }
 }
+
+#[cfg(test)]
+#[path = "spawn_on_wake_tests.rs"]
+mod plain_path_tests;
