@@ -227,13 +227,17 @@ impl Worker {
         options.env = request.env.clone();
         options.cwd = request.cwd.clone();
         options.limits = request.limits;
-        let worker = Arc::clone(self);
+        // Weak: the worker owns its context, which owns this callback. A strong
+        // reference would keep both alive forever, and a stopped worker would leave its
+        // tasks running instead of ending them as its context drops.
+        let worker = Arc::downgrade(self);
+        let runtime = self.runtime.clone();
         let task_id = request.task_id;
         options = options.on_exit(move |exit| {
-            let reporter = Arc::clone(&worker);
-            worker.runtime.spawn(async move {
-                reporter.report_exit(handle, task_id, local, exit).await;
-            });
+            if let Some(worker) = worker.upgrade() {
+                runtime
+                    .spawn(async move { worker.report_exit(handle, task_id, local, exit).await });
+            }
         });
         let started = self
             .process

@@ -30,3 +30,5 @@ mod two_workers;
 mod wait;
 #[path = "worker_crash.rs"]
 mod worker_crash;
+#[path = "worker_stop.rs"]
+mod worker_stop;

@@ -38,9 +38,14 @@ impl WorkerProcess {
     }
 }
 
-impl Drop for WorkerProcess {
-    fn drop(&mut self) {
-        // SIGTERM first so the worker's ProcessContext ends its tasks, then make sure.
+impl WorkerProcess {
+    /// Stops the worker as an operator would: SIGTERM, on which it ends its tasks and
+    /// exits, then SIGKILL if it is still there after five seconds. Idempotent: a
+    /// worker already reaped is not signalled again (its pid may be another's by now).
+    pub fn stop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(Some(_))) {
+            return;
+        }
         let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap());
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
@@ -52,6 +57,12 @@ impl Drop for WorkerProcess {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
