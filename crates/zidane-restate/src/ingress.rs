@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use bytes::Bytes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -37,38 +38,13 @@ impl Ingress {
         timeout: Duration,
     ) -> Result<Res, RestateError> {
         let url = format!("{}/{service}/{key}/{handler}", self.base);
-        let body = serde_json::to_value(body).map_err(|source| RestateError::Decode {
-            target: format!("{service}/{key}/{handler}"),
-            cause: source,
-        })?;
-        let mut request = self.http.post(&url).timeout(timeout);
-        // A handler without input takes an empty body, not `null`.
-        if !body.is_null() {
-            request = request.json(&body);
-        }
-        let response = request.send().await.map_err(|source| RestateError::Http {
-            target: format!("{service}/{key}/{handler}"),
-            cause: source,
-        })?;
-        let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|source| RestateError::Http {
-                target: format!("{service}/{key}/{handler}"),
-                cause: source,
-            })?;
-        if !status.is_success() {
-            return Err(RestateError::Handler {
-                target: format!("{service}/{key}/{handler}"),
-                status: status.as_u16(),
-                message: error_message(&bytes),
-            });
-        }
+        let target = format!("{service}/{key}/{handler}");
+        let request = self.http.post(&url).timeout(timeout);
+        let bytes = post(request, &to_json(body, &target)?, &target).await?;
         // A handler without output answers with an empty body.
         let bytes: &[u8] = if bytes.is_empty() { b"null" } else { &bytes };
         serde_json::from_slice(bytes).map_err(|source| RestateError::Decode {
-            target: format!("{service}/{key}/{handler}"),
+            target,
             cause: source,
         })
     }
@@ -85,34 +61,57 @@ impl Ingress {
         idempotency_key: &str,
     ) -> Result<(), RestateError> {
         let url = format!("{}/{service}/{key}/{handler}/send", self.base);
-        let target = || format!("{service}/{key}/{handler}/send");
-        let body = serde_json::to_value(body).map_err(|source| RestateError::Decode {
-            target: target(),
-            cause: source,
-        })?;
-        let mut request = self
+        let target = format!("{service}/{key}/{handler}/send");
+        let request = self
             .http
             .post(&url)
             .header("idempotency-key", idempotency_key)
             .timeout(Duration::from_secs(10));
-        if !body.is_null() {
-            request = request.json(&body);
-        }
-        let response = request.send().await.map_err(|source| RestateError::Http {
-            target: target(),
-            cause: source,
-        })?;
-        let status = response.status();
-        if status.is_success() {
-            return Ok(());
-        }
-        let bytes = response.bytes().await.unwrap_or_default();
-        Err(RestateError::Handler {
-            target: target(),
+        post(request, &to_json(body, &target)?, &target).await?;
+        Ok(())
+    }
+}
+
+/// `body` as JSON; `target` names the call in the error.
+fn to_json<T: Serialize + ?Sized>(
+    body: &T,
+    target: &str,
+) -> Result<serde_json::Value, RestateError> {
+    serde_json::to_value(body).map_err(|source| RestateError::Decode {
+        target: target.to_owned(),
+        cause: source,
+    })
+}
+
+/// Sends `request` with `body` and returns the answer's body. A status other than
+/// success is [`RestateError::Handler`] with the message of Restate's error body;
+/// `target` names the call in errors.
+pub(crate) async fn post(
+    request: reqwest::RequestBuilder,
+    body: &serde_json::Value,
+    target: &str,
+) -> Result<Bytes, RestateError> {
+    // A handler without input takes an empty body, not `null`.
+    let request = if body.is_null() {
+        request
+    } else {
+        request.json(body)
+    };
+    let http = |source| RestateError::Http {
+        target: target.to_owned(),
+        cause: source,
+    };
+    let response = request.send().await.map_err(http)?;
+    let status = response.status();
+    let bytes = response.bytes().await.map_err(http)?;
+    if !status.is_success() {
+        return Err(RestateError::Handler {
+            target: target.to_owned(),
             status: status.as_u16(),
             message: error_message(&bytes),
-        })
+        });
     }
+    Ok(bytes)
 }
 
 /// The `message` of Restate's JSON error body, or the body itself.

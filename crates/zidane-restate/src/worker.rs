@@ -12,7 +12,7 @@ use restate_sdk::prelude::*;
 use zidane_context::{BackgroundOptions, ExecutionContext, ExecutionHandle, TaskId};
 use zidane_process::ProcessContext;
 
-use crate::ingress::Ingress;
+use crate::ingress::{Ingress, post};
 use crate::object::{terminal, wake};
 use crate::protocol::{Spawned, StartRequest};
 use crate::table::{self, Table};
@@ -121,33 +121,11 @@ impl Worker {
             "SELECT DISTINCT service_key FROM state WHERE service_name = '{}'",
             self.service
         );
-        let http = reqwest::Client::new();
-        let response = http
+        let request = reqwest::Client::new()
             .post(&target)
             .header("accept", "application/json")
-            .json(&serde_json::json!({ "query": query }))
-            .timeout(Duration::from_secs(30))
-            .send()
-            .await
-            .map_err(|source| crate::RestateError::Http {
-                target: target.clone(),
-                cause: source,
-            })?;
-        let status = response.status();
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|source| crate::RestateError::Http {
-                target: target.clone(),
-                cause: source,
-            })?;
-        if !status.is_success() {
-            return Err(crate::RestateError::Handler {
-                target,
-                status: status.as_u16(),
-                message: String::from_utf8_lossy(&bytes).into_owned(),
-            });
-        }
+            .timeout(Duration::from_secs(30));
+        let bytes = post(request, &serde_json::json!({ "query": query }), &target).await?;
         let answer: serde_json::Value =
             serde_json::from_slice(&bytes).map_err(|source| crate::RestateError::Decode {
                 target: target.clone(),

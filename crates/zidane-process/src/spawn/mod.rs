@@ -204,18 +204,23 @@ mod tests {
         let marker = dir.path().join("ran");
         let command = format!("touch '{}'", marker.display());
         let no_env = BTreeMap::new();
+        // Each start gets its own pipe; its read end lives as long as the caller keeps it.
+        let start = || {
+            let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+            let started = start_with_std(
+                &sh(),
+                &command,
+                dir.path(),
+                &no_env,
+                Some(&path),
+                None,
+                write,
+            );
+            (started, read)
+        };
 
-        let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
-        let child = start_with_std(
-            &sh(),
-            &command,
-            dir.path(),
-            &no_env,
-            Some(&path),
-            None,
-            write,
-        )
-        .unwrap();
+        let (started, _read) = start();
+        let child = started.unwrap();
         assert!(
             crate::sys::reap(child.pid, true)
                 .unwrap()
@@ -228,16 +233,7 @@ mod tests {
 
         // The name is taken now: an error, and the command does not run again.
         std::fs::remove_file(&marker).unwrap();
-        let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
-        match start_with_std(
-            &sh(),
-            &command,
-            dir.path(),
-            &no_env,
-            Some(&path),
-            None,
-            write,
-        ) {
+        match start().0 {
             Err(SpawnError::Log(error)) => {
                 assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
             }
