@@ -11,6 +11,17 @@ use zidane_context::MockContext;
 use crate::run_loop::Blocker;
 use crate::support::{WAIT, bg, harness, harness_with, tid};
 
+/// A model that starts `cargo build` in the background, ends its turn, and when woken
+/// answers `woken by <task id>`.
+fn build_then_woken() -> ScriptedModel {
+    ScriptedModel::new()
+        .tool_call("shell", bg("cargo build"))
+        .text("building; I will be told")
+        .react(|request| {
+            ModelResponse::text(format!("woken by {}", request.notifications()[0].task_id))
+        })
+}
+
 async fn next(reports: &mut broadcast::Receiver<WakeReport>) -> WakeReport {
     tokio::time::timeout(WAIT, reports.recv())
         .await
@@ -20,13 +31,7 @@ async fn next(reports: &mut broadcast::Receiver<WakeReport>) -> WakeReport {
 
 #[tokio::test]
 async fn an_exit_while_idle_wakes_the_agent_with_a_drain_only_run() {
-    let model = ScriptedModel::new()
-        .tool_call("shell", bg("cargo build"))
-        .text("building; I will be told")
-        .react(|request| {
-            ModelResponse::text(format!("woken by {}", request.notifications()[0].task_id))
-        });
-    let h = harness(model);
+    let h = harness(build_then_woken());
     let wake = WakeLoop::spawn(h.agent.clone());
     let mut reports = wake.reports();
     wake.prompt("build").await.unwrap();
@@ -183,13 +188,7 @@ async fn an_exit_only_a_sweep_can_see_wakes_the_idle_agent_once() {
 
 #[tokio::test]
 async fn next_wake_gives_the_outcome_of_the_run_a_wake_made_however_late_it_is_asked() {
-    let model = ScriptedModel::new()
-        .tool_call("shell", bg("cargo build"))
-        .text("building; I will be told")
-        .react(|request| {
-            ModelResponse::text(format!("woken by {}", request.notifications()[0].task_id))
-        });
-    let h = harness(model);
+    let h = harness(build_then_woken());
     let wake = WakeLoop::spawn(h.agent.clone());
     let mut reports = wake.reports();
     wake.prompt("build").await.unwrap();

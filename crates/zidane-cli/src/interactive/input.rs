@@ -1,5 +1,7 @@
 //! The input line: text and a cursor, edited a character at a time.
 
+use crossterm::event::KeyCode;
+
 /// One line of input with a cursor (a char index, `0..=len`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InputLine {
@@ -70,6 +72,25 @@ impl InputLine {
     /// Moves the cursor to the end.
     pub fn end(&mut self) {
         self.cursor = self.chars.len();
+    }
+
+    /// Applies an editing key: a character to insert, Backspace and Delete, the
+    /// arrows, Home and End (also Ctrl-A and Ctrl-E), Ctrl-U to clear. Any other key
+    /// leaves the line as it is.
+    pub fn edit(&mut self, code: KeyCode, ctrl: bool) {
+        match code {
+            KeyCode::Char('a') if ctrl => self.home(),
+            KeyCode::Char('e') if ctrl => self.end(),
+            KeyCode::Char('u') if ctrl => self.clear(),
+            KeyCode::Char(c) if !ctrl => self.insert(c.encode_utf8(&mut [0; 4])),
+            KeyCode::Backspace => self.backspace(),
+            KeyCode::Delete => self.delete(),
+            KeyCode::Left => self.left(),
+            KeyCode::Right => self.right(),
+            KeyCode::Home => self.home(),
+            KeyCode::End => self.end(),
+            _ => {}
+        }
     }
 
     /// What fits in `width` columns with the cursor in view, and the cursor's column

@@ -379,47 +379,10 @@ impl App {
                 self.scroll = self.scroll.saturating_sub(10);
                 None
             }
-            KeyCode::Backspace => {
-                self.input.backspace();
+            code => {
+                self.input.edit(code, ctrl);
                 None
             }
-            KeyCode::Delete => {
-                self.input.delete();
-                None
-            }
-            KeyCode::Left => {
-                self.input.left();
-                None
-            }
-            KeyCode::Right => {
-                self.input.right();
-                None
-            }
-            KeyCode::Home => {
-                self.input.home();
-                None
-            }
-            KeyCode::End => {
-                self.input.end();
-                None
-            }
-            KeyCode::Char('a') if ctrl => {
-                self.input.home();
-                None
-            }
-            KeyCode::Char('e') if ctrl => {
-                self.input.end();
-                None
-            }
-            KeyCode::Char('u') if ctrl => {
-                self.input.clear();
-                None
-            }
-            KeyCode::Char(c) if !ctrl => {
-                self.input.insert(c.encode_utf8(&mut [0; 4]));
-                None
-            }
-            _ => None,
         }
     }
 }

@@ -9,6 +9,24 @@ use crate::support::{Tmux, model_args, owned_processes, tmux_present};
 /// Bound on each step a person would see happen.
 const STEP: Duration = Duration::from_secs(20);
 
+/// Types `text` and sends it.
+fn prompt(tmux: &Tmux, text: &str) {
+    tmux.keys(&["-l", text]);
+    tmux.keys(&["Enter"]);
+}
+
+/// Waits until the session has ended (after `how`), then checks that none of its
+/// processes is left (`before`: what ran) and that the terminal is restored.
+fn ended_clean(tmux: &Tmux, how: &str, before: &[u32]) {
+    tmux.wait_ended(how, STEP);
+    assert_eq!(
+        owned_processes(tmux.pid),
+        Vec::<u32>::new(),
+        "processes left: was {before:?}"
+    );
+    tmux.assert_restored();
+}
+
 #[test]
 fn a_session_in_tmux_from_prompt_to_quit() {
     if !tmux_present() {
@@ -20,8 +38,7 @@ fn a_session_in_tmux_from_prompt_to_quit() {
     tmux.wait_text("ctrl+k cancel", STEP);
 
     // A prompt: the build starts in the background and the turn ends.
-    tmux.keys(&["-l", "build it"]);
-    tmux.keys(&["Enter"]);
+    prompt(&tmux, "build it");
     tmux.wait_text("Started bash_1", STEP);
     // Nobody types: the exit's banner and the woken reply arrive on their own.
     let screen = tmux.wait_text("model › bash_1 ended:", STEP);
@@ -34,8 +51,7 @@ fn a_session_in_tmux_from_prompt_to_quit() {
     );
 
     // A dev server: counted in the footer, listed in the picker, killed from it.
-    tmux.keys(&["-l", "start the dev server"]);
-    tmux.keys(&["Enter"]);
+    prompt(&tmux, "start the dev server");
     tmux.wait_text("ctrl+k cancel (1)", STEP);
     tmux.keys(&["C-k"]);
     let picker = tmux.wait_text("enter cancels a call / kills a task", STEP);
@@ -46,8 +62,7 @@ fn a_session_in_tmux_from_prompt_to_quit() {
     tmux.wait_text("ctrl+k cancel ·", STEP);
 
     // One more, left running at quit.
-    tmux.keys(&["-l", "start the dev server"]);
-    tmux.keys(&["Enter"]);
+    prompt(&tmux, "start the dev server");
     tmux.wait_text("ctrl+k cancel (1)", STEP);
     let before = owned_processes(tmux.pid);
     assert!(
@@ -56,13 +71,7 @@ fn a_session_in_tmux_from_prompt_to_quit() {
     );
 
     tmux.keys(&["C-d"]);
-    tmux.wait_ended("ctrl+d", STEP);
-    assert_eq!(
-        owned_processes(tmux.pid),
-        Vec::<u32>::new(),
-        "processes left: was {before:?}"
-    );
-    tmux.assert_restored();
+    ended_clean(&tmux, "ctrl+d", &before);
 }
 
 #[test]
@@ -74,8 +83,7 @@ fn after_esc_an_exit_waits_for_the_next_prompt_and_a_signal_still_cleans_up() {
     let (args, env) = model_args();
     let tmux = Tmux::start(dir.path(), &args, &env);
     tmux.wait_text("ctrl+k cancel", STEP);
-    tmux.keys(&["-l", "start the dev server"]);
-    tmux.keys(&["Enter"]);
+    prompt(&tmux, "start the dev server");
     tmux.wait_text("ctrl+k cancel (1) ·", STEP);
     tmux.wait_text("· idle ·", STEP);
 
@@ -95,8 +103,7 @@ fn after_esc_an_exit_waits_for_the_next_prompt_and_a_signal_still_cleans_up() {
     );
 
     // The next prompt's turn opens with the exit that waited (its banner, then the prompt).
-    tmux.keys(&["-l", "start the dev server"]);
-    tmux.keys(&["Enter"]);
+    prompt(&tmux, "start the dev server");
     let screen = tmux.wait_text("Started bash_2", STEP);
     let banner = screen.find("⌁ bash_1 killed (SIGTERM)").expect(&screen);
     assert!(
@@ -109,13 +116,7 @@ fn after_esc_an_exit_waits_for_the_next_prompt_and_a_signal_still_cleans_up() {
 
     // SIGTERM: the same teardown as a quit, and the terminal is back.
     nix_kill(tmux.pid);
-    tmux.wait_ended("SIGTERM", STEP);
-    assert_eq!(
-        owned_processes(tmux.pid),
-        Vec::<u32>::new(),
-        "processes left: was {before:?}"
-    );
-    tmux.assert_restored();
+    ended_clean(&tmux, "SIGTERM", &before);
 }
 
 #[test]
@@ -164,8 +165,7 @@ fn ctrl_k_cancels_a_tool_call_in_flight() {
     let (args, env) = model_args();
     let tmux = Tmux::start(dir.path(), &args, &env);
     tmux.wait_text("ctrl+k cancel", STEP);
-    tmux.keys(&["-l", "run something slow"]);
-    tmux.keys(&["Enter"]);
+    prompt(&tmux, "run something slow");
     tmux.wait_text("running · esc abort · ctrl+k cancel (1)", STEP);
     tmux.keys(&["C-k"]);
     let picker = tmux.wait_text("enter cancels a call / kills a task", STEP);
