@@ -30,6 +30,13 @@ use crate::error::Result;
 /// its destroy did not settle.
 const CONFIRM_RESERVE: Duration = Duration::from_millis(100);
 
+/// What is left until `deadline`, less the [`CONFIRM_RESERVE`].
+fn before_confirming(deadline: Instant) -> Duration {
+    deadline
+        .saturating_duration_since(Instant::now())
+        .saturating_sub(CONFIRM_RESERVE)
+}
+
 /// Something a host wants closed when the agent is destroyed (a connection, a server).
 #[async_trait]
 pub trait Resource: Send + Sync {
@@ -243,9 +250,7 @@ impl Agent {
             return (StepOutcome::Skipped, Vec::new());
         };
         let context = Arc::clone(&self.inner.context);
-        let budget = deadline
-            .saturating_duration_since(Instant::now())
-            .saturating_sub(CONFIRM_RESERVE);
+        let budget = before_confirming(deadline);
         let running = match tokio::time::timeout(budget, context.list_background(handle)).await {
             Ok(Ok(entries)) => entries
                 .into_iter()
@@ -253,9 +258,7 @@ impl Agent {
                 .collect(),
             _ => Vec::new(),
         };
-        let budget = deadline
-            .saturating_duration_since(Instant::now())
-            .saturating_sub(CONFIRM_RESERVE);
+        let budget = before_confirming(deadline);
         let destroying = {
             let context = Arc::clone(&context);
             tokio::spawn(async move { context.destroy(handle).await })

@@ -1,33 +1,26 @@
 //! The signals that end a server: SIGTERM and SIGINT.
 
+use tokio::signal::unix::{SignalKind, signal};
+
 /// Resolves when the process receives SIGTERM or SIGINT. If a handler cannot be
 /// installed, that signal is not waited for (the other still is).
 pub async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let term = async {
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                term.recv().await;
-            }
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    let int = async {
-        match signal(SignalKind::interrupt()) {
-            Ok(mut int) => {
-                int.recv().await;
-            }
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for SIGINT");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
     tokio::select! {
-        () = term => tracing::debug!("SIGTERM: shutting down"),
-        () = int => tracing::debug!("SIGINT: shutting down"),
+        () = received(SignalKind::terminate(), "SIGTERM") => {}
+        () = received(SignalKind::interrupt(), "SIGINT") => {}
+    }
+}
+
+/// Resolves when `kind` (named `name`) arrives; never, when it cannot be listened for.
+async fn received(kind: SignalKind, name: &str) {
+    match signal(kind) {
+        Ok(mut stream) => {
+            stream.recv().await;
+            tracing::debug!("{name}: shutting down");
+        }
+        Err(error) => {
+            tracing::warn!(%error, "cannot listen for {name}");
+            std::future::pending::<()>().await;
+        }
     }
 }
