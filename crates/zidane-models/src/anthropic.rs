@@ -1,21 +1,22 @@
 //! The Anthropic Messages provider (`POST {base}/v1/messages`).
 
-use async_trait::async_trait;
 use reqwest::header::{HeaderName, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use zidane_agent::{
-    DeltaSink, ErrorSource, FinishReason, Model, ModelDelta, ModelError, ModelErrorKind,
-    ModelRequest, ModelResponse, Usage,
+    DeltaSink, FinishReason, ModelDelta, ModelError, ModelErrorKind, ModelRequest, ModelResponse,
+    Usage,
 };
 use zidane_wire::{ContentBlock, Role};
 
+use crate::assemble::{
+    Assemble, Flow, ended_early, malformed, malformed_json, reported_mid_stream, respond,
+    tool_input,
+};
 use crate::base_url;
 use crate::choice::ToolChoice;
 use crate::error::BuildError;
-use crate::http::{
-    Assemble, Endpoint, Flow, excerpt, malformed, malformed_json, request_error, secret_header,
-};
+use crate::http::{Endpoint, secret_header, streamed_model};
 use crate::key::ApiKey;
 use crate::options::HttpOptions;
 
@@ -179,22 +180,7 @@ impl AnthropicBuilder {
     }
 }
 
-#[async_trait]
-impl Model for Anthropic {
-    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
-        self.stream(request, &DeltaSink::none()).await
-    }
-
-    async fn stream(
-        &self,
-        request: ModelRequest,
-        sink: &DeltaSink,
-    ) -> Result<ModelResponse, ModelError> {
-        self.endpoint
-            .stream(&self.request_body(&request), Assembler::default(), sink)
-            .await
-    }
-}
+streamed_model!(Anthropic, Assembler);
 
 fn tool_choice(choice: &ToolChoice) -> Value {
     match choice {
@@ -451,16 +437,7 @@ impl Assemble for Assembler {
                     "request_too_large" => ModelErrorKind::ContextTooLong,
                     _ => ModelErrorKind::Server,
                 };
-                return Err(request_error(
-                    kind,
-                    None,
-                    format!(
-                        "the provider reported {} mid-stream: {}",
-                        error.kind,
-                        excerpt(&error.message)
-                    ),
-                    None,
-                ));
+                return Err(reported_mid_stream(kind, &error.kind, &error.message));
             }
         }
         Ok(Flow::Continue)
@@ -468,12 +445,7 @@ impl Assemble for Assembler {
 
     fn finish(self, done: bool, sink: &DeltaSink) -> Result<ModelResponse, ModelError> {
         if !done {
-            return Err(request_error(
-                ModelErrorKind::Transport,
-                None,
-                "the stream ended before message_stop".to_owned(),
-                None,
-            ));
+            return Err(ended_early("message_stop"));
         }
         let mut content = Vec::new();
         for (index, block) in self.blocks.into_iter().enumerate() {
@@ -487,23 +459,12 @@ impl Assemble for Assembler {
                     start_input,
                     json,
                 }) => {
-                    let input = if json.trim().is_empty() {
-                        if start_input.is_null() {
-                            json!({})
-                        } else {
-                            start_input
-                        }
+                    // No deltas: the input came whole with the block's start.
+                    let input = if json.trim().is_empty() && !start_input.is_null() {
+                        start_input
                     } else {
-                        serde_json::from_str(&json).map_err(|error| {
-                            request_error(
-                                ModelErrorKind::MalformedStream,
-                                None,
-                                format!(
-                                    "the input of tool use {index} ({name}) is not JSON: {}",
-                                    excerpt(&json)
-                                ),
-                                Some(ErrorSource::new(error)),
-                            )
+                        tool_input(&json, |json| {
+                            format!("the input of tool use {index} ({name}) is not JSON: {json}")
                         })?
                     };
                     content.push(ContentBlock::ToolUse { id, name, input });
@@ -517,14 +478,7 @@ impl Assemble for Assembler {
             cached_input_tokens: self.cache_read,
             cache_write_tokens: self.cache_write,
         });
-        if let Some(usage) = usage {
-            sink.emit(ModelDelta::Usage(usage));
-        }
-        Ok(ModelResponse {
-            content,
-            usage,
-            finish_reason: self.finish,
-        })
+        Ok(respond(content, usage, self.finish, sink))
     }
 }
 

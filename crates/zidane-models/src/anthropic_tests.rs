@@ -126,30 +126,33 @@ fn blocks_and_usage_assemble() {
 #[test]
 fn broken_streams_are_errors() {
     let start = json!({ "type": "message_start", "message": { "usage": { "input_tokens": 5 } } });
-    let (response, _) = run(std::slice::from_ref(&start));
-    assert_eq!(
-        response.unwrap_err().kind(),
-        Some(ModelErrorKind::Transport)
-    );
-
-    let (response, _) = run(&[
-        start.clone(),
-        json!({ "type": "content_block_delta", "index": 3, "delta": { "type": "text_delta", "text": "x" } }),
-    ]);
-    assert_eq!(
-        response.unwrap_err().kind(),
-        Some(ModelErrorKind::MalformedStream)
-    );
-
-    let (response, _) = run(&[
-        start.clone(),
-        json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } }),
-        json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "input_json_delta", "partial_json": "{" } }),
-    ]);
-    assert_eq!(
-        response.unwrap_err().kind(),
-        Some(ModelErrorKind::MalformedStream)
-    );
+    for (broken, events, kind) in [
+        (
+            "no message_stop",
+            vec![start.clone()],
+            ModelErrorKind::Transport,
+        ),
+        (
+            "a delta for a block that was not started",
+            vec![
+                start.clone(),
+                json!({ "type": "content_block_delta", "index": 3, "delta": { "type": "text_delta", "text": "x" } }),
+            ],
+            ModelErrorKind::MalformedStream,
+        ),
+        (
+            "a tool input delta for a text block",
+            vec![
+                start.clone(),
+                json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } }),
+                json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "input_json_delta", "partial_json": "{" } }),
+            ],
+            ModelErrorKind::MalformedStream,
+        ),
+    ] {
+        let (response, _) = run(&events);
+        assert_eq!(response.unwrap_err().kind(), Some(kind), "{broken}");
+    }
 
     let (response, _) = run(&[
         start,

@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use zidane_agent::Model;
 
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+use crate::error::BuildError;
 use crate::error::EnvError;
 
 /// Which provider: `openai` or `anthropic`.
@@ -104,11 +106,7 @@ fn openai(
     if let Some(key) = key {
         builder = builder.api_key(key);
     }
-    let model = builder.build().map_err(|source| EnvError::Build {
-        provider: "openai",
-        source,
-    })?;
-    Ok(Arc::new(model))
+    built("openai", builder.build())
 }
 
 #[cfg(not(feature = "openai"))]
@@ -126,11 +124,7 @@ fn anthropic(
     if let Some(base_url) = base_url {
         builder = builder.base_url(base_url);
     }
-    let model = builder.build().map_err(|source| EnvError::Build {
-        provider: "anthropic",
-        source,
-    })?;
-    Ok(Arc::new(model))
+    built("anthropic", builder.build())
 }
 
 #[cfg(not(feature = "anthropic"))]
@@ -138,6 +132,18 @@ fn anthropic(_: String, _: Option<String>, _: String) -> Result<Arc<dyn Model>, 
     Err(EnvError::NotCompiled {
         provider: "anthropic",
     })
+}
+
+/// The model a builder built, or why `provider` could not be built.
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+fn built(
+    provider: &'static str,
+    model: Result<impl Model + 'static, BuildError>,
+) -> Result<Arc<dyn Model>, EnvError> {
+    match model {
+        Ok(model) => Ok(Arc::new(model)),
+        Err(source) => Err(EnvError::Build { provider, source }),
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use zidane_agent::{DeltaSink, ErrorSource, ModelError, ModelErrorKind, ModelResponse};
 
+use crate::assemble::{Assemble, Flow};
 use crate::error::BuildError;
 use crate::key::ApiKey;
 use crate::options::HttpOptions;
@@ -18,20 +19,6 @@ use crate::options::HttpOptions;
 pub const BODY_EXCERPT_CHARS: usize = 500;
 /// How much of an error response's body is read at most, in bytes.
 const MAX_ERROR_BODY_BYTES: usize = 16 << 10;
-
-/// What a provider makes of the events of one response.
-pub(crate) trait Assemble {
-    /// Takes one event (its `event:` name, maybe empty, and its data).
-    fn event(&mut self, name: &str, data: &str, sink: &DeltaSink) -> Result<Flow, ModelError>;
-    /// The whole response, once the stream ended (`done`: with its end marker).
-    fn finish(self, done: bool, sink: &DeltaSink) -> Result<ModelResponse, ModelError>;
-}
-
-/// Whether a stream goes on after an event.
-pub(crate) enum Flow {
-    Continue,
-    Done,
-}
 
 /// The HTTP client of one provider.
 #[derive(Debug, Clone)]
@@ -358,21 +345,6 @@ pub(crate) fn encode(body: &serde_json::Value) -> Result<Vec<u8>, ModelError> {
     })
 }
 
-/// An event whose data is not what the provider documents.
-pub(crate) fn malformed(detail: impl Into<String>) -> ModelError {
-    request_error(ModelErrorKind::MalformedStream, None, detail.into(), None)
-}
-
-/// An event whose data is not the JSON the provider documents.
-pub(crate) fn malformed_json(data: &str, error: serde_json::Error) -> ModelError {
-    request_error(
-        ModelErrorKind::MalformedStream,
-        None,
-        format!("an event is not valid: {}", excerpt(data)),
-        Some(ErrorSource::new(error)),
-    )
-}
-
 /// The kind of an error status, refined by the body: providers answer 400 (OpenAI) or
 /// 413 / 400 (Anthropic) when the context is too long.
 pub(crate) fn classify(status: u16, body: &str) -> ModelErrorKind {
@@ -422,7 +394,6 @@ pub(crate) fn excerpt(text: &str) -> String {
     }
 }
 
-/// A header value that must not show up in logs or `Debug` output.
 /// Where one provider's requests go: its client, its URL, and the headers of a streamed
 /// JSON request with the provider's own (the key among them, marked sensitive).
 #[derive(Debug, Clone)]
@@ -476,6 +447,36 @@ impl Endpoint {
     }
 }
 
+/// Implements [`zidane_agent::Model`] for a provider that POSTs its
+/// `request_body(&ModelRequest)` to its `endpoint` (an [`Endpoint`]) and reads the
+/// answer with a fresh `$assembler`. `complete` is `stream` with no one to hand the
+/// deltas to.
+macro_rules! streamed_model {
+    ($provider:ty, $assembler:ty) => {
+        #[async_trait::async_trait]
+        impl zidane_agent::Model for $provider {
+            async fn complete(
+                &self,
+                request: zidane_agent::ModelRequest,
+            ) -> Result<zidane_agent::ModelResponse, zidane_agent::ModelError> {
+                zidane_agent::Model::stream(self, request, &zidane_agent::DeltaSink::none()).await
+            }
+
+            async fn stream(
+                &self,
+                request: zidane_agent::ModelRequest,
+                sink: &zidane_agent::DeltaSink,
+            ) -> Result<zidane_agent::ModelResponse, zidane_agent::ModelError> {
+                self.endpoint
+                    .stream(&self.request_body(&request), <$assembler>::default(), sink)
+                    .await
+            }
+        }
+    };
+}
+pub(crate) use streamed_model;
+
+/// A header value that must not show up in logs or `Debug` output.
 pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, BuildError> {
     let mut value = HeaderValue::from_str(value).map_err(|_| BuildError::InvalidApiKey)?;
     value.set_sensitive(true);

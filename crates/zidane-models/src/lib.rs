@@ -71,6 +71,8 @@ pub mod testing;
 
 #[cfg(feature = "anthropic")]
 mod anthropic;
+#[cfg(feature = "http")]
+mod assemble;
 mod choice;
 mod env;
 mod error;

@@ -2,22 +2,23 @@
 
 use std::collections::BTreeMap;
 
-use async_trait::async_trait;
 use reqwest::header::AUTHORIZATION;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use zidane_agent::{
-    DeltaSink, FinishReason, Model, ModelDelta, ModelError, ModelErrorKind, ModelRequest,
-    ModelResponse, Usage,
+    DeltaSink, FinishReason, ModelDelta, ModelError, ModelErrorKind, ModelRequest, ModelResponse,
+    Usage,
 };
 use zidane_wire::{ContentBlock, Role, Turn};
 
+use crate::assemble::{
+    Assemble, Flow, ended_early, malformed, malformed_json, reported_mid_stream, respond,
+    tool_input,
+};
 use crate::base_url;
 use crate::choice::ToolChoice;
 use crate::error::BuildError;
-use crate::http::{
-    Assemble, Endpoint, Flow, excerpt, malformed, malformed_json, request_error, secret_header,
-};
+use crate::http::{Endpoint, secret_header, streamed_model};
 use crate::key::ApiKey;
 use crate::options::HttpOptions;
 
@@ -169,22 +170,7 @@ impl OpenAiBuilder {
     }
 }
 
-#[async_trait]
-impl Model for OpenAi {
-    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
-        self.stream(request, &DeltaSink::none()).await
-    }
-
-    async fn stream(
-        &self,
-        request: ModelRequest,
-        sink: &DeltaSink,
-    ) -> Result<ModelResponse, ModelError> {
-        self.endpoint
-            .stream(&self.request_body(&request), Assembler::default(), sink)
-            .await
-    }
-}
+streamed_model!(OpenAi, Assembler);
 
 fn tool_choice(choice: &ToolChoice) -> Value {
     match choice {
@@ -359,14 +345,10 @@ impl Assemble for Assembler {
         let chunk: Chunk =
             serde_json::from_str(data).map_err(|error| malformed_json(data, error))?;
         if let Some(error) = chunk.error {
-            return Err(request_error(
+            return Err(reported_mid_stream(
                 ModelErrorKind::Server,
-                None,
-                format!(
-                    "the provider reported an error mid-stream: {}",
-                    excerpt(&error.to_string())
-                ),
-                None,
+                "an error",
+                &error.to_string(),
             ));
         }
         // One choice is asked for (no `n`); others would be another answer.
@@ -399,11 +381,8 @@ impl Assemble for Assembler {
 
     fn finish(self, done: bool, sink: &DeltaSink) -> Result<ModelResponse, ModelError> {
         if !done && self.finish.is_none() {
-            return Err(request_error(
-                ModelErrorKind::Transport,
-                None,
-                "the stream ended before the response did (no finish_reason, no [DONE])".to_owned(),
-                None,
+            return Err(ended_early(
+                "the response did (no finish_reason, no [DONE])",
             ));
         }
         let mut content = Vec::new();
@@ -414,22 +393,12 @@ impl Assemble for Assembler {
             if call.name.is_empty() {
                 return Err(malformed(format!("tool call {index} has no name")));
             }
-            let input = if call.arguments.trim().is_empty() {
-                json!({})
-            } else {
-                serde_json::from_str(&call.arguments).map_err(|error| {
-                    request_error(
-                        ModelErrorKind::MalformedStream,
-                        None,
-                        format!(
-                            "the arguments of tool call {index} ({}) are not JSON: {}",
-                            call.name,
-                            excerpt(&call.arguments)
-                        ),
-                        Some(zidane_agent::ErrorSource::new(error)),
-                    )
-                })?
-            };
+            let input = tool_input(&call.arguments, |arguments| {
+                format!(
+                    "the arguments of tool call {index} ({}) are not JSON: {arguments}",
+                    call.name
+                )
+            })?;
             let id = if call.id.is_empty() {
                 format!("call_{index}_{:08x}", fastrand::u32(..))
             } else {
@@ -441,14 +410,7 @@ impl Assemble for Assembler {
                 input,
             });
         }
-        if let Some(usage) = self.usage {
-            sink.emit(ModelDelta::Usage(usage));
-        }
-        Ok(ModelResponse {
-            content,
-            usage: self.usage,
-            finish_reason: self.finish,
-        })
+        Ok(respond(content, self.usage, self.finish, sink))
     }
 }
 

@@ -50,6 +50,12 @@ fn chunk(delta: serde_json::Value, finish: Option<&str>) -> String {
     json!({ "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }] }).to_string()
 }
 
+/// Feeds the chunks' data, as events without a name, to an assembler.
+fn run(data: &[impl AsRef<str>]) -> (Result<ModelResponse, ModelError>, Vec<ModelDelta>) {
+    let events: Vec<(&str, &str)> = data.iter().map(|data| ("", data.as_ref())).collect();
+    assemble(Assembler::default(), &events)
+}
+
 #[test]
 fn interleaved_tool_call_deltas_assemble_by_index() {
     let events = [
@@ -62,8 +68,7 @@ fn interleaved_tool_call_deltas_assemble_by_index() {
         json!({ "choices": [], "usage": { "prompt_tokens": 10, "completion_tokens": 5, "prompt_tokens_details": { "cached_tokens": 8 } } }).to_string(),
         "[DONE]".to_owned(),
     ];
-    let events: Vec<(&str, &str)> = events.iter().map(|e| ("", e.as_str())).collect();
-    let (response, deltas) = assemble(Assembler::default(), &events);
+    let (response, deltas) = run(&events);
     let response = response.unwrap();
     assert_eq!(
         response.content,
@@ -116,8 +121,7 @@ fn finish_reasons_map() {
         ("content_filter", FinishReason::ContentFilter),
         ("eos", FinishReason::Other("eos".into())),
     ] {
-        let events = [chunk(json!({ "content": "x" }), Some(wire))];
-        let (response, _) = assemble(Assembler::default(), &[("", events[0].as_str())]);
+        let (response, _) = run(&[chunk(json!({ "content": "x" }), Some(wire))]);
         assert_eq!(response.unwrap().finish_reason, Some(reason), "{wire}");
     }
 }
@@ -125,13 +129,13 @@ fn finish_reasons_map() {
 #[test]
 fn a_stream_that_stops_early_or_breaks_is_an_error() {
     let first = chunk(json!({ "content": "partial" }), None);
-    let (response, _) = assemble(Assembler::default(), &[("", first.as_str())]);
+    let (response, _) = run(&[first]);
     assert_eq!(
         response.unwrap_err().kind(),
         Some(ModelErrorKind::Transport)
     );
 
-    let (response, _) = assemble(Assembler::default(), &[("", "{\"choices\": [")]);
+    let (response, _) = run(&["{\"choices\": ["]);
     let error = response.unwrap_err();
     assert_eq!(error.kind(), Some(ModelErrorKind::MalformedStream));
     assert!(std::error::Error::source(&error).is_some());
@@ -140,17 +144,14 @@ fn a_stream_that_stops_early_or_breaks_is_an_error() {
         json!({ "tool_calls": [{ "index": 0, "id": "a", "function": { "name": "shell", "arguments": "{\"comm" } }] }),
         Some("length"),
     );
-    let (response, _) = assemble(
-        Assembler::default(),
-        &[("", bad_args.as_str()), ("", "[DONE]")],
-    );
+    let (response, _) = run(&[bad_args.as_str(), "[DONE]"]);
     let error = response.unwrap_err();
     assert_eq!(error.kind(), Some(ModelErrorKind::MalformedStream));
     assert!(error.to_string().contains("not JSON"), "{error}");
 
     let mid_error =
         json!({ "error": { "message": "overloaded", "type": "server_error" } }).to_string();
-    let (response, _) = assemble(Assembler::default(), &[("", mid_error.as_str())]);
+    let (response, _) = run(&[mid_error]);
     assert_eq!(response.unwrap_err().kind(), Some(ModelErrorKind::Server));
 }
 
@@ -163,8 +164,7 @@ fn a_call_without_id_gets_one_and_empty_arguments_are_an_empty_object() {
         ),
         "[DONE]".to_owned(),
     ];
-    let events: Vec<(&str, &str)> = events.iter().map(|e| ("", e.as_str())).collect();
-    let (response, _) = assemble(Assembler::default(), &events);
+    let (response, _) = run(&events);
     let response = response.unwrap();
     let [ContentBlock::ToolUse { id, name, input }] = response.content.as_slice() else {
         panic!("{response:?}");

@@ -6,7 +6,7 @@ use zidane_context::{TaskId, TaskStatus};
 use zidane_tools::ToolSpec;
 use zidane_wire::{ContentBlock, Role, TaskNotification, Turn};
 
-use crate::http::{Assemble, Flow};
+use crate::assemble::{Assemble, Flow};
 use zidane_agent::{DeltaSink, ModelDelta, ModelError, ModelResponse};
 
 /// A `<task-notification>` block as the agent renders it.

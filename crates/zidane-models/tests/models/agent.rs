@@ -11,7 +11,7 @@ use zidane_context::{MockContext, TaskId};
 use zidane_models::HttpOptions;
 use zidane_models::testing::{Reply, ScriptedServer, fixtures};
 
-use crate::support::{anthropic, openai, streamed_text};
+use crate::support::{Provider, streamed_text};
 
 const TASKS: &str = "/home/u/.zidane/sessions/s1/tasks";
 const STARTED: &str = "Building in the background; I will be told when it ends.";
@@ -37,6 +37,21 @@ struct Replies {
     tool_call: String,
     started: String,
     woken: String,
+}
+
+/// The `shell` call's input both providers' fixtures carry.
+fn background_build() -> Value {
+    json!({ "command": "cargo build", "run_in_background": true })
+}
+
+/// Runs the round trip against `provider` and pins the wake request's body as
+/// `snapshot`.
+async fn wake_request_is_pinned(snapshot: &str, provider: Provider, replies: Replies) {
+    let server = ScriptedServer::start().await.unwrap();
+    let model = provider.model(&server, HttpOptions::new());
+    let body = round_trip(&server, model, replies).await;
+    let _guard = zidane_wire::testing::settings().bind_to_scope();
+    insta::assert_json_snapshot!(snapshot, body);
 }
 
 async fn round_trip(server: &ScriptedServer, model: Arc<dyn Model>, replies: Replies) -> Value {
@@ -98,38 +113,20 @@ async fn round_trip(server: &ScriptedServer, model: Arc<dyn Model>, replies: Rep
 
 #[tokio::test]
 async fn openai_background_shell_then_wake() {
-    let server = ScriptedServer::start().await.unwrap();
-    let model = Arc::new(openai(&server, HttpOptions::new()));
-    let input = json!({ "command": "cargo build", "run_in_background": true });
-    let body = round_trip(
-        &server,
-        model,
-        Replies {
-            tool_call: fixtures::openai_tool_call("call_bg1", "shell", &input),
-            started: fixtures::openai_text(STARTED),
-            woken: fixtures::openai_text(WOKEN),
-        },
-    )
-    .await;
-    let _guard = zidane_wire::testing::settings().bind_to_scope();
-    insta::assert_json_snapshot!("openai_wake_request", body);
+    let replies = Replies {
+        tool_call: fixtures::openai_tool_call("call_bg1", "shell", &background_build()),
+        started: fixtures::openai_text(STARTED),
+        woken: fixtures::openai_text(WOKEN),
+    };
+    wake_request_is_pinned("openai_wake_request", Provider::OpenAi, replies).await;
 }
 
 #[tokio::test]
 async fn anthropic_background_shell_then_wake() {
-    let server = ScriptedServer::start().await.unwrap();
-    let model = Arc::new(anthropic(&server, HttpOptions::new()));
-    let input = json!({ "command": "cargo build", "run_in_background": true });
-    let body = round_trip(
-        &server,
-        model,
-        Replies {
-            tool_call: fixtures::anthropic_tool_use("toolu_bg1", "shell", &input),
-            started: fixtures::anthropic_text(STARTED),
-            woken: fixtures::anthropic_text(WOKEN),
-        },
-    )
-    .await;
-    let _guard = zidane_wire::testing::settings().bind_to_scope();
-    insta::assert_json_snapshot!("anthropic_wake_request", body);
+    let replies = Replies {
+        tool_call: fixtures::anthropic_tool_use("toolu_bg1", "shell", &background_build()),
+        started: fixtures::anthropic_text(STARTED),
+        woken: fixtures::anthropic_text(WOKEN),
+    };
+    wake_request_is_pinned("anthropic_wake_request", Provider::Anthropic, replies).await;
 }

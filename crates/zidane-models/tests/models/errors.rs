@@ -18,6 +18,13 @@ async fn openai_error(server: &ScriptedServer, http: HttpOptions) -> ModelError 
         .unwrap_err()
 }
 
+async fn anthropic_error(server: &ScriptedServer, http: HttpOptions) -> ModelError {
+    anthropic(server, http)
+        .complete(prompt("go"))
+        .await
+        .unwrap_err()
+}
+
 fn status(error: &ModelError) -> Option<u16> {
     match error {
         ModelError::Request { status, .. } => *status,
@@ -101,10 +108,7 @@ async fn client_errors_are_typed_and_not_retried() {
         401,
         r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#,
     ));
-    let error = anthropic(&server, fast())
-        .complete(prompt("go"))
-        .await
-        .unwrap_err();
+    let error = anthropic_error(&server, fast()).await;
     assert_eq!(error.kind(), Some(ModelErrorKind::Auth));
     assert_eq!(status(&error), Some(401));
     assert!(!format!("{error} {error:?}").contains("sk-ant-test-key"));
@@ -184,10 +188,7 @@ async fn a_stalled_stream_times_out_between_chunks() {
             .then_stall(),
     );
     let started = Instant::now();
-    let error = anthropic(&server, fast())
-        .complete(prompt("go"))
-        .await
-        .unwrap_err();
+    let error = anthropic_error(&server, fast()).await;
     assert_eq!(error.kind(), Some(ModelErrorKind::Transport));
     assert!(error.to_string().contains("stalled"), "{error}");
     assert!(started.elapsed() < Duration::from_secs(3));
@@ -217,10 +218,7 @@ async fn a_disconnect_mid_stream_is_a_transport_error() {
 
     // A clean end before the response's end is an error too.
     server.push(Reply::sse(fixtures::ANTHROPIC_TEXT).truncate(half));
-    let error = anthropic(&server, fast())
-        .complete(prompt("go"))
-        .await
-        .unwrap_err();
+    let error = anthropic_error(&server, fast()).await;
     assert_eq!(error.kind(), Some(ModelErrorKind::Transport));
     assert!(error.to_string().contains("message_stop"), "{error}");
 }
@@ -234,10 +232,7 @@ async fn malformed_json_is_a_malformed_stream_error() {
     assert!(error.to_string().contains("not valid"), "{error}");
 
     server.push(Reply::sse("event: message_start\ndata: [1, 2]\n\n"));
-    let error = anthropic(&server, fast())
-        .complete(prompt("go"))
-        .await
-        .unwrap_err();
+    let error = anthropic_error(&server, fast()).await;
     assert_eq!(error.kind(), Some(ModelErrorKind::MalformedStream));
 }
 

@@ -4,16 +4,10 @@
 use std::time::Duration;
 
 use proptest::prelude::*;
-use zidane_agent::{Model, ModelResponse};
+use zidane_agent::ModelResponse;
 use zidane_models::testing::{Reply, ScriptedServer, fixtures};
 
-use crate::support::{anthropic, fast, openai, prompt, recording_sink, streamed_text};
-
-#[derive(Debug, Clone, Copy)]
-enum Provider {
-    OpenAi,
-    Anthropic,
-}
+use crate::support::{Provider, fast, prompt, recording_sink, streamed_text};
 
 fn assemble(
     provider: Provider,
@@ -35,11 +29,11 @@ fn assemble(
         server.push(reply);
         let (sink, deltas) = recording_sink();
         let http = fast().chunk_timeout(Duration::from_secs(5));
-        let response = match provider {
-            Provider::OpenAi => openai(&server, http).stream(prompt("go"), &sink).await,
-            Provider::Anthropic => anthropic(&server, http).stream(prompt("go"), &sink).await,
-        }
-        .unwrap();
+        let response = provider
+            .model(&server, http)
+            .stream(prompt("go"), &sink)
+            .await
+            .unwrap();
         let text = streamed_text(&deltas.lock().unwrap());
         (response, text)
     })

@@ -1,11 +1,11 @@
 //! The recorded fixtures, streamed over HTTP, assemble into the responses they describe.
 
 use serde_json::json;
-use zidane_agent::{FinishReason, Model, ModelDelta, Usage};
+use zidane_agent::{FinishReason, Model, ModelDelta, ModelResponse, Usage};
 use zidane_models::testing::{Reply, ScriptedServer, fixtures};
 use zidane_wire::ContentBlock;
 
-use crate::support::{anthropic, fast, openai, prompt, recording_sink, streamed_text};
+use crate::support::{Provider, anthropic, fast, prompt, recording_sink, streamed_text};
 
 const TEXT: &str = "The build passed — 42 tests, no failures ✓";
 
@@ -27,6 +27,25 @@ fn two_calls() -> Vec<ContentBlock> {
     ]
 }
 
+/// `fixture` streamed by a fresh server to `provider` for a request of `text`: the
+/// server (it keeps what it was sent), the response, and the deltas it produced.
+async fn streamed(
+    provider: Provider,
+    fixture: &str,
+    text: &str,
+) -> (ScriptedServer, ModelResponse, Vec<ModelDelta>) {
+    let server = ScriptedServer::start().await.unwrap();
+    server.push(Reply::sse(fixture));
+    let (sink, deltas) = recording_sink();
+    let response = provider
+        .model(&server, fast())
+        .stream(prompt(text), &sink)
+        .await
+        .unwrap();
+    let deltas = deltas.lock().unwrap().clone();
+    (server, response, deltas)
+}
+
 fn without_ids(mut content: Vec<ContentBlock>) -> Vec<ContentBlock> {
     for block in &mut content {
         if let ContentBlock::ToolUse { id, .. } = block {
@@ -38,13 +57,8 @@ fn without_ids(mut content: Vec<ContentBlock>) -> Vec<ContentBlock> {
 
 #[tokio::test]
 async fn openai_text_streams_its_deltas_and_usage() {
-    let server = ScriptedServer::start().await.unwrap();
-    server.push(Reply::sse(fixtures::OPENAI_TEXT));
-    let (sink, deltas) = recording_sink();
-    let response = openai(&server, fast())
-        .stream(prompt("build it"), &sink)
-        .await
-        .unwrap();
+    let (server, response, deltas) =
+        streamed(Provider::OpenAi, fixtures::OPENAI_TEXT, "build it").await;
     assert_eq!(response.joined_text(), TEXT);
     let usage = Usage {
         input_tokens: 1843,
@@ -54,7 +68,6 @@ async fn openai_text_streams_its_deltas_and_usage() {
     };
     assert_eq!(response.usage, Some(usage));
     assert_eq!(response.finish_reason, Some(FinishReason::EndTurn));
-    let deltas = deltas.lock().unwrap().clone();
     assert_eq!(streamed_text(&deltas), TEXT);
     assert_eq!(
         deltas.len(),
@@ -74,13 +87,8 @@ async fn openai_text_streams_its_deltas_and_usage() {
 
 #[tokio::test]
 async fn openai_tool_calls_assemble_in_index_order() {
-    let server = ScriptedServer::start().await.unwrap();
-    server.push(Reply::sse(fixtures::OPENAI_TOOL_CALLS));
-    let (sink, deltas) = recording_sink();
-    let response = openai(&server, fast())
-        .stream(prompt("go"), &sink)
-        .await
-        .unwrap();
+    let (_server, response, deltas) =
+        streamed(Provider::OpenAi, fixtures::OPENAI_TOOL_CALLS, "go").await;
     assert_eq!(without_ids(response.content.clone()), two_calls());
     assert!(
         matches!(&response.content[1], ContentBlock::ToolUse { id, .. } if id == "call_Kq1yV2")
@@ -90,8 +98,6 @@ async fn openai_tool_calls_assemble_in_index_order() {
     );
     assert_eq!(response.finish_reason, Some(FinishReason::ToolUse));
     let started: Vec<String> = deltas
-        .lock()
-        .unwrap()
         .iter()
         .filter_map(|delta| match delta {
             ModelDelta::ToolCallStarted { name, .. } => Some(name.clone()),
@@ -103,13 +109,8 @@ async fn openai_tool_calls_assemble_in_index_order() {
 
 #[tokio::test]
 async fn anthropic_text_streams_its_deltas_and_cache_reads() {
-    let server = ScriptedServer::start().await.unwrap();
-    server.push(Reply::sse(fixtures::ANTHROPIC_TEXT));
-    let (sink, deltas) = recording_sink();
-    let response = anthropic(&server, fast())
-        .stream(prompt("build it"), &sink)
-        .await
-        .unwrap();
+    let (server, response, deltas) =
+        streamed(Provider::Anthropic, fixtures::ANTHROPIC_TEXT, "build it").await;
     assert_eq!(response.joined_text(), TEXT);
     let usage = Usage {
         input_tokens: 12 + 1830,
@@ -119,7 +120,7 @@ async fn anthropic_text_streams_its_deltas_and_cache_reads() {
     };
     assert_eq!(response.usage, Some(usage));
     assert_eq!(response.finish_reason, Some(FinishReason::EndTurn));
-    assert_eq!(streamed_text(&deltas.lock().unwrap()), TEXT);
+    assert_eq!(streamed_text(&deltas), TEXT);
 
     let request = &server.requests()[0];
     assert_eq!(request.path, "/v1/messages");

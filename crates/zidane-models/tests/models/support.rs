@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use zidane_agent::{DeltaSink, ModelDelta, ModelRequest};
+use zidane_agent::{DeltaSink, Model, ModelDelta, ModelRequest};
 use zidane_models::testing::ScriptedServer;
 use zidane_models::{Anthropic, HttpOptions, OpenAi, RetryPolicy};
 use zidane_wire::{ContentBlock, Role, Turn};
@@ -39,6 +39,23 @@ pub fn anthropic(server: &ScriptedServer, http: HttpOptions) -> Anthropic {
         .http_options(http)
         .build()
         .unwrap()
+}
+
+/// Which provider a test drives, for tests that run alike against both.
+#[derive(Debug, Clone, Copy)]
+pub enum Provider {
+    OpenAi,
+    Anthropic,
+}
+
+impl Provider {
+    /// The provider, pointed at `server`.
+    pub fn model(self, server: &ScriptedServer, http: HttpOptions) -> Arc<dyn Model> {
+        match self {
+            Provider::OpenAi => Arc::new(openai(server, http)),
+            Provider::Anthropic => Arc::new(anthropic(server, http)),
+        }
+    }
 }
 
 /// A request of one prompt, no tools.
