@@ -1,11 +1,12 @@
 //! The Anthropic Messages provider (`POST {base}/v1/messages`).
 
+use async_trait::async_trait;
 use reqwest::header::{HeaderName, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use zidane_agent::{
-    DeltaSink, FinishReason, ModelDelta, ModelError, ModelErrorKind, ModelRequest, ModelResponse,
-    Usage,
+    DeltaSink, FinishReason, Model, ModelDelta, ModelError, ModelErrorKind, ModelRequest,
+    ModelResponse, Usage,
 };
 use zidane_wire::{ContentBlock, Role};
 
@@ -16,7 +17,7 @@ use crate::assemble::{
 use crate::base_url;
 use crate::choice::ToolChoice;
 use crate::error::BuildError;
-use crate::http::{Endpoint, secret_header, streamed_model};
+use crate::http::{Endpoint, secret_header};
 use crate::key::ApiKey;
 use crate::options::HttpOptions;
 
@@ -180,7 +181,22 @@ impl AnthropicBuilder {
     }
 }
 
-streamed_model!(Anthropic, Assembler);
+#[async_trait]
+impl Model for Anthropic {
+    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        self.stream(request, &DeltaSink::none()).await
+    }
+
+    async fn stream(
+        &self,
+        request: ModelRequest,
+        sink: &DeltaSink,
+    ) -> Result<ModelResponse, ModelError> {
+        self.endpoint
+            .stream(&self.request_body(&request), Assembler::default(), sink)
+            .await
+    }
+}
 
 fn tool_choice(choice: &ToolChoice) -> Value {
     match choice {

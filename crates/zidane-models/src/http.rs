@@ -447,35 +447,6 @@ impl Endpoint {
     }
 }
 
-/// Implements [`zidane_agent::Model`] for a provider that POSTs its
-/// `request_body(&ModelRequest)` to its `endpoint` (an [`Endpoint`]) and reads the
-/// answer with a fresh `$assembler`. `complete` is `stream` with no one to hand the
-/// deltas to.
-macro_rules! streamed_model {
-    ($provider:ty, $assembler:ty) => {
-        #[async_trait::async_trait]
-        impl zidane_agent::Model for $provider {
-            async fn complete(
-                &self,
-                request: zidane_agent::ModelRequest,
-            ) -> Result<zidane_agent::ModelResponse, zidane_agent::ModelError> {
-                zidane_agent::Model::stream(self, request, &zidane_agent::DeltaSink::none()).await
-            }
-
-            async fn stream(
-                &self,
-                request: zidane_agent::ModelRequest,
-                sink: &zidane_agent::DeltaSink,
-            ) -> Result<zidane_agent::ModelResponse, zidane_agent::ModelError> {
-                self.endpoint
-                    .stream(&self.request_body(&request), <$assembler>::default(), sink)
-                    .await
-            }
-        }
-    };
-}
-pub(crate) use streamed_model;
-
 /// A header value that must not show up in logs or `Debug` output.
 pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, BuildError> {
     let mut value = HeaderValue::from_str(value).map_err(|_| BuildError::InvalidApiKey)?;

@@ -2,12 +2,13 @@
 
 use std::collections::BTreeMap;
 
+use async_trait::async_trait;
 use reqwest::header::AUTHORIZATION;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use zidane_agent::{
-    DeltaSink, FinishReason, ModelDelta, ModelError, ModelErrorKind, ModelRequest, ModelResponse,
-    Usage,
+    DeltaSink, FinishReason, Model, ModelDelta, ModelError, ModelErrorKind, ModelRequest,
+    ModelResponse, Usage,
 };
 use zidane_wire::{ContentBlock, Role, Turn};
 
@@ -18,7 +19,7 @@ use crate::assemble::{
 use crate::base_url;
 use crate::choice::ToolChoice;
 use crate::error::BuildError;
-use crate::http::{Endpoint, secret_header, streamed_model};
+use crate::http::{Endpoint, secret_header};
 use crate::key::ApiKey;
 use crate::options::HttpOptions;
 
@@ -170,7 +171,22 @@ impl OpenAiBuilder {
     }
 }
 
-streamed_model!(OpenAi, Assembler);
+#[async_trait]
+impl Model for OpenAi {
+    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        self.stream(request, &DeltaSink::none()).await
+    }
+
+    async fn stream(
+        &self,
+        request: ModelRequest,
+        sink: &DeltaSink,
+    ) -> Result<ModelResponse, ModelError> {
+        self.endpoint
+            .stream(&self.request_body(&request), Assembler::default(), sink)
+            .await
+    }
+}
 
 fn tool_choice(choice: &ToolChoice) -> Value {
     match choice {
