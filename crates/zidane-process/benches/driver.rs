@@ -30,7 +30,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use zidane_context::{BackgroundOptions, ExecutionContext, ExecutionHandle, TaskExitInfo};
 use zidane_process::{ProcessContext, SH_PATH, Shell};
-use zidane_test_support::{percentiles, round1};
+use zidane_test_support::{percentiles, print_driver_line, round1};
 
 /// The shell of every context the driver makes: `/bin/sh`, as the protocol's commands
 /// and the other drivers assume (a host's default is bash where it exists).
@@ -117,22 +117,9 @@ fn main() -> ExitCode {
         return orphan_host(&args);
     }
     let result = run(&op, args.get(1).map(String::as_str));
-    let (ok, fields, error) = match result {
-        Ok(fields) => (true, fields, None),
-        Err(failure) => (false, failure.fields, Some(failure.error)),
-    };
-    let mut line = Fields::new();
-    line.insert("op".into(), json!(op));
-    line.insert("ok".into(), json!(ok));
-    line.extend(fields);
-    if let Some(error) = error {
-        line.insert("error".into(), json!(error));
-    }
-    println!("{}", Value::Object(line));
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    match result {
+        Ok(fields) => print_driver_line(&op, fields, None),
+        Err(failure) => print_driver_line(&op, failure.fields, Some(failure.error)),
     }
 }
 

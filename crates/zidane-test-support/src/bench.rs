@@ -1,5 +1,6 @@
-//! What the bench drivers print of a set of latency samples.
+//! What the bench drivers print: one JSON line per run, with latency percentiles.
 
+use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -21,6 +22,27 @@ pub fn percentiles(samples: &mut [Duration]) -> Map<String, Value> {
     fields.insert("p99_us".into(), json!(at(0.99)));
     fields.insert("max_us".into(), json!(at(1.0)));
     fields
+}
+
+/// Prints a driver's whole answer, one JSON object on one line of stdout: the op's
+/// `fields`, `op`, `ok` (whether there is no `error`) and the `error` if any; returns
+/// the exit code that goes with it.
+// A driver's whole interface is that line.
+#[allow(clippy::print_stdout)]
+pub fn print_driver_line(op: &str, fields: Map<String, Value>, error: Option<String>) -> ExitCode {
+    let ok = error.is_none();
+    let mut line = fields;
+    line.insert("op".into(), json!(op));
+    line.insert("ok".into(), json!(ok));
+    if let Some(error) = error {
+        line.insert("error".into(), json!(error));
+    }
+    println!("{}", Value::Object(line));
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 /// `x` rounded to one decimal place.

@@ -1,7 +1,7 @@
 //! Helpers the tests and bench drivers of the zidane crates share, so that each lives
 //! once: `/proc` probes, a tmpfs for a real full disk, the orphan-sweep lock and the
 //! plumbing of a helper test that crashes a host, a bounded async wait, and the
-//! percentile summary of the bench drivers.
+//! output line and percentile summary of the bench drivers.
 //!
 //! Dev-only (`publish = false`): crates name it under `[dev-dependencies]`. It depends
 //! on no zidane crate, so every zidane crate can use it without a cycle; what needs a
@@ -29,7 +29,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub use crate::bench::{percentiles, round1};
+pub use crate::bench::{percentiles, print_driver_line, round1};
 pub use crate::orphans::{
     CLEANUP_WAIT, CrashingHost, SWEEP_LOCK_FILE, SweepLock, TokenCleanup, sigkill_self, sweep_lock,
     unique_token,

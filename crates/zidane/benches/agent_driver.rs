@@ -28,7 +28,7 @@ use zidane::agent::{Agent, Behavior, ModelResponse, ScriptedModel, ToolCall, Wak
 use zidane::context::ExecutionContext;
 use zidane::process::{ProcessContext, SH_PATH, Shell};
 use zidane::tools::{ToolContext, ToolRegistry};
-use zidane_test_support::{percentiles, round1};
+use zidane_test_support::{percentiles, print_driver_line, round1};
 
 type Fields = Map<String, Value>;
 
@@ -48,21 +48,9 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime.block_on(run(&op, arg)),
         Err(error) => Err(error.to_string()),
     };
-    let (ok, mut fields) = match result {
-        Ok(fields) => (true, fields),
-        Err(error) => {
-            let mut fields = Fields::new();
-            fields.insert("error".into(), json!(error));
-            (false, fields)
-        }
-    };
-    fields.insert("op".into(), json!(op));
-    fields.insert("ok".into(), json!(ok));
-    println!("{}", Value::Object(fields));
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    match result {
+        Ok(fields) => print_driver_line(&op, fields, None),
+        Err(error) => print_driver_line(&op, Fields::new(), Some(error)),
     }
 }
 
