@@ -31,8 +31,7 @@
 
 pub use crate::bench::{percentiles, print_driver_line, round1};
 pub use crate::orphans::{
-    CLEANUP_WAIT, CrashingHost, SWEEP_LOCK_FILE, SweepLock, TokenCleanup, sigkill_self, sweep_lock,
-    unique_token,
+    CLEANUP_WAIT, CrashingHost, SWEEP_LOCK_FILE, SweepLock, TokenCleanup, sweep_lock, unique_token,
 };
 pub use crate::poll::poll_until;
 pub use crate::procfs::{

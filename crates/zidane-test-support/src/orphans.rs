@@ -89,9 +89,8 @@ impl Drop for TokenCleanup {
     }
 }
 
-/// Ends this process with SIGKILL, so nothing of it runs `Drop` or `destroy`: how a
-/// helper test plays a host that crashes.
-pub fn sigkill_self() -> ! {
+/// Ends this process with SIGKILL, so nothing of it runs `Drop` or `destroy`.
+fn sigkill_self() -> ! {
     let me = i32::try_from(std::process::id()).unwrap_or_else(|_| panic!("pid out of range"));
     let sent = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(me),
@@ -117,10 +116,17 @@ impl CrashingHost {
         Self { test, var }
     }
 
-    /// Inside the helper: what it was given, or `None` when it runs as an ordinary
-    /// (ignored) test and should return at once.
-    pub fn input(&self) -> Option<String> {
-        std::env::var(self.var).ok()
+    /// The body of the helper test: when this binary was re-run as the helper, runs
+    /// `start` with what it was given, then SIGKILLs this process; when it runs as an
+    /// ordinary (ignored) test, returns at once. `start` returns what it made (its
+    /// context or agent, its temp dir): that is never dropped, so nothing of it runs
+    /// `Drop` or `destroy`, as in a host that crashes.
+    pub async fn crash_after<T>(&self, start: impl AsyncFnOnce(String) -> T) {
+        let Ok(input) = std::env::var(self.var) else {
+            return;
+        };
+        let _made = start(input).await;
+        sigkill_self();
     }
 
     /// This binary, set to run only the helper with `input`; no stdio.

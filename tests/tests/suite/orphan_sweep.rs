@@ -17,7 +17,7 @@ use tracing_subscriber::layer::{Context, SubscriberExt};
 
 use zidane::prelude::*;
 use zidane_test_support::{
-    CrashingHost, TokenCleanup, processes_with_env, sigkill_self, sweep_lock, unique_token,
+    CrashingHost, TokenCleanup, processes_with_env, sweep_lock, unique_token,
 };
 
 use super::support::{WAIT, bg};
@@ -37,24 +37,24 @@ const TOKEN_VAR: &str = "ZIDANE_E2E_ORPHAN_TOKEN";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "helper process for the orphan sweep tests"]
 async fn crashing_host_helper() {
-    let Some(token) = HOST.input() else {
-        return;
-    };
-    let user_dir = tempfile::tempdir().unwrap();
-    // `env` puts the token in the environment of the `sleep` the task becomes.
-    let model = ScriptedModel::new()
-        .tool_call(
-            "shell",
-            bg(&format!("exec env {TOKEN_VAR}={token} sleep 1000")),
-        )
-        .text("started");
-    let agent = zidane::local_agent(Arc::new(model), user_dir.path())
-        .session_id("crashing")
-        .sweep_orphans(false)
-        .build()
-        .unwrap();
-    agent.run(RunOptions::new("start it")).await.unwrap();
-    sigkill_self();
+    HOST.crash_after(async |token| {
+        let user_dir = tempfile::tempdir().unwrap();
+        // `env` puts the token in the environment of the `sleep` the task becomes.
+        let model = ScriptedModel::new()
+            .tool_call(
+                "shell",
+                bg(&format!("exec env {TOKEN_VAR}={token} sleep 1000")),
+            )
+            .text("started");
+        let agent = zidane::local_agent(Arc::new(model), user_dir.path())
+            .session_id("crashing")
+            .sweep_orphans(false)
+            .build()
+            .unwrap();
+        agent.run(RunOptions::new("start it")).await.unwrap();
+        (user_dir, agent)
+    })
+    .await;
 }
 
 /// Runs the helper to its death: its task is now an orphan. Returns the orphan's pids.

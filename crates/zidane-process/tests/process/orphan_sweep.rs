@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use zidane_context::{BackgroundOptions, ExecutionContext, TaskId};
 use zidane_process::ProcessContext;
-use zidane_test_support::{CrashingHost, TokenCleanup, sigkill_self, sweep_lock, unique_token};
+use zidane_test_support::{CrashingHost, TokenCleanup, sweep_lock, unique_token};
 
 use crate::escape::{TOKEN_VAR, processes_with_token};
 use crate::support::*;
@@ -26,21 +26,21 @@ const HOST: CrashingHost = CrashingHost::new(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "helper process for sweep_orphans_ends_the_tasks_of_a_crashed_host"]
 async fn crashing_host_helper() {
-    let Some(token) = HOST.input() else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let context = ProcessContext::builder().cwd(dir.path()).build();
-    let handle = context.create_handle().await.unwrap();
-    context
-        .exec_background(
-            handle,
-            "sleep 1000",
-            BackgroundOptions::new(dir.path()).env(TOKEN_VAR, &token),
-        )
-        .await
-        .unwrap();
-    sigkill_self();
+    HOST.crash_after(async |token| {
+        let dir = tempfile::tempdir().unwrap();
+        let context = ProcessContext::builder().cwd(dir.path()).build();
+        let handle = context.create_handle().await.unwrap();
+        context
+            .exec_background(
+                handle,
+                "sleep 1000",
+                BackgroundOptions::new(dir.path()).env(TOKEN_VAR, &token),
+            )
+            .await
+            .unwrap();
+        (dir, context)
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,7 +11,7 @@ use std::time::Duration;
 use zidane_agent::{ModelResponse, RunOptions, ScriptedModel, SessionStore};
 use zidane_context::{ExecutionContext, ExecutionHandle, TaskStatus};
 use zidane_restate::RestateContext;
-use zidane_test_support::{CrashingHost, sigkill_self};
+use zidane_test_support::CrashingHost;
 
 use crate::support::{WAIT, agent, all_ended, bg, list_until, notified, session_on, status_of};
 
@@ -27,25 +27,25 @@ const HOST: CrashingHost = CrashingHost::new(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "helper process for a_host_killed_mid_task_gets_each_exit_once_after_restart"]
 async fn crashing_host_helper() {
-    let Some(setup) = HOST.input() else {
-        return;
-    };
-    let parts: Vec<&str> = setup.split('|').collect();
-    let context = Arc::new(RestateContext::new(parts[0], parts[1].split(',')).unwrap());
-    let handle = ExecutionHandle::new(parts[2].parse().unwrap());
-    let store = SessionStore::new(parts[3]);
-    let model = ScriptedModel::new()
-        .respond(
-            ModelResponse::tool_use("a", "shell", bg("sleep 2; echo one")).with_tool_use(
-                "b",
-                "shell",
-                bg("sleep 2.5; echo two; exit 5"),
-            ),
-        )
-        .text("both started");
-    let agent = agent(model, context, handle, &store);
-    agent.run(RunOptions::new("start two")).await.unwrap();
-    sigkill_self();
+    HOST.crash_after(async |setup| {
+        let parts: Vec<&str> = setup.split('|').collect();
+        let context = Arc::new(RestateContext::new(parts[0], parts[1].split(',')).unwrap());
+        let handle = ExecutionHandle::new(parts[2].parse().unwrap());
+        let store = SessionStore::new(parts[3]);
+        let model = ScriptedModel::new()
+            .respond(
+                ModelResponse::tool_use("a", "shell", bg("sleep 2; echo one")).with_tool_use(
+                    "b",
+                    "shell",
+                    bg("sleep 2.5; echo two; exit 5"),
+                ),
+            )
+            .text("both started");
+        let agent = agent(model, context, handle, &store);
+        agent.run(RunOptions::new("start two")).await.unwrap();
+        agent
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
