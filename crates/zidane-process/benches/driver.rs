@@ -30,6 +30,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use zidane_context::{BackgroundOptions, ExecutionContext, ExecutionHandle, TaskExitInfo};
 use zidane_process::{ProcessContext, SH_PATH, Shell};
+use zidane_test_support::{percentiles, print_driver_line, round1};
 
 /// The shell of every context the driver makes: `/bin/sh`, as the protocol's commands
 /// and the other drivers assume (a host's default is bash where it exists).
@@ -116,22 +117,9 @@ fn main() -> ExitCode {
         return orphan_host(&args);
     }
     let result = run(&op, args.get(1).map(String::as_str));
-    let (ok, fields, error) = match result {
-        Ok(fields) => (true, fields, None),
-        Err(failure) => (false, failure.fields, Some(failure.error)),
-    };
-    let mut line = Fields::new();
-    line.insert("op".into(), json!(op));
-    line.insert("ok".into(), json!(ok));
-    line.extend(fields);
-    if let Some(error) = error {
-        line.insert("error".into(), json!(error));
-    }
-    println!("{}", Value::Object(line));
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    match result {
+        Ok(fields) => print_driver_line(&op, fields, None),
+        Err(failure) => print_driver_line(&op, failure.fields, Some(failure.error)),
     }
 }
 
@@ -452,28 +440,6 @@ async fn concurrent(dir: &Path, n: usize) -> Result<Fields, Failure> {
         ));
     }
     Ok(fields)
-}
-
-/// `n`, `p50_us`, `p99_us`, `max_us`: nearest-rank percentiles of the samples.
-fn percentiles(samples: &mut [Duration]) -> Fields {
-    samples.sort_unstable();
-    let n = samples.len();
-    let at = |p: f64| {
-        let rank = ((p * n as f64).ceil() as usize).clamp(1, n.max(1));
-        samples
-            .get(rank - 1)
-            .map_or(0.0, |d| round1(d.as_secs_f64() * 1e6))
-    };
-    let mut fields = Fields::new();
-    fields.insert("n".into(), json!(n));
-    fields.insert("p50_us".into(), json!(at(0.50)));
-    fields.insert("p99_us".into(), json!(at(0.99)));
-    fields.insert("max_us".into(), json!(at(1.0)));
-    fields
-}
-
-fn round1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
 }
 
 fn round3(x: f64) -> f64 {

@@ -28,6 +28,7 @@ use zidane::agent::{Agent, Behavior, ModelResponse, ScriptedModel, ToolCall, Wak
 use zidane::context::ExecutionContext;
 use zidane::process::{ProcessContext, SH_PATH, Shell};
 use zidane::tools::{ToolContext, ToolRegistry};
+use zidane_test_support::{percentiles, print_driver_line, round1};
 
 type Fields = Map<String, Value>;
 
@@ -47,21 +48,9 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime.block_on(run(&op, arg)),
         Err(error) => Err(error.to_string()),
     };
-    let (ok, mut fields) = match result {
-        Ok(fields) => (true, fields),
-        Err(error) => {
-            let mut fields = Fields::new();
-            fields.insert("error".into(), json!(error));
-            (false, fields)
-        }
-    };
-    fields.insert("op".into(), json!(op));
-    fields.insert("ok".into(), json!(ok));
-    println!("{}", Value::Object(fields));
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    match result {
+        Ok(fields) => print_driver_line(&op, fields, None),
+        Err(error) => print_driver_line(&op, Fields::new(), Some(error)),
     }
 }
 
@@ -246,25 +235,4 @@ async fn ready(n: u64, dir: &std::path::Path) -> Result<Fields, String> {
     }
     context.destroy(handle).await.map_err(|e| e.to_string())?;
     Ok(percentiles(&mut samples))
-}
-
-fn percentiles(samples: &mut [Duration]) -> Fields {
-    samples.sort_unstable();
-    let n = samples.len();
-    let at = |p: f64| {
-        let rank = ((p * n as f64).ceil() as usize).clamp(1, n.max(1));
-        samples
-            .get(rank - 1)
-            .map_or(0.0, |d| round1(d.as_secs_f64() * 1e6))
-    };
-    let mut fields = Fields::new();
-    fields.insert("n".into(), json!(n));
-    fields.insert("p50_us".into(), json!(at(0.50)));
-    fields.insert("p99_us".into(), json!(at(0.99)));
-    fields.insert("max_us".into(), json!(at(1.0)));
-    fields
-}
-
-fn round1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
 }

@@ -3,8 +3,9 @@
 
 use zidane::agent::{DestroyStep, StepOutcome};
 use zidane::prelude::*;
+use zidane_test_support::live_processes_in_group;
 
-use super::support::{Local, bg, has_open_descriptor, live_processes_in_group, until};
+use super::support::{Local, bg, has_open_descriptor, until};
 
 /// Says it is ready, then on SIGTERM writes a last line and exits 7.
 const GRACEFUL: &str =

@@ -46,7 +46,7 @@ fn cargo_run_example(name: &str, args: &[&Path]) -> Output {
 fn cargo_run_example_quickstart_then_replay() {
     // The example's `local_agent` sweeps orphans, as a host's should: not while an
     // orphan sweep test looks at its own.
-    let _lock = super::support::sweep_lock();
+    let _lock = zidane_test_support::sweep_lock();
     let user_dir = tempfile::tempdir().unwrap();
     let output = cargo_run_example("quickstart", &[user_dir.path()]);
     let transcript = String::from_utf8(output.stdout).unwrap();

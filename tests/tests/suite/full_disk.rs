@@ -3,66 +3,13 @@
 //! skips elsewhere), the exit and the `<task-notification>` of the next run say how
 //! much output was lost and why.
 
-use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
 use zidane::prelude::*;
+use zidane_test_support::Tmpfs;
 
 use super::support::{WAIT, bg, texts_of_last_user_turn};
-
-/// A small tmpfs mounted on a temp dir, unmounted when dropped (a failing test too).
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    /// Mounts one of `size`, or says why it cannot and gives none.
-    // The reason a test skips goes to its output, where a person running it looks.
-    #[allow(clippy::print_stderr)]
-    fn mount(size: &str) -> Option<Self> {
-        // `/proc/self` belongs to the effective user.
-        let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap());
-        if uid != 0 {
-            eprintln!("skipped: mounting a tmpfs needs root");
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .output();
-        match mounted {
-            Ok(out) if out.status.success() => Some(Self { dir }),
-            Ok(out) => {
-                eprintln!(
-                    "skipped: mount -t tmpfs failed: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                );
-                None
-            }
-            Err(error) => {
-                eprintln!("skipped: cannot run mount: {error}");
-                None
-            }
-        }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        // Lazy: a process of a failed test may still hold a file open in it.
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(self.dir.path())
-            .status();
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_reaches_the_model_in_the_notification() {

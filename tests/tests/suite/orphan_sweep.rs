@@ -2,12 +2,12 @@
 //! what it ended with `tracing`), and leaves it when told not to sweep.
 //!
 //! The crashed host is this test binary itself, re-executed to run only
-//! [`crashing_host_helper`] (ignored, and inert unless [`HELPER_TOKEN_VAR`] is set). The
-//! agents are built outside a tokio runtime, where `build` runs the sweep before it
-//! returns: what is alive right after `build` is what the sweep left.
+//! [`crashing_host_helper`] (ignored, and inert unless [`HOST`]'s variable is set): a
+//! local agent that starts a task, as a host would. The agents are built outside a
+//! tokio runtime, where `build` runs the sweep before it returns: what is alive right
+//! after `build` is what the sweep left.
 
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,61 +15,51 @@ use tracing::field::{Field, Visit};
 use tracing_subscriber::Layer;
 use tracing_subscriber::layer::{Context, SubscriberExt};
 
-use zidane::context::BackgroundOptions;
 use zidane::prelude::*;
-use zidane::process::ProcessContext;
+use zidane_test_support::{
+    CrashingHost, TokenCleanup, processes_with_env, sweep_lock, unique_token,
+};
 
-use super::support::{WAIT, sweep_lock};
+use super::support::{WAIT, bg};
 
-/// Set (to the token its task must carry) only when the helper is meant to run.
-const HELPER_TOKEN_VAR: &str = "ZIDANE_E2E_CRASHING_HOST_TOKEN";
+/// The helper, and the variable that gives it the token its task must carry.
+const HOST: CrashingHost = CrashingHost::new(
+    "suite::orphan_sweep::crashing_host_helper",
+    "ZIDANE_E2E_CRASHING_HOST_TOKEN",
+);
 
 /// The variable that marks the crashed host's task, so the test finds it in `/proc`.
 const TOKEN_VAR: &str = "ZIDANE_E2E_ORPHAN_TOKEN";
 
-/// The helper's name as libtest knows it inside this binary.
-const HELPER_TEST: &str = "suite::orphan_sweep::crashing_host_helper";
-
-/// Not a test: the host that crashes. Starts one background task carrying the token
-/// it was given, then SIGKILLs itself, so its context never runs `destroy` or `Drop`.
+/// Not a test: the host that crashes. Its local agent starts one background task
+/// carrying the token it was given, then the host SIGKILLs itself, so the agent never
+/// runs `destroy` or `Drop`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "helper process for the orphan sweep tests"]
 async fn crashing_host_helper() {
-    let Ok(token) = std::env::var(HELPER_TOKEN_VAR) else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let context = ProcessContext::builder().cwd(dir.path()).build();
-    let handle = context.create_handle().await.unwrap();
-    context
-        .exec_background(
-            handle,
-            "sleep 1000",
-            BackgroundOptions::new(dir.path()).env(TOKEN_VAR, &token),
-        )
-        .await
-        .unwrap();
-    let killed = Command::new("kill")
-        .args(["-KILL", &std::process::id().to_string()])
-        .status();
-    panic!("could not SIGKILL the helper: {killed:?}");
+    HOST.crash_after(async |token| {
+        let user_dir = tempfile::tempdir().unwrap();
+        // `env` puts the token in the environment of the `sleep` the task becomes.
+        let model = ScriptedModel::new()
+            .tool_call(
+                "shell",
+                bg(&format!("exec env {TOKEN_VAR}={token} sleep 1000")),
+            )
+            .text("started");
+        let agent = zidane::local_agent(Arc::new(model), user_dir.path())
+            .session_id("crashing")
+            .sweep_orphans(false)
+            .build()
+            .unwrap();
+        agent.run(RunOptions::new("start it")).await.unwrap();
+        (user_dir, agent)
+    })
+    .await;
 }
 
 /// Runs the helper to its death: its task is now an orphan. Returns the orphan's pids.
 fn crash_a_host(token: &str) -> Vec<u32> {
-    let status = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", HELPER_TEST, "--ignored", "--test-threads", "1"])
-        .env(HELPER_TOKEN_VAR, token)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert_eq!(
-        std::os::unix::process::ExitStatusExt::signal(&status),
-        Some(9),
-        "the helper did not SIGKILL itself: {status}"
-    );
+    HOST.crash(token);
     // A process caught inside `execve` shows an empty environment for a moment.
     let deadline = Instant::now() + WAIT;
     loop {
@@ -87,37 +77,7 @@ fn crash_a_host(token: &str) -> Vec<u32> {
 
 /// Live processes whose environment holds `TOKEN_VAR=token` (a zombie's is empty).
 fn processes_with_token(token: &str) -> Vec<u32> {
-    let entry = format!("{TOKEN_VAR}={token}");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|environ| environ.split(|&b| b == 0).any(|e| e == entry.as_bytes()))
-        })
-        .collect()
-}
-
-/// A token no other test uses.
-fn unique_token() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("orphan-{}-{nanos}", std::process::id())
-}
-
-/// Kills whatever still carries the token, so a failed test leaves nothing behind.
-struct TokenCleanup(String);
-
-impl Drop for TokenCleanup {
-    fn drop(&mut self) {
-        for pid in processes_with_token(&self.0) {
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-        }
-    }
+    processes_with_env(TOKEN_VAR, token)
 }
 
 /// The fields of every event of `zidane_process` (its modules are its targets).
@@ -149,8 +109,8 @@ impl<S: tracing::Subscriber> Layer<S> for Events {
 #[test]
 fn local_agent_sweeps_what_a_crashed_host_left_running() {
     let _lock = sweep_lock();
-    let token = unique_token();
-    let _cleanup = TokenCleanup(token.clone());
+    let token = unique_token("orphan");
+    let _cleanup = TokenCleanup::new(TOKEN_VAR, token.clone());
     let orphans = crash_a_host(&token);
 
     let user_dir = tempfile::tempdir().unwrap();
@@ -188,8 +148,8 @@ fn local_agent_sweeps_what_a_crashed_host_left_running() {
 #[test]
 fn local_agent_leaves_them_when_told_not_to_sweep() {
     let _lock = sweep_lock();
-    let token = unique_token();
-    let cleanup = TokenCleanup(token.clone());
+    let token = unique_token("orphan");
+    let cleanup = TokenCleanup::new(TOKEN_VAR, token.clone());
     let mut orphans = crash_a_host(&token);
 
     let user_dir = tempfile::tempdir().unwrap();

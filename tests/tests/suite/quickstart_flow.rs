@@ -6,8 +6,9 @@ use serde_json::json;
 use zidane::agent::{DestroyStep, SessionStore, StepOutcome};
 use zidane::context::Signal;
 use zidane::prelude::*;
+use zidane_test_support::live_processes_in_group;
 
-use super::support::{Local, WAIT, bg, live_processes_in_group, open, until};
+use super::support::{Local, WAIT, bg, open, until};
 
 /// The build prints its crates, then waits for the test to let it finish: "the agent is
 /// idle while the task runs" is then a fact, not a race.

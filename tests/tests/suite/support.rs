@@ -12,6 +12,7 @@ use tokio::sync::{Notify, mpsc};
 use zidane::agent::{ModelError, TaskStart};
 use zidane::prelude::*;
 use zidane::wire::ContentBlock;
+use zidane_test_support::live_processes_in_group;
 
 /// Longest a test waits for something that should happen.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -202,41 +203,6 @@ impl Model for WaitsForExit {
     }
 }
 
-/// The live processes of a process group (each task leads its own).
-///
-/// Reads `/proc` and skips zombies: a child killed with its group whose parent died
-/// first stays a zombie until init reaps it — dead, yet still a member for
-/// `kill(-pgid, 0)`.
-pub fn live_processes_in_group(pgid: u32) -> Vec<u32> {
-    let mut live = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return live;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid pgrp …`
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let mut fields = rest.split_whitespace();
-        let state = fields.next();
-        let pgrp = fields.nth(1).and_then(|p| p.parse::<u32>().ok());
-        if pgrp == Some(pgid) && state != Some("Z") {
-            live.push(pid);
-        }
-    }
-    live
-}
-
 /// Whether this process still has a descriptor open on `path` (Linux).
 pub fn has_open_descriptor(path: &Path) -> bool {
     std::fs::read_dir("/proc/self/fd")
@@ -245,19 +211,4 @@ pub fn has_open_descriptor(path: &Path) -> bool {
         .filter_map(Result::ok)
         .filter_map(|fd| std::fs::read_link(fd.path()).ok())
         .any(|target| target == path)
-}
-
-/// Sweeps end every dead host's processes, whoever's they are: the tests that make
-/// orphans (here and in `zidane-process`, maybe in another process) take this lock so
-/// that one's sweep does not end what another is looking at.
-pub fn sweep_lock() -> std::fs::File {
-    let path = std::env::temp_dir().join("zidane-process-orphan-sweep-tests.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .unwrap();
-    file.lock().unwrap();
-    file
 }

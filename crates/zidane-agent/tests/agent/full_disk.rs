@@ -1,8 +1,7 @@
 //! A full disk does not swallow a notification: the exit stays pending until the turn
 //! that carries it is saved, and then opens the new turn.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -10,61 +9,16 @@ use zidane_agent::{
     Agent, AgentError, HookEvent, ModelResponse, RunOptions, ScriptedModel, Session, SessionStore,
 };
 use zidane_process::ProcessContext;
+use zidane_test_support::Tmpfs;
 use zidane_wire::{ContentBlock, Role};
 
 use crate::support::WAIT;
 
-/// A small tmpfs, unmounted when dropped.
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    /// Mounts a tmpfs of `size` (as `mount -o size=` reads it), or says why it cannot.
-    fn mount(size: &str) -> Result<Self, String> {
-        if !nix::unistd::geteuid().is_root() {
-            return Err("mounting a tmpfs needs root".into());
-        }
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let status = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0700"),
-                "tmpfs",
-            ])
-            .arg(dir.path())
-            .status()
-            .map_err(|e| format!("cannot run mount: {e}"))?;
-        if !status.success() {
-            return Err(format!("mount -t tmpfs failed: {status}"));
-        }
-        Ok(Self { dir })
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(self.dir.path())
-            .status();
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_leaves_the_notification_pending_until_a_turn_carrying_it_is_saved() {
-    let tmpfs = match Tmpfs::mount("2m") {
-        Ok(tmpfs) => tmpfs,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
+    // Private: the store refuses a root others can write to.
+    let Some(tmpfs) = Tmpfs::mount_private("2m") else {
+        return;
     };
     let store = SessionStore::new(tmpfs.path());
     let model = ScriptedModel::new()

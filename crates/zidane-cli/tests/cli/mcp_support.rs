@@ -105,33 +105,3 @@ impl StdioServer {
         response["result"].clone()
     }
 }
-
-/// The processes whose owner marker names `owner` as their host: what a session of
-/// that server left behind.
-pub fn owned_by(owner: u32) -> Vec<u32> {
-    let prefix = format!("ZIDANE_TASK_OWNER=z1:{owner}:");
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-                environ
-                    .split(|b| *b == 0)
-                    .any(|var| var.starts_with(prefix.as_bytes()))
-            }) && alive(*pid)
-        })
-        .collect()
-}
-
-/// Whether a process is alive (a zombie counts as dead).
-pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|s| s.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}

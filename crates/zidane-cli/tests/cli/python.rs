@@ -10,7 +10,8 @@ use nix::unistd::Pid;
 use tokio::process::Command;
 
 use crate::http::start_http;
-use crate::mcp_support::{BIN, WAIT, owned_by};
+use crate::mcp_support::{BIN, WAIT};
+use crate::support::owned_processes;
 
 /// Where xtask says the venv is; else `target/mcp-venv` of this workspace.
 const VENV_ENV: &str = "ZIDANE_MCP_VENV";
@@ -72,7 +73,7 @@ async fn the_python_sdk_over_streamable_http() {
     let (mut server, url) = start_http(Some("py-token"), dir.path()).await;
     let owner = server.id().unwrap();
     run_script(&python, &["http", &url, "py-token"]).await;
-    assert_eq!(owned_by(owner), Vec::<u32>::new());
+    assert_eq!(owned_processes(owner), Vec::<u32>::new());
     kill(
         Pid::from_raw(i32::try_from(owner).unwrap()),
         Signal::SIGTERM,

@@ -6,8 +6,10 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::json;
+use zidane_test_support::alive;
 
-use crate::mcp_support::{StdioServer, WAIT, alive, owned_by};
+use crate::mcp_support::{StdioServer, WAIT};
+use crate::support::owned_processes;
 
 async fn start_tasks(server: &mut StdioServer) -> Vec<u32> {
     let mut pids = Vec::new();
@@ -34,7 +36,11 @@ async fn closing_stdin_ends_the_server_within_a_second_and_kills_every_task() {
     let owner = server.pid();
     let pids = start_tasks(&mut server).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
-    assert!(owned_by(owner).len() >= 4, "{:?}", owned_by(owner));
+    assert!(
+        owned_processes(owner).len() >= 4,
+        "{:?}",
+        owned_processes(owner)
+    );
     let closed = Instant::now();
     drop(server.stdin.take());
     let status = tokio::time::timeout(WAIT, server.child.wait())
@@ -50,7 +56,7 @@ async fn closing_stdin_ends_the_server_within_a_second_and_kills_every_task() {
     for pid in pids {
         assert!(!alive(pid), "pid {pid} survived the session");
     }
-    assert_eq!(owned_by(owner), Vec::<u32>::new());
+    assert_eq!(owned_processes(owner), Vec::<u32>::new());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -71,7 +77,7 @@ async fn sigterm_ends_the_server_and_kills_every_task() {
     for pid in pids {
         assert!(!alive(pid), "pid {pid} survived the server");
     }
-    assert_eq!(owned_by(owner), Vec::<u32>::new());
+    assert_eq!(owned_processes(owner), Vec::<u32>::new());
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -6,6 +6,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use zidane_test_support::{alive, live_processes_with_env_prefix};
+
 /// The marker every task process carries (zidane-process's `OWNER_MARKER_VAR`); its
 /// token starts with `z1:<host pid>:`.
 pub const OWNER_MARKER_VAR: &str = zidane::process::OWNER_MARKER_VAR;
@@ -79,39 +81,10 @@ pub fn wait_bounded(mut child: Child, bound: Duration) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// The live processes whose environment names `host_pid` as their owner.
+/// The live processes whose environment names `host_pid` as their owner: what a
+/// session of that host left behind.
 pub fn owned_processes(host_pid: u32) -> Vec<u32> {
-    let prefix = format!("{OWNER_MARKER_VAR}=z1:{host_pid}:");
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // A zombie is dead, whatever its environment said.
-        if stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
-        {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if environ
-            .split(|byte| *byte == 0)
-            .any(|var| var.starts_with(prefix.as_bytes()))
-        {
-            pids.push(pid);
-        }
-    }
-    pids
+    live_processes_with_env_prefix(OWNER_MARKER_VAR, &format!("z1:{host_pid}:"))
 }
 
 /// utime + stime of a process, in clock ticks.
@@ -294,11 +267,7 @@ impl Tmux {
 
     /// Whether `zidane` (the pane's process) still runs.
     pub fn alive(&self) -> bool {
-        std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).is_ok_and(|stat| {
-            !stat
-                .rsplit_once(')')
-                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
-        })
+        alive(self.pid)
     }
 }
 

@@ -3,8 +3,9 @@
 
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
+use zidane_test_support::alive;
 
-use crate::support::{alive, is_error, start, start_task, text};
+use crate::support::{is_error, start, start_task, text};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_calls_are_errors_and_tasks_live_on() {

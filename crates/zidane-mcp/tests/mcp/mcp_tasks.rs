@@ -107,7 +107,7 @@ async fn cancelling_the_mcp_task_stops_the_wait_not_the_background_task() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(
-        crate::support::alive(pid),
+        zidane_test_support::alive(pid),
         "cancelling the wait killed the task"
     );
     let listed = harness.call("list_tasks", json!({})).await;

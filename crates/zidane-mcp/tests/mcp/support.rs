@@ -14,6 +14,7 @@ use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
 use zidane_mcp::{McpServeError, ServeOptions, serve_io};
+use zidane_test_support::{alive, poll_until};
 
 /// Longest a test waits for something that should happen.
 pub const WAIT: Duration = Duration::from_secs(10);
@@ -200,27 +201,10 @@ pub fn notified(result: &CallToolResult) -> Vec<String> {
     ids
 }
 
-/// Whether a process is alive (a zombie counts as dead).
-pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|s| s.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
 /// Waits until `pid` is gone, at most [`WAIT`].
 pub async fn until_dead(pid: u32) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while alive(pid) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "pid {pid} still alive"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    let failure = format!("pid {pid} still alive");
+    poll_until(WAIT, Duration::from_millis(10), &failure, || !alive(pid)).await;
 }
 
 /// Starts `command` in the background and returns (task id, pid, log path).

@@ -1,7 +1,9 @@
 //! The session's end — the client closing it, or the server's shutdown signal — kills
 //! every task.
 
-use crate::support::{alive, start, start_task, until_dead};
+use zidane_test_support::alive;
+
+use crate::support::{start, start_task, until_dead};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn closing_the_session_kills_every_task() {

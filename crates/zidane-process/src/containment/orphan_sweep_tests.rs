@@ -1,6 +1,10 @@
 use std::process::Child;
 use std::time::Duration;
 
+// The integration tests that make orphans take the same lock (maybe from another
+// process, under nextest), so that one sweep does not report another test's orphans.
+use zidane_test_support::sweep_lock;
+
 use super::*;
 use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::test_children::sleep_1000;
@@ -26,22 +30,6 @@ fn dead_owner() -> OwnerId {
     };
     assert!(!owner.is_alive());
     owner
-}
-
-/// Sweeps end every dead host's processes: the integration tests that make orphans take
-/// the same lock (maybe from another process, under nextest), so that one sweep does not
-/// report another test's orphans.
-fn sweep_lock() -> nix::fcntl::Flock<std::fs::File> {
-    let path = std::env::temp_dir().join("zidane-process-orphan-sweep-tests.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .unwrap();
-    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, errno)| errno)
-        .unwrap()
 }
 
 #[test]

@@ -2,50 +2,22 @@
 //! fork) end with their task — on `kill_background` and on `destroy` — because they
 //! carry the task's owner marker.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use zidane_context::{BackgroundStarted, ExecutionContext, TaskStatus};
+use zidane_test_support::{TokenCleanup, processes_with_env, unique_token};
 
 use crate::support::*;
 
 /// The variable each test puts a unique token in, to find its processes in `/proc`.
 pub const TOKEN_VAR: &str = "ZIDANE_TEST_ESCAPE_TOKEN";
 
-/// A token no other test or run uses.
-pub fn unique_token(what: &str) -> String {
-    static SERIAL: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
-    format!("{what}-{}-{nanos}-{serial}", std::process::id())
-}
-
-/// Live processes (zombies excluded) whose environment holds `TOKEN_VAR=token`: read
-/// straight from `/proc`, independently of the crate's own scan.
+/// Live processes (see [`alive`]: one inside `do_exit` is dead too) whose environment
+/// holds `TOKEN_VAR=token`: read straight from `/proc`, independently of the crate's
+/// own scan.
 pub fn processes_with_token(token: &str) -> Vec<u32> {
-    let entry = format!("{TOKEN_VAR}={token}");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|environ| environ.split(|&b| b == 0).any(|e| e == entry.as_bytes()))
-                && alive(pid)
-        })
+    processes_with_env(TOKEN_VAR, token)
+        .into_iter()
+        .filter(|&pid| alive(pid))
         .collect()
-}
-
-/// Kills whatever still holds `token`, so a failed test leaves nothing behind.
-pub struct TokenCleanup(pub String);
-
-impl Drop for TokenCleanup {
-    fn drop(&mut self) {
-        for pid in processes_with_token(&self.0) {
-            kill_pid(pid);
-        }
-    }
 }
 
 /// Starts `command` with a fresh token; waits until a process with the token has left
@@ -58,10 +30,10 @@ async fn start_escaping(f: &Fixture, command: &str) -> (BackgroundStarted, Token
         .exec_background(f.handle, command, options)
         .await
         .unwrap();
-    let cleanup = TokenCleanup(token);
+    let cleanup = TokenCleanup::new(TOKEN_VAR, token);
     let leader = started.pid;
     eventually("a process of the task left its group", || {
-        processes_with_token(&cleanup.0)
+        processes_with_token(cleanup.token())
             .iter()
             .any(|&pid| !group_members(leader).contains(&pid))
     })
@@ -85,7 +57,7 @@ async fn kill_background_ends_descendants_that_left_the_group() {
         let exit = f.kill(started.task_id).await;
         assert_eq!(exit.status, TaskStatus::Killed, "{command}");
         assert_eq!(
-            processes_with_token(&cleanup.0),
+            processes_with_token(cleanup.token()),
             Vec::<u32>::new(),
             "survivors of {command:?} after kill_background"
         );
@@ -102,7 +74,7 @@ async fn kill_background_ends_what_escapes_while_the_group_dies() {
     for _ in 0..5 {
         let f = Fixture::new().await;
         let token = unique_token("dying");
-        let cleanup = TokenCleanup(token.clone());
+        let cleanup = TokenCleanup::new(TOKEN_VAR, token.clone());
         let exits = Exits::default();
         let options = exits.attach(f.options().env(TOKEN_VAR, &token));
         let command = "trap 'setsid sleep 1000 >/dev/null 2>&1 </dev/null & exit 0' TERM; \
@@ -116,7 +88,7 @@ async fn kill_background_ends_what_escapes_while_the_group_dies() {
         let exit = f.kill(started.task_id).await;
         assert_eq!(exit.status, TaskStatus::Killed);
         assert_eq!(
-            processes_with_token(&cleanup.0),
+            processes_with_token(cleanup.token()),
             Vec::<u32>::new(),
             "the trap's escapee survived kill_background"
         );
@@ -131,7 +103,7 @@ async fn destroy_ends_descendants_that_left_the_group() {
         let (_started, cleanup) = start_escaping(&f, command).await;
         f.context.destroy(f.handle).await.unwrap();
         assert_eq!(
-            processes_with_token(&cleanup.0),
+            processes_with_token(cleanup.token()),
             Vec::<u32>::new(),
             "survivors of {command:?} after destroy"
         );
@@ -143,7 +115,7 @@ async fn destroy_ends_the_escapee_of_a_task_that_already_exited() {
     let f = Fixture::new().await;
     let exits = Exits::default();
     let token = unique_token("exited");
-    let cleanup = TokenCleanup(token.clone());
+    let cleanup = TokenCleanup::new(TOKEN_VAR, token.clone());
     let options = exits.attach(f.options().env(TOKEN_VAR, &token));
     // The task itself exits at once; its daemon lives on outside the group.
     f.context
@@ -162,14 +134,14 @@ async fn destroy_ends_the_escapee_of_a_task_that_already_exited() {
     .await;
 
     f.context.destroy(f.handle).await.unwrap();
-    assert_eq!(processes_with_token(&cleanup.0), Vec::<u32>::new());
+    assert_eq!(processes_with_token(cleanup.token()), Vec::<u32>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timed_out_foreground_command_takes_its_escapees() {
     let f = Fixture::new().await;
     let token = unique_token("exec");
-    let cleanup = TokenCleanup(token.clone());
+    let cleanup = TokenCleanup::new(TOKEN_VAR, token.clone());
     let mut options = zidane_context::ExecOptions::default();
     options.env.insert(TOKEN_VAR.to_owned(), token.clone());
     options.timeout = Some(std::time::Duration::from_millis(300));
@@ -183,7 +155,7 @@ async fn a_timed_out_foreground_command_takes_its_escapees() {
         .await
         .unwrap();
     assert!(output.timed_out);
-    assert_eq!(processes_with_token(&cleanup.0), Vec::<u32>::new());
+    assert_eq!(processes_with_token(cleanup.token()), Vec::<u32>::new());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,97 +2,56 @@
 //! new context's `sweep_orphans` ends them, and nothing else.
 //!
 //! The crashed host is this test binary itself, re-executed to run only
-//! [`crashing_host_helper`] (ignored, and inert unless [`HELPER_TOKEN_VAR`] is set):
-//! it works the same under `cargo test` and `cargo nextest run`, which both run the
+//! [`crashing_host_helper`] (ignored, and inert unless [`HOST`]'s variable is set): it
+//! works the same under `cargo test` and `cargo nextest run`, which both run the
 //! binary with libtest's arguments.
 
 use std::process::{Command, Stdio};
 
 use zidane_context::{BackgroundOptions, ExecutionContext, TaskId};
 use zidane_process::ProcessContext;
+use zidane_test_support::{CrashingHost, TokenCleanup, sweep_lock, unique_token};
 
-use crate::escape::{TOKEN_VAR, TokenCleanup, processes_with_token, unique_token};
+use crate::escape::{TOKEN_VAR, processes_with_token};
 use crate::support::*;
 
-/// Set (to the token its task must carry) only when the helper is meant to run.
-const HELPER_TOKEN_VAR: &str = "ZIDANE_TEST_CRASHING_HOST_TOKEN";
-
-/// The helper's name as libtest knows it inside this binary.
-const HELPER_TEST: &str = "orphan_sweep::crashing_host_helper";
+/// The helper, and the variable that gives it the token its task must carry.
+const HOST: CrashingHost = CrashingHost::new(
+    "orphan_sweep::crashing_host_helper",
+    "ZIDANE_TEST_CRASHING_HOST_TOKEN",
+);
 
 /// Not a test: the host that crashes. Starts one background task carrying the token
 /// it was given, then SIGKILLs itself, so its context never runs `destroy` or `Drop`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "helper process for sweep_orphans_ends_the_tasks_of_a_crashed_host"]
 async fn crashing_host_helper() {
-    let Ok(token) = std::env::var(HELPER_TOKEN_VAR) else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let context = ProcessContext::builder().cwd(dir.path()).build();
-    let handle = context.create_handle().await.unwrap();
-    context
-        .exec_background(
-            handle,
-            "sleep 1000",
-            BackgroundOptions::new(dir.path()).env(TOKEN_VAR, &token),
-        )
-        .await
-        .unwrap();
-    let me = nix::unistd::Pid::from_raw(i32::try_from(std::process::id()).unwrap());
-    nix::sys::signal::kill(me, nix::sys::signal::Signal::SIGKILL).unwrap();
-    unreachable!("SIGKILL cannot be caught");
-}
-
-/// Runs the helper to its death and reaps it: its tasks are now orphans.
-fn crash_a_host(token: &str) {
-    let status = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            HELPER_TEST,
-            "--ignored",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
-        .env(HELPER_TOKEN_VAR, token)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert_eq!(
-        std::os::unix::process::ExitStatusExt::signal(&status),
-        Some(9),
-        "the helper did not SIGKILL itself: {status}"
-    );
-}
-
-/// Sweeps end every dead host's processes, whoever's they are: tests that make orphans
-/// (here and in the crate's unit tests, maybe in another process under nextest) take
-/// this lock so one's sweep does not report the other's orphans.
-fn sweep_lock() -> nix::fcntl::Flock<std::fs::File> {
-    let path = std::env::temp_dir().join("zidane-process-orphan-sweep-tests.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .unwrap();
-    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, errno)| errno)
-        .unwrap()
+    HOST.crash_after(async |token| {
+        let dir = tempfile::tempdir().unwrap();
+        let context = ProcessContext::builder().cwd(dir.path()).build();
+        let handle = context.create_handle().await.unwrap();
+        context
+            .exec_background(
+                handle,
+                "sleep 1000",
+                BackgroundOptions::new(dir.path()).env(TOKEN_VAR, &token),
+            )
+            .await
+            .unwrap();
+        (dir, context)
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sweep_orphans_ends_the_tasks_of_a_crashed_host() {
     let _lock = tokio::task::spawn_blocking(sweep_lock).await.unwrap();
     let orphan_token = unique_token("orphan");
-    let orphan = TokenCleanup(orphan_token.clone());
+    let orphan = TokenCleanup::new(TOKEN_VAR, orphan_token.clone());
     // A live context's task and an unrelated process: neither may be touched.
     let live = Fixture::new().await;
     let live_token = unique_token("live");
-    let live_cleanup = TokenCleanup(live_token.clone());
+    let live_cleanup = TokenCleanup::new(TOKEN_VAR, live_token.clone());
     let live_task = live
         .context
         .exec_background(
@@ -103,7 +62,7 @@ async fn sweep_orphans_ends_the_tasks_of_a_crashed_host() {
         .await
         .unwrap();
     let unrelated_token = unique_token("unrelated");
-    let _unrelated_cleanup = TokenCleanup(unrelated_token.clone());
+    let _unrelated_cleanup = TokenCleanup::new(TOKEN_VAR, unrelated_token.clone());
     let mut unrelated = Command::new("sleep")
         .arg("1000")
         .env(TOKEN_VAR, &unrelated_token)
@@ -111,7 +70,7 @@ async fn sweep_orphans_ends_the_tasks_of_a_crashed_host() {
         .spawn()
         .unwrap();
 
-    crash_a_host(&orphan_token);
+    HOST.crash(&orphan_token);
     // The task's shell, or the `sleep` it forked or became: the host died right after
     // starting it, so which of them exist by now is a race, but one at least does.
     let orphans = orphans_with(&orphan_token).await;
@@ -128,12 +87,12 @@ async fn sweep_orphans_ends_the_tasks_of_a_crashed_host() {
         assert_eq!(process.task_id, Some(TaskId::from_number(1)));
         assert_ne!(process.owner.pid, std::process::id());
     }
-    assert_eq!(processes_with_token(&orphan.0), Vec::<u32>::new());
+    assert_eq!(processes_with_token(orphan.token()), Vec::<u32>::new());
     assert!(alive(live_task.pid), "a live context's task was swept");
     assert!(
         swept
             .iter()
-            .all(|s| !processes_with_token(&live_cleanup.0).contains(&s.pid))
+            .all(|s| !processes_with_token(live_cleanup.token()).contains(&s.pid))
     );
     assert_eq!(
         unrelated.try_wait().unwrap(),
@@ -151,12 +110,12 @@ async fn sweep_orphans_ends_the_tasks_of_a_crashed_host() {
 async fn a_context_built_to_sweep_on_start_ends_orphans_and_reports_them() {
     let _lock = tokio::task::spawn_blocking(sweep_lock).await.unwrap();
     let token = unique_token("startup");
-    let cleanup = TokenCleanup(token.clone());
+    let cleanup = TokenCleanup::new(TOKEN_VAR, token.clone());
     {
         // No fixture holds the descriptor guard here: hold it while the helper's
         // spawn has descriptors open.
         let _descriptors = descriptors_in_use();
-        crash_a_host(&token);
+        HOST.crash(&token);
     }
     let orphans = orphans_with(&token).await;
 
@@ -173,7 +132,7 @@ async fn a_context_built_to_sweep_on_start_ends_orphans_and_reports_them() {
             "{orphan} not in {swept:?}"
         );
     }
-    assert_eq!(processes_with_token(&cleanup.0), Vec::<u32>::new());
+    assert_eq!(processes_with_token(cleanup.token()), Vec::<u32>::new());
     assert_eq!(ProcessContext::new().startup_sweep().await, None);
 }
 

@@ -12,6 +12,7 @@ use zidane_context::{
     TaskExitInfo, TaskId,
 };
 use zidane_process::{ProcessContext, ProcessContextBuilder};
+pub use zidane_test_support::kill_pid;
 
 /// Grace between SIGTERM and SIGKILL in tests: short, so escalation tests are quick.
 pub const GRACE: Duration = Duration::from_millis(200);
@@ -309,14 +310,6 @@ pub fn open_fds() -> Vec<String> {
                 .map(|target| target.display().to_string())
         })
         .collect()
-}
-
-/// Sends SIGKILL to `pid` (cleanup of processes a test let escape on purpose).
-pub fn kill_pid(pid: u32) {
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
-        nix::sys::signal::Signal::SIGKILL,
-    );
 }
 
 /// Parses the pids a task printed, one per line, skipping other lines.

@@ -2,50 +2,50 @@
 //! workers, and a new host process on the same session gets each exit exactly once.
 //!
 //! The crashed host is this test binary re-executed to run only
-//! [`crashing_host_helper`] (ignored, and inert unless [`HOST_VAR`] is set).
+//! [`crashing_host_helper`] (ignored, and inert unless [`HOST`]'s variable is set).
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use zidane_agent::{ModelResponse, RunOptions, ScriptedModel, SessionStore};
 use zidane_context::{ExecutionContext, ExecutionHandle, TaskStatus};
 use zidane_restate::RestateContext;
+use zidane_test_support::CrashingHost;
 
 use crate::support::{WAIT, agent, all_ended, bg, list_until, notified, session_on, status_of};
 
-/// `ingress|workers,comma,separated|handle|store dir`: set only for the helper.
-const HOST_VAR: &str = "ZIDANE_TEST_CRASHING_HOST";
-
-/// The helper's name as libtest knows it inside this binary.
-const HELPER_TEST: &str = "host_crash::crashing_host_helper";
+/// The helper, and the variable that gives it
+/// `ingress|workers,comma,separated|handle|store dir`.
+const HOST: CrashingHost = CrashingHost::new(
+    "host_crash::crashing_host_helper",
+    "ZIDANE_TEST_CRASHING_HOST",
+);
 
 /// Not a test: the host that crashes. Its agent starts two background tasks, its turn
 /// ends (the session is saved), and it SIGKILLs itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "helper process for a_host_killed_mid_task_gets_each_exit_once_after_restart"]
 async fn crashing_host_helper() {
-    let Ok(setup) = std::env::var(HOST_VAR) else {
-        return;
-    };
-    let parts: Vec<&str> = setup.split('|').collect();
-    let context = Arc::new(RestateContext::new(parts[0], parts[1].split(',')).unwrap());
-    let handle = ExecutionHandle::new(parts[2].parse().unwrap());
-    let store = SessionStore::new(parts[3]);
-    let model = ScriptedModel::new()
-        .respond(
-            ModelResponse::tool_use("a", "shell", bg("sleep 2; echo one")).with_tool_use(
-                "b",
-                "shell",
-                bg("sleep 2.5; echo two; exit 5"),
-            ),
-        )
-        .text("both started");
-    let agent = agent(model, context, handle, &store);
-    agent.run(RunOptions::new("start two")).await.unwrap();
-    let me = nix::unistd::Pid::from_raw(i32::try_from(std::process::id()).unwrap());
-    nix::sys::signal::kill(me, nix::sys::signal::Signal::SIGKILL).unwrap();
-    unreachable!("SIGKILL cannot be caught");
+    HOST.crash_after(async |setup| {
+        let parts: Vec<&str> = setup.split('|').collect();
+        let context = Arc::new(RestateContext::new(parts[0], parts[1].split(',')).unwrap());
+        let handle = ExecutionHandle::new(parts[2].parse().unwrap());
+        let store = SessionStore::new(parts[3]);
+        let model = ScriptedModel::new()
+            .respond(
+                ModelResponse::tool_use("a", "shell", bg("sleep 2; echo one")).with_tool_use(
+                    "b",
+                    "shell",
+                    bg("sleep 2.5; echo two; exit 5"),
+                ),
+            )
+            .text("both started");
+        let agent = agent(model, context, handle, &store);
+        agent.run(RunOptions::new("start two")).await.unwrap();
+        agent
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -60,12 +60,9 @@ async fn a_host_killed_mid_task_gets_each_exit_once_after_restart() {
         handle.id(),
         store.user_dir().display()
     );
-    let mut host = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", HELPER_TEST, "--ignored", "--nocapture"])
-        .args(["--test-threads", "1"])
-        .env(HOST_VAR, setup)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
+    let mut host = HOST
+        .command(&setup)
+        .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
     let deadline = std::time::Instant::now() + WAIT;

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use zidane_agent::{Agent, ScriptedModel, Session, SessionStore};
 use zidane_context::{ExecutionContext, ExecutionHandle, TaskEntry, TaskId, TaskStatus};
 use zidane_restate::{RestateContext, RestateServer};
+use zidane_test_support::{live_processes_in_group, poll_until, sweep_lock};
 
 /// Longest a test waits for something that should happen.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -232,32 +233,16 @@ pub fn all_ended(entries: &[TaskEntry], count: usize) -> bool {
 /// Whether any live (not zombie) process is left in process group `pgid`: a killed
 /// worker's orphans are reaped by whoever adopts them, maybe late, so `/proc` is read.
 pub fn group_alive(pgid: u32) -> bool {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    dir.flatten().any(|entry| {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            return false;
-        };
-        // After the `(comm)` field: state, ppid, pgrp.
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            return false;
-        };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
-    })
+    !live_processes_in_group(pgid).is_empty()
 }
 
 /// Waits (bounded) until process group `pgid` is empty.
 pub async fn until_group_gone(pgid: u32) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while group_alive(pgid) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "process group {pgid} still alive after {WAIT:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let failure = format!("process group {pgid} still alive after {WAIT:?}");
+    poll_until(WAIT, Duration::from_millis(20), &failure, || {
+        !group_alive(pgid)
+    })
+    .await;
 }
 
 /// Whether `path` lies under `dir`.
@@ -272,19 +257,4 @@ pub fn status_of(entries: &[TaskEntry], n: u64) -> TaskStatus {
         .find(|e| e.task_id == tid(n))
         .map(|e| e.status)
         .unwrap_or_else(|| panic!("bash_{n} not listed in {entries:?}"))
-}
-
-/// The lock the zidane-process orphan tests hold (the same file) while they make and
-/// sweep orphans; held here while a worker starts, which runs such a sweep.
-fn sweep_lock() -> nix::fcntl::Flock<std::fs::File> {
-    let path = std::env::temp_dir().join("zidane-process-orphan-sweep-tests.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .unwrap();
-    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, errno)| errno)
-        .unwrap()
 }

@@ -1,0 +1,46 @@
+//! Helpers the tests and bench drivers of the zidane crates share, so that each lives
+//! once: `/proc` probes, a tmpfs for a real full disk, the orphan-sweep lock and the
+//! plumbing of a helper test that crashes a host, a bounded async wait, and the
+//! output line and percentile summary of the bench drivers.
+//!
+//! Dev-only (`publish = false`): crates name it under `[dev-dependencies]`. It depends
+//! on no zidane crate, so every zidane crate can use it without a cycle; what needs a
+//! zidane type (a marker variable's name, a context) is passed in by the caller.
+//!
+//! ```
+//! use zidane_test_support::{TokenCleanup, alive, processes_with_env, unique_token};
+//!
+//! // A process marked with a token no other test uses, found again through `/proc`.
+//! let token = unique_token("doc");
+//! let cleanup = TokenCleanup::new("ZIDANE_DOC_TOKEN", token.clone());
+//! let mut child = std::process::Command::new("sleep")
+//!     .arg("1000")
+//!     .env("ZIDANE_DOC_TOKEN", &token)
+//!     .spawn()?;
+//! let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+//! while !processes_with_env("ZIDANE_DOC_TOKEN", &token).contains(&child.id()) {
+//!     assert!(std::time::Instant::now() < deadline, "sleep did not start");
+//!     std::thread::sleep(std::time::Duration::from_millis(5));
+//! }
+//! assert!(alive(child.id()));
+//! drop(cleanup); // SIGKILLs every process still carrying the token
+//! child.wait()?;
+//! assert_eq!(processes_with_env("ZIDANE_DOC_TOKEN", &token), Vec::<u32>::new());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub use crate::bench::{percentiles, print_driver_line, round1};
+pub use crate::orphans::{
+    CLEANUP_WAIT, CrashingHost, SWEEP_LOCK_FILE, SweepLock, TokenCleanup, sweep_lock, unique_token,
+};
+pub use crate::poll::poll_until;
+pub use crate::procfs::{
+    alive, kill_pid, live_processes_in_group, live_processes_with_env_prefix, processes_with_env,
+};
+pub use crate::tmpfs::Tmpfs;
+
+mod bench;
+mod orphans;
+mod poll;
+mod procfs;
+mod tmpfs;
