@@ -12,7 +12,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zidane_context::{BackgroundOptions, CancellationToken, ExecutionContext, TaskStatus};
+use zidane_context::{
+    BackgroundOptions, CancellationToken, ExecutionContext, ExecutionHandle, TaskStatus,
+};
 use zidane_process::ProcessContext;
 use zidane_restate::{RestateContext, RestateServer, Worker, WorkerConfig, register, serve};
 
@@ -47,19 +49,7 @@ async fn main() {
     let rh = restate.create_handle().await.unwrap();
     let lh = local.create_handle().await.unwrap();
     for _ in 0..5 {
-        let s = restate
-            .exec_background(rh, "true", BackgroundOptions::new("/unused"))
-            .await
-            .unwrap();
-        restate
-            .wait_background(
-                rh,
-                s.task_id,
-                Duration::from_secs(10),
-                CancellationToken::new(),
-            )
-            .await
-            .unwrap();
+        start_and_wait(&restate, rh).await;
     }
 
     let mut process = Vec::new();
@@ -86,24 +76,9 @@ async fn main() {
     let mut awakeable = Vec::new();
     let mut start_call = Vec::new();
     for _ in 0..rounds {
-        let started = Instant::now();
-        let s = restate
-            .exec_background(rh, "true", BackgroundOptions::new("/unused"))
-            .await
-            .unwrap();
-        start_call.push(started.elapsed());
-        let exit = restate
-            .wait_background(
-                rh,
-                s.task_id,
-                Duration::from_secs(10),
-                CancellationToken::new(),
-            )
-            .await
-            .unwrap()
-            .expect("the task ends");
-        assert_eq!(exit.status, TaskStatus::Exited);
-        awakeable.push(started.elapsed());
+        let (start, notified) = start_and_wait(&restate, rh).await;
+        start_call.push(start);
+        awakeable.push(notified);
     }
 
     restate.destroy(rh).await.unwrap();
@@ -154,6 +129,29 @@ async fn main() {
     serving.abort();
     drop(server);
     let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// Starts `true` on `handle` and waits for its exit through an awakeable: how long the
+/// start call took, and how long until the exit was known.
+async fn start_and_wait(restate: &RestateContext, handle: ExecutionHandle) -> (Duration, Duration) {
+    let started = Instant::now();
+    let task = restate
+        .exec_background(handle, "true", BackgroundOptions::new("/unused"))
+        .await
+        .unwrap();
+    let start_call = started.elapsed();
+    let exit = restate
+        .wait_background(
+            handle,
+            task.task_id,
+            Duration::from_secs(10),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+        .expect("the task ends");
+    assert_eq!(exit.status, TaskStatus::Exited);
+    (start_call, started.elapsed())
 }
 
 /// Starts [`CONCURRENT`] tasks at once over `handles` handles and waits until every

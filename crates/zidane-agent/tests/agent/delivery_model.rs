@@ -33,13 +33,13 @@ use proptest::prelude::*;
 use serde_json::json;
 use tempfile::TempDir;
 use zidane_agent::{
-    Agent, AgentError, Behavior, ModelRequest, ModelResponse, RunOptions, RunOutcome, ScriptStep,
+    Agent, AgentError, ModelRequest, ModelResponse, RunOptions, RunOutcome, ScriptStep,
     ScriptedModel, Session, SessionStore,
 };
 use zidane_context::{ExecutionContext, ExecutionHandle, MockCall, MockContext, Signal, TaskId};
 use zidane_wire::{ContentBlock, Role, Turn, WireBlock};
 
-use crate::support::{TASKS, bg, log};
+use crate::support::{bg, log, stored_agent};
 
 const SESSION: &str = "s1";
 
@@ -248,7 +248,13 @@ impl World {
         let context = Arc::new(MockContext::new());
         let handle = runtime.block_on(context.create_handle()).unwrap();
         let model = ScriptedModel::new();
-        let agent = build(&model, &context, &store, handle, Session::new(SESSION));
+        let agent = stored_agent(
+            model.clone(),
+            &context,
+            handle,
+            &store,
+            Session::new(SESSION),
+        );
         Self {
             runtime,
             _dir: dir,
@@ -409,7 +415,13 @@ impl World {
             .build()
             .unwrap();
         drop(std::mem::replace(&mut self.agent, placeholder));
-        self.agent = build(&self.model, &self.context, &self.store, handle, session);
+        self.agent = stored_agent(
+            self.model.clone(),
+            &self.context,
+            handle,
+            &self.store,
+            session,
+        );
     }
 
     /// The invariants that hold after every operation.
@@ -513,22 +525,6 @@ impl World {
             );
         }
     }
-}
-
-fn build(
-    model: &ScriptedModel,
-    context: &Arc<MockContext>,
-    store: &SessionStore,
-    handle: ExecutionHandle,
-    session: Session,
-) -> Agent {
-    Agent::builder(Arc::new(model.clone()), context.clone())
-        .handle(handle)
-        .store(store.clone())
-        .behavior(Behavior::new().tasks_dir(TASKS))
-        .session(session)
-        .build()
-        .unwrap()
 }
 
 /// The model's response for `step`: it ends a task first if the step says so, then

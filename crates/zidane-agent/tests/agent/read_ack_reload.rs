@@ -5,30 +5,10 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use zidane_agent::{
-    Agent, Behavior, ModelResponse, RunOptions, ScriptedModel, Session, SessionStore,
-};
-use zidane_context::{ExecutionContext, ExecutionHandle, MockContext};
+use zidane_agent::{ModelResponse, RunOptions, ScriptedModel, Session, SessionStore};
+use zidane_context::{ExecutionContext, MockContext};
 
-use crate::support::{TASKS, bg, log, notified, tid};
-
-/// An agent running `model` on `handle` of `context`, from `session`, saved in `store`:
-/// what a host builds at its first start and again after a restart.
-fn agent(
-    model: ScriptedModel,
-    context: &Arc<MockContext>,
-    handle: ExecutionHandle,
-    store: &SessionStore,
-    session: Session,
-) -> Agent {
-    Agent::builder(Arc::new(model), context.clone())
-        .handle(handle)
-        .store(store.clone())
-        .behavior(Behavior::new().tasks_dir(TASKS))
-        .session(session)
-        .build()
-        .unwrap()
-}
+use crate::support::{bg, log, notified, stored_agent, tid};
 
 #[tokio::test]
 async fn a_read_acknowledgement_survives_a_reload() {
@@ -45,7 +25,7 @@ async fn a_read_acknowledgement_survives_a_reload() {
             ModelResponse::tool_use("r", "read_file", json!({ "path": log(1) }))
         })
         .text("make is done, I read its log");
-    let first = agent(model, &context, handle, &store, Session::new("s1"));
+    let first = stored_agent(model, &context, handle, &store, Session::new("s1"));
     first.run(RunOptions::new("build")).await.unwrap();
     assert!(
         !first.has_pending_task_notifications(),
@@ -55,7 +35,7 @@ async fn a_read_acknowledgement_survives_a_reload() {
     drop(first);
 
     let model = ScriptedModel::new().text("nothing new");
-    let second = agent(model, &context, handle, &store, store.load("s1").unwrap());
+    let second = stored_agent(model, &context, handle, &store, store.load("s1").unwrap());
     let run = second.run(RunOptions::new("anything new?")).await.unwrap();
     assert_eq!(
         notified(&run),
@@ -91,7 +71,7 @@ async fn a_ready_wait_is_not_an_acknowledgement_after_a_reload() {
             );
             ModelResponse::text("the server is up")
         });
-    let first = agent(model, &context, handle, &store, Session::new("s1"));
+    let first = stored_agent(model, &context, handle, &store, Session::new("s1"));
     first
         .run(RunOptions::new("start the dev server"))
         .await
@@ -100,7 +80,7 @@ async fn a_ready_wait_is_not_an_acknowledgement_after_a_reload() {
     context.finish(tid(1), 1);
 
     let model = ScriptedModel::new().text("it crashed");
-    let second = agent(model, &context, handle, &store, store.load("s1").unwrap());
+    let second = stored_agent(model, &context, handle, &store, store.load("s1").unwrap());
     let run = second.run(RunOptions::new("anything new?")).await.unwrap();
     assert_eq!(notified(&run), ["bash_1"], "the exit is still news");
 }

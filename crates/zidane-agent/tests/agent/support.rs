@@ -4,8 +4,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use zidane_agent::{Agent, AgentBuilder, Behavior, HookEvent, ScriptedModel, Session};
-use zidane_context::{MockContext, TaskId};
+use zidane_agent::{
+    Agent, AgentBuilder, Behavior, HookEvent, ScriptedModel, Session, SessionStore,
+};
+use zidane_context::{ExecutionHandle, MockContext, TaskId};
 use zidane_wire::StreamEvent;
 
 /// The tasks dir of the mock agents (MockContext never touches the disk).
@@ -13,6 +15,24 @@ pub const TASKS: &str = "/home/u/.zidane/sessions/s1/tasks";
 
 /// Longest a test waits for something that should happen.
 pub const WAIT: Duration = Duration::from_secs(5);
+
+/// An agent running `model` on `handle` of `context`, from `session`, saved in `store`:
+/// what a host builds at its first start and again after a restart.
+pub fn stored_agent(
+    model: ScriptedModel,
+    context: &Arc<MockContext>,
+    handle: ExecutionHandle,
+    store: &SessionStore,
+    session: Session,
+) -> Agent {
+    Agent::builder(Arc::new(model), context.clone())
+        .handle(handle)
+        .store(store.clone())
+        .behavior(Behavior::new().tasks_dir(TASKS))
+        .session(session)
+        .build()
+        .unwrap()
+}
 
 pub struct Harness {
     pub context: Arc<MockContext>,
