@@ -11,6 +11,9 @@ use crate::support::{Tmux, cpu_ticks, model_args, tmux_present};
 
 const STEP: Duration = Duration::from_secs(60);
 
+/// Not a check: measures the first frame, a resume's repaint and idle CPU, and prints
+/// them. Ignored because it only reports numbers (a loaded machine must not fail CI)
+/// and takes a while; run it on purpose with `--run-ignored only`.
 #[test]
 #[ignore = "a measurement: run on purpose, read its output"]
 fn measure_first_frame_resume_and_idle_cpu() {
