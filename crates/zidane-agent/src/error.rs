@@ -103,8 +103,8 @@ pub enum KillTaskError {
     #[error("no background task {0} on this agent")]
     Unknown(TaskId),
     /// The context could not kill it (or has no background tasks at all).
-    #[error("the execution context could not kill the task")]
-    Context(#[source] ContextError),
+    #[error("the execution context could not kill the task: {0}")]
+    Context(ContextError),
 }
 
 /// `From` for each error that `?` wraps in its own variant. Those variants print the

@@ -37,20 +37,43 @@ pub fn model_from_env() -> Result<(Arc<dyn Model>, String), Missing> {
             let name = std::env::var(MODEL_VAR).unwrap_or_default();
             Ok((model, name))
         }
-        Err(EnvError::Missing { missing }) => Err(Missing {
+        Err(error) => Err(missing_from(error)),
+    }
+}
+
+/// What to tell the person for an error of `from_env`: the variables to set, or the
+/// whole cause (an invalid base URL, an unknown provider).
+fn missing_from(error: EnvError) -> Missing {
+    match error {
+        EnvError::Missing { missing } => Missing {
             reason: "the provider's variables are not all set".to_owned(),
             missing,
-        }),
-        Err(error) => Err(Missing {
+        },
+        error => Missing {
             reason: error.to_string(),
             missing: Vec::new(),
-        }),
+        },
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_base_url_is_reported_as_such() {
+        let error = EnvError::Build {
+            provider: "openai",
+            cause: zidane::models::BuildError::InvalidBaseUrl {
+                url: "ftp://example".to_owned(),
+            },
+        };
+        let text = missing_from(error).to_string();
+        assert!(
+            text.contains("invalid base URL \"ftp://example\""),
+            "{text}"
+        );
+    }
 
     #[test]
     fn the_message_names_every_variable_and_the_demo() {

@@ -142,7 +142,7 @@ fn built(
 ) -> Result<Arc<dyn Model>, EnvError> {
     match model {
         Ok(model) => Ok(Arc::new(model)),
-        Err(source) => Err(EnvError::Build { provider, source }),
+        Err(cause) => Err(EnvError::Build { provider, cause }),
     }
 }
 
@@ -275,7 +275,7 @@ mod tests {
         assert!(matches!(
             error,
             EnvError::Build {
-                source: crate::BuildError::InvalidApiKey,
+                cause: crate::BuildError::InvalidApiKey,
                 ..
             }
         ));

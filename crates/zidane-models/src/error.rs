@@ -16,8 +16,8 @@ pub enum BuildError {
     InvalidApiKey,
     /// The HTTP client could not be set up (its TLS backend failed to load).
     #[cfg(feature = "http")]
-    #[error("the HTTP client could not be built")]
-    Client(#[source] reqwest::Error),
+    #[error("the HTTP client could not be built: {0}")]
+    Client(reqwest::Error),
 }
 
 /// Why [`from_env`](crate::from_env) could not pick a model.
@@ -43,12 +43,11 @@ pub enum EnvError {
         provider: &'static str,
     },
     /// The variables are there but the provider could not be built from them.
-    #[error("the {provider} provider could not be built from the environment")]
+    #[error("the {provider} provider could not be built from the environment: {cause}")]
     Build {
         /// `openai` or `anthropic`.
         provider: &'static str,
         /// Why.
-        #[source]
-        source: BuildError,
+        cause: BuildError,
     },
 }
