@@ -31,6 +31,9 @@ pub enum CliError {
     /// The interactive session was started without a terminal.
     #[error("the interactive session needs a terminal; for scripts use -p \"prompt\" (print mode)")]
     NotATerminal,
+    /// `zidane mcp` could not start or stopped serving.
+    #[error("mcp: {0}")]
+    Mcp(#[from] zidane_mcp::McpServeError),
     /// The async runtime could not start.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),

@@ -77,7 +77,10 @@ fn main() -> ExitCode {
         Some(Command::Sessions) => sessions::run(),
         Some(Command::Replay { id }) => replay::run(&id),
         Some(Command::Mcp(args)) => {
-            let code = mcp::run(args);
+            let code = match mcp::run(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => error.report(),
+            };
             // Exit now rather than wait for the runtime's blocking stdin reader, which
             // only returns on the next line of input.
             std::process::exit(if code == ExitCode::SUCCESS { 0 } else { 1 })

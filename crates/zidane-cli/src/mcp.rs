@@ -2,7 +2,6 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
@@ -11,8 +10,8 @@ use zidane_mcp::{
     TOKEN_ENV, serve_stdio, shutdown_signal,
 };
 
-/// The directory under the platform data dir that holds zidane's sessions by default.
-const DATA_DIR_NAME: &str = "zidane";
+use crate::error::CliError;
+use crate::host::user_dir;
 
 /// Flags of `zidane mcp`.
 #[derive(Debug, Args)]
@@ -27,8 +26,8 @@ pub(crate) struct McpArgs {
     /// The bearer token every HTTP request must carry (Authorization: Bearer TOKEN).
     #[arg(long, env = TOKEN_ENV, hide_env_values = true, value_name = "TOKEN")]
     bearer_token: Option<String>,
-    /// Where sessions keep their task logs (DIR/sessions/ID/tasks/). Default: the
-    /// platform data dir, e.g. ~/.local/share/zidane.
+    /// Where sessions keep their task logs (DIR/sessions/ID/tasks/). Default:
+    /// $ZIDANE_USER_DIR, else the platform data dir, e.g. ~/.local/share/zidane.
     #[arg(long, value_name = "DIR")]
     user_dir: Option<PathBuf>,
     /// Seconds an HTTP session may go without a request before it ends and its tasks
@@ -41,7 +40,7 @@ pub(crate) struct McpArgs {
 }
 
 /// Runs the server until the session ends or SIGTERM/SIGINT.
-pub(crate) fn run(args: McpArgs) -> ExitCode {
+pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
     // stdout is the MCP channel on stdio: logs go to stderr, quiet unless RUST_LOG says.
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -51,21 +50,16 @@ pub(crate) fn run(args: McpArgs) -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();
-    let Some(user_dir) = args.user_dir.clone().or_else(default_user_dir) else {
-        tracing::error!("no data dir on this platform: pass --user-dir");
-        return ExitCode::FAILURE;
+    // The same user dir as every other command, unless the flag names one.
+    let user_dir = match args.user_dir.clone() {
+        Some(dir) => dir,
+        None => user_dir()?,
     };
     let options = ServeOptions::new(user_dir).kill_grace(Duration::from_millis(args.kill_grace_ms));
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            tracing::error!(%error, "cannot start the async runtime");
-            return ExitCode::FAILURE;
-        }
-    };
+        .map_err(CliError::Runtime)?;
     let served = runtime.block_on(async move {
         match args.http {
             Some(addr) => {
@@ -90,19 +84,5 @@ pub(crate) fn run(args: McpArgs) -> ExitCode {
     // A blocked stdin reader or a lingering connection task must not hold the exit: the
     // sessions are torn down by now.
     runtime.shutdown_background();
-    match served {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            // Printed as well as logged: the default filter may hide the log.
-            #[allow(clippy::print_stderr)]
-            {
-                eprintln!("zidane mcp: {error}");
-            }
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn default_user_dir() -> Option<PathBuf> {
-    dirs::data_dir().map(|dir| dir.join(DATA_DIR_NAME))
+    Ok(served?)
 }

@@ -22,12 +22,28 @@ pub struct StdioServer {
     pub _dir: tempfile::TempDir,
 }
 
+/// How a test tells `zidane mcp` where its user dir is.
+pub enum UserDirBy {
+    /// `--user-dir DIR`.
+    Flag,
+    /// `ZIDANE_USER_DIR=DIR`, as every other command reads it.
+    Env,
+}
+
 impl StdioServer {
     pub async fn start() -> Self {
+        Self::start_with(UserDirBy::Flag).await
+    }
+
+    pub async fn start_with(by: UserDirBy) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(BIN)
-            .args(["mcp", "--user-dir"])
-            .arg(dir.path())
+        let mut command = Command::new(BIN);
+        command.arg("mcp");
+        match by {
+            UserDirBy::Flag => command.arg("--user-dir").arg(dir.path()),
+            UserDirBy::Env => command.env("ZIDANE_USER_DIR", dir.path()),
+        };
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

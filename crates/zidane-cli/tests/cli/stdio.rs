@@ -8,7 +8,7 @@ use nix::unistd::Pid;
 use serde_json::json;
 use zidane_test_support::alive;
 
-use crate::mcp_support::{StdioServer, WAIT};
+use crate::mcp_support::{StdioServer, UserDirBy, WAIT};
 use crate::support::owned_processes;
 
 async fn start_tasks(server: &mut StdioServer) -> Vec<u32> {
@@ -106,4 +106,35 @@ async fn malformed_json_rpc_does_not_end_the_session() {
     assert!(alive(pid));
     let unknown = server.request(10, "no/such/method", json!({})).await;
     assert!(unknown["error"]["code"].is_i64(), "{unknown}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zidane_user_dir_chooses_where_the_logs_go_as_for_every_other_command() {
+    let mut server = StdioServer::start_with(UserDirBy::Env).await;
+    let started = server
+        .call(
+            1,
+            "shell",
+            json!({ "command": "echo hi", "run_in_background": true }),
+        )
+        .await;
+    let text = started["content"][0]["text"].as_str().unwrap().to_owned();
+    let user_dir = server._dir.path().canonicalize().unwrap();
+    let log = text
+        .split_whitespace()
+        .find(|word| word.ends_with(".log"))
+        .unwrap_or_else(|| panic!("no log path in {text}"));
+    let log = std::path::Path::new(log).canonicalize().unwrap();
+    assert!(
+        log.starts_with(&user_dir),
+        "{} is not under {}",
+        log.display(),
+        user_dir.display()
+    );
+    drop(server.stdin.take());
+    let status = tokio::time::timeout(WAIT, server.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{status}");
 }
