@@ -98,19 +98,39 @@ pub struct ExecOutput {
     pub duration: Duration,
 }
 
-/// A window of lines: skip `offset` lines, then take up to `limit`.
+/// A window of lines: skip `offset` lines, then take up to `limit`. With `from_end`,
+/// lines are counted from the end instead: the window holds up to `limit` lines ending
+/// `offset` lines before the last (`offset: 0` reads the file's last lines), found by
+/// reading backwards from the end rather than scanning from the start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ReadRange {
-    /// Lines to skip (0-based index of the first line returned).
+    /// Lines to skip (0-based index of the first line returned); from the end of the
+    /// file with `from_end`.
     pub offset: usize,
     /// Most lines to return (default [`DEFAULT_READ_LIMIT`]).
     pub limit: Option<usize>,
+    /// `offset` counts lines back from the end of the file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_end: bool,
 }
 
 impl ReadRange {
     /// A window starting at line `offset` (0-based) with at most `limit` lines.
     pub const fn new(offset: usize, limit: Option<usize>) -> Self {
-        Self { offset, limit }
+        Self {
+            offset,
+            limit,
+            from_end: false,
+        }
+    }
+
+    /// A window of at most `limit` lines ending `skip` lines before the end of the file.
+    pub const fn from_end(skip: usize, limit: Option<usize>) -> Self {
+        Self {
+            offset: skip,
+            limit,
+            from_end: true,
+        }
     }
 
     /// The effective limit.
@@ -137,6 +157,11 @@ pub struct ReadResult {
     /// lines seen so far, and a window beyond them is empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_after_bytes: Option<u64>,
+    /// Set by a from-the-end read that did not reach the start of the file: the window
+    /// starts this many bytes into the file, and `offset`, `total_lines` and `remaining`
+    /// count lines from there (the lines before it were not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_before: Option<u64>,
 }
 
 /// Refuses a command no context can run: empty (or only whitespace), or containing a NUL

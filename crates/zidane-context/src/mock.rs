@@ -452,17 +452,25 @@ impl ExecutionContext for MockContext {
         let text = String::from_utf8_lossy(bytes);
         let all: Vec<&str> = text.lines().collect();
         let total_lines = all.len();
-        let start = range.offset.min(total_lines);
-        let end = start
-            .saturating_add(range.limit_or_default())
-            .min(total_lines);
+        let (offset, start, end) = if range.from_end {
+            let end = total_lines.saturating_sub(range.offset);
+            let start = end.saturating_sub(range.limit_or_default());
+            (start, start, end)
+        } else {
+            let start = range.offset.min(total_lines);
+            let end = start
+                .saturating_add(range.limit_or_default())
+                .min(total_lines);
+            (range.offset, start, end)
+        };
         Ok(ReadResult {
             path: path.to_owned(),
-            offset: range.offset,
+            offset,
             lines: all[start..end].iter().map(|l| (*l).to_owned()).collect(),
             total_lines,
             remaining: total_lines - end,
             stopped_after_bytes: None,
+            bytes_before: None,
         })
     }
 

@@ -98,6 +98,7 @@ fn json_shapes() {
             total_lines: 3,
             remaining: 2,
             stopped_after_bytes: None,
+            bytes_before: None,
         }
     );
     insta::assert_json_snapshot!("execution_handle", ExecutionHandle::new(7));
@@ -261,8 +262,8 @@ proptest! {
 
     #[test]
     fn read_result_round_trips(lines in proptest::collection::vec("\\PC*", 0..5), total in any::<usize>(), remaining in any::<usize>()) {
-        round_trip(&ReadResult { path: "/p".into(), offset: 0, lines, total_lines: total, remaining, stopped_after_bytes: None });
-        round_trip(&ReadResult { path: "/p".into(), offset: 0, lines: Vec::new(), total_lines: total, remaining, stopped_after_bytes: Some(remaining as u64) });
+        round_trip(&ReadResult { path: "/p".into(), offset: 0, lines, total_lines: total, remaining, stopped_after_bytes: None, bytes_before: None });
+        round_trip(&ReadResult { path: "/p".into(), offset: 0, lines: Vec::new(), total_lines: total, remaining, stopped_after_bytes: Some(remaining as u64), bytes_before: None });
     }
 
     #[test]

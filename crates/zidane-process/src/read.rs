@@ -49,16 +49,22 @@ pub(crate) fn read_window(
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
-    refuse_unless_regular(&file.metadata()?)?;
+    let metadata = file.metadata()?;
+    refuse_unless_regular(&metadata)?;
+    if range.from_end {
+        return read_tail(&file, metadata.len(), range, budget, cancelled).map(|(result, _)| {
+            ReadResult {
+                path: path.to_owned(),
+                ..result
+            }
+        });
+    }
     let mut window = Window::new(range);
     let mut reader = BufReader::with_capacity(BLOCK, file.take(budget));
     let mut read = 0u64;
     loop {
         if cancelled.load(Ordering::Relaxed) {
-            return Err(io::Error::new(
-                io::ErrorKind::Interrupted,
-                "the read was cancelled",
-            ));
+            return Err(cancelled_error());
         }
         let block = reader.fill_buf()?;
         if block.is_empty() {
@@ -72,6 +78,116 @@ pub(crate) fn read_window(
     let stopped_after =
         (read >= budget && more_to_read(reader.into_inner().into_inner())?).then_some(read);
     Ok(window.finish(path, stopped_after))
+}
+
+/// A from-the-end read of the first `len` bytes of `file` (bytes a running task appends
+/// meanwhile are left for the next read): reads backwards in blocks from `len`, only
+/// counting newlines, until the window's first line is found, then reads forward from
+/// there through the window. Work depends on the window, not on the file. The backward
+/// scan stops after `budget` bytes; the result then starts at the earliest line the scan
+/// saw whole. Also returns the bytes read, both ways.
+fn read_tail(
+    file: &File,
+    len: u64,
+    range: ReadRange,
+    budget: u64,
+    cancelled: &AtomicBool,
+) -> io::Result<(ReadResult, u64)> {
+    let need = range.offset.saturating_add(range.limit_or_default());
+    let mut block = vec![0u8; BLOCK];
+    let mut read = 0u64;
+    // A final `\n` ends the last line rather than starting another.
+    let mut end = len;
+    if len > 0 {
+        read_exact_at(file, &mut block[..1], len - 1)?;
+        read += 1;
+        if block[0] == b'\n' {
+            end -= 1;
+        }
+    }
+    let mut pos = end;
+    let mut newlines = 0usize;
+    // (start of the window's region, lines in it, stopped after this many bytes)
+    let mut found = None;
+    while found.is_none() && pos > 0 && need > 0 {
+        if cancelled.load(Ordering::Relaxed) {
+            return Err(cancelled_error());
+        }
+        if read >= budget {
+            break;
+        }
+        let take = (pos.min(BLOCK as u64)).min(budget - read) as usize;
+        let from = pos - take as u64;
+        read_exact_at(file, &mut block[..take], from)?;
+        read += take as u64;
+        for (i, byte) in block[..take].iter().enumerate().rev() {
+            if *byte == b'\n' {
+                newlines += 1;
+                if newlines == need {
+                    found = Some((from + i as u64 + 1, need));
+                    break;
+                }
+            }
+        }
+        pos = from;
+    }
+    let mut stopped = None;
+    let (start, region_lines) = match found {
+        Some(found) => found,
+        None if need == 0 => (len, 0),
+        None if pos == 0 => (0, if len > 0 { newlines + 1 } else { 0 }),
+        None => {
+            // Out of budget: start after the earliest newline seen, so no line is cut.
+            stopped = Some(read);
+            match earliest_newline(file, pos, end)? {
+                Some(at) => (at + 1, newlines),
+                None => (len, 0),
+            }
+        }
+    };
+    let last = region_lines.saturating_sub(range.offset);
+    let first = last.saturating_sub(range.limit_or_default());
+    let mut window = Window::new(ReadRange::new(first, Some(last - first)));
+    let mut at = start;
+    while at < len {
+        if cancelled.load(Ordering::Relaxed) {
+            return Err(cancelled_error());
+        }
+        let take = (len - at).min(BLOCK as u64) as usize;
+        read_exact_at(file, &mut block[..take], at)?;
+        read += take as u64;
+        window.feed(&block[..take]);
+        at += take as u64;
+    }
+    let mut result = window.finish(Path::new(""), stopped);
+    if start > 0 {
+        result.bytes_before = Some(start);
+    }
+    Ok((result, read))
+}
+
+/// The position of the first `\n` in `from..end` of `file`.
+fn earliest_newline(file: &File, from: u64, end: u64) -> io::Result<Option<u64>> {
+    let mut block = vec![0u8; BLOCK];
+    let mut at = from;
+    while at < end {
+        let take = (end - at).min(BLOCK as u64) as usize;
+        read_exact_at(file, &mut block[..take], at)?;
+        if let Some(i) = block[..take].iter().position(|b| *b == b'\n') {
+            return Ok(Some(at + i as u64));
+        }
+        at += take as u64;
+    }
+    Ok(None)
+}
+
+/// Fills `buf` from `file` at `offset`; a file cut shorter meanwhile is an error.
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+fn cancelled_error() -> io::Error {
+    io::Error::new(io::ErrorKind::Interrupted, "the read was cancelled")
 }
 
 /// Whether `file` has at least one more byte.
@@ -235,6 +351,7 @@ impl Window {
             total_lines,
             remaining: total_lines - end,
             stopped_after_bytes: stopped_after,
+            bytes_before: None,
         }
     }
 }
@@ -329,6 +446,82 @@ mod tests {
         assert_eq!(r.lines.len(), 2);
         assert!(r.lines[0].ends_with(" [line truncated: 10 more bytes]"));
         assert_eq!(r.lines[1], "next");
+    }
+
+    fn tail_of(data: &[u8], skip: usize, limit: usize, budget: u64) -> (ReadResult, u64) {
+        let file = write_temp(data);
+        let never = AtomicBool::new(false);
+        let open = File::open(file.path()).unwrap();
+        read_tail(
+            &open,
+            data.len() as u64,
+            ReadRange::from_end(skip, Some(limit)),
+            budget,
+            &never,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_end_of_a_large_sparse_file_is_read_without_scanning_it() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        file.as_file().set_len(1 << 30).unwrap();
+        let mut f = file.reopen().unwrap();
+        io::Seek::seek(&mut f, io::SeekFrom::End(0)).unwrap();
+        std::io::Write::write_all(&mut f, b"\nsecond to last\nlast").unwrap();
+        let never = AtomicBool::new(false);
+        let open = File::open(file.path()).unwrap();
+        let len = open.metadata().unwrap().len();
+        let (r, read) = read_tail(
+            &open,
+            len,
+            ReadRange::from_end(0, Some(2)),
+            READ_BUDGET_BYTES,
+            &never,
+        )
+        .unwrap();
+        assert_eq!(r.lines, ["second to last", "last"]);
+        assert_eq!((r.offset, r.total_lines, r.remaining), (0, 2, 0));
+        assert_eq!(r.bytes_before, Some((1 << 30) + 1));
+        assert!(read <= 2 * BLOCK as u64, "read {read} bytes");
+    }
+
+    #[test]
+    fn a_tail_out_of_budget_starts_at_a_whole_line_and_says_so() {
+        let (r, _) = tail_of(b"aaaa\nbbbb\ncccc\n", 0, 10, 7);
+        assert_eq!(r.lines, ["cccc"]);
+        assert_eq!(r.stopped_after_bytes, Some(7));
+        assert_eq!(r.bytes_before, Some(10));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn a_tail_is_the_last_lines(
+            text in "[ab\r\n]{0,60}",
+            skip in 0usize..20,
+            limit in 0usize..20,
+        ) {
+            let all: Vec<&str> = text.lines().collect();
+            let end = all.len().saturating_sub(skip);
+            let start = end.saturating_sub(limit);
+            let (r, _) = tail_of(text.as_bytes(), skip, limit, u64::MAX);
+            prop_assert_eq!(&r.lines, &all[start..end]);
+            match r.bytes_before {
+                // Reached the start: absolute line numbers.
+                None => {
+                    prop_assert_eq!(r.offset, start);
+                    prop_assert_eq!(r.total_lines, all.len());
+                }
+                Some(before) => {
+                    let before = usize::try_from(before).unwrap();
+                    prop_assert_eq!(text[..before].lines().count(), start);
+                    prop_assert_eq!(r.offset, 0);
+                }
+            }
+            prop_assert_eq!(r.remaining, skip.min(all.len()));
+        }
     }
 
     proptest! {

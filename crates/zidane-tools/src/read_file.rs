@@ -137,6 +137,7 @@ mod tests {
             total_lines,
             remaining: total_lines - (offset + lines.len()).min(total_lines),
             stopped_after_bytes: Some(268_435_456),
+            bytes_before: None,
         }
     }
 
