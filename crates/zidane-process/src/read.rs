@@ -14,7 +14,7 @@
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,12 +52,8 @@ pub(crate) fn read_window(
     let metadata = file.metadata()?;
     refuse_unless_regular(&metadata)?;
     if range.from_end {
-        return read_tail(&file, metadata.len(), range, budget, cancelled).map(|(result, _)| {
-            ReadResult {
-                path: path.to_owned(),
-                ..result
-            }
-        });
+        return read_tail(path, &file, metadata.len(), range, budget, cancelled)
+            .map(|(result, _)| result);
     }
     let mut window = Window::new(range);
     let mut reader = BufReader::with_capacity(BLOCK, file.take(budget));
@@ -87,6 +83,7 @@ pub(crate) fn read_window(
 /// scan stops after `budget` bytes; the result then starts at the earliest line the scan
 /// saw whole. Also returns the bytes read, both ways.
 fn read_tail(
+    path: &Path,
     file: &File,
     len: u64,
     range: ReadRange,
@@ -99,7 +96,7 @@ fn read_tail(
     // A final `\n` ends the last line rather than starting another.
     let mut end = len;
     if len > 0 {
-        read_exact_at(file, &mut block[..1], len - 1)?;
+        file.read_exact_at(&mut block[..1], len - 1)?;
         read += 1;
         if block[0] == b'\n' {
             end -= 1;
@@ -118,7 +115,7 @@ fn read_tail(
         }
         let take = (pos.min(BLOCK as u64)).min(budget - read) as usize;
         let from = pos - take as u64;
-        read_exact_at(file, &mut block[..take], from)?;
+        file.read_exact_at(&mut block[..take], from)?;
         read += take as u64;
         for (i, byte) in block[..take].iter().enumerate().rev() {
             if *byte == b'\n' {
@@ -154,12 +151,12 @@ fn read_tail(
             return Err(cancelled_error());
         }
         let take = (len - at).min(BLOCK as u64) as usize;
-        read_exact_at(file, &mut block[..take], at)?;
+        file.read_exact_at(&mut block[..take], at)?;
         read += take as u64;
         window.feed(&block[..take]);
         at += take as u64;
     }
-    let mut result = window.finish(Path::new(""), stopped);
+    let mut result = window.finish(path, stopped);
     if start > 0 {
         result.bytes_before = Some(start);
     }
@@ -172,18 +169,13 @@ fn earliest_newline(file: &File, from: u64, end: u64) -> io::Result<Option<u64>>
     let mut at = from;
     while at < end {
         let take = (end - at).min(BLOCK as u64) as usize;
-        read_exact_at(file, &mut block[..take], at)?;
+        file.read_exact_at(&mut block[..take], at)?;
         if let Some(i) = block[..take].iter().position(|b| *b == b'\n') {
             return Ok(Some(at + i as u64));
         }
         at += take as u64;
     }
     Ok(None)
-}
-
-/// Fills `buf` from `file` at `offset`; a file cut shorter meanwhile is an error.
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
 }
 
 fn cancelled_error() -> io::Error {
@@ -453,6 +445,7 @@ mod tests {
         let never = AtomicBool::new(false);
         let open = File::open(file.path()).unwrap();
         read_tail(
+            file.path(),
             &open,
             data.len() as u64,
             ReadRange::from_end(skip, Some(limit)),
@@ -473,6 +466,7 @@ mod tests {
         let open = File::open(file.path()).unwrap();
         let len = open.metadata().unwrap().len();
         let (r, read) = read_tail(
+            file.path(),
             &open,
             len,
             ReadRange::from_end(0, Some(2)),
