@@ -69,8 +69,10 @@ pub struct ReadFileInput {
     /// The file to read, e.g. a background task's output path exactly as `shell`
     /// returned it.
     pub path: String,
-    /// Lines to skip before the window starts (0 = from the first line).
-    pub offset: Option<usize>,
+    /// Lines to skip before the window starts (0 = from the first line). Negative
+    /// counts from the end: -100 starts 100 lines before the end, so the last 100 lines,
+    /// read from the end of the file however large it is.
+    pub offset: Option<i64>,
     /// Most lines to return (default 2000).
     #[schemars(range(min = 1))]
     pub limit: Option<usize>,

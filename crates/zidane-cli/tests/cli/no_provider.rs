@@ -63,5 +63,8 @@ fn the_message_without_a_provider_is_the_one_the_docs_show() {
         .and_then(|(_, rest)| rest.split_once("```"))
         .map(|(sample, _)| sample)
         .expect("docs/CLI.md shows `$ zidane -p hello` in a text block");
-    assert_eq!(sample, stderr, "docs/CLI.md's sample differs from the output");
+    assert_eq!(
+        sample, stderr,
+        "docs/CLI.md's sample differs from the output"
+    );
 }

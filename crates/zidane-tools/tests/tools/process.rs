@@ -369,3 +369,43 @@ async fn read_file_refuses_a_fifo_at_once() {
     );
     session.close().await;
 }
+
+/// The last lines of a 1 GiB log are reached by seeking from its end, and a pointer back
+/// into it (the offset the footer gives) is followed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_lines_of_a_huge_log_are_read_from_its_end() {
+    let session = Session::new().await;
+    let path = session.dir.path().join("huge.log");
+    {
+        use std::io::Write as _;
+        let file = std::fs::File::create(&path).unwrap();
+        // Sparse: a gigabyte of zero bytes, one very long first line, then real lines.
+        file.set_len(1 << 30).unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        for i in 1..=5 {
+            writeln!(file, "tail line {i}").unwrap();
+        }
+    }
+    let path = path.display().to_string();
+    let tail = session
+        .call("read_file", json!({ "path": path, "offset": -2 }))
+        .await;
+    assert!(!tail.is_error, "{}", tail.text);
+    assert_stable_snapshot!(session, "read_file_huge_log_tail", &tail.text);
+    let back = session
+        .call(
+            "read_file",
+            json!({ "path": path, "offset": -4, "limit": 2 }),
+        )
+        .await;
+    assert!(
+        back.text
+            .starts_with("    -4\ttail line 2\n    -3\ttail line 3\n"),
+        "{}",
+        back.text
+    );
+    session.close().await;
+}
