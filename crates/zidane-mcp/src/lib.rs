@@ -41,6 +41,7 @@ pub use options::{
     DEFAULT_DESTROY_TIMEOUT, DEFAULT_KILL_GRACE, DEFAULT_SESSION_IDLE, HttpOptions, ServeOptions,
     TOKEN_ENV,
 };
+pub use oversized::MAX_REQUEST_BYTES;
 pub use resources::{LOG_TAIL_BYTES, TASK_SCHEME, task_uri};
 pub use shutdown::shutdown_signal;
 pub use stdio::{serve_io, serve_stdio};
@@ -50,6 +51,7 @@ mod handler;
 mod http;
 mod list_tasks;
 mod options;
+mod oversized;
 mod push;
 mod resources;
 mod schema;
