@@ -32,7 +32,7 @@ use crate::error::McpServeError;
 use crate::list_tasks::LIST_TASKS;
 use crate::options::ServeOptions;
 use crate::resources;
-use crate::schema::output_schema;
+use crate::schema::{ResultText, output_schema};
 use crate::session::{LEVELS, SessionCore};
 
 const INSTRUCTIONS: &str = "\
@@ -127,11 +127,14 @@ fn mcp_tool(spec: ToolSpec) -> Tool {
     tool
 }
 
-/// A tool's output as an MCP result, the drained notification blocks first.
+/// A tool's output as an MCP result, the drained notification blocks first. Hosts show
+/// the model either the text or the structured content, so the structured content
+/// carries the blocks and the tool's text too ([`ResultText`]).
 pub(crate) fn tool_result(output: ToolOutput, told: &Notifications) -> CallToolResult {
+    let blocks = told.blocks();
     let mut text = String::new();
-    for block in told.blocks() {
-        text.push_str(&block);
+    for block in &blocks {
+        text.push_str(block);
         text.push('\n');
     }
     if !text.is_empty() {
@@ -144,8 +147,13 @@ pub(crate) fn tool_result(output: ToolOutput, told: &Notifications) -> CallToolR
     } else {
         CallToolResult::success(content)
     };
-    if output.data.is_object() {
-        result.structured_content = Some(output.data);
+    if let serde_json::Value::Object(mut data) = output.data {
+        ResultText {
+            notifications: blocks,
+            text: output.text,
+        }
+        .add_to(&mut data);
+        result.structured_content = Some(serde_json::Value::Object(data));
     }
     result
 }

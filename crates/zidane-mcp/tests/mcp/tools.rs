@@ -47,7 +47,7 @@ async fn a_foreground_command_returns_its_output_and_exit_code() {
     assert_eq!(text(&result), "hi\n\nExit code: 3");
     assert_eq!(
         structured(&result),
-        json!({ "output": "hi\n", "exit_code": 3 })
+        json!({ "output": "hi\n", "exit_code": 3, "text": "hi\n\nExit code: 3" })
     );
     harness.close().await;
 }
