@@ -28,6 +28,7 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use zidane_agent::{Agent, AgentError, Notifications, ToolCall};
 use zidane_tools::{READ_FILE, SHELL, SHELL_KILL, ToolOutput, ToolSpec, WAIT_TASK};
 
+use crate::budget::keep_end;
 use crate::error::McpServeError;
 use crate::list_tasks::LIST_TASKS;
 use crate::options::ServeOptions;
@@ -127,10 +128,16 @@ fn mcp_tool(spec: ToolSpec) -> Tool {
     tool
 }
 
-/// A tool's output as an MCP result, the drained notification blocks first. Hosts show
-/// the model either the text or the structured content, so the structured content
-/// carries the blocks and the tool's text too ([`ResultText`]).
-pub(crate) fn tool_result(output: ToolOutput, told: &Notifications) -> CallToolResult {
+/// A tool's output as an MCP result, the drained notification blocks first, fitted into
+/// `budget` bytes: the blocks whole (an exit is never cut), then as much of the end of
+/// the tool's answer as fits ([`keep_end`]). Hosts show the model either the text or the
+/// structured content, so the structured content carries the blocks and the fitted
+/// answer too ([`ResultText`]).
+pub(crate) fn tool_result(
+    output: ToolOutput,
+    told: &Notifications,
+    budget: usize,
+) -> CallToolResult {
     let blocks = told.blocks();
     let mut text = String::new();
     for block in &blocks {
@@ -140,17 +147,32 @@ pub(crate) fn tool_result(output: ToolOutput, told: &Notifications) -> CallToolR
     if !text.is_empty() {
         text.push('\n');
     }
-    text.push_str(&output.text);
+    let mut data = match output.data {
+        serde_json::Value::Object(data) => Some(data),
+        _ => None,
+    };
+    let room = budget.saturating_sub(text.len());
+    let answer = keep_end(
+        &output.text,
+        room,
+        data.as_ref().unwrap_or(&JsonObject::new()),
+    );
+    text.push_str(&answer);
     let content = vec![ContentBlock::text(text)];
     let mut result = if output.is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
     };
-    if let serde_json::Value::Object(mut data) = output.data {
+    if let Some(mut data) = data.take() {
+        // A foreground command's output is in the text already: the same end of it.
+        if let Some(serde_json::Value::String(full)) = data.get("output") {
+            let fitted = keep_end(full, room, &data);
+            data.insert("output".to_owned(), fitted.into());
+        }
         ResultText {
             notifications: blocks,
-            text: output.text,
+            text: answer,
         }
         .add_to(&mut data);
         result.structured_content = Some(serde_json::Value::Object(data));
@@ -240,7 +262,11 @@ impl ServerHandler for McpSession {
             .cancel(context.ct.clone());
         let output = agent.call_tool(call).await.map_err(agent_error)?;
         let told = agent.drain_notifications().await.map_err(agent_error)?;
-        Ok(CallToolResponse::Complete(tool_result(output, &told)))
+        Ok(CallToolResponse::Complete(tool_result(
+            output,
+            &told,
+            self.core.result_budget,
+        )))
     }
 
     async fn get_task(

@@ -33,6 +33,7 @@
 //! The `zidane mcp` command (crate `zidane-cli`) is this, with flags.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub use budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
 pub use error::McpServeError;
 pub use handler::McpSession;
 pub use http::{HttpServer, MCP_PATH, SHUTDOWN_GRACE, serve_http};
@@ -46,6 +47,7 @@ pub use resources::{LOG_TAIL_BYTES, TASK_SCHEME, task_uri};
 pub use shutdown::shutdown_signal;
 pub use stdio::{serve_io, serve_stdio};
 
+mod budget;
 mod error;
 mod handler;
 mod http;

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
 use crate::error::McpServeError;
 
 /// How long a killed task gets between `SIGTERM` and `SIGKILL` in an MCP session. Shorter
@@ -35,6 +36,9 @@ pub struct ServeOptions {
     pub kill_grace: Duration,
     /// Bound on one session's teardown ([`DEFAULT_DESTROY_TIMEOUT`]).
     pub destroy_timeout: Duration,
+    /// Most bytes of one result's text, notification blocks included
+    /// ([`MCP_DEFAULT_RESULT_BUDGET`]): a longer answer keeps its end.
+    pub result_budget: usize,
 }
 
 impl ServeOptions {
@@ -44,7 +48,15 @@ impl ServeOptions {
             user_dir: user_dir.into(),
             kill_grace: DEFAULT_KILL_GRACE,
             destroy_timeout: DEFAULT_DESTROY_TIMEOUT,
+            result_budget: MCP_DEFAULT_RESULT_BUDGET,
         }
+    }
+
+    /// Sets the result budget (at least [`MCP_MIN_RESULT_BUDGET`]; less is raised to it).
+    #[must_use]
+    pub fn result_budget(mut self, bytes: usize) -> Self {
+        self.result_budget = bytes.max(MCP_MIN_RESULT_BUDGET);
+        self
     }
 
     /// Sets the kill grace.

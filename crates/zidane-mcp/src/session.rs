@@ -41,6 +41,8 @@ pub(crate) struct SessionCore {
     subscriptions: Mutex<HashSet<String>>,
     /// `wait_task` calls served as MCP tasks.
     pub(crate) tasks: TaskManager,
+    /// Most bytes of one result's text ([`ServeOptions::result_budget`]).
+    pub(crate) result_budget: usize,
     hook: SubscriptionId,
     stop_pushes: CancellationToken,
     torn_down: OnceCell<()>,
@@ -85,6 +87,7 @@ impl SessionCore {
             min_level: Mutex::new(None),
             subscriptions: Mutex::new(HashSet::new()),
             tasks: TaskManager::new(),
+            result_budget: options.result_budget,
             hook,
             stop_pushes: CancellationToken::new(),
             torn_down: OnceCell::new(),

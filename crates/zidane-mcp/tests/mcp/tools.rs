@@ -124,3 +124,59 @@ async fn a_task_resource_shows_status_and_log() {
     assert!(missing.is_err());
     harness.close().await;
 }
+
+/// A long answer fits the result budget by its end, in the text and in the structured
+/// content alike, and says what was cut.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_output_keeps_its_end_within_the_budget() {
+    let harness = start().await;
+    let result = harness
+        .call(
+            "shell",
+            json!({ "command": "seq 1 100000; echo failed: the error >&2; exit 1" }),
+        )
+        .await;
+    let shown = text(&result);
+    assert!(
+        shown.len() <= zidane_mcp::MCP_DEFAULT_RESULT_BUDGET,
+        "{}",
+        shown.len()
+    );
+    assert!(
+        shown.ends_with("100000\nfailed: the error\n\nExit code: 1"),
+        "{shown}"
+    );
+    assert!(
+        shown.starts_with("[") && shown.contains(" bytes (") && shown.contains("run_in_background"),
+        "{shown}"
+    );
+    let data = structured(&result);
+    let output = data["output"].as_str().unwrap();
+    assert!(output.len() <= zidane_mcp::MCP_DEFAULT_RESULT_BUDGET);
+    assert!(output.ends_with("100000\nfailed: the error\n"), "{output}");
+    assert_eq!(data["text"], shown);
+
+    // A log read names the file the rest is in.
+    let log = harness.dir.path().join("big.log");
+    std::fs::write(
+        &log,
+        (1..=5000)
+            .map(|i| format!("line {i}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let read = harness
+        .call("read_file", json!({ "path": log.display().to_string() }))
+        .await;
+    let shown = text(&read);
+    assert!(shown.len() <= zidane_mcp::MCP_DEFAULT_RESULT_BUDGET);
+    assert!(
+        shown.contains(&format!("the whole of it is in {}", log.display())),
+        "{shown}"
+    );
+    assert!(
+        shown.ends_with("(3000 more lines; continue with offset 2000)"),
+        "{shown}"
+    );
+    harness.close().await;
+}
