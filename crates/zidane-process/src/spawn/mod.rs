@@ -12,7 +12,7 @@ pub(crate) mod vfork_spawn;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -167,6 +167,8 @@ fn spawn_fast(
     log: Option<&Path>,
     write: OwnedFd,
 ) -> Result<Child, SpawnError> {
+    use std::os::fd::AsFd;
+
     use vfork_spawn::{ShellCommand, Spawn};
     let mut prepared = ShellCommand::new(command, cwd, env)
         .and_then(|prepared| prepared.with_shell(shell))

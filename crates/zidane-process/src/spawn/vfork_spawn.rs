@@ -24,7 +24,7 @@
 //! inodes), and done by the child it is not charged to the thread that starts tasks,
 //! which sleeps meanwhile and so does not hold up the next start.
 //!
-//! The clone itself and what the child does before `exec` live in [`crate::sys`], the
+//! The clone itself and what the child does before `exec` live in `crate::sys::vfork_child`, in the
 //! crate's only `unsafe` code; this module prepares what the child reads and owns the
 //! descriptors and the stack it runs on.
 //!
@@ -48,7 +48,7 @@ use nix::unistd::dup3;
 use crate::spawn::shell::Shell;
 use crate::spawn::{Child, SpawnError};
 use crate::sys::reap;
-use crate::sys::{self, ChildArgs, Stage, open_dev_null};
+use crate::sys::vfork_child::{self, ChildArgs, Stage, open_dev_null};
 #[cfg(doc)]
 use crate::task::log_file::open_new;
 
@@ -256,7 +256,7 @@ impl Slots {
             failed_at: AtomicI32::new(Stage::None as i32),
             errno: AtomicI32::new(0),
         };
-        let pid = match sys::clone_vfork_child(&args, &mut self.stack) {
+        let pid = match vfork_child::clone_vfork_child(&args, &mut self.stack) {
             Ok(pid) => pid,
             Err(errno @ (Errno::ENOSYS | Errno::EPERM | Errno::EINVAL)) => {
                 refused(errno);

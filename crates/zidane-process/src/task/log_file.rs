@@ -22,6 +22,7 @@ pub(crate) const LOG_MODE: u32 = 0o600;
 /// (`O_EXCL`: never over an existing file), close-on-exec, and readable as well as
 /// writable, so that `finish` can look at the last kept byte (splice never shows us
 /// the bytes it moves).
+#[cfg(target_os = "linux")]
 pub(crate) const LOG_OPEN_FLAGS: libc::c_int =
     libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
 
@@ -288,6 +289,8 @@ impl LogWriter {
 /// What one attempt did.
 enum Step {
     Moved(usize),
+    /// Only a splice asks for another go.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Retry,
 }
 
