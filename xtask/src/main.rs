@@ -1,7 +1,9 @@
 //! Project automation for zidane. No product logic lives here.
 //!
 //! ```text
-//! cargo xtask ci      fmt, clippy, tests, doc tests, docs — as CI runs them
+//! cargo xtask ci      fmt, clippy, tests (the process tests twice: on the fast and
+//!                     the portable path), doc tests, docs, the macOS type-check —
+//!                     as CI runs them
 //! cargo xtask bench   the process layer's benchmark driver: its table, written to
 //!                     crates/zidane-process/benches/RESULTS.md (--peers: then the
 //!                     comparison with the reference peers, where they are present)
@@ -13,6 +15,7 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 mod bench;
+mod macos_check;
 mod mcp_venv;
 mod restate;
 mod tmux;
@@ -56,6 +59,12 @@ fn ci() -> Result<(), String> {
         (mcp_venv::VENV_ENV, &venv),
         (restate::SERVER_ENV, &server),
     ];
+    // The process layer's tests again, on the mechanisms every Unix has.
+    let portable: Vec<(&str, &str)> = env
+        .iter()
+        .copied()
+        .chain([(PROCESS_PATH_VAR, "portable")])
+        .collect();
     step("fmt", &["fmt", "--all", "--check"], env)?;
     step(
         "clippy",
@@ -75,10 +84,20 @@ fn ci() -> Result<(), String> {
             &["nextest", "run", "--workspace", "--no-fail-fast"],
             env,
         )?;
+        step(
+            "test on the portable path (nextest)",
+            &["nextest", "run", "-p", "zidane-process", "--no-fail-fast"],
+            &portable,
+        )?;
         step("doc tests", &["test", "--workspace", "--doc"], env)?;
     } else {
         // `cargo test` runs doc tests too.
         step("test", &["test", "--workspace"], env)?;
+        step(
+            "test on the portable path",
+            &["test", "-p", "zidane-process"],
+            &portable,
+        )?;
     }
     step(
         "doc",
@@ -89,9 +108,13 @@ fn ci() -> Result<(), String> {
             ("CARGO_INCREMENTAL", "0"),
         ],
     )?;
+    macos_check::check(&bench::workspace_root()?)?;
     println!("xtask ci: all steps passed in {:.1?}", started.elapsed());
     Ok(())
 }
+
+/// `zidane-process`'s switch to the portable path (`zidane_process::PROCESS_PATH_VAR`).
+const PROCESS_PATH_VAR: &str = "ZIDANE_PROCESS_PATH";
 
 fn has_nextest() -> bool {
     Command::new("cargo")
