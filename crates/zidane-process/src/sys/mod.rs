@@ -1,9 +1,11 @@
 //! Every call into the C library and the kernel that Rust cannot check: `waitpid` and
 //! `waitid`, taking ownership of a descriptor the kernel just handed out, and (Linux,
-//! in [`vfork_child`]) the `vfork`-style `clone` and what its child does before
-//! `exec`. This is the crate's only `unsafe` code; each block says why it is sound.
+//! in `vfork_child`) the `vfork`-style `clone` and what its child does before
+//! `exec`, (macOS, in `darwin`) the process table through `libproc` and `sysctl`. This is the crate's only `unsafe` code; each block says why it is sound.
 #![allow(unsafe_code)]
 
+#[cfg(target_os = "macos")]
+pub(crate) mod darwin;
 #[cfg(target_os = "linux")]
 pub(crate) mod vfork_child;
 
