@@ -4,6 +4,7 @@
 //! that vanishes or refuses a read is `None`.
 
 use std::io;
+use std::time::Duration;
 
 pub(crate) use crate::containment::ProcLiveness;
 use crate::containment::procargs::split_procargs;
@@ -129,8 +130,38 @@ pub(crate) fn last_pid() -> Option<u32> {
     None
 }
 
-/// Per-process CPU times and thread states are not read on macOS yet: the CPU budget
-/// and the stall diagnosis find nothing here.
-pub(crate) fn processes_with_stat() -> Option<std::iter::Empty<(u32, String)>> {
-    None
+/// `(pid, name, state)` of every process in group `pgid`; `None` when the pids cannot
+/// be listed.
+pub(crate) fn group_members(pgid: u32) -> Option<Vec<(u32, String, char)>> {
+    let members = darwin::list_all_pids()
+        .ok()?
+        .into_iter()
+        .filter_map(|pid| darwin::bsd_info(pid).ok())
+        .filter(|info| info.pbi_pgid == pgid)
+        .map(|info| {
+            let name: Vec<u8> = info
+                .pbi_comm
+                .iter()
+                .take_while(|&&c| c != 0)
+                .map(|&c| c.to_ne_bytes()[0])
+                .collect();
+            let stat = from_info(&info);
+            (info.pbi_pid, String::from_utf8_lossy(&name).into_owned(), stat.state)
+        })
+        .collect();
+    Some(members)
+}
+
+/// The CPU time the live processes of group `pgid` have used, with what each reaped of
+/// its children; `None` when the pids cannot be listed.
+pub(crate) fn group_cpu_time(pgid: u32) -> Option<Duration> {
+    let mut nanos = 0_u64;
+    for pid in darwin::list_all_pids().ok()? {
+        if darwin::bsd_info(pid).is_ok_and(|info| info.pbi_pgid == pgid)
+            && let Ok(used) = darwin::cpu_nanos(pid)
+        {
+            nanos = nanos.saturating_add(used);
+        }
+    }
+    Some(Duration::from_nanos(nanos))
 }

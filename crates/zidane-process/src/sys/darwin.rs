@@ -98,3 +98,40 @@ fn arg_max() -> io::Result<usize> {
     }
     usize::try_from(value).map_err(|_| io::Error::other("negative KERN_ARGMAX"))
 }
+
+/// The CPU time `pid` used, user and system, and that of its children it reaped, in
+/// nanoseconds (`proc_pid_rusage(RUSAGE_INFO_V2)`, converted from Mach time).
+pub(crate) fn cpu_nanos(pid: libc::pid_t) -> io::Result<u64> {
+    // SAFETY: a zeroed `rusage_info_v2` (plain integers) is valid.
+    let mut info: libc::rusage_info_v2 = unsafe { std::mem::zeroed() };
+    // SAFETY: with `RUSAGE_INFO_V2` the kernel writes one `rusage_info_v2` into `info`.
+    let status = unsafe {
+        libc::proc_pid_rusage(
+            pid,
+            libc::RUSAGE_INFO_V2,
+            (&raw mut info).cast::<libc::rusage_info_t>(),
+        )
+    };
+    if status != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let ticks = info
+        .ri_user_time
+        .saturating_add(info.ri_system_time)
+        .saturating_add(info.ri_child_user_time)
+        .saturating_add(info.ri_child_system_time);
+    Ok(mach_to_nanos(ticks))
+}
+
+/// Mach absolute time to nanoseconds (`mach_timebase_info`).
+#[allow(deprecated)]
+fn mach_to_nanos(ticks: u64) -> u64 {
+    let mut timebase = libc::mach_timebase_info { numer: 0, denom: 0 };
+    // SAFETY: `mach_timebase_info` writes only `timebase`.
+    let status = unsafe { libc::mach_timebase_info(&raw mut timebase) };
+    if status != 0 || timebase.denom == 0 {
+        return ticks;
+    }
+    let nanos = u128::from(ticks) * u128::from(timebase.numer) / u128::from(timebase.denom);
+    u64::try_from(nanos).unwrap_or(u64::MAX)
+}
