@@ -107,23 +107,7 @@ fn ensure_toolchain() -> Result<bool, String> {
         return Ok(false);
     }
     println!("==> macos-check: apt-get install {}", PACKAGES.join(" "));
-    let install: Vec<&str> = ["install", "-y", "-q"]
-        .into_iter()
-        .chain(PACKAGES)
-        .collect();
-    for args in [&["update", "-q"][..], &install[..]] {
-        let status = Command::new("apt-get")
-            .args(args)
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-            .map_err(|e| format!("macos-check: cannot run apt-get: {e}"))?;
-        if !status.success() {
-            return Err(format!(
-                "macos-check: apt-get {} failed ({status})",
-                args.join(" ")
-            ));
-        }
-    }
+    crate::apt::install("macos-check", &PACKAGES)?;
     if present() {
         Ok(true)
     } else {

@@ -14,6 +14,7 @@
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+mod apt;
 mod bench;
 mod macos_check;
 mod mcp_venv;

@@ -133,9 +133,16 @@ pub(crate) fn spawn_shell(
     // Only our end is non-blocking: the task must block on a full pipe (backpressure),
     // not get EAGAIN. O_NONBLOCK lives on the open file description of each end.
     fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(SpawnError::start)?;
+    #[cfg(target_os = "linux")]
     let child = if path.is_fast() {
         spawn_fast(shell, command, cwd, env, log, write)?
     } else {
+        start_with_std(shell, command, cwd, env, log, None, write)?
+    };
+    // Off Linux every path is the portable one.
+    #[cfg(not(target_os = "linux"))]
+    let child = {
+        let _ = path;
         start_with_std(shell, command, cwd, env, log, None, write)?
     };
     // Only the child holds the write end now.
@@ -180,19 +187,6 @@ fn spawn_fast(
         Spawn::Started(child) => Ok(child),
         Spawn::Refused { log: made } => start_with_std(shell, command, cwd, env, log, made, write),
     }
-}
-
-/// No fast start off Linux: the portable one.
-#[cfg(not(target_os = "linux"))]
-fn spawn_fast(
-    shell: &Shell,
-    command: &str,
-    cwd: &Path,
-    env: &BTreeMap<String, String>,
-    log: Option<&Path>,
-    write: OwnedFd,
-) -> Result<Child, SpawnError> {
-    start_with_std(shell, command, cwd, env, log, None, write)
 }
 
 /// The portable start, also where the kernel refused `vfork_spawn`'s way: the log (unless the
