@@ -29,7 +29,7 @@ pub(crate) const LOG_OPEN_FLAGS: libc::c_int =
 /// Mode of an output directory we create.
 const DIR_MODE: u32 = 0o700;
 
-/// A pipe's default capacity on Linux; a `splice` that moves this much found it full.
+/// A pipe's default capacity on Linux; a copy that moves this much found it full.
 #[cfg(target_os = "linux")]
 const DEFAULT_PIPE_CAPACITY: usize = 64 * 1024;
 
@@ -158,7 +158,7 @@ impl LogWriter {
                 Ok(Step::Moved(0)) => return Ok(Pumped::Eof),
                 Ok(Step::Moved(n)) => {
                     #[cfg(target_os = "linux")]
-                    if n >= DEFAULT_PIPE_CAPACITY && !self.pipe_grown && self.splice_works {
+                    if n >= DEFAULT_PIPE_CAPACITY && !self.pipe_grown {
                         self.pipe_grown = true;
                         log_splice::grow_pipe(pipe);
                     }
