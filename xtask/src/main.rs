@@ -7,6 +7,7 @@
 //! cargo xtask bench   the process layer's benchmark driver: its table, written to
 //!                     crates/zidane-process/benches/RESULTS.md (--peers: then the
 //!                     comparison with the reference peers, where they are present)
+//! cargo xtask macos-check   the workspace type-checked for aarch64 and x86_64 macOS
 //! cargo xtask restate install the Restate server the zidane-restate tests run against
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -26,9 +27,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench::bench(&args[1..]),
+        Some("macos-check") => bench::workspace_root().and_then(|root| macos_check::check(&root)),
         Some("restate") => restate::install().map(|path| println!("{}", path.display())),
         _ => {
-            eprintln!("usage: cargo xtask <ci|bench [--peers]|restate>");
+            eprintln!("usage: cargo xtask <ci|bench [--peers]|macos-check|restate>");
             return ExitCode::from(2);
         }
     };
