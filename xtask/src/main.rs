@@ -1,9 +1,9 @@
 //! Project automation for zidane. No product logic lives here.
 //!
 //! ```text
-//! cargo xtask ci      fmt, clippy, tests (the process tests twice: on the fast and
-//!                     the portable path), doc tests, docs, the macOS type-check —
-//!                     as CI runs them
+//! cargo xtask ci      fmt, clippy, tests (the process and end-to-end tests twice: on
+//!                     the fast and the portable path), doc tests, docs, the macOS
+//!                     type-check — as CI runs them
 //! cargo xtask bench   the process layer's benchmark driver: its table, written to
 //!                     crates/zidane-process/benches/RESULTS.md (--peers: then the
 //!                     comparison with the reference peers, where they are present)
@@ -62,7 +62,8 @@ fn ci() -> Result<(), String> {
         (mcp_venv::VENV_ENV, &venv),
         (restate::SERVER_ENV, &server),
     ];
-    // The process layer's tests again, on the mechanisms every Unix has.
+    // The process layer's tests and the end-to-end suite again, on the mechanisms every
+    // Unix has.
     let portable: Vec<(&str, &str)> = env
         .iter()
         .copied()
@@ -89,7 +90,15 @@ fn ci() -> Result<(), String> {
         )?;
         step(
             "test on the portable path (nextest)",
-            &["nextest", "run", "-p", "zidane-process", "--no-fail-fast"],
+            &[
+                "nextest",
+                "run",
+                "-p",
+                "zidane-process",
+                "-p",
+                "zidane-e2e",
+                "--no-fail-fast",
+            ],
             &portable,
         )?;
         step("doc tests", &["test", "--workspace", "--doc"], env)?;
@@ -98,7 +107,7 @@ fn ci() -> Result<(), String> {
         step("test", &["test", "--workspace"], env)?;
         step(
             "test on the portable path",
-            &["test", "-p", "zidane-process"],
+            &["test", "-p", "zidane-process", "-p", "zidane-e2e"],
             &portable,
         )?;
     }
