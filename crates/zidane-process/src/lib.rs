@@ -12,7 +12,8 @@
 //! - **Log**: stdout and stderr share one pipe, so they reach
 //!   `<output_dir>/<task-id>.<context-timestamp>.log` in the order they were written.
 //!   The log is created new (`O_EXCL`, mode `0600`; a missing directory is created
-//!   `0700`) and fed with `splice(2)`: no output is buffered in memory.
+//!   `0700`) and fed with `splice(2)` (Linux's fast path) or a read/write copy through
+//!   one small buffer (the portable path): memory stays flat however much a task prints.
 //! - **Settle**: a task ends when its leader exited *and* its output reached
 //!   end-of-file. Then the log is closed, `on_exit` fires exactly once, and waiters wake.
 //! - **Kill**: `SIGTERM` to the group, `SIGKILL` after the grace period, bounded even if
