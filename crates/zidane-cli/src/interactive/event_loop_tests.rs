@@ -25,15 +25,7 @@ impl Surface for Frames {
         self.terminal.draw(|frame| {
             view::draw(frame, app);
         })?;
-        let buffer = self.terminal.backend().buffer();
-        let mut text = String::new();
-        for y in 0..buffer.area.height {
-            let line: String = (0..buffer.area.width)
-                .map(|x| buffer[(x, y)].symbol().to_owned())
-                .collect();
-            text.push_str(line.trim_end());
-            text.push('\n');
-        }
+        let text = view::tests::text(self.terminal.backend().buffer());
         self.drawn.send_modify(|frames| frames.push(text));
         Ok(())
     }

@@ -40,12 +40,13 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
             row.push_str(word, word_columns);
             continue;
         }
-        // Wider than a row: it starts a row of its own (after the line's indentation,
-        // when it is the first word) and fills rows to their width.
-        if !row.text.is_empty() {
-            rows.push(std::mem::take(&mut row).text);
-        } else if space_columns < width {
+        // Wider than any row: it goes on where the row has room, and fills rows to
+        // their width.
+        let first = word.chars().next().map_or(0, char_columns);
+        if row.columns + space_columns + first <= width {
             row.push_str(space, space_columns);
+        } else {
+            rows.push(std::mem::take(&mut row).text);
         }
         for c in word.chars() {
             let c_columns = char_columns(c);

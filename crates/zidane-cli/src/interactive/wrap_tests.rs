@@ -36,7 +36,7 @@ fn a_path_is_not_cut_when_it_fits_a_row() {
 fn a_word_wider_than_a_row_is_broken_by_width() {
     assert_eq!(
         wrap("log /home/someone/.local/share/zidane/x.log", 16),
-        ["log", "/home/someone/.l", "ocal/share/zidan", "e/x.log"]
+        ["log /home/someon", "e/.local/share/z", "idane/x.log"]
     );
 }
 
