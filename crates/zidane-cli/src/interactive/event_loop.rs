@@ -8,10 +8,11 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use crossterm::event::{Event, KeyEventKind};
-use futures::{FutureExt as _, Stream, StreamExt as _};
+use futures::{Stream, StreamExt as _};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use zidane::agent::PickerKind;
@@ -87,7 +88,7 @@ where
             };
             dirty |= changed;
             if started.elapsed() < FRAME {
-                input = ready(&mut inputs);
+                input = ready(&mut inputs).await;
             }
         }
         if app.picker.is_none() {
@@ -103,11 +104,20 @@ where
 }
 
 /// An input that is ready now, without waiting.
-fn ready<K>(inputs: &mut Inputs<'_, K>) -> Option<Input>
+async fn ready<K>(inputs: &mut Inputs<'_, K>) -> Option<Input>
 where
     K: Stream<Item = std::io::Result<Event>> + Unpin,
 {
-    if let Some(key) = inputs.keys.next().now_or_never() {
+    // Polled with the loop's own waker: crossterm's stream keeps the first waker it is
+    // given while it waits, so a throwaway one would lose the next key's wake-up.
+    let key = std::future::poll_fn(|cx| {
+        Poll::Ready(match inputs.keys.poll_next_unpin(cx) {
+            Poll::Ready(key) => Some(key),
+            Poll::Pending => None,
+        })
+    })
+    .await;
+    if let Some(key) = key {
         return Some(Input::Key(key));
     }
     inputs.inbox.try_recv().ok().map(Input::Event)
