@@ -5,7 +5,7 @@
 use unicode_width::UnicodeWidthChar as _;
 
 /// The columns `c` takes on screen; control characters take none (they are not drawn).
-fn char_columns(c: char) -> usize {
+pub fn char_columns(c: char) -> usize {
     c.width().unwrap_or(0)
 }
 
