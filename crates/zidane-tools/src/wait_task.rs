@@ -208,7 +208,7 @@ async fn wait(
     }
     text.push('.');
     if tail.is_empty() {
-        text.push_str(" Its log is empty so far.");
+        text.push_str(" Its log is empty so far. ");
     } else {
         text.push_str(" Last lines of its log:");
         for line in &tail {
@@ -218,7 +218,7 @@ async fn wait(
         text.push('\n');
     }
     text.push_str(&format!(
-        " Call wait_task again to wait longer. Output: {output_path}"
+        "Call wait_task again to wait longer. Output: {output_path}"
     ));
     Ok(ToolOutput::ok(
         text,
