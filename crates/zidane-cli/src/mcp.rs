@@ -47,6 +47,11 @@ pub(crate) struct McpArgs {
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(MCP_MIN_RESULT_BUDGET as u64..),
     )]
     result_budget_bytes: usize,
+    /// The longest wait_task may wait, in seconds, for every client. Default: under the
+    /// connected client's request ceiling where it is known (Codex, Cursor, VS Code, Zed,
+    /// …), else under a minute.
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    wait_cap_secs: Option<u64>,
 }
 
 /// Runs the server until the session ends or SIGTERM/SIGINT.
@@ -68,6 +73,10 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
     let options = ServeOptions::new(user_dir)
         .kill_grace(Duration::from_millis(args.kill_grace_ms))
         .result_budget(args.result_budget_bytes);
+    let options = match args.wait_cap_secs {
+        Some(secs) => options.wait_cap(Duration::from_secs(secs)),
+        None => options,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

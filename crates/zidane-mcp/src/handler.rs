@@ -26,7 +26,10 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use zidane_agent::{Agent, AgentError, Notifications, ToolCall};
-use zidane_tools::{READ_FILE, SHELL, SHELL_KILL, ToolOutput, ToolSpec, WAIT_TASK};
+use zidane_tools::{
+    READ_FILE, SHELL, SHELL_KILL, ToolOutput, ToolSpec, WAIT_TASK, WaitLimits,
+    wait_task_description,
+};
 
 use crate::budget::keep_end;
 use crate::error::McpServeError;
@@ -35,6 +38,7 @@ use crate::options::ServeOptions;
 use crate::resources;
 use crate::schema::{ResultText, output_schema};
 use crate::session::{LEVELS, SessionCore};
+use crate::waits::{fit_wait, wait_limits};
 
 const INSTRUCTIONS: &str = "\
 zidane runs shell commands for you, in the foreground or as background tasks. Start a long \
@@ -180,6 +184,17 @@ pub(crate) fn tool_result(
     result
 }
 
+impl McpSession {
+    /// `wait_task`'s limits for the connected client ([`wait_limits`]).
+    fn wait_limits(&self, context: &RequestContext<RoleServer>) -> WaitLimits {
+        let peer = context.peer.peer_info();
+        wait_limits(
+            peer.as_deref().map(|peer| &peer.client_info),
+            self.core.wait_cap,
+        )
+    }
+}
+
 pub(crate) fn agent_error(error: AgentError) -> McpError {
     McpError::internal_error(format!("the session cannot serve this call: {error}"), None)
 }
@@ -225,15 +240,21 @@ impl ServerHandler for McpSession {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let agent = &self.core.agent;
+        let limits = self.wait_limits(&context);
         let tools = agent
             .tools()
             // As the run loop asks: the shell tool names the context's shell.
             .specs_in(&agent.background_gate(), agent.context().as_ref())
             .into_iter()
-            .map(mcp_tool)
+            .map(|mut spec| {
+                if spec.name == WAIT_TASK {
+                    spec.description = wait_task_description(limits);
+                }
+                mcp_tool(spec)
+            })
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -244,12 +265,17 @@ impl ServerHandler for McpSession {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.core.remember_peer(&context.peer);
-        let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let mut arguments = request.arguments.unwrap_or_default();
         let agent = &self.core.agent;
         let is_wait = agent
             .tools()
             .resolve(&request.name)
             .is_some_and(|tool| tool.spec().name == WAIT_TASK);
+        let limits = self.wait_limits(&context);
+        if is_wait {
+            fit_wait(&mut arguments, limits);
+        }
+        let input = serde_json::Value::Object(arguments);
         let client_takes_tasks = context
             .client_capabilities()
             .is_some_and(|capabilities| capabilities.supports_tasks());
@@ -260,6 +286,10 @@ impl ServerHandler for McpSession {
         }
         let call = ToolCall::new(context.id.to_string(), request.name.into_owned(), input)
             .cancel(context.ct.clone());
+        let _progress = is_wait
+            .then(|| context.meta.get_progress_token())
+            .flatten()
+            .map(|token| crate::waits::report_progress(context.peer.clone(), token, limits));
         let output = agent.call_tool(call).await.map_err(agent_error)?;
         let told = agent.drain_notifications().await.map_err(agent_error)?;
         Ok(CallToolResponse::Complete(tool_result(

@@ -46,6 +46,7 @@ pub use oversized::MAX_REQUEST_BYTES;
 pub use resources::{LOG_TAIL_BYTES, TASK_SCHEME, task_uri};
 pub use shutdown::shutdown_signal;
 pub use stdio::{serve_io, serve_stdio};
+pub use waits::MCP_UNKNOWN_CLIENT_WAIT_CAP;
 
 mod budget;
 mod error;
@@ -61,3 +62,4 @@ mod session;
 mod shutdown;
 mod stdio;
 mod tasks;
+mod waits;

@@ -39,6 +39,9 @@ pub struct ServeOptions {
     /// Most bytes of one result's text, notification blocks included
     /// ([`MCP_DEFAULT_RESULT_BUDGET`]): a longer answer keeps its end.
     pub result_budget: usize,
+    /// `wait_task`'s cap for every client; `None` sizes it to the client's known request
+    /// ceiling, or under a minute for one not known.
+    pub wait_cap: Option<Duration>,
 }
 
 impl ServeOptions {
@@ -49,7 +52,15 @@ impl ServeOptions {
             kill_grace: DEFAULT_KILL_GRACE,
             destroy_timeout: DEFAULT_DESTROY_TIMEOUT,
             result_budget: MCP_DEFAULT_RESULT_BUDGET,
+            wait_cap: None,
         }
+    }
+
+    /// Sets `wait_task`'s cap for every client, whatever its ceiling.
+    #[must_use]
+    pub fn wait_cap(mut self, cap: Duration) -> Self {
+        self.wait_cap = Some(cap);
+        self
     }
 
     /// Sets the result budget (at least [`MCP_MIN_RESULT_BUDGET`]; less is raised to it).

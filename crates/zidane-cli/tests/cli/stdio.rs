@@ -147,6 +147,35 @@ async fn a_request_too_large_is_answered_with_an_error_and_the_session_goes_on()
     );
 }
 
+/// `notifications/cancelled` for a wait in progress ends the wait, never the task.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_wait_leaves_the_task_running() {
+    let mut server = StdioServer::start().await;
+    let started = server
+        .call(
+            1,
+            "shell",
+            json!({ "command": "sleep 60", "run_in_background": true }),
+        )
+        .await;
+    let pid = u32::try_from(started["structuredContent"]["pid"].as_u64().unwrap()).unwrap();
+    server
+        .send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait_task","arguments":{"task_id":"bash_1","timeout_ms":40000}}}"#)
+        .await;
+    server
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"user pressed esc"}}"#)
+        .await;
+    let listed = server.call(3, "list_tasks", json!({})).await;
+    assert!(
+        listed["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("bash_1  running"),
+        "{listed}"
+    );
+    assert!(alive(pid));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn zidane_user_dir_chooses_where_the_logs_go_as_for_every_other_command() {
     let mut server = StdioServer::start_with(UserDirBy::Env).await;

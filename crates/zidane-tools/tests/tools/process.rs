@@ -107,6 +107,7 @@ macro_rules! assert_stable_snapshot {
         settings.add_filter(r"\(\d+(\.\d)?s\)|\(\d+ms\)", "([DURATION])");
         settings.add_filter(r"after \d+(\.\d)?s\.|after \d+ms\.", "after [DURATION].");
         settings.add_filter(r"\) after (\d+(\.\d)?s|\d+ms);", ") after [DURATION];");
+        settings.add_filter(r"started (\d+(\.\d)?s|\d+ms) ago", "started [DURATION] ago");
         settings.bind(|| assert_snapshot!($name, $text));
     }};
 }
@@ -407,5 +408,40 @@ async fn the_last_lines_of_a_huge_log_are_read_from_its_end() {
         "{}",
         back.text
     );
+    session.close().await;
+}
+
+/// A wait that times out says how long the task has run and quotes the end of its log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_wait_quotes_the_last_lines_of_the_log() {
+    let mut session = Session::new().await;
+    let task_id = session
+        .start("seq 1 20; echo compiling crate 7 of 9; exec sleep 30")
+        .await;
+    let output = session
+        .call(
+            "wait_task",
+            json!({ "task_id": task_id, "until": { "pattern": "compiling crate 7" } }),
+        )
+        .await;
+    assert!(!output.is_error, "{}", output.text);
+    let output = session
+        .call(
+            "wait_task",
+            json!({ "task_id": task_id, "timeout_ms": 100 }),
+        )
+        .await;
+    assert!(
+        output
+            .text
+            .contains("Last lines of its log:\n  17\n  18\n  19\n  20\n  compiling crate 7 of 9\n"),
+        "{}",
+        output.text
+    );
+    assert_eq!(output.data["last_lines"][4], "compiling crate 7 of 9");
+    session
+        .call("shell_kill", json!({ "task_id": task_id }))
+        .await;
+    assert_eq!(session.next_exit().await.status, TaskStatus::Killed);
     session.close().await;
 }
