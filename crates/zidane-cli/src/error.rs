@@ -3,6 +3,8 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
+use zidane::agent::error_chain;
+
 use crate::provider::Missing;
 
 /// Exit status for a usage or configuration error (no provider, unknown session).
@@ -65,7 +67,13 @@ impl CliError {
             | Self::NotATerminal => EXIT_USAGE,
             _ => 1,
         };
-        let _ = writeln!(std::io::stderr(), "zidane: {self}");
+        print(&self);
         ExitCode::from(code)
     }
+}
+
+/// Prints `zidane: ` and the error's [`chain`] on stderr: every error exit of the binary
+/// says its error this way.
+pub(crate) fn print(error: &(dyn std::error::Error + 'static)) {
+    let _ = writeln!(std::io::stderr(), "zidane: {}", error_chain(error));
 }
