@@ -35,7 +35,7 @@ pub enum CliError {
     NotATerminal,
     /// `zidane mcp` could not start or stopped serving.
     #[error("mcp: {0}")]
-    Mcp(#[from] zidane_mcp::McpServeError),
+    Mcp(zidane_mcp::McpServeError),
     /// The async runtime could not start.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
@@ -48,6 +48,13 @@ pub enum CliError {
 impl From<std::io::Error> for CliError {
     fn from(error: std::io::Error) -> Self {
         Self::Io(error)
+    }
+}
+
+// Printed in the message, so not also a `source()`.
+impl From<zidane_mcp::McpServeError> for CliError {
+    fn from(error: zidane_mcp::McpServeError) -> Self {
+        Self::Mcp(error)
     }
 }
 
