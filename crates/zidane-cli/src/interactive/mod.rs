@@ -82,7 +82,11 @@ pub async fn run(host: Host) -> Result<ExitCode, CliError> {
             let _ = writeln!(err, "zidane: not confirmed dead: {:?}", report.survivors);
         }
         Err(error) => {
-            let _ = writeln!(err, "zidane: destroy: {error}");
+            let _ = writeln!(
+                err,
+                "zidane: destroy: {}",
+                zidane::agent::error_chain(&error)
+            );
         }
     }
     if has_turns {
