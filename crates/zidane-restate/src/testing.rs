@@ -17,6 +17,9 @@ pub const SERVER_ENV: &str = "ZIDANE_RESTATE_SERVER";
 pub const SERVER_INSTALL_PATH: &str =
     "restate/node_modules/@restatedev/restate-server-linux-x64/bin/restate-server";
 
+/// How the error of a server that exited before it was ready begins.
+const EXITED: &str = "exited before it was ready with ";
+
 /// How long a new server may take to answer on both its admin and ingress ports.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -60,8 +63,26 @@ pub struct RestateServer {
 }
 
 impl RestateServer {
-    /// Starts a server and waits (bounded) until its admin API and ingress answer.
+    /// Starts a server and waits (bounded) until its admin API and ingress answer. The
+    /// ports are free when chosen but can be taken before the server binds them (tests
+    /// bind ports of their own meanwhile): a server that exits at once is started again
+    /// on new ports, a few times.
     pub async fn start() -> Result<Self, RestateError> {
+        let mut attempts = 1;
+        loop {
+            match Self::start_once().await {
+                Err(RestateError::Server { reason })
+                    if reason.starts_with(EXITED) && attempts < 3 =>
+                {
+                    tracing::warn!(%reason, "restate-server exited at start; again on new ports");
+                    attempts += 1;
+                }
+                started => return started,
+            }
+        }
+    }
+
+    async fn start_once() -> Result<Self, RestateError> {
         let binary = find_server_binary()?;
         let dir = std::env::temp_dir().join(format!("zidane-restate-{}", crate::random_token()));
         std::fs::create_dir_all(&dir).map_err(|source| RestateError::Io {
@@ -115,8 +136,13 @@ impl RestateServer {
         ];
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
+                let log = std::fs::read_to_string(self.log()).unwrap_or_default();
+                let last = log.lines().rev().take(5).collect::<Vec<_>>();
                 return Err(RestateError::Server {
-                    reason: format!("exited with {status} (see {})", self.log().display()),
+                    reason: format!(
+                        "{EXITED}{status}; its log ended: {}",
+                        last.into_iter().rev().collect::<Vec<_>>().join(" | ")
+                    ),
                 });
             }
             let mut ready = true;
