@@ -244,7 +244,7 @@ fn compare_with_peers(root: &Path) -> Result<(), String> {
 }
 
 /// The workspace root: the parent of this crate's directory.
-fn workspace_root() -> Result<PathBuf, String> {
+pub fn workspace_root() -> Result<PathBuf, String> {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map(Path::to_owned)

@@ -1,10 +1,13 @@
 //! Project automation for zidane. No product logic lives here.
 //!
 //! ```text
-//! cargo xtask ci      fmt, clippy, tests, doc tests, docs — as CI runs them
+//! cargo xtask ci      fmt, clippy, tests (the process and end-to-end tests twice: on
+//!                     the fast and the portable path), doc tests, docs, the macOS
+//!                     type-check — as CI runs them
 //! cargo xtask bench   the process layer's benchmark driver: its table, written to
 //!                     crates/zidane-process/benches/RESULTS.md (--peers: then the
 //!                     comparison with the reference peers, where they are present)
+//! cargo xtask macos-check   the workspace type-checked for aarch64 and x86_64 macOS
 //! cargo xtask restate install the Restate server the zidane-restate tests run against
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -12,7 +15,9 @@
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+mod apt;
 mod bench;
+mod macos_check;
 mod mcp_venv;
 mod restate;
 mod tmux;
@@ -22,9 +27,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("bench") => bench::bench(&args[1..]),
+        Some("macos-check") => bench::workspace_root().and_then(|root| macos_check::check(&root)),
         Some("restate") => restate::install().map(|path| println!("{}", path.display())),
         _ => {
-            eprintln!("usage: cargo xtask <ci|bench [--peers]|restate>");
+            eprintln!("usage: cargo xtask <ci|bench [--peers]|macos-check|restate>");
             return ExitCode::from(2);
         }
     };
@@ -56,6 +62,13 @@ fn ci() -> Result<(), String> {
         (mcp_venv::VENV_ENV, &venv),
         (restate::SERVER_ENV, &server),
     ];
+    // The process layer's tests and the end-to-end suite again, on the mechanisms every
+    // Unix has.
+    let portable: Vec<(&str, &str)> = env
+        .iter()
+        .copied()
+        .chain([(PROCESS_PATH_VAR, "portable")])
+        .collect();
     step("fmt", &["fmt", "--all", "--check"], env)?;
     step(
         "clippy",
@@ -75,10 +88,28 @@ fn ci() -> Result<(), String> {
             &["nextest", "run", "--workspace", "--no-fail-fast"],
             env,
         )?;
+        step(
+            "test on the portable path (nextest)",
+            &[
+                "nextest",
+                "run",
+                "-p",
+                "zidane-process",
+                "-p",
+                "zidane-e2e",
+                "--no-fail-fast",
+            ],
+            &portable,
+        )?;
         step("doc tests", &["test", "--workspace", "--doc"], env)?;
     } else {
         // `cargo test` runs doc tests too.
         step("test", &["test", "--workspace"], env)?;
+        step(
+            "test on the portable path",
+            &["test", "-p", "zidane-process", "-p", "zidane-e2e"],
+            &portable,
+        )?;
     }
     step(
         "doc",
@@ -89,9 +120,13 @@ fn ci() -> Result<(), String> {
             ("CARGO_INCREMENTAL", "0"),
         ],
     )?;
+    macos_check::check(&bench::workspace_root()?)?;
     println!("xtask ci: all steps passed in {:.1?}", started.elapsed());
     Ok(())
 }
+
+/// `zidane-process`'s switch to the portable path (`zidane_process::PROCESS_PATH_VAR`).
+const PROCESS_PATH_VAR: &str = "ZIDANE_PROCESS_PATH";
 
 fn has_nextest() -> bool {
     Command::new("cargo")

@@ -9,19 +9,7 @@ pub fn ensure() -> Result<(), String> {
         return Ok(());
     }
     println!("==> tmux is missing: apt-get install tmux");
-    for args in [&["update", "-q"][..], &["install", "-y", "-q", "tmux"][..]] {
-        let status = Command::new("apt-get")
-            .args(args)
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-            .map_err(|e| format!("tmux: cannot run apt-get: {e}"))?;
-        if !status.success() {
-            return Err(format!(
-                "tmux: apt-get {} failed ({status})",
-                args.join(" ")
-            ));
-        }
-    }
+    crate::apt::install("tmux", &["tmux"])?;
     if present() {
         Ok(())
     } else {

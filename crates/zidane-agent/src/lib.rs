@@ -67,6 +67,7 @@ pub use config::{
 };
 pub use destroy::{DestroyReport, DestroyStep, FnResource, Resource, StepOutcome};
 pub use error::{AgentError, KillTaskError, Result};
+pub use error_chain::error_chain;
 pub use hooks::{
     HookBus, HookEvent, Reconcile, SubscriptionId, TaskReassign, TaskStart, ToolCallEvent,
     ToolResultEvent,
@@ -93,6 +94,7 @@ mod config;
 mod delivery;
 mod destroy;
 mod error;
+mod error_chain;
 mod hooks;
 mod host;
 mod listing;

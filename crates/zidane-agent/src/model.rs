@@ -363,7 +363,11 @@ pub enum ModelError {
     Provider(ErrorSource),
     /// A request to a model provider failed; `kind` says how, for a host that retries,
     /// compacts or asks for a new key.
-    #[error("{kind}{}: {detail}", status.map(|status| format!(" (HTTP {status})")).unwrap_or_default())]
+    #[error(
+        "{kind}{}: {detail}{}",
+        status.map(|status| format!(" (HTTP {status})")).unwrap_or_default(),
+        cause.as_ref().map(|cause| format!(": {cause}")).unwrap_or_default()
+    )]
     Request {
         /// What kind of failure.
         kind: ModelErrorKind,
@@ -372,9 +376,9 @@ pub enum ModelError {
         /// What happened, with a short excerpt of the provider's answer when it sent
         /// one. Never holds the API key.
         detail: String,
-        /// The underlying error (the HTTP client's, a JSON parser's), if any.
-        #[source]
-        source: Option<ErrorSource>,
+        /// The underlying error (the HTTP client's, a JSON parser's), if any. Printed
+        /// after `detail` in the message, so not also a `source()`.
+        cause: Option<ErrorSource>,
     },
 }
 
@@ -423,7 +427,8 @@ impl fmt::Display for ModelErrorKind {
 }
 
 /// The error behind a [`ModelError::Provider`] or [`ModelError::Request`]: any error, shared so that a `ModelError`
-/// stays `Clone`. Two are equal when they are the same error.
+/// stays `Clone`. Two are equal when they are the same error. Its message is the
+/// wrapped error's whole [`error_chain`](crate::error_chain), so it has no `source()`.
 #[derive(Clone)]
 pub struct ErrorSource(Arc<dyn std::error::Error + Send + Sync>);
 
@@ -442,15 +447,13 @@ impl fmt::Debug for ErrorSource {
 
 impl fmt::Display for ErrorSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
+        f.write_str(&crate::error_chain(&*self.0))
     }
 }
 
-impl std::error::Error for ErrorSource {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.0.source()
-    }
-}
+// The whole chain is in the message (a wrapper that prints this one's message would
+// otherwise cut a foreign error's chain off).
+impl std::error::Error for ErrorSource {}
 
 impl From<String> for ErrorSource {
     /// An error that is only a message.

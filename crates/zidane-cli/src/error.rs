@@ -3,6 +3,8 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
+use zidane::agent::error_chain;
+
 use crate::provider::Missing;
 
 /// Exit status for a usage or configuration error (no provider, unknown session).
@@ -33,7 +35,7 @@ pub enum CliError {
     NotATerminal,
     /// `zidane mcp` could not start or stopped serving.
     #[error("mcp: {0}")]
-    Mcp(#[from] zidane_mcp::McpServeError),
+    Mcp(zidane_mcp::McpServeError),
     /// The async runtime could not start.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
@@ -46,6 +48,13 @@ pub enum CliError {
 impl From<std::io::Error> for CliError {
     fn from(error: std::io::Error) -> Self {
         Self::Io(error)
+    }
+}
+
+// Printed in the message, so not also a `source()`.
+impl From<zidane_mcp::McpServeError> for CliError {
+    fn from(error: zidane_mcp::McpServeError) -> Self {
+        Self::Mcp(error)
     }
 }
 
@@ -65,7 +74,13 @@ impl CliError {
             | Self::NotATerminal => EXIT_USAGE,
             _ => 1,
         };
-        let _ = writeln!(std::io::stderr(), "zidane: {self}");
+        print(&self);
         ExitCode::from(code)
     }
+}
+
+/// Prints `zidane: ` and the error's [`chain`] on stderr: every error exit of the binary
+/// says its error this way.
+pub(crate) fn print(error: &(dyn std::error::Error + 'static)) {
+    let _ = writeln!(std::io::stderr(), "zidane: {}", error_chain(error));
 }

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use clap::Args;
 use zidane_mcp::{
-    HttpServer, MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_SESSION_IDLE, MCP_PATH, McpHttpOptions,
-    ServeOptions, TOKEN_ENV, serve_stdio, shutdown_signal,
+    HttpServer, MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_RESULT_BUDGET, MCP_DEFAULT_SESSION_IDLE,
+    MCP_MIN_RESULT_BUDGET, MCP_PATH, McpHttpOptions, ServeOptions, TOKEN_ENV, serve_stdio,
+    shutdown_signal,
 };
 
 use crate::error::CliError;
@@ -37,6 +38,21 @@ pub(crate) struct McpArgs {
     /// Milliseconds a killed task gets between SIGTERM and SIGKILL.
     #[arg(long, value_name = "MS", default_value_t = MCP_DEFAULT_KILL_GRACE.as_millis() as u64)]
     kill_grace_ms: u64,
+    /// Most bytes of one tool result's text, task notifications included; a longer
+    /// answer keeps its end and names where the rest is. Hosts cut results on their own
+    /// past about 10 KiB.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = MCP_DEFAULT_RESULT_BUDGET,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(MCP_MIN_RESULT_BUDGET as u64..),
+    )]
+    result_budget_bytes: usize,
+    /// The longest wait_task may wait, in seconds, for every client. Default: under the
+    /// connected client's request ceiling where it is known (Codex, Cursor, VS Code, Zed,
+    /// …), else under a minute.
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    wait_cap_secs: Option<u64>,
 }
 
 /// Runs the server until the session ends or SIGTERM/SIGINT.
@@ -55,7 +71,13 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
         Some(dir) => dir,
         None => user_dir()?,
     };
-    let options = ServeOptions::new(user_dir).kill_grace(Duration::from_millis(args.kill_grace_ms));
+    let options = ServeOptions::new(user_dir)
+        .kill_grace(Duration::from_millis(args.kill_grace_ms))
+        .result_budget(args.result_budget_bytes);
+    let options = match args.wait_cap_secs {
+        Some(secs) => options.wait_cap(Duration::from_secs(secs)),
+        None => options,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

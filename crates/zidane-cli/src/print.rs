@@ -72,7 +72,7 @@ async fn converse(host: &Host, prompt: &str, wait: bool, changed: &Notify) -> bo
             .map_err(ToString::to_string),
     );
     if let Err(error) = &first {
-        let _ = writeln!(std::io::stderr(), "zidane: {error}");
+        crate::error::print(error);
     }
     if wait && first.is_ok() {
         loop {

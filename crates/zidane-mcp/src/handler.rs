@@ -26,14 +26,19 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use zidane_agent::{Agent, AgentError, Notifications, ToolCall};
-use zidane_tools::{READ_FILE, SHELL, SHELL_KILL, ToolOutput, ToolSpec, WAIT_TASK};
+use zidane_tools::{
+    READ_FILE, SHELL, SHELL_KILL, ToolOutput, ToolSpec, WAIT_TASK, WaitLimits,
+    wait_task_description,
+};
 
+use crate::budget::keep_end;
 use crate::error::McpServeError;
 use crate::list_tasks::LIST_TASKS;
 use crate::options::ServeOptions;
 use crate::resources;
-use crate::schema::output_schema;
+use crate::schema::{ResultText, output_schema};
 use crate::session::{LEVELS, SessionCore};
+use crate::waits::{fit_wait, wait_limits};
 
 const INSTRUCTIONS: &str = "\
 zidane runs shell commands for you, in the foreground or as background tasks. Start a long \
@@ -127,27 +132,67 @@ fn mcp_tool(spec: ToolSpec) -> Tool {
     tool
 }
 
-/// A tool's output as an MCP result, the drained notification blocks first.
-pub(crate) fn tool_result(output: ToolOutput, told: &Notifications) -> CallToolResult {
+/// A tool's output as an MCP result, the drained notification blocks first, fitted into
+/// `budget` bytes: the blocks whole (an exit is never cut), then as much of the end of
+/// the tool's answer as fits ([`keep_end`]). Hosts show the model either the text or the
+/// structured content, so the structured content carries the blocks and the fitted
+/// answer too ([`ResultText`]).
+pub(crate) fn tool_result(
+    output: ToolOutput,
+    told: &Notifications,
+    budget: usize,
+) -> CallToolResult {
+    let blocks = told.blocks();
     let mut text = String::new();
-    for block in told.blocks() {
-        text.push_str(&block);
+    for block in &blocks {
+        text.push_str(block);
         text.push('\n');
     }
     if !text.is_empty() {
         text.push('\n');
     }
-    text.push_str(&output.text);
+    let mut data = match output.data {
+        serde_json::Value::Object(data) => Some(data),
+        _ => None,
+    };
+    let room = budget.saturating_sub(text.len());
+    let answer = keep_end(
+        &output.text,
+        room,
+        data.as_ref().unwrap_or(&JsonObject::new()),
+    );
+    text.push_str(&answer);
     let content = vec![ContentBlock::text(text)];
     let mut result = if output.is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
     };
-    if output.data.is_object() {
-        result.structured_content = Some(output.data);
+    if let Some(mut data) = data.take() {
+        // A foreground command's output is in the text already: the same end of it.
+        if let Some(serde_json::Value::String(full)) = data.get("output") {
+            let fitted = keep_end(full, room, &data);
+            data.insert("output".to_owned(), fitted.into());
+        }
+        ResultText {
+            notifications: blocks,
+            text: answer,
+        }
+        .add_to(&mut data);
+        result.structured_content = Some(serde_json::Value::Object(data));
     }
     result
+}
+
+impl McpSession {
+    /// `wait_task`'s limits for the connected client ([`wait_limits`]).
+    fn wait_limits(&self, context: &RequestContext<RoleServer>) -> WaitLimits {
+        let peer = context.peer.peer_info();
+        wait_limits(
+            peer.as_deref().map(|peer| &peer.client_info),
+            self.core.wait_cap,
+        )
+    }
 }
 
 pub(crate) fn agent_error(error: AgentError) -> McpError {
@@ -195,15 +240,21 @@ impl ServerHandler for McpSession {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let agent = &self.core.agent;
+        let limits = self.wait_limits(&context);
         let tools = agent
             .tools()
             // As the run loop asks: the shell tool names the context's shell.
             .specs_in(&agent.background_gate(), agent.context().as_ref())
             .into_iter()
-            .map(mcp_tool)
+            .map(|mut spec| {
+                if spec.name == WAIT_TASK {
+                    spec.description = wait_task_description(limits);
+                }
+                mcp_tool(spec)
+            })
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -214,12 +265,17 @@ impl ServerHandler for McpSession {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.core.remember_peer(&context.peer);
-        let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let mut arguments = request.arguments.unwrap_or_default();
         let agent = &self.core.agent;
         let is_wait = agent
             .tools()
             .resolve(&request.name)
             .is_some_and(|tool| tool.spec().name == WAIT_TASK);
+        let limits = self.wait_limits(&context);
+        if is_wait {
+            fit_wait(&mut arguments, limits);
+        }
+        let input = serde_json::Value::Object(arguments);
         let client_takes_tasks = context
             .client_capabilities()
             .is_some_and(|capabilities| capabilities.supports_tasks());
@@ -230,9 +286,17 @@ impl ServerHandler for McpSession {
         }
         let call = ToolCall::new(context.id.to_string(), request.name.into_owned(), input)
             .cancel(context.ct.clone());
+        let _progress = is_wait
+            .then(|| context.meta.get_progress_token())
+            .flatten()
+            .map(|token| crate::waits::report_progress(context.peer.clone(), token, limits));
         let output = agent.call_tool(call).await.map_err(agent_error)?;
         let told = agent.drain_notifications().await.map_err(agent_error)?;
-        Ok(CallToolResponse::Complete(tool_result(output, &told)))
+        Ok(CallToolResponse::Complete(tool_result(
+            output,
+            &told,
+            self.core.result_budget,
+        )))
     }
 
     async fn get_task(

@@ -33,6 +33,7 @@
 //! The `zidane mcp` command (crate `zidane-cli`) is this, with flags.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub use budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
 pub use error::McpServeError;
 pub use handler::McpSession;
 pub use http::{HttpServer, MCP_PATH, SHUTDOWN_GRACE, serve_http};
@@ -41,15 +42,19 @@ pub use options::{
     MCP_DEFAULT_DESTROY_TIMEOUT, MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_SESSION_IDLE, McpHttpOptions,
     ServeOptions, TOKEN_ENV,
 };
+pub use oversized::MAX_REQUEST_BYTES;
 pub use resources::{LOG_TAIL_BYTES, TASK_SCHEME, task_uri};
 pub use shutdown::shutdown_signal;
 pub use stdio::{serve_io, serve_stdio};
+pub use waits::MCP_UNKNOWN_CLIENT_WAIT_CAP;
 
+mod budget;
 mod error;
 mod handler;
 mod http;
 mod list_tasks;
 mod options;
+mod oversized;
 mod push;
 mod resources;
 mod schema;
@@ -57,3 +62,4 @@ mod session;
 mod shutdown;
 mod stdio;
 mod tasks;
+mod waits;

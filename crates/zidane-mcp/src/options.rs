@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
 use crate::error::McpServeError;
 
 /// How long a killed task gets between `SIGTERM` and `SIGKILL` in an MCP session. Shorter
@@ -38,6 +39,12 @@ pub struct ServeOptions {
     pub kill_grace: Duration,
     /// Bound on one session's teardown ([`MCP_DEFAULT_DESTROY_TIMEOUT`]).
     pub destroy_timeout: Duration,
+    /// Most bytes of one result's text, notification blocks included
+    /// ([`MCP_DEFAULT_RESULT_BUDGET`]): a longer answer keeps its end.
+    pub result_budget: usize,
+    /// `wait_task`'s cap for every client; `None` sizes it to the client's known request
+    /// ceiling, or under a minute for one not known.
+    pub wait_cap: Option<Duration>,
 }
 
 impl ServeOptions {
@@ -47,7 +54,23 @@ impl ServeOptions {
             user_dir: user_dir.into(),
             kill_grace: MCP_DEFAULT_KILL_GRACE,
             destroy_timeout: MCP_DEFAULT_DESTROY_TIMEOUT,
+            result_budget: MCP_DEFAULT_RESULT_BUDGET,
+            wait_cap: None,
         }
+    }
+
+    /// Sets `wait_task`'s cap for every client, whatever its ceiling.
+    #[must_use]
+    pub fn wait_cap(mut self, cap: Duration) -> Self {
+        self.wait_cap = Some(cap);
+        self
+    }
+
+    /// Sets the result budget (at least [`MCP_MIN_RESULT_BUDGET`]; less is raised to it).
+    #[must_use]
+    pub fn result_budget(mut self, bytes: usize) -> Self {
+        self.result_budget = bytes.max(MCP_MIN_RESULT_BUDGET);
+        self
     }
 
     /// Sets the kill grace.

@@ -1,11 +1,59 @@
 //! Output schemas: what the structured content of each tool's result looks like. The
-//! content itself is the tool's own `ToolOutput::data`, passed through untouched; these
-//! schemas describe it for hosts that validate it.
+//! content is the tool's own `ToolOutput::data` with [`ResultText`]'s fields added;
+//! these schemas describe it for hosts that validate it.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
 use zidane_tools::{READ_FILE, SHELL, SHELL_KILL, WAIT_TASK};
 
 use crate::list_tasks::LIST_TASKS;
+
+/// What a result's structured content carries beside its tool's data: what the model
+/// reads in the text content. Claude Code and Codex show the model the structured
+/// content instead of the text when there is some; without these fields a model there
+/// would never see a `<task-notification>`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ResultText {
+    /// The `<task-notification>` and `<task-stall>` blocks of what happened to background
+    /// tasks since the last result: the same blocks that open the text content.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) notifications: Vec<String>,
+    /// The tool's answer as the text content gives it, guidance included.
+    pub(crate) text: String,
+}
+
+impl ResultText {
+    /// Adds these fields to a tool's structured data.
+    pub(crate) fn add_to(self, data: &mut Map<String, Value>) {
+        if let Ok(Value::Object(fields)) = serde_json::to_value(self) {
+            data.extend(fields);
+        }
+    }
+
+    /// Adds these fields' schemas to a tool's output schema.
+    fn add_schema_to(schema: &mut Value) {
+        // The tools' own schema maker: a plain object, doc comments as sentences.
+        let own = zidane_tools::input_schema::<ResultText>();
+        let (Some(properties), Some(into)) = (
+            own.get("properties").and_then(Value::as_object),
+            schema.as_object_mut(),
+        ) else {
+            return;
+        };
+        let into_properties = into.entry("properties").or_insert_with(|| json!({}));
+        if let Some(into_properties) = into_properties.as_object_mut() {
+            into_properties.extend(properties.clone());
+        }
+        let required = own.get("required").cloned().unwrap_or_else(|| json!([]));
+        let into_required = into.entry("required").or_insert_with(|| json!([]));
+        if let (Some(into_required), Some(required)) =
+            (into_required.as_array_mut(), required.as_array())
+        {
+            into_required.extend(required.iter().cloned());
+        }
+    }
+}
 
 /// A task's exit, as `TaskExitInfo` serialises.
 fn exit_schema() -> Value {
@@ -93,5 +141,7 @@ pub(crate) fn output_schema(tool: &str) -> Option<Value> {
         }),
         _ => return None,
     };
+    let mut schema = schema;
+    ResultText::add_schema_to(&mut schema);
     Some(schema)
 }

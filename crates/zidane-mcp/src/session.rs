@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
 
 use rmcp::service::{Peer, RoleServer};
 use rmcp::task_manager::TaskManager;
@@ -41,6 +42,10 @@ pub(crate) struct SessionCore {
     subscriptions: Mutex<HashSet<String>>,
     /// `wait_task` calls served as MCP tasks.
     pub(crate) tasks: TaskManager,
+    /// Most bytes of one result's text ([`ServeOptions::result_budget`]).
+    pub(crate) result_budget: usize,
+    /// `wait_task`'s cap when the server was given one ([`ServeOptions::wait_cap`]).
+    pub(crate) wait_cap: Option<Duration>,
     hook: SubscriptionId,
     stop_pushes: CancellationToken,
     torn_down: OnceCell<()>,
@@ -85,6 +90,8 @@ impl SessionCore {
             min_level: Mutex::new(None),
             subscriptions: Mutex::new(HashSet::new()),
             tasks: TaskManager::new(),
+            result_budget: options.result_budget,
+            wait_cap: options.wait_cap,
             hook,
             stop_pushes: CancellationToken::new(),
             torn_down: OnceCell::new(),

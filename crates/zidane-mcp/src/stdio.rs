@@ -8,6 +8,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::error::McpServeError;
 use crate::handler::McpSession;
 use crate::options::ServeOptions;
+use crate::oversized::{MAX_REQUEST_BYTES, StdioTransport};
 
 /// Serves one session over stdin/stdout until stdin closes or `shutdown` resolves (the
 /// CLI passes [`shutdown_signal`](crate::shutdown_signal)); then tears the session down
@@ -20,6 +21,8 @@ pub async fn serve_stdio(
 }
 
 /// [`serve_stdio`] over any reader and writer (a pipe, a socket, an in-memory duplex).
+/// A request line over [`MAX_REQUEST_BYTES`] is not read; it is answered with a JSON-RPC
+/// Invalid Request error when its id can be read.
 pub async fn serve_io<R, W>(
     options: ServeOptions,
     reader: R,
@@ -34,7 +37,7 @@ where
     let handler = session.clone();
     tokio::pin!(shutdown);
     let served = tokio::select! {
-        served = handler.serve((reader, writer)) => served,
+        served = handler.serve(StdioTransport::new(reader, writer, MAX_REQUEST_BYTES)) => served,
         () = &mut shutdown => {
             session.teardown().await;
             return Ok(());

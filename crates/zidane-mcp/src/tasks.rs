@@ -35,6 +35,7 @@ pub(crate) fn spawn_wait(
 ) -> CreateTaskResult {
     let agent = core.agent.clone();
     let manager = core.tasks.clone();
+    let budget = core.result_budget;
     let ttl_ms =
         u64::try_from(MAX_WAIT_TIMEOUT.as_millis()).unwrap_or(u64::MAX) + TASK_RETENTION_MS;
     let options = TaskOptions::new()
@@ -59,7 +60,7 @@ pub(crate) fn spawn_wait(
                     }
                 };
                 let output = output.map_err(|error| TaskExit::Error(agent_error(error)))?;
-                let result = tool_result(output, &Notifications::default());
+                let result = tool_result(output, &Notifications::default(), budget);
                 if let Ok(current) = manager.get_task(context.task_id()) {
                     let done = DetailedTask::new(
                         current.task,

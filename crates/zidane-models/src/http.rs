@@ -275,8 +275,8 @@ impl Limits {
 /// Why the bytes of a stream stopped coming.
 #[derive(Debug, thiserror::Error)]
 enum StreamFault {
-    #[error("the connection failed")]
-    Http(#[source] reqwest::Error),
+    #[error("the connection failed: {0}")]
+    Http(reqwest::Error),
     #[error("the {what} is larger than {limit} bytes")]
     TooLarge { what: &'static str, limit: usize },
     #[error("the stream stalled: nothing for {0:?}")]
@@ -323,13 +323,13 @@ pub(crate) fn request_error(
     kind: ModelErrorKind,
     status: Option<u16>,
     detail: String,
-    source: Option<ErrorSource>,
+    cause: Option<ErrorSource>,
 ) -> ModelError {
     ModelError::Request {
         kind,
         status,
         detail,
-        source,
+        cause,
     }
 }
 

@@ -1,5 +1,5 @@
 use serde_json::json;
-use zidane_agent::{FinishReason, ModelDelta, ModelErrorKind, Usage};
+use zidane_agent::{FinishReason, ModelDelta, ModelError, ModelErrorKind, Usage};
 use zidane_wire::ContentBlock;
 
 use super::*;
@@ -138,7 +138,7 @@ fn a_stream_that_stops_early_or_breaks_is_an_error() {
     let (response, _) = run(&["{\"choices\": ["]);
     let error = response.unwrap_err();
     assert_eq!(error.kind(), Some(ModelErrorKind::MalformedStream));
-    assert!(std::error::Error::source(&error).is_some());
+    assert!(matches!(&error, ModelError::Request { cause: Some(_), .. }));
 
     let bad_args = chunk(
         json!({ "tool_calls": [{ "index": 0, "id": "a", "function": { "name": "shell", "arguments": "{\"comm" } }] }),

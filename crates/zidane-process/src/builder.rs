@@ -37,6 +37,66 @@ pub struct ProcessContextBuilder {
     cwd: Option<PathBuf>,
     shell: Option<Shell>,
     sweep_orphans_on_start: bool,
+    process_path: Option<ProcessPath>,
+}
+
+/// How a context starts commands and moves their output: the same behaviour either
+/// way, by different mechanisms (`docs/PROCESS.md` has the table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProcessPath {
+    /// Linux's own mechanisms: a `vfork`-style `clone` that sheds every descriptor but
+    /// stdio, and `splice(2)` from the pipe into the log. Elsewhere the same as
+    /// [`Portable`](Self::Portable).
+    Fast,
+    /// What every Unix has: `std::process::Command` with `process_group(0)`, a plain
+    /// read/write copy of the pipe into the log, the exit through `waitpid`.
+    Portable,
+}
+
+/// The environment variable that picks the [`ProcessPath`] of a context whose builder
+/// names none: `portable` or `fast`.
+pub const PROCESS_PATH_VAR: &str = "ZIDANE_PROCESS_PATH";
+
+impl ProcessPath {
+    /// This platform's default: [`Fast`](Self::Fast) on Linux, else
+    /// [`Portable`](Self::Portable).
+    pub const fn platform_default() -> Self {
+        if cfg!(target_os = "linux") {
+            Self::Fast
+        } else {
+            Self::Portable
+        }
+    }
+
+    /// What [`PROCESS_PATH_VAR`] asks for (`portable` or `fast`, any case), else the
+    /// [`platform_default`](Self::platform_default). An unknown value is logged and
+    /// ignored.
+    pub fn from_env() -> Self {
+        match std::env::var(PROCESS_PATH_VAR) {
+            Ok(value) => Self::parse(&value).unwrap_or_else(|| {
+                tracing::warn!(
+                    value = %value,
+                    "{PROCESS_PATH_VAR} is neither `portable` nor `fast`; using the default"
+                );
+                Self::platform_default()
+            }),
+            Err(_) => Self::platform_default(),
+        }
+    }
+
+    /// `portable` or `fast` (any case).
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "portable" => Some(Self::Portable),
+            "fast" => Some(Self::Fast),
+            _ => None,
+        }
+    }
+
+    /// Whether Linux's fast mechanisms are in use: [`Fast`](Self::Fast), on Linux.
+    pub(crate) fn is_fast(self) -> bool {
+        cfg!(target_os = "linux") && self == Self::Fast
+    }
 }
 
 impl Default for ProcessContextBuilder {
@@ -48,6 +108,7 @@ impl Default for ProcessContextBuilder {
             cwd: None,
             shell: None,
             sweep_orphans_on_start: false,
+            process_path: None,
         }
     }
 }
@@ -100,6 +161,13 @@ impl ProcessContextBuilder {
         self
     }
 
+    /// How commands are started and their output moved (default
+    /// [`ProcessPath::from_env`]: [`PROCESS_PATH_VAR`], else the platform's default).
+    pub fn process_path(mut self, path: ProcessPath) -> Self {
+        self.process_path = Some(path);
+        self
+    }
+
     /// The context. Its timestamp is taken now.
     pub fn build(self) -> ProcessContext {
         let cwd = self
@@ -115,6 +183,7 @@ impl ProcessContextBuilder {
             self.read_budget,
             cwd,
             self.shell.unwrap_or_else(Shell::detect),
+            self.process_path.unwrap_or_else(ProcessPath::from_env),
             startup_sweep,
         )
     }

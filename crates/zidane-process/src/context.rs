@@ -17,7 +17,7 @@ use zidane_context::{
     validate_command, wait_for_exit,
 };
 
-use crate::builder::ProcessContextBuilder;
+use crate::builder::{ProcessContextBuilder, ProcessPath};
 use crate::containment::orphan_sweep::SweptProcess;
 use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::containment::{self, TaskProcesses};
@@ -70,6 +70,7 @@ pub struct ProcessContext {
     read_budget: u64,
     cwd: PathBuf,
     shell: Shell,
+    process_path: ProcessPath,
     timestamp: String,
     /// Who this context is in its processes' markers.
     owner: OwnerId,
@@ -98,6 +99,7 @@ impl ProcessContext {
         read_budget: u64,
         cwd: PathBuf,
         shell: Shell,
+        process_path: ProcessPath,
         startup_sweep: Option<watch::Receiver<Option<Vec<SweptProcess>>>>,
     ) -> Self {
         Self {
@@ -107,6 +109,7 @@ impl ProcessContext {
             read_budget,
             cwd,
             shell,
+            process_path,
             timestamp: next_context_timestamp(),
             owner: OwnerId::for_new_context(),
             exec_serial: AtomicU64::new(0),
@@ -162,6 +165,11 @@ impl ProcessContext {
     /// The shell commands run under.
     pub fn shell(&self) -> &Shell {
         &self.shell
+    }
+
+    /// How this context starts commands and moves their output.
+    pub fn process_path(&self) -> ProcessPath {
+        self.process_path
     }
 
     /// Ends every process, of any host of this user, whose owner marker names a host
@@ -273,6 +281,7 @@ impl ExecutionContext for ProcessContext {
         let (env, marker) = self.marked_env(&options.env, MarkedWork::Exec(serial));
         run_foreground(ForegroundRun {
             shell: &self.shell,
+            path: self.process_path,
             command,
             cwd: &cwd,
             env: &env,
@@ -323,7 +332,7 @@ impl ExecutionContext for ProcessContext {
         let (env, marker) = self.marked_env(&options.env, MarkedWork::Task(task_id));
         let name = (task_id, self.timestamp.as_str());
         let (spawned, log, output_path) =
-            match start_task_shell(&self.shell, command, &cwd, &env, &output_dir, name) {
+            match start_task_shell(&self.shell, self.process_path, command, &cwd, &env, &output_dir, name) {
                 Ok(started) => started,
                 Err(error) => {
                     self.registry.cancel(reservation);
@@ -387,7 +396,7 @@ impl ExecutionContext for ProcessContext {
                 task,
                 leader: spawned.leader,
                 output,
-                log: LogWriter::new(log, options.limits.max_output_bytes),
+                log: LogWriter::new(log, options.limits.max_output_bytes, self.process_path),
                 processes,
                 kill_grace: self.kill_grace,
                 stall,

@@ -14,6 +14,7 @@ use zidane_context::{
 use crate::containment::TaskProcesses;
 use crate::containment::owner_marker::OwnerMarker;
 use crate::spawn::shell::Shell;
+use crate::builder::ProcessPath;
 use crate::spawn::spawn_shell;
 use crate::task::kill::{Escalation, Next};
 use crate::task::leader::LeaderExit;
@@ -29,6 +30,7 @@ const READ_BUDGET: usize = 16 << 20;
 /// What a foreground run needs besides the command.
 pub(crate) struct ForegroundRun<'a> {
     pub(crate) shell: &'a Shell,
+    pub(crate) path: ProcessPath,
     pub(crate) command: &'a str,
     pub(crate) cwd: &'a Path,
     pub(crate) env: &'a BTreeMap<String, String>,
@@ -50,7 +52,7 @@ enum Ended {
 /// Runs the command to completion (leader exited and output closed).
 pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
     let started = Instant::now();
-    let spawned = spawn_shell(run.shell, run.command, run.cwd, run.env, None)
+    let spawned = spawn_shell(run.shell, run.path, run.command, run.cwd, run.env, None)
         .map_err(|error| ContextError::spawn(run.command, error.into_source()))?;
     let processes = TaskProcesses::of_leader(spawned.pid)
         .map(|p| p.with_marker(run.marker))

@@ -12,7 +12,8 @@
 //! - **Log**: stdout and stderr share one pipe, so they reach
 //!   `<output_dir>/<task-id>.<context-timestamp>.log` in the order they were written.
 //!   The log is created new (`O_EXCL`, mode `0600`; a missing directory is created
-//!   `0700`) and fed with `splice(2)`: no output is buffered in memory.
+//!   `0700`) and fed with `splice(2)` (Linux's fast path) or a read/write copy through
+//!   one small buffer (the portable path): memory stays flat however much a task prints.
 //! - **Settle**: a task ends when its leader exited *and* its output reached
 //!   end-of-file. Then the log is closed, `on_exit` fires exactly once, and waiters wake.
 //! - **Kill**: `SIGTERM` to the group, `SIGKILL` after the grace period, bounded even if
@@ -57,36 +58,50 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Unix only (Linux first: `splice`, `close_range` and `/proc`). The only `unsafe` code
-//! is in `sys` (the `vfork`-style `clone` whose child creates the task's log,
-//! then execs with exactly stdin, stdout and stderr and our environment; `waitpid`),
-//! one small module; see `docs/PROCESS.md`.
-#![cfg(unix)]
+//! Supported on Linux and macOS; other Unix systems run the portable path
+//! ([`ProcessPath::Portable`]). On Linux the fast path uses `splice`, `close_range`, a
+//! `vfork`-style `clone` and `/proc`; the portable path uses std's spawn, a plain
+//! read/write copy and `waitpid`. The only `unsafe` code is in `sys`, one small module;
+//! see `docs/PROCESS.md`.
 
-pub use builder::ProcessContextBuilder;
-pub use containment::orphan_sweep::{OrphanOwner, SweptProcess};
-pub use containment::owner_marker::OWNER_MARKER_VAR;
-pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
-pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
-pub use spawn::shell::{BASH_PATH, SH_PATH, Shell};
-pub use task::kill::DEFAULT_KILL_GRACE;
-pub use task::timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
+#[cfg(not(unix))]
+compile_error!(
+    "zidane-process supports Linux and macOS (and other Unix systems through its portable \
+     path); this target is not Unix"
+);
 
-/// How a context is configured and made.
-mod builder;
-/// Ending every process of a task: the owner marker, the `/proc` scan, escapees and
-/// the orphan sweep.
-mod containment;
-/// The context's entry point: the `ExecutionContext` implementation that wires the
-/// rooms together.
-mod context;
-mod exec;
-mod read;
-/// Starting a command: the shell, validation, the spawn and its fallback.
-mod spawn;
-/// Every call Rust cannot check: the crate's only `unsafe` code.
-mod sys;
-/// A running task: registry, supervisor, leader, log file, watchdog and kill.
-mod task;
-#[cfg(test)]
-mod test_children;
+/// Applies `#[cfg(unix)]` to each item given.
+macro_rules! unix_only {
+    ($($item:item)*) => { $(#[cfg(unix)] $item)* };
+}
+
+// Every item only on Unix, so that elsewhere the error above is the only one.
+unix_only! {
+    pub use builder::{PROCESS_PATH_VAR, ProcessContextBuilder, ProcessPath};
+    pub use containment::orphan_sweep::{OrphanOwner, SweptProcess};
+    pub use containment::owner_marker::OWNER_MARKER_VAR;
+    pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
+    pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
+    pub use spawn::shell::{BASH_PATH, SH_PATH, Shell};
+    pub use task::kill::DEFAULT_KILL_GRACE;
+    pub use task::timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
+
+    /// How a context is configured and made.
+    mod builder;
+    /// Ending every process of a task: the owner marker, the `/proc` scan, escapees and
+    /// the orphan sweep.
+    mod containment;
+    /// The context's entry point: the `ExecutionContext` implementation that wires the
+    /// rooms together.
+    mod context;
+    mod exec;
+    mod read;
+    /// Starting a command: the shell, validation, the spawn and its fallback.
+    mod spawn;
+    /// Every call Rust cannot check: the crate's only `unsafe` code.
+    mod sys;
+    /// A running task: registry, supervisor, leader, log file, watchdog and kill.
+    mod task;
+    #[cfg(test)]
+    mod test_children;
+}

@@ -16,7 +16,8 @@ use zidane_context::{
     BackgroundOptions, CancellationToken, ExecutionContext, ExecutionHandle, TaskStatus,
 };
 use zidane_process::ProcessContext;
-use zidane_restate::{RestateContext, RestateServer, Worker, WorkerConfig, register, serve};
+use zidane_restate::testing::RestateServer;
+use zidane_restate::{RestateContext, Worker, WorkerConfig, register, serve};
 
 const CONCURRENT: usize = 100;
 

@@ -76,7 +76,7 @@ impl RestateContext {
             workers.push(service_name(&id));
         }
         if workers.is_empty() {
-            return Err(RestateError::InvalidWorkerId(String::new()));
+            return Err(RestateError::NoWorkers);
         }
         Ok(Self {
             ingress: Ingress::new(ingress)?,
@@ -443,4 +443,25 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_worker_ids_is_its_own_error() {
+        let error = RestateContext::new("http://127.0.0.1:8080", Vec::<String>::new())
+            .err()
+            .map(|error| error.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("no worker ids given: a context needs at least one worker to run tasks on")
+        );
+        let bad = RestateContext::new("http://127.0.0.1:8080", [""]).err();
+        assert!(
+            matches!(bad, Some(RestateError::InvalidWorkerId(ref id)) if id.is_empty()),
+            "{bad:?}"
+        );
+    }
 }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 /// What can go wrong talking to Restate, serving a worker, or running a Restate server.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RestateError {
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client: {cause}")]
@@ -48,6 +49,9 @@ pub enum RestateError {
     /// A worker was made outside a tokio runtime.
     #[error("a Worker must be made inside a tokio runtime")]
     NoRuntime,
+    /// A context was given no worker to run its tasks on.
+    #[error("no worker ids given: a context needs at least one worker to run tasks on")]
+    NoWorkers,
     /// A worker id with characters a service name cannot hold.
     #[error("invalid worker id {0:?}: use 1-64 ASCII letters, digits or '_'")]
     InvalidWorkerId(String),

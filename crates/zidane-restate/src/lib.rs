@@ -15,7 +15,8 @@
 //!
 //! A worker that dies takes its tasks with it; the worker that takes over its id reports
 //! each of them [`TaskStatus::Lost`](zidane_context::TaskStatus::Lost). `docs/DURABLE.md`
-//! in the repository has the whole picture.
+//! in the repository has the whole picture. The `testing` feature adds
+//! `zidane_restate::testing`: a throwaway Restate server for tests and benchmarks.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -36,12 +37,12 @@
 //! # Ok(())
 //! # }
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use context::{DEFAULT_CALL_TIMEOUT, DEFAULT_SWEEP_INTERVAL, RestateContext};
 pub use error::RestateError;
 pub use protocol::{SERVICE_PREFIX, service_name};
 pub use serve::{register, serve};
-pub use server::{RestateServer, SERVER_ENV, SERVER_INSTALL_PATH, find_server_binary};
 pub use worker::{DEFAULT_WORKER_MAX_TASKS, Worker, WorkerConfig};
 
 mod context;
@@ -51,8 +52,10 @@ mod ingress;
 mod object;
 mod protocol;
 mod serve;
-mod server;
 mod table;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 mod worker;
 
 /// Most characters a worker id may have.

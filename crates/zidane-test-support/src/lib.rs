@@ -1,7 +1,8 @@
 //! Helpers the tests and bench drivers of the zidane crates share, so that each lives
 //! once: `/proc` probes, a tmpfs for a real full disk, the orphan-sweep lock and the
-//! plumbing of a helper test that crashes a host, a bounded async wait, and the
-//! output line and percentile summary of the bench drivers.
+//! plumbing of a helper test that crashes a host, a bounded async wait, the `--help` and
+//! `--version` check of a binary, and the output line and percentile summary of the
+//! bench drivers.
 //!
 //! Dev-only (`publish = false`): crates name it under `[dev-dependencies]`. It depends
 //! on no zidane crate, so every zidane crate can use it without a cycle; what needs a
@@ -30,6 +31,7 @@
 //! ```
 
 pub use crate::bench::{percentiles, print_driver_line, round1};
+pub use crate::binary::assert_answers_help_and_version;
 pub use crate::orphans::{
     CLEANUP_WAIT, CrashingHost, SWEEP_LOCK_FILE, SweepLock, TokenCleanup, sweep_lock, unique_token,
 };
@@ -40,6 +42,7 @@ pub use crate::procfs::{
 pub use crate::tmpfs::Tmpfs;
 
 mod bench;
+mod binary;
 mod orphans;
 mod poll;
 mod procfs;

@@ -47,8 +47,9 @@ pub struct WaitTaskInput {
     /// The background task to wait for, as returned by `shell`, e.g. `bash_1`.
     #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
     pub task_id: String,
-    /// How long to wait, in milliseconds (default 120000; at most 1800000, larger values
-    /// are capped). The task keeps running if the wait times out.
+    /// How long to wait, in milliseconds (the default and the cap are in the tool's
+    /// description; larger values are capped). The task keeps running if the wait times
+    /// out.
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<i64>,
     /// Wait until the task is ready instead of until it ends: `{"pattern": "<regex>"}`
@@ -69,8 +70,10 @@ pub struct ReadFileInput {
     /// The file to read, e.g. a background task's output path exactly as `shell`
     /// returned it.
     pub path: String,
-    /// Lines to skip before the window starts (0 = from the first line).
-    pub offset: Option<usize>,
+    /// Lines to skip before the window starts (0 = from the first line). Negative
+    /// counts from the end: -100 starts 100 lines before the end, so the last 100 lines,
+    /// read from the end of the file however large it is.
+    pub offset: Option<i64>,
     /// Most lines to return (default 2000).
     #[schemars(range(min = 1))]
     pub limit: Option<usize>,

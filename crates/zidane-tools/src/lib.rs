@@ -49,7 +49,10 @@ pub use registry::ToolRegistry;
 pub use shell::{SHELL, ShellToolOptions, create_shell_tool};
 pub use shell_kill::SHELL_KILL;
 pub use tool::{Tool, ToolOutput, ToolSpec};
-pub use wait_task::{DEFAULT_WAIT_TIMEOUT, MAX_WAIT_TIMEOUT, WAIT_NOT_ENDED_PREFIX, WAIT_TASK};
+pub use wait_task::{
+    DEFAULT_WAIT_TIMEOUT, MAX_WAIT_TIMEOUT, WAIT_NOT_ENDED_PREFIX, WAIT_TASK, WaitLimits,
+    wait_task_description,
+};
 
 mod context;
 mod error;

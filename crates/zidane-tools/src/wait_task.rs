@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::json;
-use zidane_context::{ContextError, TaskEntry, TaskExitInfo, TaskId};
+use zidane_context::{ContextError, ReadRange, TaskEntry, TaskExitInfo, TaskId};
 
 use crate::context::ToolContext;
 use crate::input::{WaitTaskInput, input_schema, parse, parse_task_id};
@@ -32,14 +32,57 @@ const TAIL_LINES: usize = 5;
 /// it, not refused.
 pub const MAX_WAIT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
-const DESCRIPTION: &str = "\
-Waits for a background task started by `shell` to end and returns its exit summary \
-(command, duration, exit code). Use it only when your very next step needs the task's \
-result; otherwise end your turn — a `<task-notification>` arrives when the task ends. \
-Waits at most `timeout_ms` (default 2 minutes, at most 30 minutes); if the task is still \
-running then, the call says so and the task keeps running. Read the task's log with \
-`read_file` for its output.
+/// How long `wait_task` waits by default and at most. A host whose client gives up on a
+/// call sooner (an MCP host's request ceiling) serves the tool with smaller limits and
+/// describes them with [`wait_task_description`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitLimits {
+    /// The wait when the model gives no `timeout_ms`.
+    pub default: Duration,
+    /// The longest wait; larger `timeout_ms` values are capped to it, not refused.
+    pub max: Duration,
+}
 
+impl WaitLimits {
+    /// The limits of an in-process agent: [`DEFAULT_WAIT_TIMEOUT`], [`MAX_WAIT_TIMEOUT`].
+    pub const STANDARD: Self = Self {
+        default: DEFAULT_WAIT_TIMEOUT,
+        max: MAX_WAIT_TIMEOUT,
+    };
+
+    /// `timeout_ms` as these limits take it: the default when absent, capped at the max.
+    pub fn apply(&self, timeout_ms: Option<u64>) -> Duration {
+        timeout_ms.map_or(self.default, |ms| Duration::from_millis(ms).min(self.max))
+    }
+}
+
+/// The `wait_task` description for these limits: what it waits for and for how long.
+pub fn wait_task_description(limits: WaitLimits) -> String {
+    format!(
+        "Waits for a background task started by `shell` to end and returns its exit summary \
+         (command, duration, exit code). Use it only when your very next step needs the \
+         task's result; otherwise end your turn — a `<task-notification>` arrives when the \
+         task ends. Waits at most `timeout_ms` (default {}, at most {}); if the task is still \
+         running then, the call says so, with the last lines of its log, and the task keeps \
+         running: call it again to wait longer. Read the task's log with `read_file` for its \
+         output.\n\n{UNTIL}",
+        limit_text(limits.default),
+        limit_text(limits.max),
+    )
+}
+
+/// A limit as a person says it: `2 minutes`, `50 seconds`.
+fn limit_text(limit: Duration) -> String {
+    let secs = limit.as_secs();
+    let (n, unit) = if secs >= 60 && secs.is_multiple_of(60) {
+        (secs / 60, "minute")
+    } else {
+        (secs, "second")
+    };
+    format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
+}
+
+const UNTIL: &str = "\
 With `until`, it waits for the task to be ready rather than ended — a log line matching \
 a pattern, a port accepting connections, or a URL answering — and returns as soon as it \
 is, while the task keeps running. After starting a dev server or any service in the \
@@ -54,7 +97,7 @@ impl Tool for WaitTaskTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: WAIT_TASK.to_owned(),
-            description: DESCRIPTION.to_owned(),
+            description: wait_task_description(WaitLimits::STANDARD),
             input_schema: input_schema::<WaitTaskInput>(),
             aliases: Vec::new(),
         }
@@ -70,9 +113,9 @@ impl Tool for WaitTaskTool {
             Err(output) => return output,
         };
         let timeout = match input.timeout_ms {
-            None => DEFAULT_WAIT_TIMEOUT,
+            None => WaitLimits::STANDARD.apply(None),
             Some(ms) => match u64::try_from(ms) {
-                Ok(ms) if ms > 0 => Duration::from_millis(ms).min(MAX_WAIT_TIMEOUT),
+                Ok(ms) if ms > 0 => WaitLimits::STANDARD.apply(Some(ms)),
                 _ => {
                     return ToolOutput::error(format!(
                         "{WAIT_TASK}: `timeout_ms` must be a positive number of milliseconds, \
@@ -127,6 +170,7 @@ async fn wait(
         return Ok(exit_output(exit));
     }
     let output_path = entry
+        .as_ref()
         .map(|entry| entry.output_path.display().to_string())
         .unwrap_or_default();
     if context.cancel.is_cancelled() {
@@ -135,12 +179,56 @@ async fn wait(
             json!({ "cancelled": true, "task_id": task_id.to_string(), "output_path": output_path }),
         ));
     }
+    let running_for = entry
+        .as_ref()
+        .map(|entry| entry.runtime(chrono::Utc::now()));
+    // Not `log_tail`: following a running task's empty log would wait for it to write.
+    let tail = match &entry {
+        Some(entry) => context
+            .context
+            .read_file(
+                context.handle,
+                &entry.output_path,
+                ReadRange::from_end(0, Some(TAIL_LINES)),
+            )
+            .await
+            .map(|window| window.lines)
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let mut text = format!(
+        "{WAIT_TASK}: timed out after {}; {task_id} is still running",
+        timeout_text(timeout)
+    );
+    if let Some(running_for) = running_for {
+        text.push_str(&format!(
+            " (started {} ago)",
+            zidane_wire::format_duration(running_for)
+        ));
+    }
+    text.push('.');
+    if tail.is_empty() {
+        text.push_str(" Its log is empty so far. ");
+    } else {
+        text.push_str(" Last lines of its log:");
+        for line in &tail {
+            text.push_str("\n  ");
+            text.push_str(line);
+        }
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "Call wait_task again to wait longer. Output: {output_path}"
+    ));
     Ok(ToolOutput::ok(
-        format!(
-            "{WAIT_TASK}: timed out after {}; {task_id} is still running. Output: {output_path}",
-            timeout_text(timeout)
-        ),
-        json!({ "timed_out": true, "task_id": task_id.to_string(), "output_path": output_path }),
+        text,
+        json!({
+            "timed_out": true,
+            "task_id": task_id.to_string(),
+            "output_path": output_path,
+            "running_ms": running_for.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            "last_lines": tail,
+        }),
     ))
 }
 

@@ -8,7 +8,7 @@
 //! | a temp dir | `/tmp/.tmpAbC123/work` | `[TMP]/work` |
 //! | a generated session id | `s-20260523-024147-123-4242-0` | `[SESSION]` |
 //! | a context timestamp, an RFC 3339 time | `20260523-024147-123`, `2026-05-23T02:41:47.5Z` | `[TS]` |
-//! | a duration | `<duration-ms>4200</duration-ms>`, `(4.2s) — `, a banner's `4.2s`, `"duration_ms": 4200`, `after 514ms` | `<duration-ms>[DURATION]</duration-ms>`, `([DURATION]) — `, `[DURATION]`, `"duration_ms": "[DURATION]"`, `after [DURATION]` |
+//! | a duration | `<duration-ms>4200</duration-ms>`, `(4.2s) — `, a banner's `4.2s`, `"duration_ms": 4200`, `after 514ms`, `started 1.5s ago` | `<duration-ms>[DURATION]</duration-ms>`, `([DURATION]) — `, `[DURATION]`, `"duration_ms": "[DURATION]"`, `after [DURATION]`, `started [DURATION] ago` |
 //! | a pid | `(pid 4242)`, `"pid": 4242`, `pid=4242` | `(pid [PID])`, `"pid": [PID]`, `pid=[PID]` |
 //!
 //! Only the number is replaced; the words around it stay, as the right-hand column
@@ -67,7 +67,7 @@ pub fn filters() -> Vec<(String, String)> {
             ),
             (r"<(duration-ms|stalled-for-ms)>\d+</", "<$1>[DURATION]</"),
             (
-                r#""(duration_ms|stalled_for_ms)": ?\d+"#,
+                r#""(duration_ms|stalled_for_ms|running_ms)": ?\d+"#,
                 r#""$1": "[DURATION]""#,
             ),
         ]
@@ -85,6 +85,11 @@ pub fn filters() -> Vec<(String, String)> {
     filters.push((
         format!(r"\bafter {DURATION_PATTERN}"),
         "after [DURATION]".to_owned(),
+    ));
+    // `bash_1 is still running (started 1.5s ago)`.
+    filters.push((
+        format!(r"\bstarted {DURATION_PATTERN} ago"),
+        "started [DURATION] ago".to_owned(),
     ));
     filters.push((r#"(\bpid\b"?:? ?=?)\d+"#.to_owned(), "$1[PID]".to_owned()));
     filters

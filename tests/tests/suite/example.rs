@@ -69,7 +69,7 @@ fn cargo_run_example_quickstart_then_replay() {
         "         <task-notification>\n         <task-id>bash_1</task-id>\n",
         "         </task-notification>\n",
         "·· hook background:start bash_2 (pid ",
-        "  tool ← wait_task: timed out after 500ms; bash_2 is still running.",
+        "  tool ← wait_task: timed out after 500ms; bash_2 is still running (started ",
         "dev server listening on http://127.0.0.1:8080",
         " model → shell_kill {\"task_id\":\"bash_2\"}",
         "  tool ← Killed bash_2: killed (SIGTERM) after ",

@@ -26,7 +26,8 @@ mod session;
 #[cfg(unix)]
 mod session_safety;
 mod spawn;
-#[cfg(unix)]
+// Its tests read `/proc`.
+#[cfg(target_os = "linux")]
 mod spawn_process;
 mod suppress;
 mod wake;

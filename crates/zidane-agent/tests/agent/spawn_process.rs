@@ -55,7 +55,6 @@ fn child_starts(command: &str) -> ScriptedModel {
         .text("The subagent started bash_1.")
 }
 
-#[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_childs_real_task_outlives_it_and_wakes_the_parent_when_it_ends() {
     let dir = tempfile::tempdir().unwrap();
@@ -95,7 +94,6 @@ async fn a_childs_real_task_outlives_it_and_wakes_the_parent_when_it_ends() {
     agent.destroy().await.unwrap();
 }
 
-#[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn destroying_the_parent_kills_the_task_its_child_left_running() {
     let dir = tempfile::tempdir().unwrap();

@@ -2,6 +2,8 @@
 
 use crossterm::event::KeyCode;
 
+use super::wrap::char_columns;
+
 /// One line of input with a cursor (a char index, `0..=len`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InputLine {
@@ -94,12 +96,39 @@ impl InputLine {
     }
 
     /// What fits in `width` columns with the cursor in view, and the cursor's column
-    /// in it.
+    /// in it — by display width: a CJK character or an emoji takes two columns.
     pub fn window(&self, width: usize) -> (String, usize) {
         let width = width.max(1);
-        let start = (self.cursor + 1).saturating_sub(width);
-        let shown = self.chars[start..].iter().take(width).collect();
-        (shown, self.cursor - start)
+        // The cursor's own cell: the character under it, or one column past the end.
+        let mut used = self
+            .chars
+            .get(self.cursor)
+            .map_or(1, |&c| char_columns(c).max(1));
+        let mut start = self.cursor;
+        while let Some(&c) = start
+            .checked_sub(1)
+            .and_then(|before| self.chars.get(before))
+        {
+            if used + char_columns(c) > width {
+                break;
+            }
+            used += char_columns(c);
+            start -= 1;
+        }
+        let mut shown = String::new();
+        let mut shown_columns = 0;
+        for &c in &self.chars[start..] {
+            shown_columns += char_columns(c);
+            if shown_columns > width {
+                break;
+            }
+            shown.push(c);
+        }
+        let column = self.chars[start..self.cursor]
+            .iter()
+            .map(|&c| char_columns(c))
+            .sum();
+        (shown, column)
     }
 }
 
@@ -131,5 +160,18 @@ mod tests {
         line.home();
         assert_eq!(line.window(4), ("abcd".to_owned(), 0));
         assert_eq!(line.window(20), ("abcdefghij".to_owned(), 0));
+    }
+
+    #[test]
+    fn the_window_counts_display_columns() {
+        let mut line = InputLine::default();
+        line.insert("日本語のテキスト🎉");
+        // Two columns a character, one more for the cursor past the end.
+        assert_eq!(line.window(7), ("スト🎉".to_owned(), 6));
+        line.home();
+        assert_eq!(line.window(7), ("日本語".to_owned(), 0));
+        line.right();
+        line.right();
+        assert_eq!(line.window(7), ("日本語".to_owned(), 4));
     }
 }

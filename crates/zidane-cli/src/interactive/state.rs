@@ -160,10 +160,10 @@ pub enum AppEvent {
     Delta(String),
     /// A run of the wake loop ended.
     RunEnded(WakeReport),
-    /// Tool calls or tasks started or ended: counts and the picker need reading again.
+    /// Tool calls or tasks started or ended: the frame reads the calls in flight again.
     Changed,
-    /// The picker's rows, read again.
-    PickerRows(Vec<PickerRow>),
+    /// The running tasks, read again from the context after tasks changed.
+    Tasks(Vec<PickerRow>),
     /// A line of narration (a kill's outcome, say).
     Note(String),
 }
@@ -189,6 +189,8 @@ pub struct App {
     pub picker: Option<Picker>,
     /// In-flight tool calls plus running tasks (the `ctrl+k cancel (N)` chip).
     pub in_flight: usize,
+    /// The running tasks, as last read.
+    pub tasks: Vec<PickerRow>,
     /// Whether a run is in flight.
     pub running: bool,
     /// Whether wake-ups are off after an abort.
@@ -212,6 +214,7 @@ impl App {
             history_pos: None,
             picker: None,
             in_flight: 0,
+            tasks: Vec::new(),
             running: false,
             suppressed: false,
             quit_armed: false,
@@ -263,12 +266,7 @@ impl App {
                 }
             }
             AppEvent::Changed => {}
-            AppEvent::PickerRows(rows) => {
-                if let Some(picker) = &mut self.picker {
-                    picker.selected = picker.selected.min(rows.len().saturating_sub(1));
-                    picker.rows = rows;
-                }
-            }
+            AppEvent::Tasks(rows) => self.tasks = rows,
             AppEvent::Note(text) => self.note(&text),
         }
     }
@@ -284,6 +282,24 @@ impl App {
     /// Opens the picker on these rows.
     pub fn open_picker(&mut self, rows: Vec<PickerRow>) {
         self.picker = Some(Picker { rows, selected: 0 });
+    }
+
+    /// The rows of the picker: the tool calls in flight, then the running tasks.
+    pub fn rows(&self, tools: Vec<PickerRow>) -> Vec<PickerRow> {
+        let mut rows = tools;
+        rows.extend(self.tasks.iter().cloned());
+        rows
+    }
+
+    /// Shows the tool calls in flight beside the running tasks as last read: in the
+    /// footer's count, and in the open picker's rows.
+    pub fn show_in_flight(&mut self, tools: Vec<PickerRow>) {
+        let rows = self.rows(tools);
+        self.in_flight = rows.len();
+        if let Some(picker) = &mut self.picker {
+            picker.selected = picker.selected.min(rows.len().saturating_sub(1));
+            picker.rows = rows;
+        }
     }
 
     /// Handles a key; the [`Action`] is for the loop to carry out.

@@ -16,6 +16,8 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use zidane::wire::Tone;
 
+use super::event_loop::Surface;
+use super::state::App;
 use super::view::LinkSpot;
 
 /// The terminal in interactive mode; dropping it restores the terminal.
@@ -71,6 +73,16 @@ impl Screen {
         // Put the cursor back where the frame left it (the input line).
         queue!(out, RestorePosition)?;
         out.flush()
+    }
+}
+
+impl Surface for Screen {
+    /// Draws the frame, then paints its banner paths as links.
+    fn draw(&mut self, app: &App) -> std::io::Result<()> {
+        let mut links = Vec::new();
+        self.terminal
+            .draw(|frame| links = super::view::draw(frame, app))?;
+        self.paint_links(&links)
     }
 }
 

@@ -1,5 +1,5 @@
 //! Drawing the [`App`]: the transcript (bottom-anchored, only the lines that fit are
-//! laid out), the input line, the footer, and the `ctrl+k` picker over them.
+//! laid out, wrapped at words by display width), the input line, the footer, and the `ctrl+k` picker over them.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use zidane::wire::{Tone, format_duration};
 
 use super::state::{App, Entry, Look};
+use super::wrap;
 
 /// A banner's log path on screen, to be re-painted as an OSC 8 link after the frame
 /// (ratatui's cells cannot carry the escape sequence).
@@ -144,36 +145,30 @@ fn draw_transcript(frame: &mut Frame<'_>, area: Rect, app: &App) -> Vec<LinkSpot
     for entry in streaming.iter().chain(app.entries.iter().rev()) {
         let mut block = Vec::new();
         for line in &entry.lines {
-            let chars: Vec<char> = line.chars().collect();
-            let link = match (&entry.look, &entry.link) {
-                (Look::Banner(tone), Some(path))
-                    if chars.len() <= width && line.ends_with(path.as_str()) =>
-                {
-                    Some((path.as_str(), *tone, chars.len() - path.chars().count()))
-                }
-                _ => None,
-            };
-            if chars.is_empty() {
-                block.push(Row {
-                    text: String::new(),
-                    style: style(entry.look),
-                    link: None,
-                });
-            }
-            if entry.look == Look::ToolCall && chars.len() > width {
+            if entry.look == Look::ToolCall {
                 // A call's input can be long: one row of it, the session has the rest.
-                let mut text: String = chars[..width - 1].iter().collect();
-                text.push('…');
                 block.push(Row {
-                    text,
+                    text: wrap::truncate(line, width),
                     style: style(entry.look),
                     link: None,
                 });
                 continue;
             }
-            for chunk in chars.chunks(width) {
+            let wrapped = wrap::wrap(line, width);
+            let last = wrapped.len() - 1;
+            for (index, text) in wrapped.into_iter().enumerate() {
+                // The path ends the banner's line: a link where its last row shows it whole.
+                let link = match (&entry.look, &entry.link) {
+                    (Look::Banner(tone), Some(path))
+                        if index == last && text.ends_with(path.as_str()) =>
+                    {
+                        let column = wrap::columns(&text[..text.len() - path.len()]);
+                        Some((path.as_str(), *tone, column))
+                    }
+                    _ => None,
+                };
                 block.push(Row {
-                    text: chunk.iter().collect(),
+                    text,
                     style: style(entry.look),
                     link,
                 });

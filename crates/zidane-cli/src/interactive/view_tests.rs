@@ -95,16 +95,25 @@ fn screen(app: &App, width: u16, height: u16) -> (String, Vec<LinkSpot>) {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     let mut links = Vec::new();
     terminal.draw(|frame| links = draw(frame, app)).unwrap();
-    let buffer = terminal.backend().buffer();
+    (text(terminal.backend().buffer()), links)
+}
+
+/// A buffer as text, one line per row, trailing blanks cut; a wide character's second
+/// cell is not a character of its own.
+pub(crate) fn text(buffer: &ratatui::buffer::Buffer) -> String {
     let mut text = String::new();
     for y in 0..buffer.area.height {
-        let line: String = (0..buffer.area.width)
-            .map(|x| buffer[(x, y)].symbol().to_owned())
-            .collect();
+        let mut line = String::new();
+        let mut x = 0;
+        while x < buffer.area.width {
+            let symbol = buffer[(x, y)].symbol();
+            line.push_str(symbol);
+            x += u16::try_from(wrap::columns(symbol)).unwrap_or(1).max(1);
+        }
         text.push_str(line.trim_end());
         text.push('\n');
     }
-    (text, links)
+    text
 }
 
 #[test]
@@ -208,4 +217,38 @@ fn a_long_session_draws_only_its_last_screen() {
     app.scroll = 2;
     let (text, _) = screen(&app, 40, 6);
     assert!(text.contains("turn 9997") && !text.contains("turn 9999"));
+}
+
+#[test]
+fn lines_wrap_at_words_by_display_width() {
+    let mut app = App::new("m", "s");
+    for event in [
+        StreamEvent::UserText {
+            text: "日本語で説明してください、ビルドはどうなりましたか".into(),
+        },
+        StreamEvent::AssistantText {
+            text: "ビルドは成功しました 🎉🎉 すべてのテストが通りました ✅ and the log is at /u/sessions/s1/tasks/bash_1.log".into(),
+        },
+        notification(1, 0, None),
+    ] {
+        app.apply(AppEvent::Stream(event));
+    }
+    let (text, links) = screen(&app, 36, 14);
+    insta::assert_snapshot!("wrapped_cjk_emoji_path", text);
+    for line in text.lines() {
+        assert!(
+            wrap::columns(line) <= 36,
+            "{line:?} is wider than the screen"
+        );
+    }
+    assert!(
+        text.lines()
+            .any(|line| line == "/u/sessions/s1/tasks/bash_1.log"),
+        "a path that fits a row is not cut: {text}"
+    );
+    // The banner's path moved whole to its own row and is still a link there.
+    assert_eq!(links.len(), 1);
+    let row = text.lines().nth(usize::from(links[0].y)).unwrap();
+    assert_eq!(links[0].x, 0);
+    assert_eq!(row, links[0].text);
 }

@@ -14,6 +14,8 @@
 mod mcp_support;
 mod support;
 
+mod binary;
+mod errors;
 mod http;
 mod interactive;
 mod measure;

@@ -91,6 +91,11 @@ impl StdioServer {
     pub async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         let request = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         self.send(&request.to_string()).await;
+        self.response(id).await
+    }
+
+    /// Waits for the response to `id` (notifications and other responses are skipped).
+    pub async fn response(&mut self, id: u64) -> Value {
         tokio::time::timeout(WAIT, async {
             loop {
                 let line = self

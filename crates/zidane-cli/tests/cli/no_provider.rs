@@ -64,3 +64,23 @@ fn the_interactive_session_without_a_terminal_points_to_print_mode() {
         "{stderr}"
     );
 }
+
+/// The sample in `docs/CLI.md` is what the binary prints, byte for byte.
+#[test]
+fn the_message_without_a_provider_is_the_one_the_docs_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = zidane(dir.path(), &["-p", "hello"]).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    insta::assert_snapshot!(stderr);
+
+    let docs = include_str!("../../../../docs/CLI.md");
+    let sample = docs
+        .split_once("```text\n$ zidane -p hello\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .map(|(sample, _)| sample)
+        .expect("docs/CLI.md shows `$ zidane -p hello` in a text block");
+    assert_eq!(
+        sample, stderr,
+        "docs/CLI.md's sample differs from the output"
+    );
+}

@@ -108,6 +108,74 @@ async fn malformed_json_rpc_does_not_end_the_session() {
     assert!(unknown["error"]["code"].is_i64(), "{unknown}");
 }
 
+/// A request over the line limit, its id after the bulk, is answered with an error
+/// naming the limit; a notification over it gets no answer; the session goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_too_large_is_answered_with_an_error_and_the_session_goes_on() {
+    let mut server = StdioServer::start().await;
+    let bulk = "x".repeat(zidane_mcp::MAX_REQUEST_BYTES);
+    server
+        .send(&format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"reason":"{bulk}"}}}}"#
+        ))
+        .await;
+    server
+        .send(&format!(
+            r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"shell","arguments":{{"command":"echo {bulk}"}}}},"id":11}}"#
+        ))
+        .await;
+    let refused = server.response(11).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("request too large: ")
+            && message.contains(&format!(
+                "over the limit of {} bytes",
+                zidane_mcp::MAX_REQUEST_BYTES
+            )),
+        "{message}"
+    );
+    let echoed = server
+        .call(12, "shell", json!({ "command": "echo still here" }))
+        .await;
+    assert!(
+        echoed["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("still here"),
+        "{echoed}"
+    );
+}
+
+/// `notifications/cancelled` for a wait in progress ends the wait, never the task.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_wait_leaves_the_task_running() {
+    let mut server = StdioServer::start().await;
+    let started = server
+        .call(
+            1,
+            "shell",
+            json!({ "command": "sleep 60", "run_in_background": true }),
+        )
+        .await;
+    let pid = u32::try_from(started["structuredContent"]["pid"].as_u64().unwrap()).unwrap();
+    server
+        .send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait_task","arguments":{"task_id":"bash_1","timeout_ms":40000}}}"#)
+        .await;
+    server
+        .send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"user pressed esc"}}"#)
+        .await;
+    let listed = server.call(3, "list_tasks", json!({})).await;
+    assert!(
+        listed["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("bash_1  running"),
+        "{listed}"
+    );
+    assert!(alive(pid));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn zidane_user_dir_chooses_where_the_logs_go_as_for_every_other_command() {
     let mut server = StdioServer::start_with(UserDirBy::Env).await;

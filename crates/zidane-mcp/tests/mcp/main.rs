@@ -11,3 +11,4 @@ mod pushes;
 mod snapshots;
 mod teardown;
 mod tools;
+mod waits;

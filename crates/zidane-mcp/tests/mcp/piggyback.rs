@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::{notified, start, start_task, text, until_ended};
+use crate::support::{notified, start, start_task, structured, text, until_ended};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_next_result_carries_the_block_and_the_one_after_does_not() {
@@ -16,6 +16,36 @@ async fn the_next_result_carries_the_block_and_the_one_after_does_not() {
     assert!(text(&first).contains("</task-notification>\n\nbash_1  exited 0"));
     let second = harness.call("list_tasks", json!({})).await;
     assert!(notified(&second).is_empty(), "{}", text(&second));
+    harness.close().await;
+}
+
+/// A host that shows the model the structured content (Claude Code, Codex) shows it the
+/// same block and the same answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_structured_content_carries_the_block_and_the_text_too() {
+    let harness = start().await;
+    let (id, _, _) = start_task(&harness, "echo done").await;
+    until_ended(&harness, &id).await;
+    let first = structured(&harness.call("list_tasks", json!({})).await);
+    let blocks = first["notifications"].as_array().expect("notifications");
+    assert_eq!(blocks.len(), 1, "{first}");
+    let block = blocks[0].as_str().unwrap();
+    assert!(
+        block.starts_with("<task-notification>\n<task-id>bash_1</task-id>")
+            && block.contains("<exit-code>0</exit-code>")
+            && block.contains("<output-file>"),
+        "{block}"
+    );
+    assert!(
+        first["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("bash_1  exited 0"),
+        "{first}"
+    );
+    assert_eq!(first["tasks"][0]["task_id"], "bash_1");
+    let second = structured(&harness.call("list_tasks", json!({})).await);
+    assert!(second.get("notifications").is_none(), "{second}");
     harness.close().await;
 }
 

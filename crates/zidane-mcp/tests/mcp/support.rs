@@ -28,6 +28,8 @@ pub enum Pushed {
     Updated(String),
     /// `notifications/tasks`: the MCP task's id and status.
     TaskStatus(String, String),
+    /// `notifications/progress`: the progress and the message.
+    Progress(f64, String),
 }
 
 /// Records pushes; declares the MCP tasks extension when `tasks` is set.
@@ -69,6 +71,17 @@ impl ClientHandler for Recorder {
             .send(Pushed::Log(level.as_str().unwrap().to_owned(), params.data));
     }
 
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.sender.send(Pushed::Progress(
+            params.progress,
+            params.message.unwrap_or_default(),
+        ));
+    }
+
     async fn on_resource_updated(
         &self,
         params: ResourceUpdatedNotificationParam,
@@ -87,21 +100,26 @@ pub struct Harness {
 }
 
 pub async fn start() -> Harness {
-    start_client(false).await
+    start_client(false, |options| options).await
 }
 
 /// A client that declares the MCP tasks extension.
 pub async fn start_with_tasks() -> Harness {
-    start_client(true).await
+    start_client(true, |options| options).await
 }
 
-async fn start_client(tasks: bool) -> Harness {
+/// A server with options of its own.
+pub async fn start_with(options: impl FnOnce(ServeOptions) -> ServeOptions) -> Harness {
+    start_client(false, options).await
+}
+
+async fn start_client(tasks: bool, options: impl FnOnce(ServeOptions) -> ServeOptions) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let (client_end, server_end) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_end);
     let stop = Arc::new(Notify::new());
     let stopped = Arc::clone(&stop);
-    let options = ServeOptions::new(dir.path());
+    let options = options(ServeOptions::new(dir.path()));
     let server = tokio::spawn(async move {
         serve_io(options, server_read, server_write, async move {
             stopped.notified().await;

@@ -25,7 +25,16 @@ async fn the_tools_are_zidane_tools_own_plus_list_tasks() {
     let local = zidane_process::ProcessContext::new();
     for spec in registry.specs_in(&BackgroundGate::open(), &local) {
         let tool = tools.iter().find(|t| t.name == spec.name).unwrap();
-        assert_eq!(tool.description.as_deref(), Some(spec.description.as_str()));
+        // The wait's limits are the client's (`waits.rs`); its text is the tool's own.
+        let description = if spec.name == "wait_task" {
+            zidane_tools::wait_task_description(zidane_tools::WaitLimits {
+                default: zidane_mcp::MCP_UNKNOWN_CLIENT_WAIT_CAP,
+                max: zidane_mcp::MCP_UNKNOWN_CLIENT_WAIT_CAP,
+            })
+        } else {
+            spec.description.clone()
+        };
+        assert_eq!(tool.description.as_deref(), Some(description.as_str()));
         assert_eq!(
             serde_json::Value::Object((*tool.input_schema).clone()),
             spec.input_schema,
@@ -47,7 +56,7 @@ async fn a_foreground_command_returns_its_output_and_exit_code() {
     assert_eq!(text(&result), "hi\n\nExit code: 3");
     assert_eq!(
         structured(&result),
-        json!({ "output": "hi\n", "exit_code": 3 })
+        json!({ "output": "hi\n", "exit_code": 3, "text": "hi\n\nExit code: 3" })
     );
     harness.close().await;
 }
@@ -122,5 +131,61 @@ async fn a_task_resource_shows_status_and_log() {
         .read_resource(rmcp::model::ReadResourceRequestParams::new("task://bash_9"))
         .await;
     assert!(missing.is_err());
+    harness.close().await;
+}
+
+/// A long answer fits the result budget by its end, in the text and in the structured
+/// content alike, and says what was cut.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_output_keeps_its_end_within_the_budget() {
+    let harness = start().await;
+    let result = harness
+        .call(
+            "shell",
+            json!({ "command": "seq 1 100000; echo failed: the error >&2; exit 1" }),
+        )
+        .await;
+    let shown = text(&result);
+    assert!(
+        shown.len() <= zidane_mcp::MCP_DEFAULT_RESULT_BUDGET,
+        "{}",
+        shown.len()
+    );
+    assert!(
+        shown.ends_with("100000\nfailed: the error\n\nExit code: 1"),
+        "{shown}"
+    );
+    assert!(
+        shown.starts_with("[") && shown.contains(" bytes (") && shown.contains("run_in_background"),
+        "{shown}"
+    );
+    let data = structured(&result);
+    let output = data["output"].as_str().unwrap();
+    assert!(output.len() <= zidane_mcp::MCP_DEFAULT_RESULT_BUDGET);
+    assert!(output.ends_with("100000\nfailed: the error\n"), "{output}");
+    assert_eq!(data["text"], shown);
+
+    // A log read names the file the rest is in.
+    let log = harness.dir.path().join("big.log");
+    std::fs::write(
+        &log,
+        (1..=5000)
+            .map(|i| format!("line {i}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let read = harness
+        .call("read_file", json!({ "path": log.display().to_string() }))
+        .await;
+    let shown = text(&read);
+    assert!(shown.len() <= zidane_mcp::MCP_DEFAULT_RESULT_BUDGET);
+    assert!(
+        shown.contains(&format!("the whole of it is in {}", log.display())),
+        "{shown}"
+    );
+    assert!(
+        shown.ends_with("(3000 more lines; continue with offset 2000)"),
+        "{shown}"
+    );
     harness.close().await;
 }

@@ -211,7 +211,7 @@ async fn a_disconnect_mid_stream_is_a_transport_error() {
     let error = openai_error(&server, fast()).await;
     assert_eq!(error.kind(), Some(ModelErrorKind::Transport));
     assert!(
-        std::error::Error::source(&error).is_some(),
+        matches!(&error, ModelError::Request { cause: Some(_), .. }),
         "keeps the HTTP error"
     );
     assert_eq!(server.requests().len(), 1);
@@ -294,5 +294,5 @@ async fn a_refused_connection_is_retried_then_a_transport_error() {
     let error = model.complete(prompt("go")).await.unwrap_err();
     assert_eq!(error.kind(), Some(ModelErrorKind::Transport));
     assert_eq!(status(&error), None);
-    assert!(std::error::Error::source(&error).is_some());
+    assert!(matches!(&error, ModelError::Request { cause: Some(_), .. }));
 }

@@ -27,6 +27,10 @@ pub(crate) mod orphan_sweep;
 pub(crate) mod owner_marker;
 pub(crate) mod pid_escalation;
 pub(crate) mod proc_scan;
+pub(crate) mod procargs;
+/// The process table: `/proc` on Linux (and wherever else it exists), `libproc` and
+/// `sysctl` on macOS.
+#[cfg_attr(target_os = "macos", path = "procfs_macos.rs")]
 pub(crate) mod procfs;
 pub(crate) mod scan_plan;
 
@@ -42,6 +46,18 @@ use crate::containment::orphan_sweep::SweptProcess;
 use crate::containment::owner_marker::{MarkedWork, OwnerId, OwnerMarker};
 use crate::containment::proc_scan::{MarkedProcess, ProcUnavailable, ProcessRef};
 use crate::containment::scan_plan::ScanBound;
+
+/// Whether a process we once saw (pid + start time) still runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProcLiveness {
+    /// It runs (or sleeps, or is stopped): not a zombie.
+    Alive,
+    /// It exited (even if its zombie still waits for a reap), or its pid now belongs to
+    /// another process.
+    Gone,
+    /// It could not be told (its stat could not be read for a reason other than absence).
+    Unknown,
+}
 
 /// Every process that belongs to one task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

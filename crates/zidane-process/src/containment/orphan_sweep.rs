@@ -50,7 +50,7 @@ pub struct OrphanOwner {
 /// `Err(ProcUnavailable)` when `/proc` cannot be listed.
 /// Blocking: async callers run it with `spawn_blocking`.
 pub(crate) fn sweep(grace: Duration) -> Result<Vec<SweptProcess>, ProcUnavailable> {
-    let protected = procfs::self_and_ancestors();
+    let protected = self_and_ancestors();
     // An owner read as alive is never swept, and anything short of proof of its death
     // reads as alive (see `OwnerId::is_alive`). An owner that dies during the sweep has
     // orphans too, so reading its liveness afresh for each process is right.
@@ -78,6 +78,23 @@ fn swept(process: MarkedProcess) -> SweptProcess {
         },
         task_id: process.marker.work.task_id(),
     }
+}
+
+/// This process and every ancestor up to init: processes a sweep must never end, even
+/// when they carry the marker of a dead owner (a host started from a task of a host
+/// that has since crashed would otherwise end itself, or its own shell).
+pub(crate) fn self_and_ancestors() -> Vec<u32> {
+    let mut chain = vec![std::process::id()];
+    // Bounded: a ppid chain cannot be longer than the pid space, and a read race could
+    // in theory produce a cycle.
+    while chain.len() < 4096 {
+        let Some(&last) = chain.last() else { break };
+        match procfs::stat(last) {
+            Some(s) if s.ppid > 1 && !chain.contains(&s.ppid) => chain.push(s.ppid),
+            _ => break,
+        }
+    }
+    chain
 }
 
 #[cfg(test)]

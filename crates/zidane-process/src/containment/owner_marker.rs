@@ -27,7 +27,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use zidane_context::TaskId;
 
-use crate::containment::procfs::{self, ProcLiveness, env_value, proc_path, read_proc, stat};
+use crate::containment::procfs::{self, ProcLiveness, environ, stat};
 
 /// The environment variable that carries a task's owner marker.
 ///
@@ -216,8 +216,6 @@ pub(crate) struct WouldWait;
 /// new environment.
 const EXEC_SETTLE: Duration = Duration::from_millis(20);
 
-/// Room for a typical environment in one read.
-const ENVIRON_BYTES: usize = 16 << 10;
 
 /// The owner marker in a process's environment, if it carries a well-formed one.
 ///
@@ -228,11 +226,10 @@ const ENVIRON_BYTES: usize = 16 << 10;
 /// threads (pid 2 and its children), zombies and processes inside `do_exit` have an
 /// empty environment for good and are not waited for.
 pub(crate) fn read_marker(pid: u32, patience: Patience) -> Result<Option<OwnerMarker>, WouldWait> {
-    let environ_path = proc_path(pid, "environ");
-    let Ok(mut environ) = read_proc(&environ_path, ENVIRON_BYTES) else {
+    let Ok(mut block) = environ(pid) else {
         return Ok(None);
     };
-    if environ.is_empty() {
+    if block.is_empty() {
         let Some(stat) = stat(pid) else {
             return Ok(None);
         };
@@ -243,17 +240,27 @@ pub(crate) fn read_marker(pid: u32, patience: Patience) -> Result<Option<OwnerMa
             return Err(WouldWait);
         }
         let deadline = Instant::now() + EXEC_SETTLE;
-        while environ.is_empty() && Instant::now() < deadline {
+        while block.is_empty() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
-            let Ok(again) = read_proc(&environ_path, ENVIRON_BYTES) else {
+            let Ok(again) = environ(pid) else {
                 return Ok(None);
             };
-            environ = again;
+            block = again;
         }
     }
-    Ok(env_value(&environ, OWNER_MARKER_VAR)
+    Ok(env_value(&block, OWNER_MARKER_VAR)
         .and_then(|value| std::str::from_utf8(value).ok())
         .and_then(OwnerMarker::parse))
+}
+
+/// The value of `var` in a NUL-separated environment block. The first entry wins, as
+/// `getenv` would find it.
+pub(crate) fn env_value<'a>(environ: &'a [u8], var: &str) -> Option<&'a [u8]> {
+    environ.split(|&b| b == 0).find_map(|entry| {
+        entry
+            .strip_prefix(var.as_bytes())
+            .and_then(|rest| rest.strip_prefix(b"="))
+    })
 }
 
 /// The kernel threads' parent: its children never carry an environment.

@@ -6,12 +6,9 @@
 //! never an error. Only a missing `/proc` as a whole is reported
 //! ([`ProcUnavailable`]), so that callers fall back to the process-group kill alone.
 
-use std::fs;
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 
 use crate::containment::owner_marker::{self, OwnerMarker, Patience, WouldWait};
-use crate::containment::procfs::{PROC_ROOT, command_line, proc_path, read_proc, stat};
+use crate::containment::procfs::{command_line, list_pids, owner_uid, stat, thread_group};
 use crate::containment::scan_plan::{PROBE_RANGE, PROBE_ROUNDS, Plan, ScanBound, last_pid};
 
 /// `/proc` cannot be listed: marker containment is off on this system, and only the
@@ -144,9 +141,7 @@ struct Scan {
 impl Scan {
     fn new(patience: Patience) -> Result<Self, ScanError> {
         let me = std::process::id();
-        let my_uid = fs::metadata(Path::new(PROC_ROOT).join(me.to_string()))
-            .map_err(|_| ScanError::Unavailable)?
-            .uid();
+        let my_uid = owner_uid(me).ok_or(ScanError::Unavailable)?;
         Ok(Self {
             me,
             my_uid,
@@ -177,15 +172,7 @@ impl Scan {
 
     /// Reads every listed pid from `lowest` up (all when `None`).
     fn list(&mut self, lowest: Option<u32>) -> Result<(), ScanError> {
-        let entries = fs::read_dir(PROC_ROOT).map_err(|_| ScanError::Unavailable)?;
-        for entry in entries.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|s| s.parse::<u32>().ok())
-            else {
-                continue;
-            };
+        for pid in list_pids().ok_or(ScanError::Unavailable)? {
             if lowest.is_some_and(|lowest| pid < lowest) {
                 continue;
             }
@@ -206,7 +193,7 @@ impl Scan {
         };
         // The owner of /proc/<pid> is the process's effective uid: another user's
         // process is never ours to signal.
-        if fs::metadata(proc_path(pid, "")).map(|m| m.uid()).ok() != Some(self.my_uid) {
+        if owner_uid(pid) != Some(self.my_uid) {
             return Ok(());
         }
         let Some(stat) = stat(pid) else {
@@ -225,19 +212,7 @@ impl Scan {
     }
 }
 
-/// The thread group (process) that `pid` belongs to: itself for a process, another pid
-/// for a thread.
-fn thread_group(pid: u32) -> Option<u32> {
-    let status = read_proc(&proc_path(pid, "status"), 2048).ok()?;
-    let status = String::from_utf8_lossy(&status);
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("Tgid:"))?
-        .trim()
-        .parse()
-        .ok()
-}
-
-#[cfg(test)]
+/// Linux only: they read `/proc` themselves to check the scan.
+#[cfg(all(test, target_os = "linux"))]
 #[path = "proc_scan_tests.rs"]
 mod tests;

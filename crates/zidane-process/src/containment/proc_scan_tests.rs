@@ -4,10 +4,13 @@ use std::time::{Duration, Instant};
 use zidane_context::TaskId;
 
 use super::*;
-use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
-use crate::containment::procfs::{
-    ProcLiveness, env_value, liveness, parse_stat, self_and_ancestors, start_time,
+use crate::containment::owner_marker::{
+    MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker, env_value,
 };
+use crate::containment::procfs::{
+    ProcLiveness, liveness, parse_stat, start_time, thread_group,
+};
+use crate::containment::orphan_sweep::self_and_ancestors;
 use crate::containment::scan_plan::{PID_ORDER_TRUST, Plan, ScanBound, last_pid};
 
 /// A `sleep 1000` with `env` added to its environment; killed and reaped on drop.

@@ -1,6 +1,8 @@
-//! Reading one process's files under `/proc`: its `stat`, its command line, whether it
-//! still lives, its environment's variables. What it read, nothing interpreted beyond
-//! the kernel's formats; a process that vanishes or refuses a read is `None`.
+//! The process table on Linux (and any Unix with a Linux-style `/proc`): reading one
+//! process's files under `/proc` — its `stat`, its command line, whether it still
+//! lives, its environment, its owner — and listing the pids. What it read, nothing
+//! interpreted beyond the kernel's formats; a process that vanishes or refuses a read
+//! is `None`. `procfs_macos.rs` answers the same questions on macOS.
 
 use std::fs;
 use std::io::{self, Read};
@@ -33,17 +35,7 @@ impl StatFields {
     }
 }
 
-/// Whether a process we once saw (pid + start time) still runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ProcLiveness {
-    /// It runs (or sleeps, or is stopped): not a zombie.
-    Alive,
-    /// It exited (even if its zombie still waits for a reap), or its pid now belongs to
-    /// another process.
-    Gone,
-    /// It could not be told (its stat could not be read for a reason other than absence).
-    Unknown,
-}
+pub(crate) use crate::containment::ProcLiveness;
 
 /// Reads a `/proc` file whole. Such files report a size of 0, which makes `fs::read`
 /// grow its buffer from a few bytes, a read call each time; one buffer of `expected`
@@ -54,14 +46,49 @@ pub(crate) fn read_proc(path: &Path, expected: usize) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// The value of `var` in a NUL-separated environment block (`/proc/<pid>/environ`).
-/// The first entry wins, as `getenv` would find it.
-pub(crate) fn env_value<'a>(environ: &'a [u8], var: &str) -> Option<&'a [u8]> {
-    environ.split(|&b| b == 0).find_map(|entry| {
-        entry
-            .strip_prefix(var.as_bytes())
-            .and_then(|rest| rest.strip_prefix(b"="))
-    })
+/// Bytes read up front for an environment: most fit in one read.
+const ENVIRON_BYTES: usize = 16 << 10;
+
+/// A process's environment, NUL-separated (`/proc/<pid>/environ`); empty while it
+/// execs or once it is exiting.
+pub(crate) fn environ(pid: u32) -> io::Result<Vec<u8>> {
+    read_proc(&proc_path(pid, "environ"), ENVIRON_BYTES)
+}
+
+/// The effective uid of `pid` (the owner of `/proc/<pid>`); `None` for our own pid when
+/// `/proc` cannot be read at all.
+pub(crate) fn owner_uid(pid: u32) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(proc_path(pid, "")).map(|m| m.uid()).ok()
+}
+
+/// Every pid listed in `/proc`; `None` when it cannot be listed.
+pub(crate) fn list_pids() -> Option<impl Iterator<Item = u32>> {
+    let entries = fs::read_dir(PROC_ROOT).ok()?;
+    Some(
+        entries
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok()),
+    )
+}
+
+/// The thread group (process) that `pid` belongs to: itself for a process, another pid
+/// for a thread (`/proc/<tid>` exists for every thread).
+pub(crate) fn thread_group(pid: u32) -> Option<u32> {
+    let status = read_proc(&proc_path(pid, "status"), 2048).ok()?;
+    let status = String::from_utf8_lossy(&status);
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Tgid:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The last pid the kernel handed out in our pid namespace.
+pub(crate) fn last_pid() -> Option<u32> {
+    let text = read_proc(&Path::new(PROC_ROOT).join("sys/kernel/ns_last_pid"), 32).ok()?;
+    std::str::from_utf8(&text).ok()?.trim().parse().ok()
 }
 
 /// A process's command line, arguments joined by spaces (lossy UTF-8); `None` if it
@@ -97,23 +124,6 @@ pub(crate) fn liveness(pid: u32, start_time: u64) -> ProcLiveness {
         }
         Err(_) => ProcLiveness::Unknown,
     }
-}
-
-/// This process and every ancestor up to init: processes a sweep must never end, even
-/// when they carry the marker of a dead owner (a host started from a task of a host
-/// that has since crashed would otherwise end itself, or its own shell).
-pub(crate) fn self_and_ancestors() -> Vec<u32> {
-    let mut chain = vec![std::process::id()];
-    // Bounded: a ppid chain cannot be longer than the pid space, and a read race could
-    // in theory produce a cycle.
-    while chain.len() < 4096 {
-        let Some(&last) = chain.last() else { break };
-        match stat(last) {
-            Some(s) if s.ppid > 1 && !chain.contains(&s.ppid) => chain.push(s.ppid),
-            _ => break,
-        }
-    }
-    chain
 }
 
 /// The parsed fields of `/proc/<pid>/stat`.
@@ -159,7 +169,7 @@ pub(crate) fn processes_with_stat() -> Option<impl Iterator<Item = (u32, String)
     }))
 }
 
-pub(crate) fn proc_path(pid: u32, file: &str) -> std::path::PathBuf {
+fn proc_path(pid: u32, file: &str) -> std::path::PathBuf {
     Path::new(PROC_ROOT).join(pid.to_string()).join(file)
 }
 

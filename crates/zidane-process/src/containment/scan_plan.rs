@@ -5,10 +5,9 @@
 //! `proc_scan` carries it out, and a test checks that the probe finds exactly what the
 //! full listing finds.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::containment::procfs::{PROC_ROOT, read_proc};
+pub(crate) use crate::containment::procfs::last_pid;
 
 /// How long after a task's spawn its scans may trust pid order. Linux hands out pids in
 /// increasing order until they wrap at `pid_max`; a wrap since the spawn is seen in
@@ -88,8 +87,3 @@ pub(crate) enum Plan {
     List { lowest: Option<u32> },
 }
 
-/// The last pid the kernel handed out in our pid namespace.
-pub(crate) fn last_pid() -> Option<u32> {
-    let text = read_proc(&Path::new(PROC_ROOT).join("sys/kernel/ns_last_pid"), 32).ok()?;
-    std::str::from_utf8(&text).ok()?.trim().parse().ok()
-}

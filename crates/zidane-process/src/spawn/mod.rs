@@ -1,15 +1,18 @@
 //! Checking what the OS cannot pass on (environment variables, a working directory),
-//! and starting `SHELL [FLAGS] -c COMMAND` (see [`Shell`]) in its own process group with one output pipe
-//! (through [`vfork_spawn`], or `std::process::Command` where the kernel refuses it).
+//! and starting `SHELL [FLAGS] -c COMMAND` (see [`Shell`]) in its own process group with
+//! one output pipe: on the fast path through `vfork_spawn` (Linux), on the portable
+//! path (and where the kernel refuses the fast one) through `std::process::Command`.
 
+mod pipe;
 pub(crate) mod shell;
 pub(crate) mod task_shell;
+#[cfg(target_os = "linux")]
 pub(crate) mod vfork_spawn;
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,8 +23,9 @@ use nix::unistd::Pid;
 use tokio::net::unix::pipe::Receiver;
 use zidane_context::{ContextError, Result};
 
+use crate::builder::ProcessPath;
+use crate::spawn::pipe::cloexec_pipe;
 use crate::spawn::shell::Shell;
-use crate::spawn::vfork_spawn::{Child, ShellCommand, Spawn, SpawnError};
 use crate::task::leader::Leader;
 use crate::task::log_file::open_new;
 
@@ -73,37 +77,73 @@ pub(crate) struct Spawned {
     pub(crate) log: Option<File>,
 }
 
+/// A child a spawn started.
+#[derive(Debug)]
+pub(crate) struct Child {
+    pub(crate) pid: Pid,
+    /// The log it created, if one was asked for.
+    pub(crate) log: Option<OwnedFd>,
+}
+
+/// Why a spawn started nothing.
+#[derive(Debug)]
+pub(crate) enum SpawnError {
+    /// The log could not be created.
+    Log(io::Error),
+    /// The shell could not be started. `log_made`: the log had been created (it is
+    /// closed again, but the file is there).
+    Start { source: io::Error, log_made: bool },
+}
+
+impl SpawnError {
+    /// A spawn that failed before it made a log.
+    pub(crate) fn start(source: impl Into<io::Error>) -> Self {
+        Self::Start {
+            source: source.into(),
+            log_made: false,
+        }
+    }
+
+    /// The operating system's error, whatever failed.
+    pub(crate) fn into_source(self) -> io::Error {
+        match self {
+            Self::Log(source) | Self::Start { source, .. } => source,
+        }
+    }
+}
+
 /// Starts `command` under `shell` in a new process group, stdin on `/dev/null`, stdout and
 /// stderr both the write end of one pipe (so their bytes stay in write order). With
 /// `log`, that file is created first, as [`open_new`] does (by the spawn's child when
-/// it can: see [`vfork_spawn`]); if it cannot be, nothing is started.
+/// it can: see `vfork_spawn`); if it cannot be, nothing is started. `path` picks
+/// the mechanism.
 ///
 /// Every descriptor made here is close-on-exec, so no other task inherits this one's
 /// pipe; the parent's copies of the write end are gone when this returns, so the read
 /// end sees end-of-file as soon as the last process holding it exits.
 pub(crate) fn spawn_shell(
     shell: &Shell,
+    path: ProcessPath,
     command: &str,
     cwd: &Path,
     env: &BTreeMap<String, String>,
     log: Option<&Path>,
 ) -> Result<Spawned, SpawnError> {
-    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(SpawnError::start)?;
+    let (read, write) = cloexec_pipe().map_err(SpawnError::start)?;
     // Only our end is non-blocking: the task must block on a full pipe (backpressure),
     // not get EAGAIN. O_NONBLOCK lives on the open file description of each end.
     fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(SpawnError::start)?;
-    let mut prepared = ShellCommand::new(command, cwd, env)
-        .and_then(|prepared| prepared.with_shell(shell))
-        .map_err(SpawnError::start)?;
-    if let Some(path) = log {
-        prepared = prepared.with_log(path).map_err(SpawnError::start)?;
-    }
-    let child = match vfork_spawn::spawn(&prepared, write.as_fd())? {
-        Spawn::Started(child) => {
-            drop(write);
-            child
-        }
-        Spawn::Refused { log: made } => start_with_std(shell, command, cwd, env, log, made, write)?,
+    #[cfg(target_os = "linux")]
+    let child = if path.is_fast() {
+        spawn_fast(shell, command, cwd, env, log, write)?
+    } else {
+        start_with_std(shell, command, cwd, env, log, None, write)?
+    };
+    // Off Linux every path is the portable one.
+    #[cfg(not(target_os = "linux"))]
+    let child = {
+        let _ = path;
+        start_with_std(shell, command, cwd, env, log, None, write)?
     };
     // Only the child holds the write end now.
     let log_made = child.log.is_some();
@@ -124,7 +164,32 @@ pub(crate) fn spawn_shell(
     })
 }
 
-/// The start where the kernel refused [`vfork_spawn`]'s way: the log (unless the
+/// The fast start ([`vfork_spawn`]), or [`start_with_std`] where the kernel refuses it.
+#[cfg(target_os = "linux")]
+fn spawn_fast(
+    shell: &Shell,
+    command: &str,
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+    log: Option<&Path>,
+    write: OwnedFd,
+) -> Result<Child, SpawnError> {
+    use std::os::fd::AsFd;
+
+    use vfork_spawn::{ShellCommand, Spawn};
+    let mut prepared = ShellCommand::new(command, cwd, env)
+        .and_then(|prepared| prepared.with_shell(shell))
+        .map_err(SpawnError::start)?;
+    if let Some(path) = log {
+        prepared = prepared.with_log(path).map_err(SpawnError::start)?;
+    }
+    match vfork_spawn::spawn(&prepared, write.as_fd())? {
+        Spawn::Started(child) => Ok(child),
+        Spawn::Refused { log: made } => start_with_std(shell, command, cwd, env, log, made, write),
+    }
+}
+
+/// The portable start, also where the kernel refused `vfork_spawn`'s way: the log (unless the
 /// refused child made it already, `made`), then the shell through std.
 fn start_with_std(
     shell: &Shell,
@@ -146,8 +211,8 @@ fn start_with_std(
     Ok(Child { pid, log })
 }
 
-/// The same start through `std::process::Command`, where the kernel refuses
-/// [`vfork_spawn`]'s way. The child inherits every descriptor of ours that is not
+/// The start through `std::process::Command`: the portable path, and where the kernel
+/// refuses `vfork_spawn`'s way. The child inherits every descriptor of ours that is not
 /// close-on-exec (std's behaviour).
 fn spawn_with_std(
     shell: &Shell,
@@ -181,7 +246,7 @@ mod tests {
     use super::*;
 
     fn sh() -> Shell {
-        Shell::new(vfork_spawn::SHELL)
+        Shell::new("/bin/sh")
     }
 
     #[test]
@@ -206,7 +271,7 @@ mod tests {
         let no_env = BTreeMap::new();
         // Each start gets its own pipe; its read end lives as long as the caller keeps it.
         let start = || {
-            let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+            let (read, write) = cloexec_pipe().unwrap();
             let started = start_with_std(
                 &sh(),
                 &command,
@@ -246,7 +311,7 @@ mod tests {
     #[test]
     fn std_fallback_starts_the_shell_in_its_own_group() {
         use std::io::Read;
-        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        let (read, write) = cloexec_pipe().unwrap();
         let env = BTreeMap::from([("GREETING".to_owned(), "hi".to_owned())]);
         let command = "echo $GREETING; echo err >&2; read -r _ _ _ _ group _ </proc/$$/stat; \
                        [ $group = $$ ] && echo leads; exit 4";

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use zidane_context::{ContextError, Result, TaskId};
 
 use crate::spawn::shell::Shell;
-use crate::spawn::vfork_spawn::SpawnError;
-use crate::spawn::{Spawned, spawn_shell};
+use crate::builder::ProcessPath;
+use crate::spawn::{SpawnError, Spawned, spawn_shell};
 use crate::task::log_file::{create_output_dir, log_error};
 use crate::task::timestamp::task_log_path;
 
@@ -24,6 +24,7 @@ const LOG_NAME_ATTEMPTS: u32 = 8;
 /// behind.
 pub(crate) fn start_task_shell(
     shell: &Shell,
+    path: ProcessPath,
     command: &str,
     cwd: &Path,
     env: &BTreeMap<String, String>,
@@ -34,7 +35,7 @@ pub(crate) fn start_task_shell(
     let mut created_dir = false;
     loop {
         let output_path = task_log_path(output_dir, name.0, name.1, attempt);
-        let error = match spawn_shell(shell, command, cwd, env, Some(&output_path)) {
+        let error = match spawn_shell(shell, path, command, cwd, env, Some(&output_path)) {
             Ok(mut spawned) => match spawned.log.take() {
                 Some(log) => return Ok((spawned, log, output_path)),
                 // Not reached: a spawn asked for a log fails when it cannot make one.

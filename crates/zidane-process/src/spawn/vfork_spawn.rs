@@ -24,13 +24,13 @@
 //! inodes), and done by the child it is not charged to the thread that starts tasks,
 //! which sleeps meanwhile and so does not hold up the next start.
 //!
-//! The clone itself and what the child does before `exec` live in [`crate::sys`], the
+//! The clone itself and what the child does before `exec` live in `crate::sys::vfork_child`, in the
 //! crate's only `unsafe` code; this module prepares what the child reads and owns the
 //! descriptors and the stack it runs on.
 //!
 //! Where the kernel refuses any of this (`CLOSE_RANGE_UNSHARE` needs Linux 5.9; a
 //! seccomp filter may refuse `clone`), [`spawn`] says so once and for all and the
-//! caller falls back to `std::process::Command`.
+//! caller falls back to `std::process::Command`, the portable path.
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, c_char, c_uint};
@@ -43,11 +43,12 @@ use std::sync::{Mutex, MutexGuard};
 
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
-use nix::unistd::{Pid, dup3};
+use nix::unistd::dup3;
 
 use crate::spawn::shell::Shell;
+use crate::spawn::{Child, SpawnError};
 use crate::sys::reap;
-use crate::sys::{self, ChildArgs, Stage, open_dev_null};
+use crate::sys::vfork_child::{self, ChildArgs, Stage, open_dev_null};
 #[cfg(doc)]
 use crate::task::log_file::open_new;
 
@@ -167,14 +168,6 @@ fn c_string(bytes: &[u8]) -> io::Result<CString> {
     })
 }
 
-/// A child [`spawn`] started.
-#[derive(Debug)]
-pub(crate) struct Child {
-    pub(crate) pid: Pid,
-    /// The log it created, if [`ShellCommand::with_log`] asked for one.
-    pub(crate) log: Option<OwnedFd>,
-}
-
 /// How a [`spawn`] went, when it did not fail.
 #[derive(Debug)]
 pub(crate) enum Spawn {
@@ -185,33 +178,6 @@ pub(crate) enum Spawn {
     Refused {
         log: Option<OwnedFd>,
     },
-}
-
-/// Why a [`spawn`] started nothing.
-#[derive(Debug)]
-pub(crate) enum SpawnError {
-    /// The log could not be created.
-    Log(io::Error),
-    /// The shell could not be started. `log_made`: the log had been created (it is
-    /// closed again, but the file is there).
-    Start { source: io::Error, log_made: bool },
-}
-
-impl SpawnError {
-    /// A spawn that failed before it made a log.
-    pub(crate) fn start(source: impl Into<io::Error>) -> Self {
-        Self::Start {
-            source: source.into(),
-            log_made: false,
-        }
-    }
-
-    /// The operating system's error, whatever failed.
-    pub(crate) fn into_source(self) -> io::Error {
-        match self {
-            Self::Log(source) | Self::Start { source, .. } => source,
-        }
-    }
 }
 
 /// Starts `shell` in a new process group, stdin on `/dev/null`, stdout and stderr
@@ -290,7 +256,7 @@ impl Slots {
             failed_at: AtomicI32::new(Stage::None as i32),
             errno: AtomicI32::new(0),
         };
-        let pid = match sys::clone_vfork_child(&args, &mut self.stack) {
+        let pid = match vfork_child::clone_vfork_child(&args, &mut self.stack) {
             Ok(pid) => pid,
             Err(errno @ (Errno::ENOSYS | Errno::EPERM | Errno::EINVAL)) => {
                 refused(errno);

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::ExitStatus;
 
 use nix::fcntl::{OFlag, open};
+use nix::unistd::Pid;
 use nix::sys::stat::Mode;
 
 use super::*;

@@ -14,13 +14,12 @@
 use std::io;
 use std::process::ExitStatus;
 
-use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
 use tokio::task::JoinHandle;
 use zidane_context::Signal;
 
-use crate::sys::reap;
+use crate::sys::{self, reap};
 
 /// How many times a leader whose output just closed is polled (yielding in between)
 /// before a thread is set to wait for it: the kernel closes a dying process's
@@ -142,18 +141,10 @@ impl Drop for Leader {
     }
 }
 
-/// Whether our child `pid` has not exited yet, asked without reaping it (`waitid` with
-/// `WNOWAIT`), so its owner still reaps it and reads its status. A zombie, or a child
-/// already reaped, has exited.
+/// Whether our child `pid` has not exited yet, asked without reaping it; see
+/// [`sys::has_not_exited`].
 pub(crate) fn has_not_exited(pid: u32) -> bool {
-    let Ok(raw) = i32::try_from(pid) else {
-        return false;
-    };
-    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
-    matches!(
-        waitid(Id::Pid(Pid::from_raw(raw)), flags),
-        Ok(WaitStatus::StillAlive)
-    )
+    i32::try_from(pid).is_ok_and(|raw| sys::has_not_exited(Pid::from_raw(raw)))
 }
 
 /// The exit of a leader whose status could not be read (someone else reaped it).

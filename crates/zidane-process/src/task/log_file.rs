@@ -1,17 +1,19 @@
-//! A task's log file: created new and private, fed from the output pipe without a
-//! userspace buffer, capped, and closed with a marker line for every byte it does not
+//! A task's log file: created new and private, fed from the output pipe (without a
+//! userspace buffer on Linux's fast path, through a small one on the portable path), capped, and closed with a marker line for every byte it does not
 //! hold: dropped past the cap, or lost because the log could not be written.
 
 use std::fs::{DirBuilder, File};
 use std::io::{self, Write};
-use std::os::fd::{AsFd, BorrowedFd};
-use std::os::unix::fs::DirBuilderExt;
+use std::os::fd::BorrowedFd;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 
 use nix::errno::Errno;
-use nix::fcntl::{FcntlArg, OFlag, SpliceFFlags, fcntl, open, splice};
-use nix::sys::stat::Mode;
 use zidane_context::{ContextError, LogWriteFailure};
+
+use crate::builder::ProcessPath;
+#[cfg(target_os = "linux")]
+use crate::task::log_splice::{self, Spliced};
 
 /// Mode of a task log: only the owner may read it (it holds whatever the task printed).
 pub(crate) const LOG_MODE: u32 = 0o600;
@@ -20,21 +22,15 @@ pub(crate) const LOG_MODE: u32 = 0o600;
 /// (`O_EXCL`: never over an existing file), close-on-exec, and readable as well as
 /// writable, so that `finish` can look at the last kept byte (splice never shows us
 /// the bytes it moves).
+#[cfg(target_os = "linux")]
 pub(crate) const LOG_OPEN_FLAGS: libc::c_int =
     libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
 
 /// Mode of an output directory we create.
 const DIR_MODE: u32 = 0o700;
 
-/// Most bytes moved by one `splice` call: the largest pipe we ever ask for.
-const SPLICE_CHUNK: usize = 1 << 20;
-
-/// Pipe capacity asked for once a task proves to be verbose (it filled the default
-/// 64 KiB pipe): fewer wake-ups per byte. `/proc/sys/fs/pipe-max-size` is 1 MiB by
-/// default, so unprivileged processes may ask for this much.
-const BUSY_PIPE_CAPACITY: usize = 1 << 20;
-
-/// A pipe's default capacity on Linux; a `splice` that moves this much found it full.
+/// A pipe's default capacity on Linux; a copy that moves this much found it full.
+#[cfg(target_os = "linux")]
 const DEFAULT_PIPE_CAPACITY: usize = 64 * 1024;
 
 /// Buffer for the read/write fallback and for discarding bytes past the cap.
@@ -56,12 +52,13 @@ pub(crate) fn create_output_dir(output_dir: &Path) -> Result<(), ContextError> {
 /// Creates a task log ([`LOG_OPEN_FLAGS`], mode [`LOG_MODE`]). A task's spawn child
 /// usually does this itself (see `vfork_spawn`); this is for where it cannot.
 pub(crate) fn open_new(path: &Path) -> io::Result<File> {
-    let fd = open(
-        path,
-        OFlag::from_bits_retain(LOG_OPEN_FLAGS),
-        Mode::from_bits_retain(LOG_MODE),
-    )?;
-    Ok(File::from(fd))
+    // std opens close-on-exec itself; `create_new` is `O_CREAT | O_EXCL`.
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(LOG_MODE)
+        .open(path)
 }
 
 /// A log that already exists is a clash of file names (an I/O error on that path);
@@ -89,10 +86,11 @@ pub(crate) enum Pumped {
 
 /// Moves a task's output from its pipe into its log.
 ///
-/// `splice(2)` moves the bytes inside the kernel; nothing is buffered here, so memory
-/// stays flat however much a task prints. Past the output cap, bytes are read into a
-/// small scratch buffer and dropped (counted, never written). A file system that cannot
-/// splice falls back to read/write through the same scratch buffer.
+/// On Linux's fast path `splice(2)` moves the bytes inside the kernel; nothing is
+/// buffered here, so memory stays flat however much a task prints. The portable path
+/// (and a file system that cannot splice) copies with read/write through one small
+/// scratch buffer, so memory stays flat there too. Past the output cap, bytes are read
+/// into the scratch buffer and dropped (counted, never written).
 ///
 /// After the first write error (a full disk, an I/O error) the rest of the output is
 /// drained and counted as lost, so the task never blocks on a pipe nobody empties; the
@@ -109,20 +107,22 @@ pub(crate) struct LogWriter {
     splice_works: bool,
     /// The first write error, once one happened.
     write_error: Option<io::Error>,
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pipe_grown: bool,
     scratch: Vec<u8>,
 }
 
 impl LogWriter {
-    /// A writer into `file`, keeping at most `cap` bytes.
-    pub(crate) fn new(file: File, cap: Option<u64>) -> Self {
+    /// A writer into `file`, keeping at most `cap` bytes, splicing on `path`'s fast
+    /// path.
+    pub(crate) fn new(file: File, cap: Option<u64>, path: ProcessPath) -> Self {
         Self {
             file,
             cap,
             kept: 0,
             dropped: 0,
             lost: 0,
-            splice_works: true,
+            splice_works: path.is_fast(),
             write_error: None,
             pipe_grown: false,
             scratch: Vec::new(),
@@ -157,8 +157,10 @@ impl LogWriter {
                 Ok(Step::Retry) => {}
                 Ok(Step::Moved(0)) => return Ok(Pumped::Eof),
                 Ok(Step::Moved(n)) => {
+                    #[cfg(target_os = "linux")]
                     if n >= DEFAULT_PIPE_CAPACITY && !self.pipe_grown {
-                        self.grow_pipe(pipe);
+                        self.pipe_grown = true;
+                        log_splice::grow_pipe(pipe);
                     }
                     return Ok(Pumped::Moved(n));
                 }
@@ -203,28 +205,31 @@ impl LogWriter {
         }
     }
 
+    #[cfg(target_os = "linux")]
     fn splice(&mut self, pipe: BorrowedFd<'_>, room: u64) -> io::Result<Step> {
-        let len = usize::try_from(room)
-            .unwrap_or(usize::MAX)
-            .min(SPLICE_CHUNK);
-        let flags = SpliceFFlags::SPLICE_F_NONBLOCK | SpliceFFlags::SPLICE_F_MOVE;
-        match splice(pipe, None, self.file.as_fd(), None, len, flags) {
-            Ok(n) => {
+        match log_splice::splice_into(pipe, &self.file, room) {
+            Spliced::Moved(n) => {
                 self.kept += n as u64;
                 Ok(Step::Moved(n))
             }
-            Err(Errno::EAGAIN) => Err(io::ErrorKind::WouldBlock.into()),
-            Err(Errno::EINTR) => Ok(Step::Retry),
+            Spliced::Empty => Err(io::ErrorKind::WouldBlock.into()),
+            Spliced::Interrupted => Ok(Step::Retry),
             // This file system cannot take spliced pages: copy through userspace.
-            Err(Errno::EINVAL | Errno::ENOSYS | Errno::EOPNOTSUPP) => {
+            Spliced::Unsupported => {
                 self.splice_works = false;
                 Ok(Step::Retry)
             }
-            Err(errno) => {
-                self.note_write_failure(io::Error::from(errno));
+            Spliced::WriteFailed(error) => {
+                self.note_write_failure(error);
                 Ok(Step::Retry)
             }
         }
+    }
+
+    /// No `splice` off Linux (`splice_works` is never set there).
+    #[cfg(not(target_os = "linux"))]
+    fn splice(&mut self, pipe: BorrowedFd<'_>, room: u64) -> io::Result<Step> {
+        self.copy(pipe, room)
     }
 
     fn copy(&mut self, pipe: BorrowedFd<'_>, room: u64) -> io::Result<Step> {
@@ -271,16 +276,6 @@ impl LogWriter {
         self.write_error.get_or_insert(error);
     }
 
-    /// Asks for a bigger pipe once the task shows it fills the default one. Best effort:
-    /// the per-user pipe budget may refuse, which only costs more wake-ups.
-    fn grow_pipe(&mut self, pipe: BorrowedFd<'_>) {
-        self.pipe_grown = true;
-        let capacity = i32::try_from(BUSY_PIPE_CAPACITY).unwrap_or(i32::MAX);
-        if let Err(error) = fcntl(pipe, FcntlArg::F_SETPIPE_SZ(capacity)) {
-            tracing::debug!(%error, "could not grow a task's output pipe");
-        }
-    }
-
     fn ends_with_newline(&self) -> bool {
         use std::os::unix::fs::FileExt;
         let mut last = [0u8; 1];
@@ -294,6 +289,8 @@ impl LogWriter {
 /// What one attempt did.
 enum Step {
     Moved(usize),
+    /// Only a splice asks for another go.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Retry,
 }
 
@@ -348,6 +345,8 @@ pub(crate) fn read_pipe(pipe: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usiz
 
 #[cfg(test)]
 mod tests {
+    use std::os::fd::AsFd;
+
     use super::*;
 
     #[test]
@@ -370,8 +369,10 @@ mod tests {
             .write(true)
             .open("/dev/full")
             .unwrap();
-        let mut log = LogWriter::new(full, None);
-        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK).unwrap();
+        let mut log = LogWriter::new(full, None, ProcessPath::platform_default());
+        let (read, write) = nix::unistd::pipe().unwrap();
+        nix::fcntl::fcntl(&read, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK))
+            .unwrap();
         let mut write = File::from(write);
         write.write_all(&[b'x'; 10_000]).unwrap();
         drop(write);

@@ -7,6 +7,8 @@ pub(crate) mod kill;
 pub(crate) mod kill_wait;
 pub(crate) mod leader;
 pub(crate) mod log_file;
+#[cfg(target_os = "linux")]
+pub(crate) mod log_splice;
 pub(crate) mod registry;
 pub(crate) mod spawn_on_wake;
 pub(crate) mod stall_diagnosis;

@@ -56,6 +56,7 @@ pub(crate) struct Descriptor {
 
 /// What a descriptor points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(target_os = "macos", allow(dead_code))] // macOS shows no `/proc` to parse
 pub(crate) enum DescriptorKind {
     Terminal(String),
     Pipe,
@@ -67,6 +68,7 @@ pub(crate) enum DescriptorKind {
 
 impl DescriptorKind {
     /// Reads what `/proc/<pid>/fd/<fd>` links to.
+    #[cfg_attr(target_os = "macos", allow(dead_code))] // macOS shows no `/proc` to parse
     pub(crate) fn from_link(target: &str) -> Self {
         if target.starts_with("pipe:") {
             Self::Pipe
@@ -276,7 +278,23 @@ pub(crate) fn diagnose(pgid: u32, log: &Path) -> Option<String> {
     Some(text)
 }
 
+/// `(pid, name, activity)` of every process in the group, leader first: on macOS from
+/// the process states alone (no system call or wait channel is shown there).
+#[cfg(target_os = "macos")]
+fn group_members(pgid: u32) -> Option<Vec<(u32, String, Activity)>> {
+    let mut members: Vec<_> = crate::containment::procfs::group_members(pgid)?
+        .into_iter()
+        .map(|(pid, name, state)| {
+            let activity = classify(state, None, None, |_| DescriptorKind::Unknown);
+            (pid, name, activity)
+        })
+        .collect();
+    members.sort_by_key(|(pid, _, _)| (*pid != pgid, *pid));
+    Some(members)
+}
+
 /// `(pid, name, activity)` of every process in the group, leader first.
+#[cfg(not(target_os = "macos"))]
 fn group_members(pgid: u32) -> Option<Vec<(u32, String, Activity)>> {
     let mut members = Vec::new();
     for (pid, stat) in crate::containment::procfs::processes_with_stat()? {
@@ -302,6 +320,7 @@ fn group_members(pgid: u32) -> Option<Vec<(u32, String, Activity)>> {
 }
 
 /// `(name, state, process group)` from the text of `/proc/<pid>/stat`.
+#[cfg_attr(target_os = "macos", allow(dead_code))] // macOS shows no `/proc` to parse
 pub(crate) fn parse_stat(text: &str) -> Option<(String, char, u32)> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
@@ -315,6 +334,7 @@ pub(crate) fn parse_stat(text: &str) -> Option<(String, char, u32)> {
 
 /// `(number, first argument)` from `/proc/<pid>/syscall`; `None` while the process runs
 /// (`running`) or when it is not in a call.
+#[cfg_attr(target_os = "macos", allow(dead_code))] // macOS shows no `/proc` to parse
 pub(crate) fn parse_syscall(text: &str) -> Option<(i64, i64)> {
     let mut fields = text.split_ascii_whitespace();
     let nr = fields.next()?.parse::<i64>().ok()?;

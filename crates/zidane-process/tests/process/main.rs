@@ -26,6 +26,7 @@ mod list;
 mod log_write_failure;
 mod orphan_sweep;
 mod permissions;
+mod process_path;
 mod read_file;
 mod reassign;
 mod shell;

@@ -6,6 +6,8 @@
 //!     [--admin http://127.0.0.1:9070] [--advertise http://10.0.0.5:9080] [--max-tasks 64]
 //! ```
 //!
+//! `zidane-worker --help` says what each flag does.
+//!
 //! With `--admin` it registers its endpoint (the `--advertise` URL, else
 //! `http://<listen>`) with Restate and has every handle it holds tasks of mark what a
 //! previous run of this worker left running as lost; then it prints
@@ -15,40 +17,38 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use clap::Parser;
 use zidane_restate::{Worker, WorkerConfig, register, serve};
 
-const USAGE: &str = "usage: zidane-worker --worker-id ID --user-dir DIR --listen ADDR \
---ingress URL [--admin URL] [--advertise URL] [--max-tasks N]";
-
-#[derive(Default)]
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "zidane-worker",
+    version,
+    about = "Runs one zidane worker behind a Restate server: background tasks on this machine that outlive the host."
+)]
 struct Args {
-    worker_id: Option<String>,
-    user_dir: Option<String>,
-    listen: Option<String>,
-    ingress: Option<String>,
+    /// This worker's id (1-64 ASCII letters, digits or '_'); its service is `ZidaneWorker_<id>`.
+    #[arg(long, value_name = "ID")]
+    worker_id: String,
+    /// Where the worker keeps its tasks' logs.
+    #[arg(long, value_name = "DIR")]
+    user_dir: String,
+    /// The address the worker's endpoint listens on (`127.0.0.1:9080`).
+    #[arg(long, value_name = "ADDR")]
+    listen: String,
+    /// Restate's ingress (`http://127.0.0.1:8080`).
+    #[arg(long, value_name = "URL")]
+    ingress: String,
+    /// Restate's admin API: register the endpoint there and mark a previous run's tasks lost.
+    #[arg(long, value_name = "URL")]
     admin: Option<String>,
+    /// The endpoint URL Restate should call, when not `http://<listen>`.
+    #[arg(long, value_name = "URL")]
     advertise: Option<String>,
-    max_tasks: Option<String>,
-}
-
-fn parse_args() -> Result<Args, String> {
-    let mut args = Args::default();
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let slot = match flag.as_str() {
-            "--worker-id" => &mut args.worker_id,
-            "--user-dir" => &mut args.user_dir,
-            "--listen" => &mut args.listen,
-            "--ingress" => &mut args.ingress,
-            "--admin" => &mut args.admin,
-            "--advertise" => &mut args.advertise,
-            "--max-tasks" => &mut args.max_tasks,
-            other => return Err(format!("unknown argument {other}")),
-        };
-        *slot = Some(value);
-    }
-    Ok(args)
+    /// Most tasks running at once.
+    #[arg(long, value_name = "N")]
+    max_tasks: Option<usize>,
 }
 
 #[tokio::main]
@@ -59,7 +59,8 @@ async fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    match run().await {
+    let args = Args::parse();
+    match run(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("zidane-worker: {message}");
@@ -68,19 +69,18 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run() -> Result<(), String> {
-    let args = parse_args().map_err(|e| format!("{e}\n{USAGE}"))?;
-    let (Some(worker_id), Some(user_dir), Some(listen), Some(ingress)) =
-        (args.worker_id, args.user_dir, args.listen, args.ingress)
-    else {
-        return Err(USAGE.to_owned());
-    };
+async fn run(args: Args) -> Result<(), String> {
+    let Args {
+        worker_id,
+        user_dir,
+        listen,
+        ingress,
+        ..
+    } = args;
     std::fs::create_dir_all(&user_dir).map_err(|e| format!("{user_dir}: {e}"))?;
     let mut config = WorkerConfig::new(worker_id, user_dir, ingress);
     if let Some(max) = args.max_tasks {
-        config.max_tasks = max
-            .parse()
-            .map_err(|_| format!("--max-tasks {max:?} is not a number"))?;
+        config.max_tasks = max;
     }
     let worker = Worker::new(config).map_err(|e| e.to_string())?;
     let worker = Arc::new(worker);

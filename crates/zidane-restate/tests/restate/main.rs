@@ -10,6 +10,8 @@
 #[path = "support.rs"]
 mod support;
 
+#[path = "binary.rs"]
+mod binary;
 #[path = "budgets.rs"]
 mod budgets;
 #[path = "destroy.rs"]

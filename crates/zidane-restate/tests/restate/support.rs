@@ -10,7 +10,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use zidane_agent::{Agent, ScriptedModel, Session, SessionStore};
 use zidane_context::{ExecutionContext, ExecutionHandle, TaskEntry, TaskId, TaskStatus};
-use zidane_restate::{RestateContext, RestateServer};
+use zidane_restate::RestateContext;
+use zidane_restate::testing::RestateServer;
 use zidane_test_support::{live_processes_in_group, poll_until, sweep_lock};
 
 /// Longest a test waits for something that should happen.
@@ -71,7 +72,7 @@ impl Drop for WorkerProcess {
 /// `restate-server` is installed and this is not CI — under CI it must be there.
 #[allow(clippy::print_stderr)] // the reason a test skipped
 pub async fn cluster(ids: &[&str]) -> Option<Cluster> {
-    if let Err(error) = zidane_restate::find_server_binary() {
+    if let Err(error) = zidane_restate::testing::find_server_binary() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "CI must have restate-server: {error}"

@@ -30,7 +30,7 @@ async fn bad_inputs_are_error_results_and_run_nothing() {
             "wait_task",
             json!({ "task_id": "bash_1", "timeout_ms": 1.5 }),
         ),
-        ("read_file", json!({ "path": "/x", "offset": -1 })),
+        ("read_file", json!({ "path": "/x", "offset": "last" })),
         ("read_file", json!({ "path": "/x", "limit": "all" })),
         // unknown fields
         ("shell", json!({ "command": "ls", "cwd": "/tmp" })),

@@ -107,6 +107,7 @@ macro_rules! assert_stable_snapshot {
         settings.add_filter(r"\(\d+(\.\d)?s\)|\(\d+ms\)", "([DURATION])");
         settings.add_filter(r"after \d+(\.\d)?s\.|after \d+ms\.", "after [DURATION].");
         settings.add_filter(r"\) after (\d+(\.\d)?s|\d+ms);", ") after [DURATION];");
+        settings.add_filter(r"started (\d+(\.\d)?s|\d+ms) ago", "started [DURATION] ago");
         settings.bind(|| assert_snapshot!($name, $text));
     }};
 }
@@ -367,5 +368,80 @@ async fn read_file_refuses_a_fifo_at_once() {
         "{}",
         output.text
     );
+    session.close().await;
+}
+
+/// The last lines of a 1 GiB log are reached by seeking from its end, and a pointer back
+/// into it (the offset the footer gives) is followed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_lines_of_a_huge_log_are_read_from_its_end() {
+    let session = Session::new().await;
+    let path = session.dir.path().join("huge.log");
+    {
+        use std::io::Write as _;
+        let file = std::fs::File::create(&path).unwrap();
+        // Sparse: a gigabyte of zero bytes, one very long first line, then real lines.
+        file.set_len(1 << 30).unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        for i in 1..=5 {
+            writeln!(file, "tail line {i}").unwrap();
+        }
+    }
+    let path = path.display().to_string();
+    let tail = session
+        .call("read_file", json!({ "path": path, "offset": -2 }))
+        .await;
+    assert!(!tail.is_error, "{}", tail.text);
+    assert_stable_snapshot!(session, "read_file_huge_log_tail", &tail.text);
+    let back = session
+        .call(
+            "read_file",
+            json!({ "path": path, "offset": -4, "limit": 2 }),
+        )
+        .await;
+    assert!(
+        back.text
+            .starts_with("    -4\ttail line 2\n    -3\ttail line 3\n"),
+        "{}",
+        back.text
+    );
+    session.close().await;
+}
+
+/// A wait that times out says how long the task has run and quotes the end of its log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_wait_quotes_the_last_lines_of_the_log() {
+    let mut session = Session::new().await;
+    let task_id = session
+        .start("seq 1 20; echo compiling crate 7 of 9; exec sleep 30")
+        .await;
+    let output = session
+        .call(
+            "wait_task",
+            json!({ "task_id": task_id, "until": { "pattern": "compiling crate 7" } }),
+        )
+        .await;
+    assert!(!output.is_error, "{}", output.text);
+    let output = session
+        .call(
+            "wait_task",
+            json!({ "task_id": task_id, "timeout_ms": 100 }),
+        )
+        .await;
+    assert!(
+        output
+            .text
+            .contains("Last lines of its log:\n  17\n  18\n  19\n  20\n  compiling crate 7 of 9\n"),
+        "{}",
+        output.text
+    );
+    assert_eq!(output.data["last_lines"][4], "compiling crate 7 of 9");
+    session
+        .call("shell_kill", json!({ "task_id": task_id }))
+        .await;
+    assert_eq!(session.next_exit().await.status, TaskStatus::Killed);
     session.close().await;
 }

@@ -90,3 +90,33 @@ async fn missing_file_is_an_error() {
     assert!(output.is_error);
     assert_snapshot!("read_file_missing", show(&output));
 }
+
+#[tokio::test]
+async fn a_negative_offset_reads_the_last_lines() {
+    let harness = Harness::new().await;
+    harness.mock.set_file("/w/log.txt", ten_lines());
+    let output = harness
+        .call("read_file", json!({ "path": "/w/log.txt", "offset": -3 }))
+        .await;
+    assert_snapshot!("read_file_last_three", show(&output));
+    let earlier = harness
+        .call(
+            "read_file",
+            json!({ "path": "/w/log.txt", "offset": -6, "limit": 2 }),
+        )
+        .await;
+    assert!(
+        earlier.text.starts_with("     5\tline 5\n     6\tline 6\n"),
+        "{}",
+        earlier.text
+    );
+    let beyond = harness
+        .call("read_file", json!({ "path": "/w/log.txt", "offset": -50 }))
+        .await;
+    assert!(
+        beyond.text.starts_with("     1\tline 1\n"),
+        "{}",
+        beyond.text
+    );
+    assert!(beyond.text.ends_with("(end of file; 10 lines in total)"));
+}

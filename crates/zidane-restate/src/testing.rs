@@ -1,5 +1,6 @@
-//! A throwaway single-node Restate server on loopback: what the tests, the benchmark
-//! and a first try of a worker run against.
+//! A test harness, behind the `testing` feature: a throwaway single-node Restate server
+//! on loopback, what the tests, the benchmark and a first try of a worker run against.
+//! It looks for the server where this workspace's `cargo xtask` installs it.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,6 @@
-//! Every call into the C library and the kernel that Rust cannot check: the
-//! `vfork`-style `clone` and what its child does before `exec`, `waitpid`, and taking
-//! ownership of a descriptor the kernel just handed out. This is the crate's only
-//! `unsafe` code; each block says why it is sound.
+//! Linux's `vfork`-style `clone` and what its child does before `exec`, and taking
+//! ownership of the log descriptor the child opened. Each `unsafe` block says why it is
+//! sound.
 //!
 //! The child runs on our memory until it execs, so it keeps to what a `vfork` child
 //! may do:
@@ -16,8 +15,6 @@
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::os::unix::process::ExitStatusExt;
-use std::process::ExitStatus;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use nix::errno::Errno;
@@ -195,26 +192,6 @@ unsafe fn fail(args: &ChildArgs, stage: Stage) -> ! {
     args.failed_at.store(stage as i32, Ordering::Release);
     // SAFETY: `_exit` runs no handlers and touches none of the parent's state.
     unsafe { libc::_exit(127) }
-}
-
-/// Reaps our child `pid`: blocks until it exits if `block`, else returns `Ok(None)`
-/// while it runs. The status is std's, so that every signal (realtime ones included,
-/// which `nix` cannot name) reads the same as through `std::process::Child`.
-pub(crate) fn reap(pid: Pid, block: bool) -> io::Result<Option<ExitStatus>> {
-    let flags = if block { 0 } else { libc::WNOHANG };
-    let mut status: c_int = 0;
-    loop {
-        // SAFETY: `waitpid` writes only `status`, a local.
-        let reaped = unsafe { libc::waitpid(pid.as_raw(), &raw mut status, flags) };
-        match reaped {
-            0 => return Ok(None),
-            r if r > 0 => return Ok(Some(ExitStatus::from_raw(status))),
-            _ => match io::Error::last_os_error() {
-                error if error.kind() == io::ErrorKind::Interrupted => {}
-                error => return Err(error),
-            },
-        }
-    }
 }
 
 /// `/dev/null`, close-on-exec, at descriptor 3 or above (a host that closed its stdin
