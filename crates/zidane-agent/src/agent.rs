@@ -5,13 +5,14 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use tokio::sync::{OnceCell, watch};
 use tokio_util::sync::CancellationToken;
 use zidane_context::{
-    BackgroundStarted, ExecutionContext, ExecutionHandle, ExitCallback, StallCallback, StallInfo,
-    TaskExitInfo, TaskId,
+    BackgroundStarted, DetachedTasks, ExecutionContext, ExecutionHandle, ExitCallback,
+    StallCallback, StallInfo, TaskExitInfo, TaskId,
 };
 use zidane_tools::{
     BackgroundGate, BackgroundSettings, BackgroundSinks, StartCallback, ToolContext, ToolRegistry,
@@ -26,6 +27,7 @@ use crate::hooks::{HookBus, HookEvent, TaskStart};
 use crate::model::Model;
 use crate::persist::SessionLock;
 use crate::session::{Session, SessionStore};
+use crate::wake::DEFAULT_DURABLE_SWEEP_INTERVAL;
 
 const LIVE: u8 = 0;
 const DESTROYING: u8 = 1;
@@ -266,12 +268,27 @@ impl Agent {
         self.inner.feeds.delivery().pending_exits()
     }
 
+    /// How often an idle host sweeps this agent for exits nobody pushed
+    /// ([`sweep_exits`](Self::sweep_exits)): the context's
+    /// [`Capabilities::sweep_interval`](zidane_context::Capabilities::sweep_interval);
+    /// for a [`Durable`](zidane_context::DetachedTasks::Durable) context that declares
+    /// none, [`DEFAULT_DURABLE_SWEEP_INTERVAL`](crate::DEFAULT_DURABLE_SWEEP_INTERVAL),
+    /// since the tasks this agent adopted from a previous host report their exits to that
+    /// host's callbacks, not to this one's. `None`: every exit is pushed to this agent.
+    pub fn idle_sweep_interval(&self) -> Option<Duration> {
+        let capabilities = self.inner.context.capabilities();
+        capabilities
+            .sweep_interval
+            .or((capabilities.detached_tasks == DetachedTasks::Durable)
+                .then_some(DEFAULT_DURABLE_SWEEP_INTERVAL))
+    }
+
     /// Asks the context for tasks that ended without telling the agent (a durable
     /// context records exits instead of pushing them) and queues the ones the model was
     /// not told about, firing `background:exit` for each, as a pushed exit would. Returns
     /// how many it queued. A [`WakeLoop`](crate::WakeLoop) calls this every
-    /// [`Capabilities::sweep_interval`](zidane_context::Capabilities::sweep_interval)
-    /// while the agent is idle; hosts without one may call it themselves.
+    /// [`idle_sweep_interval`](Self::idle_sweep_interval) while the agent is idle; hosts
+    /// without one call it themselves that often.
     ///
     /// Errors: the context's, or [`AgentError::Destroyed`].
     pub async fn sweep_exits(&self) -> Result<usize> {

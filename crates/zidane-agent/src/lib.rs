@@ -87,7 +87,7 @@ pub use session::{
     TASKS_DIR, delete_session, resolve_session_dir, resolve_tasks_dir, validate_session_id,
 };
 pub use spawn::{DEFAULT_MAX_SPAWN_DEPTH, SPAWN, SpawnInput, SpawnToolOptions, create_spawn_tool};
-pub use wake::{WakeLoop, WakeReport, WakeTrigger};
+pub use wake::{DEFAULT_DURABLE_SWEEP_INTERVAL, WakeLoop, WakeReport, WakeTrigger};
 
 mod agent;
 mod config;

@@ -1,9 +1,10 @@
 //! The host side of auto-wake: run a drain-only turn when a task ends while the agent is
 //! idle, drain again after every run for exits that landed mid-run, and stay quiet after
 //! a user abort until the next real prompt. For a context that does not push every exit
-//! (a durable one), the loop also sweeps it every
-//! [`Capabilities::sweep_interval`](zidane_context::Capabilities::sweep_interval) while
-//! the agent is idle.
+//! (a durable one), the loop also sweeps it while the agent is idle, every
+//! [`Agent::idle_sweep_interval`]: the context's
+//! [`Capabilities::sweep_interval`](zidane_context::Capabilities::sweep_interval), or
+//! [`DEFAULT_DURABLE_SWEEP_INTERVAL`] for a durable context that declares none.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -22,6 +23,16 @@ const REPORT_CAPACITY: usize = 64;
 
 /// The least time a wake sweep may take before it is given up.
 const SWEEP_BOUND: Duration = Duration::from_secs(5);
+
+/// How often an idle agent on a [`Durable`](zidane_context::DetachedTasks::Durable)
+/// context that declares no
+/// [`sweep_interval`](zidane_context::Capabilities::sweep_interval) is swept for exits
+/// (see [`Agent::idle_sweep_interval`]).
+///
+/// Such a context may push exits, but only to the host that started the task: a host
+/// that reloads the session adopts tasks whose exit callbacks died with the host before
+/// it, and only a sweep of `list_background` can tell it that they ended.
+pub const DEFAULT_DURABLE_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 
 /// What started a run of a [`WakeLoop`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -183,8 +194,8 @@ impl WakeLoop {
         let task_shared = Arc::clone(&shared);
         let task_notify = Arc::clone(&notify);
         let task_stop = stop.clone();
-        // A context that does not push every exit asks to be swept while idle.
-        let sweep_every = shared.agent.context().capabilities().sweep_interval;
+        // A context that does not push every exit is swept while idle.
+        let sweep_every = shared.agent.idle_sweep_interval();
         tokio::spawn(async move {
             loop {
                 tokio::select! {

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use clap::Args;
 use zidane_mcp::{
-    DEFAULT_KILL_GRACE, DEFAULT_SESSION_IDLE, HttpOptions, HttpServer, MCP_DEFAULT_RESULT_BUDGET,
-    MCP_MIN_RESULT_BUDGET, MCP_PATH, ServeOptions, TOKEN_ENV, serve_stdio, shutdown_signal,
+    HttpServer, MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_RESULT_BUDGET, MCP_DEFAULT_SESSION_IDLE,
+    MCP_MIN_RESULT_BUDGET, MCP_PATH, McpHttpOptions, ServeOptions, TOKEN_ENV, serve_stdio,
+    shutdown_signal,
 };
 
 use crate::error::CliError;
@@ -32,10 +33,10 @@ pub(crate) struct McpArgs {
     user_dir: Option<PathBuf>,
     /// Seconds an HTTP session may go without a request before it ends and its tasks
     /// are killed (a client that vanished without closing it).
-    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_SESSION_IDLE.as_secs())]
+    #[arg(long, value_name = "SECS", default_value_t = MCP_DEFAULT_SESSION_IDLE.as_secs())]
     session_idle_secs: u64,
     /// Milliseconds a killed task gets between SIGTERM and SIGKILL.
-    #[arg(long, value_name = "MS", default_value_t = DEFAULT_KILL_GRACE.as_millis() as u64)]
+    #[arg(long, value_name = "MS", default_value_t = MCP_DEFAULT_KILL_GRACE.as_millis() as u64)]
     kill_grace_ms: u64,
     /// Most bytes of one tool result's text, task notifications included; a longer
     /// answer keeps its end and names where the rest is. Hosts cut results on their own
@@ -84,7 +85,7 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
     let served = runtime.block_on(async move {
         match args.http {
             Some(addr) => {
-                let mut http = HttpOptions::new(addr)
+                let mut http = McpHttpOptions::new(addr)
                     .allow_remote(args.allow_remote)
                     .session_idle(Duration::from_secs(args.session_idle_secs));
                 if let Some(token) = args.bearer_token {

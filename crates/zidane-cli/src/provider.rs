@@ -8,17 +8,17 @@
 use std::sync::Arc;
 
 use zidane::agent::Model;
-use zidane::models::EnvError;
-
-/// The model name the provider is asked for (shown in the footer).
-pub const MODEL_VAR: &str = "ZIDANE_MODEL";
+use zidane::models::{
+    ANTHROPIC_API_KEY_ENV, EnvError, MODEL_ENV, OPENAI_API_KEY_ENV, OPENAI_BASE_URL_ENV,
+    PROVIDER_ENV,
+};
 
 /// No usable provider: what to set, and the way to try zidane without one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "no model provider configured: {reason}{}\n\
-     e.g.  ZIDANE_PROVIDER=openai ZIDANE_MODEL=gpt-4o-mini OPENAI_API_KEY=… (OPENAI_BASE_URL for any OpenAI-compatible server)\n\
-     or    ZIDANE_PROVIDER=anthropic ZIDANE_MODEL=claude-sonnet-4-5 ANTHROPIC_API_KEY=…\n\
+     e.g.  {PROVIDER_ENV}=openai {MODEL_ENV}=gpt-4o-mini {OPENAI_API_KEY_ENV}=… ({OPENAI_BASE_URL_ENV} for any OpenAI-compatible server)\n\
+     or    {PROVIDER_ENV}=anthropic {MODEL_ENV}=claude-sonnet-4-5 {ANTHROPIC_API_KEY_ENV}=…\n\
      or try it without a provider: zidane --demo",
     if missing.is_empty() { String::new() } else { format!("\nset {}", missing.join(", ")) }
 )]
@@ -34,7 +34,7 @@ pub struct Missing {
 pub fn model_from_env() -> Result<(Arc<dyn Model>, String), Missing> {
     match zidane::models::from_env() {
         Ok(model) => {
-            let name = std::env::var(MODEL_VAR).unwrap_or_default();
+            let name = std::env::var(MODEL_ENV).unwrap_or_default();
             Ok((model, name))
         }
         Err(error) => Err(missing_from(error)),
@@ -79,20 +79,20 @@ mod tests {
     fn the_message_names_every_variable_and_the_demo() {
         let missing = Missing {
             reason: "the provider's variables are not all set".to_owned(),
-            missing: vec!["ZIDANE_PROVIDER", "ZIDANE_MODEL"],
+            missing: vec![PROVIDER_ENV, MODEL_ENV],
         };
         let text = missing.to_string();
         for var in [
-            "ZIDANE_PROVIDER",
-            "ZIDANE_MODEL",
-            "OPENAI_BASE_URL",
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
+            PROVIDER_ENV,
+            MODEL_ENV,
+            OPENAI_BASE_URL_ENV,
+            OPENAI_API_KEY_ENV,
+            ANTHROPIC_API_KEY_ENV,
         ] {
             assert!(text.contains(var), "{var} missing from {text}");
         }
         assert!(
-            text.contains("\nset ZIDANE_PROVIDER, ZIDANE_MODEL\n"),
+            text.contains(&format!("\nset {PROVIDER_ENV}, {MODEL_ENV}\n")),
             "{text}"
         );
         assert!(text.contains("zidane --demo"));

@@ -12,7 +12,11 @@ pub struct Capabilities {
     pub detached_tasks: DetachedTasks,
     /// How often a host's wake loop should sweep `list_background` while the agent is
     /// idle, for a context whose exits are not (or not always) pushed through `on_exit`
-    /// — a durable context. `None` (the default): every exit is pushed, no sweep needed.
+    /// — a durable context. `None` (the default): the host's own choice. For a
+    /// [`Durable`](DetachedTasks::Durable) context a host sweeps all the same (the
+    /// zidane-agent `WakeLoop` every `DEFAULT_DURABLE_SWEEP_INTERVAL`): a host that
+    /// reloads a session adopts tasks whose exit callbacks died with the host that
+    /// started them. Any other context pushes every exit, and needs no sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep_interval: Option<Duration>,
 }

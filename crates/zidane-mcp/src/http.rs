@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::McpServeError;
 use crate::handler::McpSession;
-use crate::options::{HttpOptions, ServeOptions};
+use crate::options::{McpHttpOptions, ServeOptions};
 use crate::session::SessionCore;
 
 /// The path the MCP endpoint is served at: `http://127.0.0.1:PORT/mcp`.
@@ -51,8 +51,8 @@ pub struct HttpServer {
 }
 
 impl HttpServer {
-    /// Checks the security rules ([`HttpOptions::validate`]) and binds the address.
-    pub async fn bind(options: ServeOptions, http: HttpOptions) -> Result<Self, McpServeError> {
+    /// Checks the security rules ([`McpHttpOptions::validate`]) and binds the address.
+    pub async fn bind(options: ServeOptions, http: McpHttpOptions) -> Result<Self, McpServeError> {
         http.validate()?;
         let listener = tokio::net::TcpListener::bind(http.addr)
             .await
@@ -147,7 +147,7 @@ impl std::fmt::Debug for HttpServer {
 /// Serves streamable HTTP on `http.addr` until `shutdown` resolves.
 pub async fn serve_http(
     options: ServeOptions,
-    http: HttpOptions,
+    http: McpHttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), McpServeError> {
     HttpServer::bind(options, http).await?.serve(shutdown).await

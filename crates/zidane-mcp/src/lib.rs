@@ -39,8 +39,8 @@ pub use handler::McpSession;
 pub use http::{HttpServer, MCP_PATH, SHUTDOWN_GRACE, serve_http};
 pub use list_tasks::{LIST_TASKS, ListTasksInput, ListTasksTool};
 pub use options::{
-    DEFAULT_DESTROY_TIMEOUT, DEFAULT_KILL_GRACE, DEFAULT_SESSION_IDLE, HttpOptions, ServeOptions,
-    TOKEN_ENV,
+    MCP_DEFAULT_DESTROY_TIMEOUT, MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_SESSION_IDLE, McpHttpOptions,
+    ServeOptions, TOKEN_ENV,
 };
 pub use oversized::MAX_REQUEST_BYTES;
 pub use resources::{LOG_TAIL_BYTES, TASK_SCHEME, task_uri};

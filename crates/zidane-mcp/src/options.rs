@@ -9,18 +9,21 @@ use crate::budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
 use crate::error::McpServeError;
 
 /// How long a killed task gets between `SIGTERM` and `SIGKILL` in an MCP session. Shorter
-/// than the agent's default because a host closing the session expects the server gone
-/// within about a second.
-pub const DEFAULT_KILL_GRACE: Duration = Duration::from_millis(500);
+/// than a local context's own default ([`zidane_process::DEFAULT_KILL_GRACE`]) because a
+/// host closing the session expects the server gone within about a second.
+pub const MCP_DEFAULT_KILL_GRACE: Duration = Duration::from_millis(500);
 
-/// How long tearing down one session may take as a whole (see
-/// `zidane_agent::Agent::destroy`): room for the kill grace and the log flush.
-pub const DEFAULT_DESTROY_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long tearing down one MCP session may take as a whole (see
+/// [`Agent::destroy`](zidane_agent::Agent::destroy)): room for the kill grace and the log
+/// flush. Shorter than an agent's own default
+/// ([`zidane_agent::DEFAULT_DESTROY_TIMEOUT`]), for the same reason as
+/// [`MCP_DEFAULT_KILL_GRACE`].
+pub const MCP_DEFAULT_DESTROY_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// How long an HTTP session may go without a request or a push before it ends (and its
+/// How long an MCP HTTP session may go without a request or a push before it ends (and its
 /// tasks are killed): a client that vanished without deleting its session. Long, because
 /// a model may leave a dev server running while it does nothing else.
-pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(60 * 60);
+pub const MCP_DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(60 * 60);
 
 /// The environment variable a bearer token may be given in, so it stays out of `ps`.
 pub const TOKEN_ENV: &str = "ZIDANE_MCP_TOKEN";
@@ -32,9 +35,9 @@ pub struct ServeOptions {
     /// The user data dir: session `<id>` keeps its task logs in
     /// `<user_dir>/sessions/<id>/tasks/`.
     pub user_dir: PathBuf,
-    /// Between `SIGTERM` and `SIGKILL` when a task is killed ([`DEFAULT_KILL_GRACE`]).
+    /// Between `SIGTERM` and `SIGKILL` when a task is killed ([`MCP_DEFAULT_KILL_GRACE`]).
     pub kill_grace: Duration,
-    /// Bound on one session's teardown ([`DEFAULT_DESTROY_TIMEOUT`]).
+    /// Bound on one session's teardown ([`MCP_DEFAULT_DESTROY_TIMEOUT`]).
     pub destroy_timeout: Duration,
     /// Most bytes of one result's text, notification blocks included
     /// ([`MCP_DEFAULT_RESULT_BUDGET`]): a longer answer keeps its end.
@@ -49,8 +52,8 @@ impl ServeOptions {
     pub fn new(user_dir: impl Into<PathBuf>) -> Self {
         Self {
             user_dir: user_dir.into(),
-            kill_grace: DEFAULT_KILL_GRACE,
-            destroy_timeout: DEFAULT_DESTROY_TIMEOUT,
+            kill_grace: MCP_DEFAULT_KILL_GRACE,
+            destroy_timeout: MCP_DEFAULT_DESTROY_TIMEOUT,
             result_budget: MCP_DEFAULT_RESULT_BUDGET,
             wait_cap: None,
         }
@@ -81,7 +84,7 @@ impl ServeOptions {
 /// How the streamable HTTP transport is exposed.
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct HttpOptions {
+pub struct McpHttpOptions {
     /// Where to listen. Loopback unless [`allow_remote`](Self::allow_remote).
     pub addr: SocketAddr,
     /// Serve a non-loopback address. Requires a bearer token.
@@ -89,18 +92,18 @@ pub struct HttpOptions {
     /// When set, every request must carry `Authorization: Bearer <token>` (401
     /// otherwise). Required with `allow_remote`; optional on loopback.
     pub bearer_token: Option<String>,
-    /// How long a session may be idle before it ends ([`DEFAULT_SESSION_IDLE`]).
+    /// How long a session may be idle before it ends ([`MCP_DEFAULT_SESSION_IDLE`]).
     pub session_idle: Duration,
 }
 
-impl HttpOptions {
+impl McpHttpOptions {
     /// Loopback on `addr`, no token.
     pub fn new(addr: SocketAddr) -> Self {
         Self {
             addr,
             allow_remote: false,
             bearer_token: None,
-            session_idle: DEFAULT_SESSION_IDLE,
+            session_idle: MCP_DEFAULT_SESSION_IDLE,
         }
     }
 
@@ -146,9 +149,9 @@ impl HttpOptions {
     }
 }
 
-impl std::fmt::Debug for HttpOptions {
+impl std::fmt::Debug for McpHttpOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpOptions")
+        f.debug_struct("McpHttpOptions")
             .field("addr", &self.addr)
             .field("allow_remote", &self.allow_remote)
             .field(

@@ -22,13 +22,13 @@ use crate::key::ApiKey;
 use crate::options::HttpOptions;
 
 /// Anthropic's base URL.
-pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 
 /// The `anthropic-version` header sent with every request.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// The `max_tokens` sent when none is set (the Messages API requires one).
-pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 8192;
+pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 8192;
 
 /// A Claude model behind the Anthropic Messages API.
 ///
@@ -69,10 +69,10 @@ impl Anthropic {
     pub fn builder(model: impl Into<String>) -> AnthropicBuilder {
         AnthropicBuilder {
             model: model.into(),
-            base_url: ANTHROPIC_BASE_URL.to_owned(),
+            base_url: ANTHROPIC_DEFAULT_BASE_URL.to_owned(),
             api_key: None,
             tool_choice: ToolChoice::Auto,
-            max_tokens: DEFAULT_ANTHROPIC_MAX_TOKENS,
+            max_tokens: ANTHROPIC_DEFAULT_MAX_TOKENS,
             http: HttpOptions::default(),
         }
     }
@@ -144,7 +144,7 @@ impl AnthropicBuilder {
         self
     }
 
-    /// The cap on the response's tokens; [`DEFAULT_ANTHROPIC_MAX_TOKENS`] by default.
+    /// The cap on the response's tokens; [`ANTHROPIC_DEFAULT_MAX_TOKENS`] by default.
     #[must_use]
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = max_tokens;

@@ -8,18 +8,34 @@ use zidane_agent::Model;
 use crate::error::BuildError;
 use crate::error::EnvError;
 
-/// Which provider: `openai` or `anthropic`.
-pub const ZIDANE_PROVIDER: &str = "ZIDANE_PROVIDER";
-/// The model name, as the provider spells it.
-pub const ZIDANE_MODEL: &str = "ZIDANE_MODEL";
-/// The OpenAI-compatible base URL, up to `/v1` (default OpenAI's).
-pub const OPENAI_BASE_URL: &str = "OPENAI_BASE_URL";
-/// The OpenAI key; not needed with an `OPENAI_BASE_URL` (local servers want none).
-pub const OPENAI_API_KEY: &str = "OPENAI_API_KEY";
-/// The Anthropic key.
-pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
-/// The Anthropic base URL, without `/v1` (default Anthropic's).
-pub const ANTHROPIC_BASE_URL: &str = "ANTHROPIC_BASE_URL";
+/// The environment variable that names the provider: `openai` or `anthropic`
+/// (`ZIDANE_PROVIDER`, required).
+pub const PROVIDER_ENV: &str = "ZIDANE_PROVIDER";
+/// The environment variable that names the model, as the provider spells it
+/// (`ZIDANE_MODEL`, required).
+pub const MODEL_ENV: &str = "ZIDANE_MODEL";
+/// The environment variable of the OpenAI-compatible base URL, up to `/v1`
+/// (`OPENAI_BASE_URL`; OpenAI's own when unset).
+pub const OPENAI_BASE_URL_ENV: &str = "OPENAI_BASE_URL";
+/// The environment variable of the OpenAI key (`OPENAI_API_KEY`); not needed with an
+/// [`OPENAI_BASE_URL_ENV`] (local servers want none).
+pub const OPENAI_API_KEY_ENV: &str = "OPENAI_API_KEY";
+/// The environment variable of the Anthropic key (`ANTHROPIC_API_KEY`, required for
+/// `anthropic`).
+pub const ANTHROPIC_API_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+/// The environment variable of the Anthropic base URL, without `/v1`
+/// (`ANTHROPIC_BASE_URL`; Anthropic's own when unset).
+pub const ANTHROPIC_BASE_URL_ENV: &str = "ANTHROPIC_BASE_URL";
+/// Every environment variable [`from_env`] reads: a host that must not depend on the
+/// machine's configuration (a test) removes these.
+pub const PROVIDER_ENV_VARS: &[&str] = &[
+    PROVIDER_ENV,
+    MODEL_ENV,
+    OPENAI_BASE_URL_ENV,
+    OPENAI_API_KEY_ENV,
+    ANTHROPIC_API_KEY_ENV,
+    ANTHROPIC_BASE_URL_ENV,
+];
 
 /// A model picked from the environment.
 ///
@@ -51,22 +67,22 @@ pub(crate) fn from_lookup(
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn Model>, EnvError> {
     let get = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
-    let provider = get(ZIDANE_PROVIDER);
-    let model = get(ZIDANE_MODEL);
+    let provider = get(PROVIDER_ENV);
+    let model = get(MODEL_ENV);
     let mut missing = Vec::new();
     let Some(provider) = provider else {
         missing.push("ZIDANE_PROVIDER (openai or anthropic)");
         if model.is_none() {
-            missing.push(ZIDANE_MODEL);
+            missing.push(MODEL_ENV);
         }
         return Err(EnvError::Missing { missing });
     };
     match provider.trim().to_ascii_lowercase().as_str() {
         "openai" => {
-            let base_url = get(OPENAI_BASE_URL);
-            let key = get(OPENAI_API_KEY);
+            let base_url = get(OPENAI_BASE_URL_ENV);
+            let key = get(OPENAI_API_KEY_ENV);
             if model.is_none() {
-                missing.push(ZIDANE_MODEL);
+                missing.push(MODEL_ENV);
             }
             if key.is_none() && base_url.is_none() {
                 missing.push("OPENAI_API_KEY (or OPENAI_BASE_URL for a server that needs no key)");
@@ -77,15 +93,15 @@ pub(crate) fn from_lookup(
             openai(model, base_url, key)
         }
         "anthropic" => {
-            let key = get(ANTHROPIC_API_KEY);
+            let key = get(ANTHROPIC_API_KEY_ENV);
             if model.is_none() {
-                missing.push(ZIDANE_MODEL);
+                missing.push(MODEL_ENV);
             }
             if key.is_none() {
-                missing.push(ANTHROPIC_API_KEY);
+                missing.push(ANTHROPIC_API_KEY_ENV);
             }
             match (model, key) {
-                (Some(model), Some(key)) => anthropic(model, get(ANTHROPIC_BASE_URL), key),
+                (Some(model), Some(key)) => anthropic(model, get(ANTHROPIC_BASE_URL_ENV), key),
                 _ => Err(EnvError::Missing { missing }),
             }
         }

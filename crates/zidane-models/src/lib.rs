@@ -11,7 +11,8 @@
 //! - [`Anthropic`] (feature `anthropic`): `POST {base}/v1/messages`, with the tool
 //!   definitions and system prompt marked for prompt caching.
 //! - [`from_env`]: one of them, from `ZIDANE_PROVIDER`, `ZIDANE_MODEL` and the
-//!   provider's variables; the error lists whatever is missing.
+//!   provider's variables (their names are constants: [`PROVIDER_ENV`], [`MODEL_ENV`],
+//!   …, all of them in [`PROVIDER_ENV_VARS`]); the error lists whatever is missing.
 //! - `testing` (feature `testing`): a scripted provider server on 127.0.0.1 that
 //!   replays fixtures in both protocols and records what it was sent.
 //!
@@ -44,11 +45,14 @@
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
 pub use anthropic::{
-    ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, Anthropic, AnthropicBuilder,
-    DEFAULT_ANTHROPIC_MAX_TOKENS,
+    ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, Anthropic,
+    AnthropicBuilder,
 };
 pub use choice::ToolChoice;
-pub use env::from_env;
+pub use env::{
+    ANTHROPIC_API_KEY_ENV, ANTHROPIC_BASE_URL_ENV, MODEL_ENV, OPENAI_API_KEY_ENV,
+    OPENAI_BASE_URL_ENV, PROVIDER_ENV, PROVIDER_ENV_VARS, from_env,
+};
 pub use error::{BuildError, EnvError};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
@@ -56,7 +60,7 @@ pub use http::BODY_EXCERPT_CHARS;
 pub use key::ApiKey;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
-pub use openai::{OPENAI_BASE_URL, OpenAi, OpenAiBuilder, TOOL_ERROR_PREFIX};
+pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAi, OpenAiBuilder, TOOL_ERROR_PREFIX};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub use options::{

@@ -24,7 +24,7 @@ use crate::key::ApiKey;
 use crate::options::HttpOptions;
 
 /// OpenAI's own base URL.
-pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// What a tool result that is an error starts with: chat completions have no error flag
 /// on a tool message, so the model is told in words.
@@ -70,7 +70,7 @@ impl OpenAi {
     pub fn builder(model: impl Into<String>) -> OpenAiBuilder {
         OpenAiBuilder {
             model: model.into(),
-            base_url: OPENAI_BASE_URL.to_owned(),
+            base_url: OPENAI_DEFAULT_BASE_URL.to_owned(),
             api_key: None,
             tool_choice: ToolChoice::Auto,
             max_tokens: None,

@@ -186,6 +186,99 @@ async fn an_exit_only_a_sweep_can_see_wakes_the_idle_agent_once() {
     ));
 }
 
+/// A host that reloads a session on a durable context adopts its running tasks, whose
+/// exit callbacks died with the host that started them: even when the context declares
+/// no sweep interval, the idle loop sweeps and wakes the agent for their exits. Whether
+/// the context pushes exits (to the old host's callback) or never does, the new host
+/// learns of the exit only by that sweep.
+#[tokio::test(start_paused = true)]
+async fn a_reloaded_host_is_woken_by_an_adopted_task_on_a_durable_context_without_an_interval() {
+    use zidane_agent::{DEFAULT_DURABLE_SWEEP_INTERVAL, RunOptions, Session, SessionStore};
+    use zidane_context::{DetachedTasks, ExecutionContext};
+
+    use crate::support::{notified, stored_agent};
+
+    for pushes_to_the_old_host in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path());
+        let context = MockContext::new().with_detached_tasks(DetachedTasks::Durable);
+        let context = Arc::new(if pushes_to_the_old_host {
+            context
+        } else {
+            context.without_exit_push()
+        });
+        assert_eq!(context.capabilities().sweep_interval, None);
+        let handle = context.create_handle().await.unwrap();
+
+        let model = ScriptedModel::new()
+            .tool_call("shell", bg("deploy"))
+            .text("deploying on a durable runner");
+        let first = stored_agent(model, &context, handle, &store, Session::new("s1"));
+        first.run(RunOptions::new("deploy it")).await.unwrap();
+        // The first host goes away; the task runs on.
+        drop(first);
+
+        let model = ScriptedModel::new().react(|request| {
+            ModelResponse::text(format!("adopted {}", request.notifications()[0].task_id))
+        });
+        let second = stored_agent(model, &context, handle, &store, store.load("s1").unwrap());
+        assert_eq!(
+            second.idle_sweep_interval(),
+            Some(DEFAULT_DURABLE_SWEEP_INTERVAL)
+        );
+        let wake = WakeLoop::spawn(second.clone());
+
+        context.finish(tid(1), 0);
+        assert!(
+            !second.has_pending_task_notifications(),
+            "nothing reached the new host ({pushes_to_the_old_host})"
+        );
+        // Time is paused: it advances to the loop's next timer, the sweep, unless the
+        // loop has none; then it reaches this bound and the test fails.
+        let woken = tokio::time::timeout(WAIT, wake.next_wake())
+            .await
+            .expect("woken by the idle sweep")
+            .unwrap();
+        assert_eq!(woken.text, "adopted bash_1");
+        assert_eq!(notified(&woken), ["bash_1"]);
+        assert!(!second.has_pending_task_notifications());
+        drop(wake);
+        second.destroy().await.unwrap();
+    }
+}
+
+#[test]
+fn a_durable_context_is_swept_while_idle_at_its_interval_or_the_default() {
+    use std::time::Duration;
+
+    use zidane_context::{Capabilities, DetachedTasks};
+
+    let interval = |capabilities: Option<Capabilities>| {
+        let context = MockContext::new();
+        let context = match capabilities {
+            Some(capabilities) => context.with_capabilities(capabilities),
+            None => context,
+        };
+        harness_with(ScriptedModel::new(), Arc::new(context), |b| b)
+            .agent
+            .idle_sweep_interval()
+    };
+    // Every exit of a process-lifetime context is pushed to the one host there is.
+    assert_eq!(interval(None), None);
+    assert_eq!(
+        interval(Some(Capabilities::new(DetachedTasks::Durable))),
+        Some(zidane_agent::DEFAULT_DURABLE_SWEEP_INTERVAL)
+    );
+    let declared = Duration::from_millis(250);
+    assert_eq!(
+        interval(Some(
+            Capabilities::new(DetachedTasks::Durable).with_sweep_interval(declared)
+        )),
+        Some(declared),
+        "a declared interval wins"
+    );
+}
+
 #[tokio::test]
 async fn next_wake_gives_the_outcome_of_the_run_a_wake_made_however_late_it_is_asked() {
     let h = harness(build_then_woken());

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use zidane::models::{MODEL_ENV, OPENAI_API_KEY_ENV, OPENAI_BASE_URL_ENV, PROVIDER_ENV};
+
 use crate::support::{wait_bounded, zidane};
 
 /// Bound on a run that fails.
@@ -40,10 +42,10 @@ fn a_model_request_that_cannot_connect_prints_the_clients_chain() {
     let (code, stderr) = fails(
         &["-p", "hi"],
         &[
-            ("ZIDANE_PROVIDER", "openai"),
-            ("ZIDANE_MODEL", "scripted"),
-            ("OPENAI_BASE_URL", &base_url),
-            ("OPENAI_API_KEY", "test"),
+            (PROVIDER_ENV, "openai"),
+            (MODEL_ENV, "scripted"),
+            (OPENAI_BASE_URL_ENV, &base_url),
+            (OPENAI_API_KEY_ENV, "test"),
         ],
     );
     assert_eq!(code, Some(1));

@@ -1,7 +1,20 @@
 //! Without a provider, `zidane` says which variables to set and mentions `--demo`,
 //! before anything is drawn — with stdin not a terminal too.
 
-use crate::support::{PROVIDER_VARS, zidane};
+use zidane::models::{
+    ANTHROPIC_API_KEY_ENV, MODEL_ENV, OPENAI_API_KEY_ENV, OPENAI_BASE_URL_ENV, PROVIDER_ENV,
+};
+
+use crate::support::zidane;
+
+/// The variables the message names (the base URL of Anthropic is optional and unnamed).
+const NAMED: [&str; 5] = [
+    PROVIDER_ENV,
+    MODEL_ENV,
+    OPENAI_BASE_URL_ENV,
+    OPENAI_API_KEY_ENV,
+    ANTHROPIC_API_KEY_ENV,
+];
 
 #[test]
 fn without_a_provider_every_variable_and_the_demo_are_named_before_any_screen() {
@@ -15,7 +28,7 @@ fn without_a_provider_every_variable_and_the_demo_are_named_before_any_screen() 
             String::from_utf8_lossy(&out.stdout)
         );
         let stderr = String::from_utf8(out.stderr).unwrap();
-        for var in PROVIDER_VARS {
+        for var in NAMED {
             assert!(stderr.contains(var), "{var} not named: {stderr}");
         }
         assert!(stderr.contains("zidane --demo"), "{stderr}");
@@ -27,13 +40,16 @@ fn without_a_provider_every_variable_and_the_demo_are_named_before_any_screen() 
 fn an_incomplete_provider_names_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let out = zidane(dir.path(), &["-p", "hello"])
-        .env("ZIDANE_PROVIDER", "anthropic")
-        .env("ZIDANE_MODEL", "m")
+        .env(PROVIDER_ENV, "anthropic")
+        .env(MODEL_ENV, "m")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(stderr.contains("set ANTHROPIC_API_KEY\n"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("set {ANTHROPIC_API_KEY_ENV}\n")),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -14,13 +14,7 @@ pub const OWNER_MARKER_VAR: &str = zidane::process::OWNER_MARKER_VAR;
 
 /// Every variable a provider is configured with: removed, so no test depends on the
 /// machine's configuration.
-pub const PROVIDER_VARS: &[&str] = &[
-    "ZIDANE_PROVIDER",
-    "ZIDANE_MODEL",
-    "OPENAI_BASE_URL",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-];
+pub const PROVIDER_VARS: &[&str] = zidane::models::PROVIDER_ENV_VARS;
 
 /// The built binary.
 pub fn bin() -> &'static str {
@@ -36,11 +30,12 @@ pub fn model_args() -> (Vec<String>, Vec<(String, String)>) {
 /// The arguments and environment that choose the OpenAI-compatible provider at
 /// `base_url` (the scripted provider server of `zidane-models`), model `scripted`.
 pub fn provider_env(base_url: &str) -> (Vec<String>, Vec<(String, String)>) {
+    use zidane::models::{MODEL_ENV, OPENAI_API_KEY_ENV, OPENAI_BASE_URL_ENV, PROVIDER_ENV};
     let env = [
-        ("ZIDANE_PROVIDER", "openai"),
-        ("ZIDANE_MODEL", "scripted"),
-        ("OPENAI_BASE_URL", base_url),
-        ("OPENAI_API_KEY", "test"),
+        (PROVIDER_ENV, "openai"),
+        (MODEL_ENV, "scripted"),
+        (OPENAI_BASE_URL_ENV, base_url),
+        (OPENAI_API_KEY_ENV, "test"),
     ];
     (
         Vec::new(),
