@@ -207,16 +207,8 @@ async fn wait(
         ));
     }
     text.push('.');
-    if tail.is_empty() {
-        text.push_str(" Its log is empty so far. ");
-    } else {
-        text.push_str(" Last lines of its log:");
-        for line in &tail {
-            text.push_str("\n  ");
-            text.push_str(line);
-        }
-        text.push('\n');
-    }
+    push_tail(&mut text, &tail, " Its log is empty so far.");
+    text.push_str(if tail.is_empty() { " " } else { "\n" });
     text.push_str(&format!(
         "Call wait_task again to wait longer. Output: {output_path}"
     ));
@@ -317,19 +309,24 @@ async fn ended_before_ready(
         zidane_wire::exit_summary(&exit),
         until.describe()
     );
-    if tail.is_empty() {
-        text.push_str(" Its log is empty.");
-    } else {
-        text.push_str(" Last lines of its log:");
-        for line in &tail {
-            text.push_str("\n  ");
-            text.push_str(line);
-        }
-    }
+    push_tail(&mut text, &tail, " Its log is empty.");
     Ok(ToolOutput::ok(
         text,
         json!({ "exit": exit, "ready": false, "last_lines": tail }),
     ))
+}
+
+/// `tail` quoted, indented, one line each, or `empty` when there is none.
+fn push_tail(text: &mut String, tail: &[String], empty: &str) {
+    if tail.is_empty() {
+        text.push_str(empty);
+        return;
+    }
+    text.push_str(" Last lines of its log:");
+    for line in tail {
+        text.push_str("\n  ");
+        text.push_str(line);
+    }
 }
 
 fn unknown_task(task_id: TaskId) -> ToolOutput {

@@ -30,6 +30,31 @@ async fn start_tasks(server: &mut StdioServer) -> Vec<u32> {
     pids
 }
 
+/// Starts `bash_1`, a `sleep 60` in the background, with request id 1; its pid.
+async fn start_sleeper(server: &mut StdioServer) -> u32 {
+    let started = server
+        .call(
+            1,
+            "shell",
+            json!({ "command": "sleep 60", "run_in_background": true }),
+        )
+        .await;
+    u32::try_from(started["structuredContent"]["pid"].as_u64().unwrap()).unwrap()
+}
+
+/// The session still answers (request `id`), and `bash_1` (pid `pid`) still runs.
+async fn assert_still_running(server: &mut StdioServer, id: u64, pid: u32) {
+    let listed = server.call(id, "list_tasks", json!({})).await;
+    assert!(
+        listed["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("bash_1  running"),
+        "{listed}"
+    );
+    assert!(alive(pid));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn closing_stdin_ends_the_server_within_a_second_and_kills_every_task() {
     let mut server = StdioServer::start().await;
@@ -83,27 +108,13 @@ async fn sigterm_ends_the_server_and_kills_every_task() {
 #[tokio::test(flavor = "multi_thread")]
 async fn malformed_json_rpc_does_not_end_the_session() {
     let mut server = StdioServer::start().await;
-    let started = server
-        .call(
-            1,
-            "shell",
-            json!({ "command": "sleep 60", "run_in_background": true }),
-        )
-        .await;
-    let pid = u32::try_from(started["structuredContent"]["pid"].as_u64().unwrap()).unwrap();
+    let pid = start_sleeper(&mut server).await;
     server.send("{ this is not json").await;
     server
         .send(r#"{"jsonrpc":"2.0","id":7,"method":"no/such/method"}"#)
         .await;
     server.send(r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"shell","arguments":"rm -rf /"}}"#).await;
-    let listed = server.call(9, "list_tasks", json!({})).await;
-    assert!(
-        listed["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("bash_1  running")
-    );
-    assert!(alive(pid));
+    assert_still_running(&mut server, 9, pid).await;
     let unknown = server.request(10, "no/such/method", json!({})).await;
     assert!(unknown["error"]["code"].is_i64(), "{unknown}");
 }
@@ -151,29 +162,14 @@ async fn a_request_too_large_is_answered_with_an_error_and_the_session_goes_on()
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cancelled_wait_leaves_the_task_running() {
     let mut server = StdioServer::start().await;
-    let started = server
-        .call(
-            1,
-            "shell",
-            json!({ "command": "sleep 60", "run_in_background": true }),
-        )
-        .await;
-    let pid = u32::try_from(started["structuredContent"]["pid"].as_u64().unwrap()).unwrap();
+    let pid = start_sleeper(&mut server).await;
     server
         .send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"wait_task","arguments":{"task_id":"bash_1","timeout_ms":40000}}}"#)
         .await;
     server
         .send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"user pressed esc"}}"#)
         .await;
-    let listed = server.call(3, "list_tasks", json!({})).await;
-    assert!(
-        listed["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("bash_1  running"),
-        "{listed}"
-    );
-    assert!(alive(pid));
+    assert_still_running(&mut server, 3, pid).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,9 +2,7 @@
 //! the same: a task's output, cap, exit and a foreground command's result match.
 //! (`cargo xtask ci` also runs this whole suite with `ZIDANE_PROCESS_PATH=portable`.)
 
-use std::time::Duration;
-
-use zidane_context::{CancellationToken, ExecOptions, ExecutionContext, TaskLimits, TaskStatus};
+use zidane_context::{ExecOptions, ExecutionContext, TaskLimits, TaskStatus};
 use zidane_process::{ProcessContext, ProcessPath};
 
 use crate::support::*;
@@ -35,17 +33,7 @@ async fn run_on(path: ProcessPath) -> Outcome {
         )
         .await
         .unwrap();
-    let exit = f
-        .context
-        .wait_background(
-            f.handle,
-            started.task_id,
-            Duration::from_secs(20),
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap()
-        .expect("the task ends");
+    let exit = f.ended(started.task_id).await;
     let foreground = f
         .context
         .exec(f.handle, "echo one; echo two >&2", ExecOptions::new())

@@ -2,9 +2,8 @@
 //! else `/bin/sh`, or whatever the builder names — and the context says which.
 
 use std::path::Path;
-use std::time::Duration;
 
-use zidane_context::{BackgroundOptions, CancellationToken, ExecOptions, ExecutionContext};
+use zidane_context::{BackgroundOptions, ExecOptions, ExecutionContext};
 use zidane_process::{BASH_PATH, ProcessContext, SH_PATH, Shell};
 
 use crate::support::*;
@@ -42,16 +41,7 @@ async fn commands_run_under_bash_by_default_and_the_context_says_so() {
         )
         .await
         .unwrap();
-    f.context
-        .wait_background(
-            f.handle,
-            started.task_id,
-            Duration::from_secs(20),
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap()
-        .expect("the task ends");
+    f.ended(started.task_id).await;
     assert_eq!(
         std::fs::read_to_string(&started.output_path).unwrap(),
         "b\n"

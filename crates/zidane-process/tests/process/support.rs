@@ -101,6 +101,20 @@ impl Fixture {
             .expect("the task is known to the handle")
     }
 
+    /// Waits (bounded) for a task of the fixture's handle to end; returns its exit.
+    pub async fn ended(&self, task_id: TaskId) -> TaskExitInfo {
+        self.context
+            .wait_background(
+                self.handle,
+                task_id,
+                Duration::from_secs(20),
+                zidane_context::CancellationToken::new(),
+            )
+            .await
+            .unwrap()
+            .expect("the task ends")
+    }
+
     /// Creates the file a task waits for (`wait_for_file NAME`).
     pub fn release(&self, name: &str) {
         std::fs::write(self.path(name), b"").unwrap();
