@@ -55,6 +55,7 @@ const NAMES: [&str; 32] = [
 /// assert_eq!(Signal::TERM.exit_code(), 143);
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(try_from = "String", into = "String")]
 pub struct Signal(i32);
 

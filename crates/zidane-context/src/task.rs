@@ -15,6 +15,7 @@ use crate::task_id::TaskId;
 
 /// Where a background task is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     /// Still running (or its output has not reached EOF yet).
@@ -56,6 +57,7 @@ pub const LOST_EXIT_CODE: i32 = -1;
 
 /// How a background task ended: what `on_exit` receives and `kill`/`wait` return.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TaskExitInfo {
     /// The task.
     pub task_id: TaskId,
@@ -70,6 +72,7 @@ pub struct TaskExitInfo {
     pub output_path: PathBuf,
     /// From start to settle.
     #[serde(rename = "duration_ms", with = "crate::duration_ms")]
+    #[cfg_attr(feature = "schema", schemars(with = "u64"))]
     pub duration: Duration,
     /// The command as given.
     pub command: String,
@@ -91,6 +94,7 @@ pub struct TaskExitInfo {
 /// Why a task was killed: what tells a model's own `shell_kill` from the end of its
 /// session and from a budget that ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum KillReason {
@@ -102,12 +106,14 @@ pub enum KillReason {
     WallTime {
         /// The budget.
         #[serde(rename = "budget_ms", with = "crate::duration_ms")]
+        #[cfg_attr(feature = "schema", schemars(with = "u64"))]
         budget: Duration,
     },
     /// The task's processes used more CPU time than its budget.
     CpuTime {
         /// The budget.
         #[serde(rename = "budget_ms", with = "crate::duration_ms")]
+        #[cfg_attr(feature = "schema", schemars(with = "u64"))]
         budget: Duration,
     },
 }
@@ -123,6 +129,7 @@ impl KillReason {
 ///
 /// Bytes past an output cap are not counted here: the cap drops them on purpose.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogWriteFailure {
     /// Bytes the task wrote that are not in its log.
     pub bytes_dropped: u64,
@@ -145,6 +152,7 @@ impl fmt::Display for LogWriteFailure {
 /// One row of [`list_background`](crate::ExecutionContext::list_background): a task,
 /// running or ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TaskEntry {
     /// The task.
     pub task_id: TaskId,

@@ -29,6 +29,7 @@ pub const MAX_TASK_ID_DIGITS: usize = 20;
 /// # Ok::<(), zidane_context::ContextError>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(try_from = "String", into = "String")]
 pub struct TaskId(u64);
 

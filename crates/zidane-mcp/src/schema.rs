@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+use zidane_context::{TaskEntry, TaskExitInfo};
 use zidane_tools::{READ_FILE, SHELL, SHELL_KILL, WAIT_TASK};
 
 use crate::list_tasks::LIST_TASKS;
@@ -55,42 +56,53 @@ impl ResultText {
     }
 }
 
-/// A task's exit, as `TaskExitInfo` serialises.
+/// A task's exit, derived from `TaskExitInfo`.
 fn exit_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "task_id": { "type": "string" },
-            "status": { "type": "string", "enum": ["exited", "killed"] },
-            "exit_code": { "type": "integer" },
-            "signal": { "type": ["string", "null"] },
-            "output_path": { "type": "string" },
-            "duration_ms": { "type": "integer" },
-            "command": { "type": "string" }
-        },
-        "required": ["task_id", "status", "exit_code", "output_path", "duration_ms", "command"]
-    })
+    derived::<TaskExitInfo>()
 }
 
-/// A task, running or ended, as `TaskEntry` serialises.
+/// A task, running or ended, derived from `TaskEntry`.
 fn entry_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "task_id": { "type": "string" },
-            "pid": { "type": "integer" },
-            "command": { "type": "string" },
-            "cwd": { "type": "string" },
-            "output_path": { "type": "string" },
-            "status": { "type": "string", "enum": ["running", "exited", "killed"] },
-            "exit_code": { "type": ["integer", "null"] },
-            "signal": { "type": ["string", "null"] },
-            "started_at": { "type": "string" },
-            "ended_at": { "type": ["string", "null"] },
-            "bytes_written": { "type": "integer" }
-        },
-        "required": ["task_id", "pid", "command", "output_path", "status", "started_at"]
-    })
+    derived::<TaskEntry>()
+}
+
+/// The schema of `T` as it serialises, every part inline (no `$defs` for a host to
+/// resolve), without `$schema` or title.
+fn derived<T: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|settings| settings.inline_subschemas = true)
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+        object.remove("title");
+    }
+    unwrap_descriptions(&mut schema);
+    schema
+}
+
+/// Doc comments as sentences: their line breaks become spaces, paragraphs stay apart.
+fn unwrap_descriptions(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            for (key, value) in object.iter_mut() {
+                match value {
+                    Value::String(text) if key == "description" => {
+                        *text = text
+                            .split("\n\n")
+                            .map(|paragraph| {
+                                paragraph.split_whitespace().collect::<Vec<_>>().join(" ")
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n\n");
+                    }
+                    _ => unwrap_descriptions(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(unwrap_descriptions),
+        _ => {}
+    }
 }
 
 /// The output schema of a tool, for the tools whose results have structure.
@@ -144,4 +156,38 @@ pub(crate) fn output_schema(tool: &str) -> Option<Value> {
     let mut schema = schema;
     ResultText::add_schema_to(&mut schema);
     Some(schema)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a hand-written schema had left out: a lost task, the kill's reason.
+    #[test]
+    fn the_exit_schema_is_the_type_s_whole_serialised_form() {
+        let exit = exit_schema();
+        let status = &exit["properties"]["status"];
+        let statuses = status["enum"]
+            .as_array()
+            .or_else(|| status["oneOf"].as_array())
+            .map(|all| {
+                all.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default();
+        assert!(statuses.contains("lost"), "{status}");
+        for field in [
+            "kill_reason",
+            "leader_exit_code",
+            "log_write_failure",
+            "duration_ms",
+        ] {
+            assert!(exit["properties"].get(field).is_some(), "{field}: {exit}");
+        }
+        assert!(exit.get("$defs").is_none(), "inline: {exit}");
+        let entry = entry_schema();
+        assert!(entry["properties"].get("started_at").is_some(), "{entry}");
+    }
 }
