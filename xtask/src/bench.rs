@@ -5,7 +5,9 @@
 //! `crates/zidane-process/benches/RESULTS.md`.
 //! With `--peers`, and only where the reference peers' harness is present
 //! (`../shared/bench/run.sh`, or `$ZIDANE_BENCH_PEERS`), the side-by-side comparison
-//! runs after it.
+//! runs after it: the driver on its fast and on its portable path
+//! (`ZIDANE_PROCESS_PATH=portable`) beside the peers and the floor, its table prepended
+//! to the results file too.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -96,7 +98,7 @@ pub fn bench(args: &[String]) -> Result<(), String> {
         started.elapsed()
     );
     if peers {
-        compare_with_peers(&root)?;
+        compare_with_peers(&root, &driver)?;
     }
     if failed.is_empty() {
         Ok(())
@@ -217,8 +219,11 @@ fn prepend_entry(old: &str, entry: &str) -> String {
     }
 }
 
-/// The side-by-side run against the reference peers, only where they are present.
-fn compare_with_peers(root: &Path) -> Result<(), String> {
+/// The side-by-side run against the reference peers, only where they are present: the
+/// process layer's driver on its fast path and on its portable one
+/// (`ZIDANE_PROCESS_PATH=portable`), beside the peers and the floor; the harness's table
+/// is printed and prepended to the results file.
+fn compare_with_peers(root: &Path, driver: &Path) -> Result<(), String> {
     let script = std::env::var_os("ZIDANE_BENCH_PEERS")
         .map_or_else(|| root.join(PEERS_SCRIPT), PathBuf::from);
     if !script.exists() {
@@ -228,19 +233,39 @@ fn compare_with_peers(root: &Path) -> Result<(), String> {
         );
         return Ok(());
     }
-    let status = Command::new(&script)
+    let driver = driver.display().to_string();
+    let drivers = [
+        "node".to_owned(),
+        format!("zidane={driver}"),
+        format!("zidane-portable=env ZIDANE_PROCESS_PATH=portable {driver}"),
+    ];
+    let output = Command::new(&script)
         .current_dir(root)
-        .args([
-            "node",
-            "zidane=cargo bench -q -p zidane-process --bench driver --",
-        ])
-        .status()
+        .args(&drivers)
+        .stderr(std::process::Stdio::inherit())
+        .output()
         .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("the peers' harness failed: {status}"))
+    let table = String::from_utf8_lossy(&output.stdout);
+    println!("{table}");
+    if !output.status.success() {
+        return Err(format!("the peers' harness failed: {}", output.status));
     }
+    let entry = format!(
+        "## {} — {} — side by side with the peers\n\n`cargo xtask bench --peers`: `{} {}`\n\n```text\n{}\n```\n",
+        utc_now(),
+        machine(),
+        PEERS_SCRIPT,
+        drivers
+            .iter()
+            .map(|d| format!("{d:?}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        table.trim_end()
+    );
+    let results = root.join(RESULTS_FILE);
+    let old = std::fs::read_to_string(&results).unwrap_or_default();
+    std::fs::write(&results, prepend_entry(&old, &entry))
+        .map_err(|e| format!("cannot write {}: {e}", results.display()))
 }
 
 /// The workspace root: the parent of this crate's directory.
