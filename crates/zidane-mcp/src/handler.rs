@@ -271,8 +271,9 @@ impl ServerHandler for McpSession {
             .tools()
             .resolve(&request.name)
             .is_some_and(|tool| tool.spec().name == WAIT_TASK);
-        let limits = self.wait_limits(&context);
-        if is_wait {
+        // Only a wait has limits to fit and progress to report.
+        let limits = is_wait.then(|| self.wait_limits(&context));
+        if let Some(limits) = limits {
             fit_wait(&mut arguments, limits);
         }
         let input = serde_json::Value::Object(arguments);
@@ -286,10 +287,11 @@ impl ServerHandler for McpSession {
         }
         let call = ToolCall::new(context.id.to_string(), request.name.into_owned(), input)
             .cancel(context.ct.clone());
-        let _progress = is_wait
-            .then(|| context.meta.get_progress_token())
-            .flatten()
-            .map(|token| crate::waits::report_progress(context.peer.clone(), token, limits));
+        let _progress = limits
+            .zip(context.meta.get_progress_token())
+            .map(|(limits, token)| {
+                crate::waits::report_progress(context.peer.clone(), token, limits)
+            });
         let output = agent.call_tool(call).await.map_err(agent_error)?;
         let told = agent.drain_notifications().await.map_err(agent_error)?;
         Ok(CallToolResponse::Complete(tool_result(

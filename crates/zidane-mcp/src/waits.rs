@@ -95,22 +95,22 @@ fn ceiling(name: &str) -> Option<Duration> {
         .map(|(_, ceiling)| *ceiling)
 }
 
-/// `wait_task`'s input with `timeout_ms` set within `limits`: the default when absent, the
-/// cap when over it. A bad value is left for the tool to refuse in its own words.
+/// `wait_task`'s input with `timeout_ms` set within `limits` ([`WaitLimits::apply`]):
+/// the default when absent, the cap when over it. A value that is not a number of
+/// milliseconds is left for the tool to refuse in its own words.
 pub(crate) fn fit_wait(input: &mut Map<String, Value>, limits: WaitLimits) {
-    let ms = |d: Duration| Value::from(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    match input.get("timeout_ms") {
-        None | Some(Value::Null) => {
-            input.insert("timeout_ms".to_owned(), ms(limits.default));
-        }
-        Some(value) => {
-            if let Some(asked) = value.as_u64()
-                && u128::from(asked) > limits.max.as_millis()
-            {
-                input.insert("timeout_ms".to_owned(), ms(limits.max));
-            }
-        }
-    }
+    let asked = match input.get("timeout_ms") {
+        None | Some(Value::Null) => None,
+        Some(value) => match value.as_u64() {
+            Some(ms) => Some(ms),
+            None => return,
+        },
+    };
+    let fitted = limits.apply(asked).as_millis();
+    input.insert(
+        "timeout_ms".to_owned(),
+        Value::from(u64::try_from(fitted).unwrap_or(u64::MAX)),
+    );
 }
 
 #[cfg(test)]
