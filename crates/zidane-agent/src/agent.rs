@@ -15,7 +15,7 @@ use zidane_context::{
     StallCallback, StallInfo, TaskExitInfo, TaskId,
 };
 use zidane_tools::{
-    BackgroundGate, BackgroundSettings, BackgroundSinks, StartCallback, ToolContext, ToolRegistry,
+    BackgroundGate, BackgroundSettings, BackgroundSinks, ExitChannel, StartCallback, ToolContext, ToolRegistry,
 };
 use zidane_wire::Turn;
 
@@ -232,6 +232,17 @@ impl Agent {
             self.inner.behavior.background,
             self.inner.context.capabilities(),
         )
+        .with_exit_channel(self.exit_channel())
+    }
+
+    /// How a background task's end reaches this agent's model
+    /// ([`Behavior::exit_channel`](crate::Behavior::exit_channel), or the agent's own way).
+    pub fn exit_channel(&self) -> ExitChannel {
+        self.inner.behavior.exit_channel.unwrap_or(if self.inner.host_driven {
+            ExitChannel::NextToolResult
+        } else {
+            ExitChannel::NextTurn
+        })
     }
 
     /// The execution handle, if one was injected or created yet.
@@ -350,6 +361,7 @@ impl Agent {
             policy: behavior.background,
             remote_readiness: behavior.remote_readiness,
             limits: behavior.task_limits,
+            exit_channel: self.exit_channel(),
         }
     }
 

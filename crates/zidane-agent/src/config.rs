@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use zidane_context::{ContextError, ExecutionContext, ExecutionHandle, TaskEntry, TaskLimits};
-use zidane_tools::{BackgroundPolicy, Tool};
+use zidane_tools::{BackgroundPolicy, ExitChannel, Tool};
 
 use crate::agent::Agent;
 use crate::error::Result;
@@ -57,6 +57,10 @@ pub struct Behavior {
     pub max_steps: usize,
     /// The system prompt.
     pub system: Option<String>,
+    /// How a background task's end reaches the model, which the tools' texts tell it.
+    /// `None`: the agent's own way — the next turn for an agent with a run loop, the next
+    /// tool result for a [host-driven](crate::Agent::host_driven) one.
+    pub exit_channel: Option<ExitChannel>,
 }
 
 impl Default for Behavior {
@@ -70,6 +74,7 @@ impl Default for Behavior {
             destroy_timeout: DEFAULT_DESTROY_TIMEOUT,
             max_steps: DEFAULT_MAX_STEPS,
             system: None,
+            exit_channel: None,
         }
     }
 }
@@ -106,6 +111,14 @@ impl Behavior {
     #[must_use]
     pub fn max_background_tasks(mut self, cap: usize) -> Self {
         self.max_background_tasks = Some(cap);
+        self
+    }
+
+    /// Sets how a background task's end reaches the model (see
+    /// [`Behavior::exit_channel`]).
+    #[must_use]
+    pub fn exit_channel(mut self, channel: ExitChannel) -> Self {
+        self.exit_channel = Some(channel);
         self
     }
 

@@ -199,6 +199,15 @@ impl Delivery {
         self.exits.len() < before
     }
 
+    /// A channel of the host's own is about to tell the model of this task's end: true
+    /// unless the model was told already. Either way the task is latched and its queued
+    /// exit and stall dropped, so no drain tells it again.
+    pub(crate) fn claim(&mut self, task_id: TaskId) -> bool {
+        let told = self.latch.contains(&task_id);
+        self.suppress_task(task_id);
+        !told
+    }
+
     /// The model read `path` in a call that started at `read_started`: drops and latches
     /// every queued exit whose log it is and that had arrived before the read began.
     pub(crate) fn suppress_read(

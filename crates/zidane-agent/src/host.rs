@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
-use zidane_context::{ExecutionContext, StallInfo, TaskExitInfo};
-use zidane_tools::ToolOutput;
+use zidane_context::{ExecutionContext, StallInfo, TaskExitInfo, TaskId};
+use zidane_tools::{ExitChannel, ToolOutput};
 use zidane_wire::{TaskNotification, TaskStall};
 
 use crate::agent::Agent;
@@ -34,6 +34,9 @@ pub struct ToolCall {
     /// Cancelling it aborts the call (a foreground command's process group is killed, a
     /// `wait_task` returns at once). Background tasks live on.
     pub cancel: CancellationToken,
+    /// How this call's background task, if it starts one, tells the model of its end,
+    /// when not the agent's way ([`Agent::exit_channel`]): the tool's text says it.
+    pub exit_channel: Option<ExitChannel>,
 }
 
 impl ToolCall {
@@ -48,7 +51,15 @@ impl ToolCall {
             name: name.into(),
             input,
             cancel: CancellationToken::new(),
+            exit_channel: None,
         }
+    }
+
+    /// Sets how this call's background task tells the model of its end.
+    #[must_use]
+    pub fn exit_channel(mut self, channel: ExitChannel) -> Self {
+        self.exit_channel = Some(channel);
+        self
     }
 
     /// Sets the cancellation token.
@@ -164,7 +175,14 @@ impl Agent {
         self.ensure_live()?;
         let handle = self.handle().await?;
         Ok(self
-            .dispatch_tool(handle, &call.cancel, &call.call_id, &call.name, call.input)
+            .dispatch_tool(
+                handle,
+                &call.cancel,
+                &call.call_id,
+                &call.name,
+                call.input,
+                call.exit_channel.unwrap_or_else(|| self.exit_channel()),
+            )
             .await)
     }
 
@@ -182,5 +200,15 @@ impl Agent {
         self.ensure_live()?;
         let handle = self.handle().await?;
         Ok(self.drain(handle).await)
+    }
+
+    /// Claims the telling of one task's end for a channel of the host's own (an MCP task
+    /// whose result is the task's `<task-notification>`): true when the model has not
+    /// been told yet, and the caller must tell it now; false when it was told already
+    /// (by a drain, a kill, a completed wait, a read of the ended task's log), and the
+    /// caller must not tell it again. Either way no drain delivers it afterwards: one
+    /// latch for every channel.
+    pub fn claim_exit(&self, task_id: TaskId) -> bool {
+        self.inner.feeds.delivery().claim(task_id)
     }
 }

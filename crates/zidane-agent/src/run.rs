@@ -7,7 +7,7 @@ use chrono::Utc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use zidane_context::{ContextError, ExecutionHandle, StallInfo, TaskExitInfo, TaskId};
-use zidane_tools::{SHELL, ToolOutput};
+use zidane_tools::{ExitChannel, SHELL, ToolOutput};
 use zidane_wire::{ContentBlock, Role, Turn};
 
 use crate::agent::Agent;
@@ -289,7 +289,14 @@ impl Agent {
                 } else {
                     let span = tracing::info_span!("tool_call", tool = %name, call_id = %call_id);
                     let output = self
-                        .dispatch_tool(handle, run_token, &call_id, &name, input)
+                        .dispatch_tool(
+                            handle,
+                            run_token,
+                            &call_id,
+                            &name,
+                            input,
+                            self.exit_channel(),
+                        )
                         .instrument(span.clone())
                         .await;
                     tracing::debug!(parent: &span, is_error = output.is_error, "tool result");
@@ -360,6 +367,7 @@ impl Agent {
         call_id: &str,
         name: &str,
         input: serde_json::Value,
+        exit_channel: ExitChannel,
     ) -> ToolOutput {
         let tool = self.inner.tools.resolve(name).map(|tool| tool.spec().name);
         self.hooks().emit(&HookEvent::ToolBefore(ToolCallEvent {
@@ -384,7 +392,8 @@ impl Agent {
         {
             Some(refused) => refused,
             None => {
-                let context = self.tool_context(handle, cancel.clone());
+                let mut context = self.tool_context(handle, cancel.clone());
+                context.background.exit_channel = exit_channel;
                 let call = self.inner.tools.dispatch(&context, name, input);
                 tokio::pin!(call);
                 tokio::select! {

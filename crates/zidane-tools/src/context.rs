@@ -10,6 +10,7 @@ use zidane_context::{
     StallCallback, TaskLimits,
 };
 
+use crate::exit_channel::ExitChannel;
 use crate::gate::BackgroundGate;
 
 /// Called once a background task has started, with what `exec_background` returned and
@@ -94,6 +95,7 @@ impl ToolContext {
             self.background.policy,
             self.context.capabilities(),
         )
+        .with_exit_channel(self.background.exit_channel)
     }
 }
 
@@ -125,6 +127,9 @@ pub struct BackgroundSettings {
     /// (a call sets no stall window: that one is always the host's).
     #[serde(flatten)]
     pub limits: TaskLimits,
+    /// How a background task's end reaches the model, so the tools say what holds.
+    #[serde(default)]
+    pub exit_channel: ExitChannel,
 }
 
 /// Whether an agent lets the model start background tasks.

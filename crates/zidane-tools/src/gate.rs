@@ -6,6 +6,7 @@ use std::path::Path;
 use zidane_context::{Capabilities, DetachedTasks};
 
 use crate::context::BackgroundPolicy;
+use crate::exit_channel::ExitChannel;
 
 /// Whether background mode can work for a session, and if not, why.
 ///
@@ -27,6 +28,7 @@ use crate::context::BackgroundPolicy;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BackgroundGate {
     reason: Option<GateReason>,
+    channel: ExitChannel,
 }
 
 impl BackgroundGate {
@@ -53,19 +55,39 @@ impl BackgroundGate {
         } else {
             None
         };
-        Self { reason }
+        Self {
+            reason,
+            channel: ExitChannel::NextTurn,
+        }
     }
 
     /// An open gate (for tests and hosts that decide elsewhere).
     pub const fn open() -> Self {
-        Self { reason: None }
+        Self {
+            reason: None,
+            channel: ExitChannel::NextTurn,
+        }
     }
 
     /// A gate closed for `reason`.
     pub const fn closed(reason: GateReason) -> Self {
         Self {
             reason: Some(reason),
+            channel: ExitChannel::NextTurn,
         }
+    }
+
+    /// The same gate, for a session whose background exits reach the model by `channel`
+    /// (the tools' texts say what holds there).
+    #[must_use]
+    pub const fn with_exit_channel(mut self, channel: ExitChannel) -> Self {
+        self.channel = channel;
+        self
+    }
+
+    /// How a background task's end reaches the model in this session.
+    pub const fn exit_channel(&self) -> ExitChannel {
+        self.channel
     }
 
     /// Whether background tasks may be started.

@@ -41,6 +41,7 @@ pub use context::{
     BackgroundPolicy, BackgroundSettings, BackgroundSinks, StartCallback, ToolContext,
 };
 pub use error::ToolError;
+pub use exit_channel::ExitChannel;
 pub use gate::{BackgroundGate, GateReason};
 pub use input::{ReadFileInput, ShellInput, ShellKillInput, WaitTaskInput, input_schema};
 pub use read_file::READ_FILE;
@@ -56,6 +57,7 @@ pub use wait_task::{
 
 mod context;
 mod error;
+mod exit_channel;
 mod gate;
 mod input;
 mod read_file;

@@ -9,6 +9,7 @@ use zidane_context::{
 };
 
 use crate::context::ToolContext;
+use crate::exit_channel::ExitChannel;
 use crate::gate::BackgroundGate;
 use crate::input::{ShellInput, input_schema, parse};
 use crate::tool::{Tool, ToolOutput, ToolSpec};
@@ -23,16 +24,13 @@ to completion and returns its output (stdout and stderr interleaved) and its exi
 Very long output keeps its tail. Set `timeout_ms` to bound how long the command may run: \
 on timeout the command and every process it started are killed.";
 
+/// The background paragraphs of the description; `{AFTER_START}` is the channel's.
 const BACKGROUND_DESCRIPTION: &str = "\
 For a long-running command — a build, a test suite, a dev server, a training run — set \
 `run_in_background: true`. The call returns at once with a task id (such as `bash_1`) and \
 the path of the task's log file, and the command keeps running while you work.
 
-After starting a background task, do not poll its log and do not sleep: end your turn, or \
-carry on with other work. When the task ends, a `<task-notification>` with its exit code \
-and log path arrives at the start of your next turn — the notification is the wake-up. \
-Read the log with `read_file` when you want to check progress or see the result, not in a \
-loop.
+{AFTER_START}
 
 Use `wait_task` only when your very next step needs the task's result, and `shell_kill` to \
 stop a task you no longer need.
@@ -41,13 +39,6 @@ Budgets for a background task, all optional: `timeout_ms` is its wall time, \
 `cpu_time_ms` the CPU time of all its processes together; when one runs out the task is \
 killed and its notification says which budget ended it. `max_output_bytes` caps its log: \
 later output is dropped and counted, and the task keeps running.";
-
-/// What the model reads after a background start, below the `Started …` line.
-const BACKGROUND_GUIDANCE: &str = "\
-The command is running in the background. Read its log with `read_file` to check progress. \
-A <task-notification> arrives in your next turn when it ends, so end your turn (or carry on \
-with other work) instead of polling the log or sleeping. Use `wait_task` only if your very \
-next step needs the result.";
 
 /// How [`create_shell_tool`] builds a shell tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -123,10 +114,11 @@ impl ShellTool {
         }
     }
 
-    fn background_spec(shell: Option<&str>) -> ToolSpec {
+    fn background_spec(shell: Option<&str>, channel: ExitChannel) -> ToolSpec {
+        let background = BACKGROUND_DESCRIPTION.replace("{AFTER_START}", channel.after_start());
         ToolSpec {
             name: SHELL.to_owned(),
-            description: format!("{}\n\n{BACKGROUND_DESCRIPTION}", describe_shell(shell)),
+            description: format!("{}\n\n{background}", describe_shell(shell)),
             input_schema: input_schema::<ShellInput>(),
             aliases: Vec::new(),
         }
@@ -134,7 +126,7 @@ impl ShellTool {
 
     fn spec_with(&self, gate: &BackgroundGate, shell: Option<&str>) -> ToolSpec {
         if self.allow_background && gate.allowed() {
-            Self::background_spec(shell)
+            Self::background_spec(shell, gate.exit_channel())
         } else {
             Self::foreground_spec(shell)
         }
@@ -207,10 +199,11 @@ impl ShellTool {
             on_start(&started, command);
         }
         let text = format!(
-            "Started {} (pid {}). Output: {}\n\n{BACKGROUND_GUIDANCE}",
+            "Started {} (pid {}). Output: {}\n\n{}",
             started.task_id,
             started.pid,
-            started.output_path.display()
+            started.output_path.display(),
+            context.background.exit_channel.start_guidance()
         );
         ToolOutput::ok(
             text,
@@ -227,7 +220,7 @@ impl ShellTool {
 impl Tool for ShellTool {
     fn spec(&self) -> ToolSpec {
         if self.allow_background {
-            Self::background_spec(None)
+            Self::background_spec(None, ExitChannel::NextTurn)
         } else {
             Self::foreground_spec(None)
         }

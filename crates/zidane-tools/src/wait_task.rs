@@ -7,6 +7,8 @@ use serde_json::json;
 use zidane_context::{ContextError, ReadRange, TaskEntry, TaskExitInfo, TaskId};
 
 use crate::context::ToolContext;
+use crate::exit_channel::ExitChannel;
+use crate::gate::BackgroundGate;
 use crate::input::{WaitTaskInput, input_schema, parse, parse_task_id};
 use crate::readiness::{LastSeen, Until, Waited, log_tail, wait_ready};
 use crate::tool::{Tool, ToolOutput, ToolSpec};
@@ -56,16 +58,17 @@ impl WaitLimits {
     }
 }
 
-/// The `wait_task` description for these limits: what it waits for and for how long.
-pub fn wait_task_description(limits: WaitLimits) -> String {
+/// The `wait_task` description for these limits, in a session whose exits reach the
+/// model by `channel`: what it waits for, for how long, and what to do instead.
+pub fn wait_task_description(limits: WaitLimits, channel: ExitChannel) -> String {
     format!(
         "Waits for a background task started by `shell` to end and returns its exit summary \
          (command, duration, exit code). Use it only when your very next step needs the \
-         task's result; otherwise end your turn — a `<task-notification>` arrives when the \
-         task ends. Waits at most `timeout_ms` (default {}, at most {}); if the task is still \
+         task's result; {} Waits at most `timeout_ms` (default {}, at most {}); if the task is still \
          running then, the call says so, with the last lines of its log, and the task keeps \
          running: call it again to wait longer. Read the task's log with `read_file` for its \
          output.\n\n{UNTIL}",
+        channel.instead_of_waiting(),
         limit_text(limits.default),
         limit_text(limits.max),
     )
@@ -97,9 +100,16 @@ impl Tool for WaitTaskTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: WAIT_TASK.to_owned(),
-            description: wait_task_description(WaitLimits::STANDARD),
+            description: wait_task_description(WaitLimits::STANDARD, ExitChannel::NextTurn),
             input_schema: input_schema::<WaitTaskInput>(),
             aliases: Vec::new(),
+        }
+    }
+
+    fn spec_for(&self, gate: &BackgroundGate) -> ToolSpec {
+        ToolSpec {
+            description: wait_task_description(WaitLimits::STANDARD, gate.exit_channel()),
+            ..self.spec()
         }
     }
 
