@@ -39,6 +39,9 @@ pub enum McpServeError {
     /// Serving HTTP failed.
     #[error("HTTP server error: {0}")]
     Http(std::io::Error),
+    /// Stdout could not be set aside for the protocol.
+    #[error("cannot set stdout aside for the protocol: {0}")]
+    Stdout(std::io::Error),
 }
 
 // Printed in the message, so not also a `source()` (a chain would print it twice).
@@ -46,4 +49,9 @@ impl From<AgentError> for McpServeError {
     fn from(error: AgentError) -> Self {
         Self::Session(error)
     }
+}
+
+/// An agent failure while serving a request, as the JSON-RPC error the client gets.
+pub(crate) fn agent_error(error: AgentError) -> rmcp::ErrorData {
+    rmcp::ErrorData::internal_error(format!("the session cannot serve this call: {error}"), None)
 }

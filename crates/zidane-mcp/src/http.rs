@@ -1,9 +1,16 @@
-//! The streamable HTTP transport: one session per MCP session id, each with its own
-//! agent; a bearer token checked on every request when one is set.
+//! The streamable HTTP transport, with a bearer token checked on every request when one
+//! is set.
+//!
+//! What owns the tasks: a client that begins with `initialize` (protocol 2025-11-25 and
+//! earlier) gets a session of its own per MCP session id, with its own agent, torn down
+//! when the session is deleted or idles out. Requests of the 2026-07-28 era carry no
+//! session, so the server is their scope: all of them share one agent, whose tasks live
+//! until the server stops. A server is one user's (it listens on loopback, or elsewhere
+//! only behind a bearer token), so that agent is that user's.
 
 use std::future::{Future, IntoFuture};
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -16,9 +23,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::error::McpServeError;
-use crate::handler::McpSession;
 use crate::options::{McpHttpOptions, ServeOptions};
-use crate::session::SessionCore;
+use crate::server::{HttpSessions, McpServer};
 
 /// The path the MCP endpoint is served at: `http://127.0.0.1:PORT/mcp`.
 pub const MCP_PATH: &str = "/mcp";
@@ -26,27 +32,11 @@ pub const MCP_PATH: &str = "/mcp";
 /// How long open HTTP connections get to close after the sessions are torn down.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(250);
 
-/// The sessions a server made, for teardown at shutdown.
-#[derive(Default)]
-struct Sessions(Mutex<Vec<Arc<SessionCore>>>);
-
-impl Sessions {
-    fn add(&self, core: Arc<SessionCore>) {
-        let mut sessions = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        sessions.retain(|core| !core.is_torn_down());
-        sessions.push(core);
-    }
-
-    fn take(&self) -> Vec<Arc<SessionCore>> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-}
-
 /// A bound HTTP server, not serving yet.
 pub struct HttpServer {
     listener: tokio::net::TcpListener,
     router: Router,
-    sessions: Arc<Sessions>,
+    sessions: Arc<HttpSessions>,
     cancel: CancellationToken,
 }
 
@@ -60,7 +50,7 @@ impl HttpServer {
                 addr: http.addr,
                 cause: source,
             })?;
-        let sessions = Arc::new(Sessions::default());
+        let sessions = Arc::new(HttpSessions::new(options));
         let cancel = CancellationToken::new();
         let mut config =
             StreamableHttpServerConfig::default().with_cancellation_token(cancel.child_token());
@@ -73,11 +63,7 @@ impl HttpServer {
         session_manager.session_config.keep_alive = Some(http.session_idle);
         let factory_sessions = Arc::clone(&sessions);
         let service = StreamableHttpService::new(
-            move || {
-                let session = McpSession::new(&options).map_err(std::io::Error::other)?;
-                factory_sessions.add(Arc::clone(session.core()));
-                Ok(session)
-            },
+            move || Ok(McpServer::http(Arc::clone(&factory_sessions))),
             Arc::new(session_manager),
             config,
         );
@@ -122,8 +108,8 @@ impl HttpServer {
             () = shutdown => None,
         };
         cancel.cancel();
-        for core in sessions.take() {
-            core.teardown().await;
+        for session in sessions.take_all() {
+            session.teardown().await;
         }
         let served = match served {
             Some(served) => served,

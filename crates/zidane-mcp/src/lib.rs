@@ -35,7 +35,8 @@
 
 pub use budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
 pub use error::McpServeError;
-pub use handler::McpSession;
+pub use server::McpServer;
+pub use session::McpSession;
 pub use http::{HttpServer, MCP_PATH, SHUTDOWN_GRACE, serve_http};
 pub use list_tasks::{LIST_TASKS, ListTasksInput, ListTasksTool};
 pub use options::{
@@ -50,16 +51,17 @@ pub use waits::MCP_UNKNOWN_CLIENT_WAIT_CAP;
 
 mod budget;
 mod error;
-mod handler;
 mod http;
 mod list_tasks;
 mod options;
 mod oversized;
+mod mcp_tasks;
 mod push;
 mod resources;
+mod result;
 mod schema;
+mod server;
 mod session;
 mod shutdown;
 mod stdio;
-mod tasks;
 mod waits;

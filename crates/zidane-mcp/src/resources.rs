@@ -11,7 +11,7 @@ use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 use zidane_context::{ContextError, TaskEntry, TaskId};
 
-use crate::session::SessionCore;
+use zidane_agent::Agent;
 
 /// The scheme of task resources.
 pub const TASK_SCHEME: &str = "task://";
@@ -47,11 +47,11 @@ pub(crate) fn template() -> ResourceTemplate {
 }
 
 /// Every task of the session, oldest first.
-pub(crate) async fn entries(core: &SessionCore) -> Result<Vec<TaskEntry>, McpError> {
-    let Some(handle) = core.agent.current_handle() else {
+pub(crate) async fn entries(agent: &Agent) -> Result<Vec<TaskEntry>, McpError> {
+    let Some(handle) = agent.current_handle() else {
         return Ok(Vec::new());
     };
-    let mut entries = match core.agent.context().list_background(handle).await {
+    let mut entries = match agent.context().list_background(handle).await {
         Ok(entries) => entries,
         Err(ContextError::Unsupported { .. }) => Vec::new(),
         Err(error) => return Err(McpError::internal_error(error.to_string(), None)),
@@ -71,9 +71,9 @@ pub(crate) fn listing(entry: &TaskEntry) -> Resource {
 }
 
 /// The contents of `task://<id>`: the status, then the log's tail.
-pub(crate) async fn read(core: &SessionCore, uri: &str) -> Result<Vec<ResourceContents>, McpError> {
+pub(crate) async fn read(agent: &Agent, uri: &str) -> Result<Vec<ResourceContents>, McpError> {
     let task_id = parse_task_uri(uri)?;
-    let entry = entries(core)
+    let entry = entries(agent)
         .await?
         .into_iter()
         .find(|entry| entry.task_id == task_id)

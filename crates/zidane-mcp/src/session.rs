@@ -1,13 +1,16 @@
-//! One MCP session: a host-driven agent on its own execution context, the pushes to the
-//! client, and a teardown that runs once however the session ends.
+//! One MCP session: a host-driven agent on its own execution context, its pushes, its
+//! MCP tasks, and a teardown that runs once however the session ends.
+//!
+//! What a session is depends on the transport and the protocol era: a stdio connection
+//! is one; over streamable HTTP, a session that began with `initialize` is one, and the
+//! requests of the 2026-07-28 era, which carry no session, share one per server (see
+//! [`serve_http`](crate::serve_http)).
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::service::{Peer, RoleServer};
 use rmcp::task_manager::TaskManager;
-use tokio::sync::{OnceCell, mpsc};
+use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 use zidane_agent::{Agent, Behavior, HookEvent, Session, SubscriptionId, resolve_tasks_dir};
 use zidane_context::ExecutionContext;
@@ -16,32 +19,18 @@ use zidane_process::ProcessContext;
 use crate::error::McpServeError;
 use crate::list_tasks::ListTasksTool;
 use crate::options::ServeOptions;
-use crate::push::{self, Push};
+use crate::push::{self, Push, PushTargets};
 
-/// The MCP log levels, lowest first (`logging/setLevel` filters by this order).
-pub(crate) const LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
-
-/// What a session's handler, its pushes and its server share.
-pub(crate) struct SessionCore {
-    pub(crate) agent: Agent,
-    /// The client, once it has initialized: where pushes go.
-    pub(crate) peer: OnceLock<Peer<RoleServer>>,
-    /// The least level the client asked for with `logging/setLevel`, as an index into
-    /// [`LEVELS`]; `None`: everything is sent.
-    min_level: Mutex<Option<usize>>,
-    /// `task://` URIs the client subscribed to.
-    subscriptions: Mutex<HashSet<String>>,
-    /// `wait_task` calls served as MCP tasks.
-    pub(crate) tasks: TaskManager,
+/// One MCP session: its own agent (and so its own background tasks), killed with it.
+///
+/// [`McpServer`](crate::McpServer) serves it to a client; [`teardown`](Self::teardown)
+/// ends it.
+pub struct McpSession {
+    agent: Agent,
+    pub(crate) pushes: Arc<PushTargets>,
+    /// Tool calls answered as MCP tasks (the protocol's handles for a long request, not
+    /// the agent's background tasks).
+    pub(crate) mcp_tasks: TaskManager,
     /// Most bytes of one result's text ([`ServeOptions::result_budget`]).
     pub(crate) result_budget: usize,
     /// `wait_task`'s cap when the server was given one ([`ServeOptions::wait_cap`]).
@@ -51,11 +40,11 @@ pub(crate) struct SessionCore {
     torn_down: OnceCell<()>,
 }
 
-impl SessionCore {
+impl McpSession {
     /// A new session: its own `ProcessContext`, a host-driven agent with the default
     /// tools and `list_tasks`, logs in `<user_dir>/sessions/<id>/tasks/`, and the push
-    /// forwarder running.
-    pub(crate) fn start(options: &ServeOptions) -> Result<Arc<Self>, McpServeError> {
+    /// forwarder running. Call inside a tokio runtime.
+    pub fn new(options: &ServeOptions) -> Result<Arc<Self>, McpServeError> {
         let context: Arc<dyn ExecutionContext> = Arc::new(
             ProcessContext::builder()
                 .kill_grace(options.kill_grace)
@@ -72,76 +61,52 @@ impl SessionCore {
             )
             .tool(Arc::new(ListTasksTool))
             .build()?;
-        let (sender, receiver) = mpsc::unbounded_channel();
-        // The hook runs on whatever thread ends the task: hand the event to the forwarder.
+        let (sender, receiver) = push::queue();
         let hook = agent.hooks().subscribe(move |event| {
-            let push = match event {
+            let event = match event {
                 HookEvent::BackgroundExit(exit) => Push::Exit(exit.clone()),
                 HookEvent::BackgroundStall(stall) => Push::Stall(stall.clone()),
                 HookEvent::BackgroundStart(_) => Push::Started,
                 _ => return,
             };
-            let _ = sender.send(push);
+            push::offer(&sender, event);
         });
         tracing::debug!(session = %agent.id(), "MCP session started");
-        let core = Arc::new(Self {
+        let pushes = Arc::new(PushTargets::default());
+        let stop_pushes = CancellationToken::new();
+        tokio::spawn(push::forward(
+            Arc::clone(&pushes),
+            receiver,
+            stop_pushes.clone(),
+        ));
+        Ok(Arc::new(Self {
             agent,
-            peer: OnceLock::new(),
-            min_level: Mutex::new(None),
-            subscriptions: Mutex::new(HashSet::new()),
-            tasks: TaskManager::new(),
+            pushes,
+            mcp_tasks: TaskManager::new(),
             result_budget: options.result_budget,
             wait_cap: options.wait_cap,
             hook,
-            stop_pushes: CancellationToken::new(),
+            stop_pushes,
             torn_down: OnceCell::new(),
-        });
-        tokio::spawn(push::forward(
-            Arc::downgrade(&core),
-            receiver,
-            core.stop_pushes.clone(),
-        ));
-        Ok(core)
+        }))
     }
 
-    /// Remembers the client, for pushes (the first one wins: one client per session).
-    pub(crate) fn remember_peer(&self, peer: &Peer<RoleServer>) {
-        let _ = self.peer.set(peer.clone());
-    }
-
-    /// Sets the least level of pushed log messages.
-    pub(crate) fn set_min_level(&self, level: usize) {
-        *lock(&self.min_level) = Some(level);
-    }
-
-    /// Whether a log message at `level` (an index into [`LEVELS`]) goes out.
-    pub(crate) fn wants_level(&self, level: usize) -> bool {
-        lock(&self.min_level).is_none_or(|min| level >= min)
-    }
-
-    pub(crate) fn subscribe(&self, uri: String) {
-        lock(&self.subscriptions).insert(uri);
-    }
-
-    pub(crate) fn unsubscribe(&self, uri: &str) {
-        lock(&self.subscriptions).remove(uri);
-    }
-
-    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
-        lock(&self.subscriptions).contains(uri)
+    /// The session's agent.
+    pub fn agent(&self) -> &Agent {
+        &self.agent
     }
 
     /// Ends the session: pushes stop, the agent is destroyed (every task's process group
-    /// killed, bounded by the destroy timeout). Runs once; a second caller waits for the
-    /// first to finish.
-    pub(crate) async fn teardown(&self) {
+    /// killed, bounded by the destroy timeout), the MCP tasks dropped. Runs once; a
+    /// second caller waits for the first to finish.
+    pub async fn teardown(&self) {
         self.torn_down
             .get_or_init(|| async {
                 self.stop_pushes.cancel();
                 self.agent.hooks().unsubscribe(self.hook);
                 let report = self.agent.destroy().await;
                 // Every wait was cancelled by the destroy; drop what is left of them.
-                self.tasks.shutdown();
+                self.mcp_tasks.shutdown();
                 match report {
                     Ok(report) if !report.survivors.is_empty() => {
                         let pids: Vec<u32> = report.survivors.iter().map(|t| t.pid).collect();
@@ -154,12 +119,16 @@ impl SessionCore {
             .await;
     }
 
-    pub(crate) fn is_torn_down(&self) -> bool {
+    /// Whether [`teardown`](Self::teardown) has run.
+    pub fn is_torn_down(&self) -> bool {
         self.torn_down.initialized()
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Never held across an await or a callback; a poisoned set is still a valid set.
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
+impl std::fmt::Debug for McpSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpSession")
+            .field("agent", &self.agent)
+            .finish_non_exhaustive()
+    }
 }

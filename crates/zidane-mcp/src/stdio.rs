@@ -1,23 +1,38 @@
 //! The stdio transport: one session for the life of the process.
 
 use std::future::Future;
+use std::os::fd::AsFd;
 
 use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::error::McpServeError;
-use crate::handler::McpSession;
 use crate::options::ServeOptions;
 use crate::oversized::{MAX_REQUEST_BYTES, StdioTransport};
+use crate::server::McpServer;
+use crate::session::McpSession;
 
 /// Serves one session over stdin/stdout until stdin closes or `shutdown` resolves (the
 /// CLI passes [`shutdown_signal`](crate::shutdown_signal)); then tears the session down
 /// — every task's process group killed — and returns.
+///
+/// The protocol owns stdout: the server writes to a copy of it and points the process's
+/// own stdout at stderr, so a stray print anywhere in the process lands in the host's
+/// log instead of corrupting the JSON-RPC stream.
 pub async fn serve_stdio(
     options: ServeOptions,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), McpServeError> {
-    serve_io(options, tokio::io::stdin(), tokio::io::stdout(), shutdown).await
+    let protocol_out = claim_stdout().map_err(McpServeError::Stdout)?;
+    serve_io(options, tokio::io::stdin(), protocol_out, shutdown).await
+}
+
+/// A writer on the process's stdout that only the protocol uses: stdout is duplicated,
+/// then fd 1 is made a copy of stderr.
+fn claim_stdout() -> std::io::Result<tokio::fs::File> {
+    let protocol = std::io::stdout().as_fd().try_clone_to_owned()?;
+    nix::unistd::dup2_stdout(std::io::stderr()).map_err(std::io::Error::from)?;
+    Ok(tokio::fs::File::from_std(std::fs::File::from(protocol)))
 }
 
 /// [`serve_stdio`] over any reader and writer (a pipe, a socket, an in-memory duplex).
@@ -34,10 +49,10 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let session = McpSession::new(&options)?;
-    let handler = session.clone();
+    let server = McpServer::new(session.clone());
     tokio::pin!(shutdown);
     let served = tokio::select! {
-        served = handler.serve(StdioTransport::new(reader, writer, MAX_REQUEST_BYTES)) => served,
+        served = server.serve(StdioTransport::new(reader, writer, MAX_REQUEST_BYTES)) => served,
         () = &mut shutdown => {
             session.teardown().await;
             return Ok(());

@@ -23,14 +23,19 @@ async fn the_tools_are_zidane_tools_own_plus_list_tasks() {
     let registry = ToolRegistry::with_default_tools().unwrap();
     // The server's sessions run on the local context, whose shell the description names.
     let local = zidane_process::ProcessContext::new();
-    for spec in registry.specs_in(&BackgroundGate::open(), &local) {
+    // This client takes no MCP tasks: an exit comes with the next tool result.
+    let gate = BackgroundGate::open().with_exit_channel(zidane_tools::ExitChannel::NextToolResult);
+    for spec in registry.specs_in(&gate, &local) {
         let tool = tools.iter().find(|t| t.name == spec.name).unwrap();
         // The wait's limits are the client's (`waits.rs`); its text is the tool's own.
         let description = if spec.name == "wait_task" {
-            zidane_tools::wait_task_description(zidane_tools::WaitLimits {
-                default: zidane_mcp::MCP_UNKNOWN_CLIENT_WAIT_CAP,
-                max: zidane_mcp::MCP_UNKNOWN_CLIENT_WAIT_CAP,
-            })
+            zidane_tools::wait_task_description(
+                zidane_tools::WaitLimits {
+                    default: zidane_mcp::MCP_UNKNOWN_CLIENT_WAIT_CAP,
+                    max: zidane_mcp::MCP_UNKNOWN_CLIENT_WAIT_CAP,
+                },
+                zidane_tools::ExitChannel::NextToolResult,
+            )
         } else {
             spec.description.clone()
         };
