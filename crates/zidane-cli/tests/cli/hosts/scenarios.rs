@@ -1,25 +1,26 @@
 //! What each host shows the model, scenario by scenario: a background exit, a wait, a
 //! large output, and what is left running after the host exits. Each scenario runs
 //! once per host (`<scenario>::claude_code`, `<scenario>::codex`).
+#![allow(clippy::print_stdout)]
 
 use std::time::Duration;
 
 use serde_json::json;
 use zidane_test_support::{Step, poll_until};
 
-use crate::host::{GONE_WAIT, Host, Sandbox, carrier_runs, describe, log_path_in};
+use crate::hosts::host::{GONE_WAIT, Host, Sandbox, carrier_runs, describe, log_path_in};
 
 macro_rules! for_each_host {
     ($($scenario:ident),* $(,)?) => {$(
         mod $scenario {
             #[tokio::test(flavor = "multi_thread")]
             async fn claude_code() {
-                super::$scenario(crate::host::Host::ClaudeCode).await;
+                super::$scenario(crate::hosts::host::Host::ClaudeCode).await;
             }
 
             #[tokio::test(flavor = "multi_thread")]
             async fn codex() {
-                super::$scenario(crate::host::Host::Codex).await;
+                super::$scenario(crate::hosts::host::Host::Codex).await;
             }
         }
     )*};
@@ -160,6 +161,7 @@ async fn a_large_output_shows_its_last_lines_within_budget(host: Host) {
     ];
     let ran = sandbox.run(steps, &[]).await;
     let result = ran.result_of_step(0);
+    let head: String = result.chars().take(300).collect();
     let tail: String = result
         .chars()
         .rev()
@@ -168,8 +170,18 @@ async fn a_large_output_shows_its_last_lines_within_budget(host: Host) {
         .into_iter()
         .rev()
         .collect();
+    // The notes saying what was cut: zidane's, and the host's own.
+    let cuts: Vec<&str> = result
+        .match_indices("truncated")
+        .chain(result.match_indices(" cut from "))
+        .map(|(at, _)| {
+            let from = result.floor_char_boundary(at.saturating_sub(60));
+            let to = result.ceil_char_boundary((at + 40).min(result.len()));
+            &result[from..to]
+        })
+        .collect();
     println!(
-        "{host:?}: the large result is {} bytes; it ends: {tail}",
+        "{host:?}: the large result is {} bytes; it starts: {head}\n... it ends: {tail}\nits cut notes: {cuts:?}",
         result.len()
     );
     assert!(

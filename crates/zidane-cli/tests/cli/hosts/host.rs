@@ -29,8 +29,7 @@ pub const HOST_WAIT: Duration = Duration::from_secs(90);
 /// Longest a test waits for a process to be gone.
 pub const GONE_WAIT: Duration = Duration::from_secs(10);
 
-/// The built `zidane` binary.
-pub const BIN: &str = env!("CARGO_BIN_EXE_zidane");
+pub use crate::mcp_support::BIN;
 
 /// A host under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

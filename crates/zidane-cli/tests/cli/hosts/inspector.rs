@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::process::Command;
 use zidane_test_support::{TokenCleanup, poll_until, unique_token};
 
-use crate::host::{BIN, GONE_WAIT, HOST_WAIT, TOKEN_VAR, hosts_dir};
+use crate::hosts::host::{BIN, GONE_WAIT, HOST_WAIT, TOKEN_VAR, hosts_dir};
 
 /// One `--cli` invocation against `zidane mcp --user-dir <user_dir>`; its JSON answer.
 async fn inspect(hosts: &Path, user_dir: &Path, token: &str, method: &[&str]) -> Value {

@@ -1,12 +1,13 @@
 //! The time from the model's tool call to its result, through each host and directly:
 //! a background start and a foreground `true`, over several rounds. Ignored by default
 //! (it only reports numbers, and a loaded machine must not fail CI):
-//! `cargo nextest run -p zidane-cli --test hosts --run-ignored only --no-capture latency`.
+//! `cargo nextest run -p zidane-cli --test cli --run-ignored only --no-capture hosts::latency`.
 //!
 //! Through a host, the scripted model server times it: from handing the host its tool
 //! call to receiving the next request, which carries the result (the host's parsing,
 //! its MCP call, its rendering of the result, its next request). Directly, a raw
 //! JSON-RPC client times `tools/call` over stdio.
+#![allow(clippy::print_stdout)]
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -16,7 +17,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use zidane_test_support::{Step, percentiles};
 
-use crate::host::{BIN, Host, Sandbox};
+use crate::hosts::host::{BIN, Host, Sandbox};
 
 /// Rounds measured, after one warm-up round.
 const ROUNDS: usize = 10;
