@@ -141,6 +141,11 @@ impl Sandbox {
     /// Runs the host on `steps` (one prompt, non-interactive) until it exits, bounded
     /// by [`HOST_WAIT`]; `zidane_args` follow `mcp` on zidane's command line.
     pub async fn run(&self, steps: Vec<Step>, zidane_args: &[&str]) -> Ran {
+        self.run_within(HOST_WAIT, steps, zidane_args).await
+    }
+
+    /// [`Sandbox::run`], bounded by `bound`.
+    pub async fn run_within(&self, bound: Duration, steps: Vec<Step>, zidane_args: &[&str]) -> Ran {
         let model = ScriptedModel::start(SERVER, steps).await.unwrap();
         let mut command = self.command(&model.url(), zidane_args);
         command
@@ -149,10 +154,10 @@ impl Sandbox {
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let child = command.spawn().unwrap();
-        let output = match tokio::time::timeout(HOST_WAIT, child.wait_with_output()).await {
+        let output = match tokio::time::timeout(bound, child.wait_with_output()).await {
             Ok(output) => output.unwrap(),
             Err(_) => panic!(
-                "{:?} did not exit within {HOST_WAIT:?}; the model was asked {} times:\n{}",
+                "{:?} did not exit within {bound:?}; the model was asked {} times:\n{}",
                 self.host,
                 model.exchanges().len(),
                 describe(&model.exchanges())

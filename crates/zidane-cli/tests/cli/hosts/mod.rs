@@ -8,6 +8,7 @@
 
 mod host;
 
+mod ceiling;
 mod inspector;
 mod latency;
 mod scenarios;
