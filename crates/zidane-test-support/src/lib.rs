@@ -1,8 +1,8 @@
 //! Helpers the tests and bench drivers of the zidane crates share, so that each lives
 //! once: `/proc` probes, a tmpfs for a real full disk, the orphan-sweep lock and the
 //! plumbing of a helper test that crashes a host, a bounded async wait, the `--help` and
-//! `--version` check of a binary, a scripted model server for real MCP hosts, and the output line and percentile summary of the
-//! bench drivers.
+//! `--version` check of a binary, a scripted model server for real MCP hosts, and the
+//! output line and percentile summary of the bench drivers.
 //!
 //! Dev-only (`publish = false`): crates name it under `[dev-dependencies]`. It depends
 //! on no zidane crate, so every zidane crate can use it without a cycle; what needs a

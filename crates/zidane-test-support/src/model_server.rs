@@ -214,7 +214,9 @@ async fn answer(state: &Mutex<State>, method: &Method, uri: &Uri, body: &[u8]) -
     let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let (main, step) = {
         let mut state = lock(state);
-        let main = offers_tool(&body, &state.marker);
+        // A token count carries the conversation's tools too, but is not a turn.
+        let turn_path = uri.path().ends_with("/messages") || uri.path().ends_with("/responses");
+        let main = turn_path && offers_tool(&body, &state.marker);
         let step = if main && state.next < state.steps.len() {
             state.next += 1;
             Some((state.next - 1, state.steps[state.next - 1].clone()))
@@ -498,35 +500,5 @@ pub fn tool_results(body: &Value) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_stream_carries_the_call_and_stops_for_its_result() {
-        let turn = Turn::Calls(vec![ToolCall {
-            name: "mcp__x__shell".to_owned(),
-            namespace: None,
-            arguments: json!({ "command": "true" }),
-        }]);
-        let stream = anthropic_stream(&turn, "m", 3);
-        assert!(stream.contains("\"partial_json\":\"{\\\"command\\\":\\\"true\\\"}\""));
-        assert!(stream.contains("\"stop_reason\":\"tool_use\""));
-        let stream = responses_stream(&turn, 3);
-        assert!(stream.contains("\"call_id\":\"call_3_0\""));
-        assert!(stream.ends_with("\n\n"));
-    }
-
-    #[test]
-    fn tool_results_are_read_from_either_api() {
-        let messages = json!({ "messages": [
-            { "role": "user", "content": [{ "type": "tool_result", "content": "a" }] },
-            { "role": "user", "content": [{ "type": "tool_result", "content": [{ "type": "text", "text": "b" }] }] },
-        ] });
-        assert_eq!(tool_results(&messages), ["a", "b"]);
-        let responses = json!({ "input": [
-            { "type": "function_call_output", "output": [{ "type": "input_text", "text": "c" }, { "type": "input_text", "text": "d" }] },
-        ] });
-        assert_eq!(tool_results(&responses), ["c\nd"]);
-    }
-}
+#[path = "model_server_tests.rs"]
+mod tests;
