@@ -13,15 +13,25 @@ pub const HOSTS_DIR: &str = "target/mcp-hosts";
 /// The variable the tests read the hosts' location from.
 pub const HOSTS_ENV: &str = "ZIDANE_MCP_HOSTS";
 
+/// Claude Code's pinned version.
+const CLAUDE_CODE: &str = "2.1.332";
+
+/// Codex's pinned version.
+const CODEX: &str = "0.169.0";
+
 /// Each host's npm package and the version the tests were written against.
 pub const PACKAGES: &[(&str, &str)] = &[
-    ("@anthropic-ai/claude-code", "2.1.332"),
-    ("@openai/codex", "0.169.0"),
+    ("@anthropic-ai/claude-code", CLAUDE_CODE),
+    ("@openai/codex", CODEX),
     ("@modelcontextprotocol/inspector-cli", "1.0.3"),
 ];
 
 /// The binaries the tests run, under `node_modules/.bin`.
 const BINS: &[&str] = &["claude", "codex", "mcp-inspector-cli"];
+
+/// The hosts whose `--version` must name their pinned version: Claude Code's bin is a
+/// placeholder until its install script has put the native binary in its place.
+const VERSIONED: &[(&str, &str)] = &[("claude", CLAUDE_CODE), ("codex", CODEX)];
 
 /// Installs the pinned hosts unless they are already there; returns the prefix.
 pub fn ensure() -> Result<PathBuf, String> {
@@ -33,7 +43,7 @@ pub fn ensure() -> Result<PathBuf, String> {
         .filter(|(name, version)| installed_version(&prefix, name).as_deref() != Some(*version))
         .map(|(name, version)| format!("{name}@{version}"))
         .collect();
-    if missing.is_empty() && bins_present(&prefix) {
+    if missing.is_empty() && runnable(&prefix) {
         println!("==> mcp hosts: {} (already installed)", prefix.display());
         return Ok(prefix);
     }
@@ -73,11 +83,12 @@ pub fn ensure() -> Result<PathBuf, String> {
             ));
         }
     }
-    if bins_present(&prefix) {
+    if runnable(&prefix) {
         Ok(prefix)
     } else {
         Err(format!(
-            "mcp hosts: {} lacks one of {BINS:?} after install",
+            "mcp hosts: one of {BINS:?} under {} is missing or does not answer `--version` \
+             with its pinned version after install (did npm skip an install script?)",
             prefix.join("node_modules/.bin").display()
         ))
     }
@@ -91,7 +102,16 @@ fn installed_version(prefix: &Path, name: &str) -> Option<String> {
     manifest["version"].as_str().map(str::to_owned)
 }
 
-fn bins_present(prefix: &Path) -> bool {
-    BINS.iter()
-        .all(|bin| prefix.join("node_modules/.bin").join(bin).exists())
+/// Whether every binary is there and the versioned ones name their version.
+fn runnable(prefix: &Path) -> bool {
+    let bin = |name: &str| prefix.join("node_modules/.bin").join(name);
+    BINS.iter().all(|name| bin(name).exists())
+        && VERSIONED.iter().all(|(name, version)| {
+            Command::new(bin(name))
+                .arg("--version")
+                .output()
+                .is_ok_and(|out| {
+                    out.status.success() && String::from_utf8_lossy(&out.stdout).contains(version)
+                })
+        })
 }
