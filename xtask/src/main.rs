@@ -9,6 +9,8 @@
 //!                     comparison with the reference peers, where they are present)
 //! cargo xtask macos-check   the workspace type-checked for aarch64 and x86_64 macOS
 //! cargo xtask restate install the Restate server the zidane-restate tests run against
+//! cargo xtask hosts   install the real MCP hosts the zidane-cli host tests run
+//!                     (Claude Code, Codex, the MCP Inspector CLI) into target/mcp-hosts
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -18,6 +20,7 @@ use std::time::Instant;
 mod apt;
 mod bench;
 mod macos_check;
+mod mcp_hosts;
 mod mcp_venv;
 mod restate;
 mod tmux;
@@ -29,8 +32,9 @@ fn main() -> ExitCode {
         Some("bench") => bench::bench(&args[1..]),
         Some("macos-check") => bench::workspace_root().and_then(|root| macos_check::check(&root)),
         Some("restate") => restate::install().map(|path| println!("{}", path.display())),
+        Some("hosts") => mcp_hosts::ensure().map(|path| println!("{}", path.display())),
         _ => {
-            eprintln!("usage: cargo xtask <ci|bench [--peers]|macos-check|restate>");
+            eprintln!("usage: cargo xtask <ci|bench [--peers]|macos-check|restate|hosts>");
             return ExitCode::from(2);
         }
     };
@@ -47,9 +51,11 @@ fn main() -> ExitCode {
 fn ci() -> Result<(), String> {
     let started = Instant::now();
     // What the tests need from outside Cargo, installed first when missing: the Python
-    // `mcp` SDK (a foreign MCP client), the Restate server, tmux.
+    // `mcp` SDK (a foreign MCP client), real MCP hosts from npm, the Restate server, tmux.
     let venv = mcp_venv::ensure()?;
     let venv = venv.to_string_lossy();
+    let hosts = mcp_hosts::ensure()?;
+    let hosts = hosts.to_string_lossy();
     let server = restate::install()?;
     let server = server.to_string_lossy().into_owned();
     tmux::ensure()?;
@@ -60,6 +66,7 @@ fn ci() -> Result<(), String> {
         ("CI", "true"),
         ("CARGO_INCREMENTAL", "0"),
         (mcp_venv::VENV_ENV, &venv),
+        (mcp_hosts::HOSTS_ENV, &hosts),
         (restate::SERVER_ENV, &server),
     ];
     // The process layer's tests and the end-to-end suite again, on the mechanisms every

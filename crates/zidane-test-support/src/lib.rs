@@ -1,8 +1,8 @@
 //! Helpers the tests and bench drivers of the zidane crates share, so that each lives
 //! once: `/proc` probes, a tmpfs for a real full disk, the orphan-sweep lock and the
 //! plumbing of a helper test that crashes a host, a bounded async wait, the `--help` and
-//! `--version` check of a binary, and the output line and percentile summary of the
-//! bench drivers.
+//! `--version` check of a binary, a scripted model server for real MCP hosts, and the
+//! output line and percentile summary of the bench drivers.
 //!
 //! Dev-only (`publish = false`): crates name it under `[dev-dependencies]`. It depends
 //! on no zidane crate, so every zidane crate can use it without a cycle; what needs a
@@ -32,6 +32,9 @@
 
 pub use crate::bench::{percentiles, print_driver_line, round1};
 pub use crate::binary::assert_answers_help_and_version;
+pub use crate::model_server::{
+    Exchange, GATE_WAIT, Gate, OFF_SCRIPT_TEXT, ScriptedModel, Step, ToolCall, Turn, tool_results,
+};
 pub use crate::orphans::{
     CLEANUP_WAIT, CrashingHost, SWEEP_LOCK_FILE, SweepLock, TokenCleanup, sweep_lock, unique_token,
 };
@@ -43,6 +46,7 @@ pub use crate::tmpfs::Tmpfs;
 
 mod bench;
 mod binary;
+mod model_server;
 mod orphans;
 mod poll;
 mod procfs;

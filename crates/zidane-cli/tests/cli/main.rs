@@ -1,7 +1,8 @@
 //! End-to-end tests of the `zidane` binary: print mode, sessions and replay as
 //! processes, the interactive session in a real terminal (tmux) on the demo model and
 //! on a scripted provider server, and `zidane mcp` over stdio and streamable HTTP, by raw
-//! JSON-RPC and by a foreign client (the Python `mcp` SDK). One file per behaviour, one
+//! JSON-RPC, by a foreign client (the Python `mcp` SDK) and inside real MCP hosts
+//! (Claude Code, Codex) against a scripted model. One file per behaviour, one
 //! test binary. Linux only: they read `/proc`.
 #![cfg(target_os = "linux")]
 #![allow(
@@ -16,6 +17,7 @@ mod support;
 
 mod binary;
 mod errors;
+mod hosts;
 mod http;
 mod interactive;
 mod measure;

@@ -1,0 +1,352 @@
+//! Running a real host: where the installed hosts are, a sandbox of temp dirs (home,
+//! config, zidane's user dir), the host's configuration pointing at the scripted model
+//! and at `zidane mcp`, and a bounded run that leaves no process behind.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::process::Command;
+use zidane_test_support::{
+    Exchange, ScriptedModel, Step, TokenCleanup, ToolCall, tool_results, unique_token,
+};
+
+/// Where xtask says the hosts are installed (an npm prefix).
+pub const HOSTS_ENV: &str = "ZIDANE_MCP_HOSTS";
+
+/// Every process of a run carries `TOKEN_VAR=<token>`: the host, `zidane mcp` (given
+/// it in its configured environment) and the tasks zidane starts. Found by it, nothing
+/// is left behind, and a test can tell its own processes from any other.
+pub const TOKEN_VAR: &str = "ZIDANE_HOSTS_TEST_TOKEN";
+
+/// The MCP server's name in each host's configuration: tools are `mcp__zidane__…`.
+pub const SERVER: &str = "zidane";
+
+/// Longest one host run may take, from start to exit.
+pub const HOST_WAIT: Duration = Duration::from_secs(90);
+
+/// Longest a test waits for a process to be gone.
+pub const GONE_WAIT: Duration = Duration::from_secs(10);
+
+pub use crate::mcp_support::BIN;
+
+/// A host under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    /// Claude Code (`@anthropic-ai/claude-code`), `claude -p`, on the Messages API.
+    ClaudeCode,
+    /// Codex (`@openai/codex`), `codex exec`, on the Responses API.
+    Codex,
+}
+
+impl Host {
+    /// The host's binary under `node_modules/.bin`.
+    fn bin(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude",
+            Self::Codex => "codex",
+        }
+    }
+
+    /// A call of one of zidane's tools, named as the host lists it to the model:
+    /// Claude Code prefixes `mcp__<server>__`; Codex puts a server's tools in a
+    /// namespace `mcp__<server>` (a Responses API `namespace` tool) under their own names.
+    pub fn call(self, tool: &str, arguments: Value) -> ToolCall {
+        match self {
+            Self::ClaudeCode => ToolCall {
+                name: format!("mcp__{SERVER}__{tool}"),
+                namespace: None,
+                arguments,
+            },
+            Self::Codex => ToolCall {
+                name: tool.to_owned(),
+                namespace: Some(format!("mcp__{SERVER}")),
+                arguments,
+            },
+        }
+    }
+}
+
+/// The installed hosts' npm prefix, or `None` (with the reason printed) when they are
+/// not installed outside CI. Under CI a missing install fails the test.
+pub fn hosts_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os(HOSTS_ENV)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-hosts")
+        });
+    let bins = ["claude", "codex", "mcp-inspector-cli"];
+    if bins
+        .iter()
+        .all(|bin| dir.join("node_modules/.bin").join(bin).exists())
+    {
+        return Some(dir);
+    }
+    let reason = format!(
+        "no MCP hosts at {} (run `cargo xtask hosts`, or set {HOSTS_ENV})",
+        dir.display()
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{reason}");
+    eprintln!("skipped: {reason}");
+    None
+}
+
+/// The temp dirs of one host run and the token its processes carry; dropping it kills
+/// whatever still carries the token and removes the dirs.
+pub struct Sandbox {
+    pub host: Host,
+    hosts: PathBuf,
+    // Declared before `dir`: the processes die before their dirs go.
+    cleanup: TokenCleanup,
+    dir: tempfile::TempDir,
+}
+
+/// What one run gave: the model's side of it.
+pub struct Ran {
+    pub model: ScriptedModel,
+}
+
+impl Sandbox {
+    /// A sandbox for `host`, or `None` when the hosts are not installed (see [`hosts_dir`]).
+    pub fn new(host: Host) -> Option<Self> {
+        let hosts = hosts_dir()?;
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["home", "work", "user", "codex"] {
+            std::fs::create_dir(dir.path().join(sub)).unwrap();
+        }
+        Some(Self {
+            host,
+            hosts,
+            cleanup: TokenCleanup::new(TOKEN_VAR, unique_token("hosts")),
+            dir,
+        })
+    }
+
+    /// zidane's user dir: `sessions/<id>/tasks/` holds the task logs.
+    pub fn user_dir(&self) -> PathBuf {
+        self.dir.path().join("user")
+    }
+
+    /// The token every process of the run carries.
+    pub fn token(&self) -> &str {
+        self.cleanup.token()
+    }
+
+    /// The live processes of this run.
+    pub fn processes(&self) -> Vec<u32> {
+        zidane_test_support::processes_with_env(TOKEN_VAR, self.token())
+    }
+
+    /// Runs the host on `steps` (one prompt, non-interactive) until it exits, bounded
+    /// by [`HOST_WAIT`]; `zidane_args` follow `mcp` on zidane's command line.
+    pub async fn run(&self, steps: Vec<Step>, zidane_args: &[&str]) -> Ran {
+        self.run_within(HOST_WAIT, steps, zidane_args).await
+    }
+
+    /// [`Sandbox::run`], bounded by `bound`.
+    pub async fn run_within(&self, bound: Duration, steps: Vec<Step>, zidane_args: &[&str]) -> Ran {
+        let model = ScriptedModel::start(SERVER, steps).await.unwrap();
+        let mut command = self.command(&model.url(), zidane_args);
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let child = command.spawn().unwrap();
+        let output = match tokio::time::timeout(bound, child.wait_with_output()).await {
+            Ok(output) => output.unwrap(),
+            Err(_) => panic!(
+                "{:?} did not exit within {bound:?}; the model was asked {} times:\n{}",
+                self.host,
+                model.exchanges().len(),
+                describe(&model.exchanges())
+            ),
+        };
+        assert!(
+            output.status.success(),
+            "{:?} failed ({}):\nstdout: {}\nstderr: {}\nrequests:\n{}",
+            self.host,
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+            describe(&model.exchanges())
+        );
+        Ran { model }
+    }
+
+    /// `zidane mcp` as the host launches it: the command, its arguments, its environment.
+    fn zidane_server(&self, zidane_args: &[&str]) -> (Vec<String>, Value) {
+        let args = std::iter::once("mcp")
+            .chain(zidane_args.iter().copied())
+            .map(str::to_owned)
+            .collect();
+        let env = json!({
+            "ZIDANE_USER_DIR": self.user_dir(),
+            TOKEN_VAR: self.token(),
+        });
+        (args, env)
+    }
+
+    fn command(&self, model_url: &str, zidane_args: &[&str]) -> Command {
+        let root = self.dir.path();
+        let home = root.join("home");
+        let mut command = Command::new(self.hosts.join("node_modules/.bin").join(self.host.bin()));
+        // Nothing of the machine's own configuration (keys, base URLs, a logged-in
+        // account) reaches the host.
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env(TOKEN_VAR, self.token())
+            .current_dir(root.join("work"));
+        let (args, env) = self.zidane_server(zidane_args);
+        let prompt = "Run the scripted steps.";
+        match self.host {
+            Host::ClaudeCode => {
+                let config = json!({ "mcpServers": { SERVER: {
+                    "type": "stdio", "command": BIN, "args": args, "env": env,
+                } } });
+                let config_path = root.join("mcp.json");
+                std::fs::write(&config_path, config.to_string()).unwrap();
+                command
+                    .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
+                    .env("ANTHROPIC_BASE_URL", model_url)
+                    .env("ANTHROPIC_API_KEY", "sk-ant-scripted")
+                    .env("DISABLE_TELEMETRY", "1")
+                    .env("DISABLE_AUTOUPDATER", "1")
+                    .env("DISABLE_ERROR_REPORTING", "1")
+                    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+                    // By default an MCP server's tools are deferred behind `ToolSearch`
+                    // (listed by name in the system prompt, loaded on demand); this
+                    // lists them as tools, so the script calls them at once. What a
+                    // tool result looks like to the model is the same either way.
+                    .env("ENABLE_TOOL_SEARCH", "false")
+                    .args(["-p", prompt, "--strict-mcp-config", "--mcp-config"])
+                    .arg(&config_path)
+                    // Every tool of the server, without a permission prompt.
+                    .args(["--allowedTools", &format!("mcp__{SERVER}")]);
+            }
+            Host::Codex => {
+                let codex_home = root.join("codex");
+                std::fs::write(
+                    codex_home.join("config.toml"),
+                    codex_config(model_url, &args, &env),
+                )
+                .unwrap();
+                command.env("CODEX_HOME", &codex_home).args([
+                    "exec",
+                    "--skip-git-repo-check",
+                    prompt,
+                ]);
+            }
+        }
+        command
+    }
+}
+
+/// Codex's `config.toml`: the scripted model as the provider, on the Responses API,
+/// and zidane as an MCP server whose tools need no approval (`codex exec` runs with
+/// approvals off, so a tool needing one would fail).
+fn codex_config(model_url: &str, args: &[String], env: &Value) -> String {
+    let quote = |text: &str| serde_json::to_string(text).unwrap();
+    let args: Vec<String> = args.iter().map(|arg| quote(arg)).collect();
+    let env: Vec<String> = env
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(key, value)| format!("{key} = {}", quote(value.as_str().unwrap())))
+        .collect();
+    format!(
+        "model = \"scripted\"\n\
+         model_provider = \"scripted\"\n\
+         \n\
+         [model_providers.scripted]\n\
+         name = \"scripted\"\n\
+         base_url = {base_url}\n\
+         wire_api = \"responses\"\n\
+         \n\
+         [mcp_servers.{SERVER}]\n\
+         command = {bin}\n\
+         args = [{args}]\n\
+         default_tools_approval_mode = \"approve\"\n\
+         env = {{ {env} }}\n",
+        base_url = quote(&format!("{model_url}/v1")),
+        bin = quote(BIN),
+        args = args.join(", "),
+        env = env.join(", "),
+    )
+}
+
+impl Ran {
+    /// The requests of the main conversation.
+    pub fn main_requests(&self) -> Vec<Exchange> {
+        self.model.main_requests()
+    }
+
+    /// Every tool result the model was shown, as the last request of the conversation
+    /// shows them (each request carries the whole conversation so far).
+    pub fn results(&self) -> Vec<String> {
+        self.main_requests()
+            .last()
+            .map(|last| tool_results(&last.body))
+            .unwrap_or_default()
+    }
+
+    /// The result of step `step`'s call as the very next request showed it: its
+    /// newest tool result.
+    pub fn result_of_step(&self, step: usize) -> String {
+        let requests = self.main_requests();
+        requests
+            .get(step + 1)
+            .and_then(|next| tool_results(&next.body).pop())
+            .unwrap_or_else(|| panic!("no result after step {step}:\n{}", describe(&requests)))
+    }
+
+    /// The time from step `step`'s answer (the model's tool call) to the next main
+    /// request (the call's result): the host's round trip through the tool.
+    pub fn round_trip(&self, step: usize) -> Duration {
+        let requests = self.main_requests();
+        let answered = requests[step].answered;
+        requests[step + 1].received.duration_since(answered)
+    }
+}
+
+/// A compact listing of requests for a failure message: path, whether main, and the
+/// tool results each showed.
+pub fn describe(exchanges: &[Exchange]) -> String {
+    exchanges
+        .iter()
+        .map(|e| {
+            let results = tool_results(&e.body);
+            format!(
+                "{} {} main={} step={:?} results={results:#?}",
+                e.method, e.path, e.main, e.step
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first path under `user_dir` ending in `.log` in `text`: a task's log path as a
+/// result gave it.
+pub fn log_path_in(text: &str, user_dir: &Path) -> Option<String> {
+    let prefix = user_dir.to_str()?;
+    let start = text.find(prefix)?;
+    let end = text[start..].find(".log")? + start + ".log".len();
+    Some(text[start..end].to_owned())
+}
+
+/// Whether a live process carrying `TOKEN_VAR=token` has `needle` in its command line.
+pub fn carrier_runs(token: &str, needle: &str) -> bool {
+    zidane_test_support::processes_with_env(TOKEN_VAR, token)
+        .into_iter()
+        .any(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                String::from_utf8_lossy(&cmdline)
+                    .replace('\0', " ")
+                    .contains(needle)
+            })
+        })
+}

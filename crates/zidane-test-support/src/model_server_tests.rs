@@ -1,0 +1,121 @@
+#![allow(clippy::unwrap_used)]
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::*;
+
+fn shell(command: &str) -> ToolCall {
+    ToolCall {
+        name: "mcp__x__shell".to_owned(),
+        namespace: None,
+        arguments: json!({ "command": command }),
+    }
+}
+
+/// One HTTP/1.1 request on its own connection; the response body.
+async fn post_raw(addr: std::net::SocketAddr, path: &str, body: &Value) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = body.to_string();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    let (_, body) = response.split_once("\r\n\r\n").unwrap();
+    body.to_owned()
+}
+
+async fn post(model: &ScriptedModel, path: &str, body: &Value) -> String {
+    post_raw(model.addr, path, body).await
+}
+
+#[test]
+fn a_stream_carries_the_call_and_stops_for_its_result() {
+    let turn = Turn::Calls(vec![shell("true")]);
+    let stream = anthropic_stream(&turn, "m", 3);
+    assert!(stream.contains("\"partial_json\":\"{\\\"command\\\":\\\"true\\\"}\""));
+    assert!(stream.contains("\"stop_reason\":\"tool_use\""));
+    let stream = responses_stream(&turn, 3);
+    assert!(stream.contains("\"call_id\":\"call_3_0\""));
+    assert!(stream.ends_with("\n\n"));
+}
+
+#[test]
+fn tool_results_are_read_from_either_api() {
+    let messages = json!({ "messages": [
+        { "role": "user", "content": [{ "type": "tool_result", "content": "a" }] },
+        { "role": "user", "content": [{ "type": "tool_result", "content": [{ "type": "text", "text": "b" }] }] },
+    ] });
+    assert_eq!(tool_results(&messages), ["a", "b"]);
+    let responses = json!({ "input": [
+        { "type": "function_call_output", "output": [{ "type": "input_text", "text": "c" }, { "type": "input_text", "text": "d" }] },
+    ] });
+    assert_eq!(tool_results(&responses), ["c\nd"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_the_main_conversation_advances_the_script() {
+    let model = ScriptedModel::start("mcp__x", vec![Step::call(shell("true")), Step::text("end")])
+        .await
+        .unwrap();
+    let main = json!({ "model": "m", "stream": true, "tools": [{ "name": "mcp__x__shell" }] });
+    let side = json!({ "model": "haiku", "messages": [] });
+
+    let counted = post(&model, "/v1/messages/count_tokens", &main).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&counted).unwrap()["input_tokens"],
+        100
+    );
+    let title = post(&model, "/v1/messages", &side).await;
+    let title: Value = serde_json::from_str(&title).unwrap();
+    assert_eq!(title["content"][0]["text"], OFF_SCRIPT_TEXT);
+    assert_eq!(model.remaining(), 2);
+
+    let first = post(&model, "/v1/messages?beta=true", &main).await;
+    assert!(first.contains("event: content_block_start"), "{first}");
+    assert!(first.contains("\"name\":\"mcp__x__shell\""), "{first}");
+    let second = post(&model, "/v1/responses", &main).await;
+    assert!(second.contains("event: response.completed"), "{second}");
+    assert!(second.contains("\"text\":\"end\""), "{second}");
+    assert_eq!(model.remaining(), 0);
+    let past = post(&model, "/v1/messages", &main).await;
+    assert!(past.contains(OFF_SCRIPT_TEXT), "{past}");
+
+    let exchanges = model.exchanges();
+    let steps: Vec<Option<usize>> = exchanges.iter().map(|e| e.step).collect();
+    assert_eq!(steps, [None, None, Some(0), Some(1), None]);
+    assert_eq!(model.main_requests().len(), 3);
+    assert!(exchanges.iter().all(|e| e.answered >= e.received));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gated_step_waits_for_its_gate() {
+    let open = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let gate = Arc::clone(&open);
+    let model = ScriptedModel::start(
+        "mcp__x",
+        vec![Step::text("after").gated(move || gate.load(std::sync::atomic::Ordering::SeqCst))],
+    )
+    .await
+    .unwrap();
+    let main = json!({ "model": "m", "tools": [{ "name": "mcp__x__shell" }] });
+    let url = model.addr;
+    let mut asked = tokio::spawn(async move { post_raw(url, "/v1/messages", &main).await });
+    // Held while the gate is shut (a reply would come within this window otherwise).
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), &mut asked)
+            .await
+            .is_err()
+    );
+    assert!(model.exchanges().is_empty());
+    open.store(true, std::sync::atomic::Ordering::SeqCst);
+    let response = tokio::time::timeout(GATE_WAIT, asked)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(response.contains("after"), "{response}");
+}
