@@ -31,7 +31,7 @@ use rmcp::task_manager::{TaskContext, TaskExit, TaskFuture, TaskOptions};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use zidane_agent::{Agent, Notifications, ToolCall};
-use zidane_context::{TaskExitInfo, TaskId};
+use zidane_context::{KillReason, TaskExitInfo, TaskId};
 use zidane_tools::{MAX_WAIT_TIMEOUT, ToolOutput, WAIT_TASK};
 use zidane_wire::TaskNotification;
 
@@ -123,7 +123,10 @@ pub(crate) fn spawn_background(
 /// `<task-notification>`, unless the model was told another way first.
 fn end_output(agent: &Agent, exit: &TaskExitInfo) -> ToolOutput {
     let data = json!({ "exit": exit });
-    if agent.claim_exit(exit.task_id) {
+    // A kill on request is the model's own `shell_kill` (this server has no other), whose
+    // result tells the exit; it may end this wait before that call's own latch.
+    let stopped_by_the_model = exit.kill_reason == Some(KillReason::Requested);
+    if agent.claim_exit(exit.task_id) && !stopped_by_the_model {
         ToolOutput::ok(TaskNotification::from_exit(exit).render(), data)
     } else {
         ToolOutput::ok(

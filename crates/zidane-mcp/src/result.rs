@@ -8,54 +8,72 @@ use zidane_tools::ToolOutput;
 use crate::budget::keep_end;
 use crate::schema::ResultText;
 
+/// Refits before giving up on making the structured content fit: each one shrinks the
+/// text by what the last one overran.
+const REFITS: usize = 4;
+
 /// A tool's output as an MCP result, the drained notification blocks first, fitted into
 /// `budget` bytes: the blocks whole (an exit is never cut), then as much of the end of
 /// the tool's answer as fits ([`keep_end`]). Hosts show the model either the text or the
 /// structured content, so the structured content carries the blocks and the fitted
-/// answer too ([`ResultText`]).
+/// answer too ([`ResultText`]), and not a foreground command's `output` a second time;
+/// it fits the budget as serialised JSON, escapes included, for the hosts that show it.
 pub(crate) fn tool_result(
     output: ToolOutput,
     told: &Notifications,
     budget: usize,
 ) -> CallToolResult {
     let blocks = told.blocks();
-    let mut text = String::new();
+    let mut head = String::new();
     for block in &blocks {
-        text.push_str(block);
-        text.push('\n');
+        head.push_str(block);
+        head.push('\n');
     }
-    if !text.is_empty() {
-        text.push('\n');
+    if !head.is_empty() {
+        head.push('\n');
     }
     let mut data = match output.data {
-        serde_json::Value::Object(data) => Some(data),
+        serde_json::Value::Object(mut data) => {
+            // A foreground command's output is the text's already.
+            data.remove("output");
+            Some(data)
+        }
         _ => None,
     };
-    let room = budget.saturating_sub(text.len());
-    let answer = keep_end(
-        &output.text,
-        room,
-        data.as_ref().unwrap_or(&JsonObject::new()),
-    );
-    text.push_str(&answer);
-    let content = vec![ContentBlock::text(text)];
+    let empty = JsonObject::new();
+    let mut room = budget.saturating_sub(head.len());
+    let mut answer = keep_end(&output.text, room, data.as_ref().unwrap_or(&empty));
+    let mut structured = None;
+    if let Some(data) = data.take() {
+        let mut fitted = with_text(&data, &blocks, &answer);
+        for _ in 0..REFITS {
+            let size = serde_json::to_string(&fitted).map_or(0, |json| json.len());
+            if size <= budget || room == 0 {
+                break;
+            }
+            room = room.saturating_sub(size - budget);
+            answer = keep_end(&output.text, room, &data);
+            fitted = with_text(&data, &blocks, &answer);
+        }
+        structured = Some(serde_json::Value::Object(fitted));
+    }
+    let content = vec![ContentBlock::text(format!("{head}{answer}"))];
     let mut result = if output.is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
     };
-    if let Some(mut data) = data.take() {
-        // A foreground command's output is in the text already: the same end of it.
-        if let Some(serde_json::Value::String(full)) = data.get("output") {
-            let fitted = keep_end(full, room, &data);
-            data.insert("output".to_owned(), fitted.into());
-        }
-        ResultText {
-            notifications: blocks,
-            text: answer,
-        }
-        .add_to(&mut data);
-        result.structured_content = Some(serde_json::Value::Object(data));
-    }
+    result.structured_content = structured;
     result
+}
+
+/// The tool's data with what the model reads added.
+fn with_text(data: &JsonObject, blocks: &[String], answer: &str) -> JsonObject {
+    let mut data = data.clone();
+    ResultText {
+        notifications: blocks.to_vec(),
+        text: answer.to_owned(),
+    }
+    .add_to(&mut data);
+    data
 }

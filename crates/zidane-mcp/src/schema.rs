@@ -108,12 +108,13 @@ fn unwrap_descriptions(schema: &mut Value) {
 /// The output schema of a tool, for the tools whose results have structure.
 pub(crate) fn output_schema(tool: &str) -> Option<Value> {
     let schema = match tool {
-        // Foreground: output and exit code. Background: the task's id, pid and log.
+        // Foreground: the exit code (the output is in `text`). Background: the task's
+        // id, pid and log; answered as an MCP task, the task's exit.
         SHELL => json!({
             "type": "object",
             "properties": {
-                "output": { "type": "string" },
                 "exit_code": { "type": "integer" },
+                "exit": exit_schema(),
                 "task_id": { "type": "string" },
                 "pid": { "type": "integer" },
                 "output_path": { "type": "string" }

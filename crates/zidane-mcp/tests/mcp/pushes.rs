@@ -1,6 +1,8 @@
 //! Channel 2: log messages and resource updates are pushed, under `logging/setLevel`,
 //! and latch nothing.
 
+use std::time::Duration;
+
 use rmcp::model::{LoggingLevel, SetLevelRequestParams, SubscribeRequestParams};
 use serde_json::json;
 
@@ -9,6 +11,11 @@ use crate::support::{Pushed, notified, start, start_task, until_ended};
 #[tokio::test(flavor = "multi_thread")]
 async fn an_exit_is_pushed_as_a_log_message_and_a_resource_update() {
     let mut harness = start().await;
+    harness
+        .client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+        .await
+        .unwrap();
     let (id, _, _) = start_task(&harness, "sleep 0.3").await;
     harness
         .client
@@ -28,6 +35,27 @@ async fn an_exit_is_pushed_as_a_log_message_and_a_resource_update() {
     // The pushes latch nothing: the next result still tells the model.
     let next = harness.call("list_tasks", json!({})).await;
     assert_eq!(notified(&next), ["bash_1"]);
+    harness.close().await;
+}
+
+/// A log message nobody asked for is one the 2026-07-28 protocol forbids.
+#[tokio::test(flavor = "multi_thread")]
+async fn no_log_message_is_pushed_before_the_client_asks_for_them() {
+    let mut harness = start().await;
+    let (id, _, _) = start_task(&harness, "sleep 0.3").await;
+    harness
+        .client
+        .subscribe(SubscribeRequestParams::new(format!("task://{id}")))
+        .await
+        .unwrap();
+    assert_eq!(
+        harness.next_push().await,
+        Pushed::Updated("task://bash_1".to_owned())
+    );
+    let next = harness.call("list_tasks", json!({})).await;
+    assert_eq!(notified(&next), ["bash_1"]);
+    let late = tokio::time::timeout(Duration::from_millis(300), harness.pushed.recv()).await;
+    assert!(late.is_err(), "pushed unasked: {late:?}");
     harness.close().await;
 }
 
