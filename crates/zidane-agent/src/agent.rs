@@ -15,7 +15,8 @@ use zidane_context::{
     StallCallback, StallInfo, TaskExitInfo, TaskId,
 };
 use zidane_tools::{
-    BackgroundGate, BackgroundSettings, BackgroundSinks, ExitChannel, StartCallback, ToolContext, ToolRegistry,
+    BackgroundGate, BackgroundSettings, BackgroundSinks, ExitChannel, StartCallback, ToolContext,
+    ToolRegistry,
 };
 use zidane_wire::Turn;
 
@@ -238,11 +239,14 @@ impl Agent {
     /// How a background task's end reaches this agent's model
     /// ([`Behavior::exit_channel`](crate::Behavior::exit_channel), or the agent's own way).
     pub fn exit_channel(&self) -> ExitChannel {
-        self.inner.behavior.exit_channel.unwrap_or(if self.inner.host_driven {
-            ExitChannel::NextToolResult
-        } else {
-            ExitChannel::NextTurn
-        })
+        self.inner
+            .behavior
+            .exit_channel
+            .unwrap_or(if self.inner.host_driven {
+                ExitChannel::NextToolResult
+            } else {
+                ExitChannel::NextTurn
+            })
     }
 
     /// The execution handle, if one was injected or created yet.

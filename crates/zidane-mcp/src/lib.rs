@@ -1,24 +1,26 @@
 //! zidane's background shell tasks as an MCP server, for any MCP host.
 //!
 //! Each MCP session gets its own host-driven [`Agent`](zidane_agent::Agent) on its own
-//! local execution context. The tools are zidane-tools' own — `shell`, `shell_kill`,
-//! `wait_task`, `read_file`, with their schemas, texts and errors — plus
-//! [`list_tasks`](LIST_TASKS), and every call goes through
-//! [`Agent::call_tool`](zidane_agent::Agent::call_tool), the run loop's own dispatch.
+//! local execution context ([`McpSession`]); [`McpServer`] serves sessions to clients of
+//! both protocol eras (2025-11-25 with `initialize`, 2026-07-28 without). The tools are
+//! zidane-tools' own — `shell`, `shell_kill`, `wait_task`, `read_file`, with their
+//! schemas, texts and errors — plus [`list_tasks`](LIST_TASKS), and every call goes
+//! through [`Agent::call_tool`](zidane_agent::Agent::call_tool), the run loop's own
+//! dispatch.
 //!
-//! A task's exit reaches the model exactly once, under the agent's latch and
-//! suppression rules:
+//! A task's exit reaches the model exactly once, by the best channel the client has:
 //!
-//! 1. **Piggyback**: the next tool result, whatever the tool, begins with the
+//! 1. **The host wakes the model**: a client that declares the
+//!    `io.modelcontextprotocol/tasks` extension gets a background `shell` answered as an
+//!    MCP task whose result, when the background task ends, is its `<task-notification>`
+//!    ([`Agent::claim_exit`](zidane_agent::Agent::claim_exit) keeps the one latch), and
+//!    `wait_task` as an MCP task too.
+//! 2. **Piggyback**: the next tool result, whatever the tool, begins with the
 //!    `<task-notification>` blocks of the tasks that ended since
-//!    ([`Agent::drain_notifications`](zidane_agent::Agent::drain_notifications)). This is
-//!    what latches: a tool result is what every host hands to the model.
-//! 2. **Pushes**: `notifications/message` (under `logging/setLevel`) and
-//!    `notifications/resources/updated` for a subscribed `task://<id>` resource. They
-//!    are informational and latch nothing.
-//! 3. **MCP tasks**: a client that declares the `io.modelcontextprotocol/tasks`
-//!    extension gets `wait_task` as a task (a handle at once, `tasks/get`,
-//!    `tasks/cancel`, and `notifications/tasks` when the wait ends).
+//!    ([`Agent::drain_notifications`](zidane_agent::Agent::drain_notifications)), in its
+//!    text and its structured content.
+//! 3. **Pushes**: log messages (only once asked for), resource updates; informational,
+//!    they latch nothing.
 //!
 //! When the session ends (stdin closed, an HTTP session deleted, SIGTERM or SIGINT) its
 //! agent is destroyed: every task's process group is killed.
@@ -35,8 +37,6 @@
 
 pub use budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
 pub use error::McpServeError;
-pub use server::McpServer;
-pub use session::McpSession;
 pub use http::{HttpServer, MCP_PATH, SHUTDOWN_GRACE, serve_http};
 pub use list_tasks::{LIST_TASKS, ListTasksInput, ListTasksTool};
 pub use options::{
@@ -45,6 +45,8 @@ pub use options::{
 };
 pub use oversized::MAX_REQUEST_BYTES;
 pub use resources::{LOG_TAIL_BYTES, TASK_SCHEME, task_uri};
+pub use server::McpServer;
+pub use session::McpSession;
 pub use shutdown::shutdown_signal;
 pub use stdio::{serve_io, serve_stdio};
 pub use waits::MCP_UNKNOWN_CLIENT_WAIT_CAP;
@@ -52,10 +54,11 @@ pub use waits::MCP_UNKNOWN_CLIENT_WAIT_CAP;
 mod budget;
 mod error;
 mod http;
+mod joins;
 mod list_tasks;
+mod mcp_tasks;
 mod options;
 mod oversized;
-mod mcp_tasks;
 mod push;
 mod resources;
 mod result;

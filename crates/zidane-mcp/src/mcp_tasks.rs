@@ -114,7 +114,11 @@ pub(crate) fn spawn_background(
                     return Err(TaskExit::Cancelled);
                 }
             };
-            Ok(tool_result(end_output(&agent, &exit), &Notifications::default(), budget))
+            Ok(tool_result(
+                end_output(&agent, &exit),
+                &Notifications::default(),
+                budget,
+            ))
         })
     })
 }

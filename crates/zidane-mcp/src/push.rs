@@ -174,9 +174,8 @@ pub(crate) async fn forward(
                             .await;
                     }
                 }
-                let updated = ResourceUpdatedNotification::new(
-                    ResourceUpdatedNotificationParam::new(uri),
-                );
+                let updated =
+                    ResourceUpdatedNotification::new(ResourceUpdatedNotificationParam::new(uri));
                 targets
                     .to_listeners(ServerNotification::ResourceUpdatedNotification(updated))
                     .await;

@@ -347,19 +347,26 @@ impl ServerHandler for McpServer {
         let input = serde_json::Value::Object(arguments);
         let takes_tasks = takes_tasks(&context);
         if is_wait && takes_tasks {
-            let task =
-                mcp_tasks::spawn_wait(&session, context.id.to_string(), input, context.peer);
+            let task = mcp_tasks::spawn_wait(&session, context.id.to_string(), input, context.peer);
             return Ok(CallToolResponse::Task(task));
         }
-        let call = ToolCall::new(context.id.to_string(), request.name.into_owned(), input)
-            .cancel(context.ct.clone())
-            .exit_channel(exit_channel(&context));
         let _progress = limits
             .zip(context.meta.get_progress_token())
             .map(|(limits, token)| {
                 crate::waits::report_progress(context.peer.clone(), token, limits)
             });
-        let output = agent.call_tool(call).await.map_err(agent_error)?;
+        let output = if is_wait {
+            session
+                .joins
+                .wait(agent, context.id.to_string(), input, context.ct.clone())
+                .await
+                .map_err(|error| McpError::internal_error(error, None))?
+        } else {
+            let call = ToolCall::new(context.id.to_string(), request.name.into_owned(), input)
+                .cancel(context.ct.clone())
+                .exit_channel(exit_channel(&context));
+            agent.call_tool(call).await.map_err(agent_error)?
+        };
         if is_background_start && takes_tasks && !output.is_error {
             let started = output
                 .data

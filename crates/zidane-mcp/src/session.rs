@@ -17,6 +17,7 @@ use zidane_context::ExecutionContext;
 use zidane_process::ProcessContext;
 
 use crate::error::McpServeError;
+use crate::joins::Joins;
 use crate::list_tasks::ListTasksTool;
 use crate::options::ServeOptions;
 use crate::push::{self, Push, PushTargets};
@@ -31,6 +32,8 @@ pub struct McpSession {
     /// Tool calls answered as MCP tasks (the protocol's handles for a long request, not
     /// the agent's background tasks).
     pub(crate) mcp_tasks: TaskManager,
+    /// Waits in progress, which a repeated wait on the same task joins.
+    pub(crate) joins: Joins,
     /// Most bytes of one result's text ([`ServeOptions::result_budget`]).
     pub(crate) result_budget: usize,
     /// `wait_task`'s cap when the server was given one ([`ServeOptions::wait_cap`]).
@@ -83,6 +86,7 @@ impl McpSession {
             agent,
             pushes,
             mcp_tasks: TaskManager::new(),
+            joins: Joins::default(),
             result_budget: options.result_budget,
             wait_cap: options.wait_cap,
             hook,

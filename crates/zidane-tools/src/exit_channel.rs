@@ -85,7 +85,9 @@ impl ExitChannel {
                 "otherwise keep working — the task's `<task-notification>` comes at the start \
                  of the next result of any of these tools after it ends."
             }
-            Self::HostWakes => "otherwise keep working or end your turn — you are told when it ends.",
+            Self::HostWakes => {
+                "otherwise keep working or end your turn — you are told when it ends."
+            }
         }
     }
 }
@@ -110,7 +112,11 @@ mod tests {
                 channel.instead_of_waiting(),
             ];
             let says_end = texts.iter().any(|text| text.contains("end your turn"));
-            assert_eq!(says_end, channel != ExitChannel::NextToolResult, "{channel:?}");
+            assert_eq!(
+                says_end,
+                channel != ExitChannel::NextToolResult,
+                "{channel:?}"
+            );
         }
     }
 }

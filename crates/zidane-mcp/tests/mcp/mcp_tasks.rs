@@ -14,8 +14,7 @@ use crate::support::{Harness, Pushed, WAIT, notified, start, start_task, start_w
 /// A background start as an MCP task: the task's id and pid (from the status message a
 /// host shows the model) and the MCP task's id.
 async fn start_as_mcp_task(harness: &Harness, command: &str) -> (String, u32, String) {
-    let Value::Object(arguments) = json!({ "command": command, "run_in_background": true })
-    else {
+    let Value::Object(arguments) = json!({ "command": command, "run_in_background": true }) else {
         unreachable!()
     };
     let response = harness

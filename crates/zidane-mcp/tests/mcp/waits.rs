@@ -77,3 +77,25 @@ async fn a_wait_with_a_progress_token_reports_progress() {
     );
     harness.close().await;
 }
+
+/// A second wait on the same task joins the one in progress: it returns with it, at the
+/// task's exit, not at its own shorter timeout.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repeated_wait_on_the_same_task_joins_the_one_in_progress() {
+    let harness = start().await;
+    let (id, _, _) = start_task(&harness, "sleep 0.6; exit 4").await;
+    let first = harness.call("wait_task", json!({ "task_id": id, "timeout_ms": 20_000 }));
+    let second = async {
+        // After the first is in flight.
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        harness
+            .call("wait_task", json!({ "task_id": id, "timeout_ms": 100 }))
+            .await
+    };
+    let (first, second) = tokio::join!(first, second);
+    for waited in [&first, &second] {
+        let text = text(waited);
+        assert!(text.starts_with("sleep 0.6; exit 4 ("), "{text}");
+    }
+    harness.close().await;
+}
