@@ -6,8 +6,9 @@
 //! - **A background start** is answered as a task that completes when the background
 //!   task ends, its result the task's `<task-notification>`: a host that takes tasks
 //!   moves the call to its own background and hands the model that result when it
-//!   arrives — the host itself wakes the model (Claude Code shows the model the task's
-//!   status message at once: it carries the `Started …` line). One latch decides who
+//!   arrives — the host itself wakes the model. The `Started …` line is the task's
+//!   status message, and the whole start text is in the handle's `_meta` where Claude
+//!   Code reads what to show the model at once (`com.anthropic/agent-task`). One latch decides who
 //!   tells ([`Agent::claim_exit`]): if the exit was told first another way, the result
 //!   says so and repeats nothing; once the result tells it, no later tool result does.
 //!   Cancelling the MCP task kills the background task.
@@ -41,6 +42,15 @@ use crate::session::McpSession;
 
 /// How long a wait's final state stays readable after the longest wait could end.
 const TASK_RETENTION_MS: u64 = 60_000;
+
+/// How long an MCP task standing for a background task stays known: a dev server may
+/// run for weeks, and a task forgotten before it ends could not tell its end.
+const BACKGROUND_TASK_TTL_MS: u64 = 90 * 24 * 3600 * 1000;
+
+/// Where Claude Code reads what to show the model at once of a call answered as an MCP
+/// task (`modelImmediateResponse`); without it the model learns no task id or log path
+/// until the task ends.
+const AGENT_TASK_META: &str = "com.anthropic/agent-task";
 
 /// How often a host should poll an MCP task: a background task's end reaches the model
 /// within about this, where the host polls rather than reads `notifications/tasks`.
@@ -96,11 +106,16 @@ pub(crate) fn spawn_background(
 ) -> CreateTaskResult {
     let agent = session.agent().clone();
     let budget = session.result_budget;
-    // Retained until the session ends: a background task may outlive any TTL.
+    // The `Started …` line: what the model needs to read the log or stop the task. The
+    // guidance after it is the host's to give (Claude Code says it will tell the model),
+    // and a host quotes a short note where it would drop a long one.
+    let started_line = started.text.lines().next().unwrap_or_default().to_owned();
     let options = TaskOptions::new()
+        .with_ttl_ms(BACKGROUND_TASK_TTL_MS)
         .with_poll_interval_ms(POLL_INTERVAL_MS)
-        .with_status_message(started.text.clone());
-    spawn(session, options, peer, move |context| {
+        .with_status_message(started_line);
+    let immediate = started.text.clone();
+    let mut created = spawn(session, options, peer, move |context| {
         Box::pin(async move {
             let exit = tokio::select! {
                 exit = wait_for_end(&agent, task_id) => exit?,
@@ -120,7 +135,15 @@ pub(crate) fn spawn_background(
                 budget,
             ))
         })
-    })
+    });
+    // Claude Code hands the model this at once, in place of the result to come.
+    let mut meta = rmcp::model::MetaObject::default();
+    meta.0.insert(
+        AGENT_TASK_META.to_owned(),
+        json!({ "modelImmediateResponse": immediate }),
+    );
+    created.meta = Some(meta);
+    created
 }
 
 /// What the model reads when a background task answered as an MCP task ends: its

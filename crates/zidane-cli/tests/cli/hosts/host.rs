@@ -133,6 +133,21 @@ impl Sandbox {
         self.cleanup.token()
     }
 
+    /// The root of the sandbox: `home/`, `work/`, `user/`.
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The installed hosts' npm prefix.
+    pub fn hosts(&self) -> &Path {
+        &self.hosts
+    }
+
+    /// `zidane mcp` as the host launches it (see [`Sandbox::run`]).
+    pub fn server(&self) -> (Vec<String>, Value) {
+        self.zidane_server(&[])
+    }
+
     /// The live processes of this run.
     pub fn processes(&self) -> Vec<u32> {
         zidane_test_support::processes_with_env(TOKEN_VAR, self.token())
@@ -349,4 +364,9 @@ pub fn carrier_runs(token: &str, needle: &str) -> bool {
                     .contains(needle)
             })
         })
+}
+
+/// The tool results one request showed the model.
+pub fn results_in(exchange: &Exchange) -> Vec<String> {
+    tool_results(&exchange.body)
 }

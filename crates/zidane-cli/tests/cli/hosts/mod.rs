@@ -9,6 +9,7 @@
 mod host;
 
 mod ceiling;
+mod claude_tasks;
 mod inspector;
 mod latency;
 mod scenarios;

@@ -1,0 +1,173 @@
+//! Claude Code's interactive CLI declares the MCP tasks extension (its print mode, `-p`,
+//! does not): a background start is answered as an MCP task, which Claude Code moves to
+//! its own background, and when the task ends Claude Code starts a turn of its own that
+//! hands the model the task's result — zidane's `<task-notification>`. Driven in tmux, as
+//! a person runs it.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use zidane_test_support::{ScriptedModel, Step};
+
+use super::host::{BIN, Host, SERVER, Sandbox, TOKEN_VAR, describe};
+
+/// Longest the whole exchange may take.
+const BOUND: Duration = Duration::from_secs(90);
+
+fn tmux(args: &[&str]) -> std::process::Output {
+    Command::new("tmux").args(args).output().unwrap()
+}
+
+fn screen(session: &str) -> String {
+    String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", session]).stdout).into_owned()
+}
+
+/// Kills the tmux session when the test ends, however it ends.
+struct Session(String);
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        tmux(&["kill-session", "-t", &self.0]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_wakes_the_model_with_the_task_s_notification() {
+    let Some(sandbox) = Sandbox::new(Host::ClaudeCode) else {
+        return;
+    };
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "tmux is missing"
+        );
+        eprintln!("skipped: no tmux");
+        return;
+    }
+    let steps = vec![
+        Step::call(Host::ClaudeCode.call(
+            "shell",
+            json!({ "command": "sleep 1; echo done", "run_in_background": true }),
+        )),
+        Step::text("Started; I will hear when it ends."),
+        Step::text("It ended."),
+    ];
+    let model = ScriptedModel::start(SERVER, steps).await.unwrap();
+    let root = sandbox.root();
+    let home = root.join("home");
+    let work = root.join("work");
+    let (args, env) = sandbox.server();
+    let config = json!({ "mcpServers": { SERVER: {
+        "type": "stdio", "command": BIN, "args": args, "env": env,
+    } } });
+    let config_path = root.join("mcp.json");
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    // No first-run dialogs: onboarding done, the folder trusted.
+    let settings = json!({
+        "hasCompletedOnboarding": true,
+        "projects": { work.display().to_string(): { "hasTrustDialogAccepted": true } },
+    });
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(home.join(".claude/.claude.json"), settings.to_string()).unwrap();
+    let claude = sandbox.hosts().join("node_modules/.bin/claude");
+    let command = format!(
+        "env -i PATH={path} HOME={home} CLAUDE_CONFIG_DIR={home}/.claude TERM=xterm-256color \
+         ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=sk-ant-scripted DISABLE_TELEMETRY=1 \
+         DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 ENABLE_TOOL_SEARCH=false \
+         {TOKEN_VAR}={token} {claude} --strict-mcp-config --mcp-config {config} \
+         --allowedTools mcp__{SERVER}",
+        path = std::env::var("PATH").unwrap_or_default(),
+        home = home.display(),
+        url = model.url(),
+        token = sandbox.token(),
+        claude = claude.display(),
+        config = config_path.display(),
+    );
+    let session = Session(format!("zidane-{}", sandbox.token()));
+    let started = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session.0,
+        "-x",
+        "200",
+        "-y",
+        "50",
+        "-c",
+        &work.display().to_string(),
+        &command,
+    ]);
+    assert!(started.status.success(), "{started:?}");
+
+    let deadline = Instant::now() + BOUND;
+    let mut asked = false;
+    while model.remaining() > 0 {
+        let shown = screen(&session.0);
+        if shown.contains("Do you want to use this API key?") {
+            // The key is the scripted model's: use it.
+            tmux(&["send-keys", "-t", &session.0, "Up", "Enter"]);
+        } else if shown.contains('❯')
+            && (!asked || (model.main_requests().is_empty() && shown.contains("● Done.")))
+        {
+            // The interactive CLI connects its MCP servers in the background: a prompt
+            // sent before zidane's tools are listed is answered without them (the
+            // scripted model says `Done.`), so it is asked again.
+            tmux(&["send-keys", "-t", &session.0, "C-l"]);
+            tmux(&[
+                "send-keys",
+                "-t",
+                &session.0,
+                "-l",
+                "Run the scripted steps.",
+            ]);
+            tmux(&["send-keys", "-t", &session.0, "Enter"]);
+            asked = true;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Claude Code did not finish the script; the screen:\n{shown}\nrequests:\n{}",
+            describe(&model.exchanges())
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+
+    let requests = model.main_requests();
+    // After the start: Claude Code's placeholder, quoting the start text zidane gave it
+    // (`_meta["com.anthropic/agent-task"].modelImmediateResponse`).
+    let placeholder = super::host::results_in(&requests[1]).join("\n");
+    assert!(
+        placeholder.contains("started server-side task")
+            && placeholder.contains("<mcp-server-note>\nStarted bash_1 (pid "),
+        "{placeholder}"
+    );
+    // The turn Claude Code started itself when the task ended: its own
+    // <task-notification> whose result is zidane's, the task's id, exit code and log.
+    let last = requests.last().unwrap();
+    let conversation = last.body["messages"]
+        .to_string()
+        .replace("&lt;", "<")
+        .replace("&gt;", ">");
+    println!(
+        "Claude Code handed the model: {}",
+        last.body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    );
+    assert_eq!(
+        conversation.matches("<task-id>bash_1</task-id>").count(),
+        1,
+        "{conversation}"
+    );
+    assert!(
+        conversation.contains("<exit-code>0</exit-code>"),
+        "{conversation}"
+    );
+    let log = sandbox.user_dir().display().to_string();
+    assert!(
+        conversation.contains(&format!("<output-file>{log}")),
+        "{conversation}"
+    );
+}
