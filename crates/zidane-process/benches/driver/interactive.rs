@@ -76,7 +76,10 @@ pub(super) async fn input(dir: &Path, n: usize, tty: bool) -> Result<Fields, Fai
     let exit = host.next_exit().await?;
     let mut fields = percentiles(&mut samples);
     if offset != want_total(n, tty) {
-        return Err(fail(fields, format!("the log holds {offset} bytes, not {}", want_total(n, tty))));
+        return Err(fail(
+            fields,
+            format!("the log holds {offset} bytes, not {}", want_total(n, tty)),
+        ));
     }
     if exit.exit_code != 0 {
         return Err(fail(fields, format!("cat exited {}", exit.exit_code)));
