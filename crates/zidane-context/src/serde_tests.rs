@@ -39,6 +39,8 @@ fn entry() -> TaskEntry {
         leader_exit_code: None,
         log_write_failure: None,
         kill_reason: None,
+        stdin: StdinMode::Closed,
+        tty: None,
     }
 }
 
@@ -63,6 +65,8 @@ fn json_shapes() {
             stalled_for: Duration::from_secs(45),
             bytes_written: 128,
             diagnosis: None,
+            takes_input: false,
+            terminal: false,
         }
     );
     insta::assert_json_snapshot!(
@@ -230,7 +234,7 @@ prop_compose! {
         TaskEntry { task_id: TaskId::from_number(n), pid, command, cwd: cwd.clone().into(),
                     output_path: format!("{cwd}/log").into(), status, exit_code, signal,
                     started_at, ended_at, bytes_written: bytes, leader_exit_code, log_write_failure,
-                    kill_reason }
+                    kill_reason, stdin: StdinMode::Closed, tty: None }
     }
 }
 
@@ -244,7 +248,8 @@ proptest! {
     #[test]
     fn stall_round_trips(n in any::<u64>(), command in "\\PC*", ms in 0u64..u64::MAX / 2, bytes in any::<u64>()) {
         round_trip(&StallInfo { task_id: TaskId::from_number(n), command, output_path: "/x".into(),
-                                stalled_for: Duration::from_millis(ms), bytes_written: bytes, diagnosis: None });
+                                stalled_for: Duration::from_millis(ms), bytes_written: bytes, diagnosis: None,
+                                takes_input: false, terminal: false });
     }
 
     #[test]

@@ -29,6 +29,10 @@ use crate::exit_channel::ExitChannel;
 pub struct BackgroundGate {
     reason: Option<GateReason>,
     channel: ExitChannel,
+    /// The context's tasks can take input (`stdin: pipe`, `shell_input`).
+    task_input: bool,
+    /// The context's tasks can run in a terminal (`tty`, `shell_screen`).
+    terminals: bool,
 }
 
 impl BackgroundGate {
@@ -55,17 +59,33 @@ impl BackgroundGate {
         } else {
             None
         };
+        let open = reason.is_none();
         Self {
             reason,
             channel: ExitChannel::NextTurn,
+            task_input: open && (capabilities.task_input || capabilities.terminals),
+            terminals: open && capabilities.terminals,
         }
     }
 
-    /// An open gate (for tests and hosts that decide elsewhere).
+    /// An open gate, with input and terminals (for tests and hosts that decide
+    /// elsewhere).
     pub const fn open() -> Self {
         Self {
             reason: None,
             channel: ExitChannel::NextTurn,
+            task_input: true,
+            terminals: true,
+        }
+    }
+
+    /// An open gate for a context whose tasks take no input and have no terminal.
+    pub const fn open_without_input() -> Self {
+        Self {
+            reason: None,
+            channel: ExitChannel::NextTurn,
+            task_input: false,
+            terminals: false,
         }
     }
 
@@ -74,6 +94,8 @@ impl BackgroundGate {
         Self {
             reason: Some(reason),
             channel: ExitChannel::NextTurn,
+            task_input: false,
+            terminals: false,
         }
     }
 
@@ -88,6 +110,18 @@ impl BackgroundGate {
     /// How a background task's end reaches the model in this session.
     pub const fn exit_channel(&self) -> ExitChannel {
         self.channel
+    }
+
+    /// Whether background tasks may be started to take input (`stdin: "pipe"`) and be
+    /// written to (`shell_input`).
+    pub const fn task_input(&self) -> bool {
+        self.task_input
+    }
+
+    /// Whether background tasks may run in a terminal (`tty`) and have their screen
+    /// read (`shell_screen`).
+    pub const fn terminals(&self) -> bool {
+        self.terminals
     }
 
     /// Whether background tasks may be started.
