@@ -18,6 +18,7 @@ use crate::host::{Host, Stop};
 
 mod event_loop;
 mod input;
+mod keys;
 mod state;
 mod task_watch;
 mod terminal;
