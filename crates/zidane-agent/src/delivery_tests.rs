@@ -43,6 +43,8 @@ fn ended_entry(n: u64, ended_secs_ago: i64) -> TaskEntry {
         leader_exit_code: None,
         log_write_failure: None,
         kill_reason: None,
+        stdin: zidane_context::StdinMode::Closed,
+        tty: None,
     }
 }
 

@@ -19,6 +19,14 @@ pub struct Capabilities {
     /// started them. Any other context pushes every exit, and needs no sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep_interval: Option<Duration>,
+    /// Whether background tasks can take input: started with `stdin: pipe` and
+    /// written with [`write_input`](crate::ExecutionContext::write_input).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub task_input: bool,
+    /// Whether background tasks can run in a terminal (`tty`), whose screen
+    /// [`read_screen`](crate::ExecutionContext::read_screen) reads.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminals: bool,
 }
 
 impl Capabilities {
@@ -27,7 +35,24 @@ impl Capabilities {
         Self {
             detached_tasks,
             sweep_interval: None,
+            task_input: false,
+            terminals: false,
         }
+    }
+
+    /// Says that background tasks can take input.
+    #[must_use]
+    pub const fn with_task_input(mut self) -> Self {
+        self.task_input = true;
+        self
+    }
+
+    /// Says that background tasks can run in a terminal (which implies input).
+    #[must_use]
+    pub const fn with_terminals(mut self) -> Self {
+        self.task_input = true;
+        self.terminals = true;
+        self
     }
 
     /// Asks hosts to sweep for exits this often while idle (see

@@ -10,6 +10,7 @@ use crate::capabilities::Capabilities;
 use crate::error::{ContextError, Result};
 use crate::exec::{ExecOptions, ExecOutput, ReadRange, ReadResult};
 use crate::handle::ExecutionHandle;
+use crate::interactive::{Screen, TaskInput, TtySize};
 use crate::output::OutputChunk;
 use crate::task::{BackgroundOptions, BackgroundStarted, ExitCallback, TaskEntry, TaskExitInfo};
 use crate::task_id::TaskId;
@@ -134,5 +135,45 @@ pub trait ExecutionContext: Send + Sync {
     ) -> Result<Vec<TaskEntry>> {
         let _ = (from, to, on_exit);
         Err(ContextError::unsupported("reassign_background_tasks"))
+    }
+
+    /// Writes input to a running task started to take it (`stdin: pipe`, or a `tty`):
+    /// bytes as they are, or the end of input. Resolves once the bytes are written (a
+    /// task that does not read its input for long gets an error, not a hang).
+    /// `Ok(None)` for an unknown id; [`ContextError::NoInput`] for a task started
+    /// without input, [`ContextError::TaskEnded`] for one that ended,
+    /// [`ContextError::InputClosed`] after an end of input was sent to a pipe.
+    async fn write_input(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        input: TaskInput,
+    ) -> Result<Option<()>> {
+        let _ = (handle, task_id, input);
+        Err(ContextError::unsupported("write_input"))
+    }
+
+    /// What a task's terminal shows now. `Ok(None)` for an unknown id;
+    /// [`ContextError::NotATerminal`] for a task without a terminal. An ended task's
+    /// screen is the last one it showed.
+    async fn read_screen(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Result<Option<Screen>> {
+        let _ = (handle, task_id);
+        Err(ContextError::unsupported("read_screen"))
+    }
+
+    /// Resizes a running task's terminal (the program gets `SIGWINCH`). `Ok(None)` for
+    /// an unknown id; [`ContextError::NotATerminal`] for a task without a terminal.
+    async fn resize(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        size: TtySize,
+    ) -> Result<Option<()>> {
+        let _ = (handle, task_id, size);
+        Err(ContextError::unsupported("resize"))
     }
 }

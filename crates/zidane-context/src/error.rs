@@ -84,6 +84,33 @@ pub enum ContextError {
         /// What went wrong.
         reason: String,
     },
+    /// Input was written to a task started without it (its stdin closed).
+    #[error(
+        "task {task_id} takes no input: it was started with its stdin closed (start it with stdin \"pipe\" or a tty to write to it)"
+    )]
+    NoInput {
+        /// The task concerned.
+        task_id: TaskId,
+    },
+    /// Input was written to a task whose input was closed already (an end-of-file
+    /// was sent).
+    #[error("task {task_id}: its input was closed already (end of input was sent)")]
+    InputClosed {
+        /// The task concerned.
+        task_id: TaskId,
+    },
+    /// Input was written to (or a screen asked of) a task that has ended.
+    #[error("task {task_id} has ended: it takes no more input")]
+    TaskEnded {
+        /// The task concerned.
+        task_id: TaskId,
+    },
+    /// A terminal's screen or size was asked of a task that runs without one.
+    #[error("task {task_id} has no terminal: it was not started with a tty")]
+    NotATerminal {
+        /// The task concerned.
+        task_id: TaskId,
+    },
     /// Any other I/O failure, with the path it concerned when there is one.
     #[error("I/O error{}: {cause}", path.as_ref().map(|p| format!(" on {}", p.display())).unwrap_or_default())]
     Io {

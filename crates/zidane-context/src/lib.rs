@@ -42,6 +42,7 @@ pub use exec::{
 };
 pub use exit_watch::wait_for_exit;
 pub use handle::ExecutionHandle;
+pub use interactive::{Screen, StdinMode, TaskInput, TtySize};
 pub use limits::TaskLimits;
 #[cfg(feature = "mock")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
@@ -64,6 +65,7 @@ mod error;
 mod exec;
 mod exit_watch;
 mod handle;
+mod interactive;
 mod limits;
 #[cfg(feature = "mock")]
 mod mock;

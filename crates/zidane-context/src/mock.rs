@@ -504,6 +504,12 @@ impl ExecutionContext for MockContext {
             leader_exit_code: None,
             log_write_failure: None,
             kill_reason: None,
+            stdin: if options.takes_input() {
+                crate::StdinMode::Pipe
+            } else {
+                crate::StdinMode::Closed
+            },
+            tty: options.tty,
         };
         state.files.insert(output_path.clone(), Vec::new());
         state.tasks.insert(

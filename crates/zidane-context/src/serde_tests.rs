@@ -39,6 +39,8 @@ fn entry() -> TaskEntry {
         leader_exit_code: None,
         log_write_failure: None,
         kill_reason: None,
+        stdin: StdinMode::Closed,
+        tty: None,
     }
 }
 
@@ -230,7 +232,7 @@ prop_compose! {
         TaskEntry { task_id: TaskId::from_number(n), pid, command, cwd: cwd.clone().into(),
                     output_path: format!("{cwd}/log").into(), status, exit_code, signal,
                     started_at, ended_at, bytes_written: bytes, leader_exit_code, log_write_failure,
-                    kill_reason }
+                    kill_reason, stdin: StdinMode::Closed, tty: None }
     }
 }
 

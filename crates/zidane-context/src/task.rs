@@ -9,6 +9,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::interactive::{StdinMode, TtySize};
 use crate::limits::TaskLimits;
 use crate::signal::Signal;
 use crate::task_id::TaskId;
@@ -187,9 +188,22 @@ pub struct TaskEntry {
     /// Why our kill ended the task: see [`TaskExitInfo::kill_reason`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kill_reason: Option<KillReason>,
+    /// Whether the task takes input ([`write_input`](crate::ExecutionContext::write_input)):
+    /// `pipe` for a task started with its stdin open or with a terminal.
+    #[serde(default, skip_serializing_if = "StdinMode::is_closed")]
+    pub stdin: StdinMode,
+    /// The task's terminal and its current size, when it runs in one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tty: Option<TtySize>,
 }
 
 impl TaskEntry {
+    /// Whether the task was started to take input (a pipe or a terminal); whether it
+    /// still does depends on it running.
+    pub const fn takes_input(&self) -> bool {
+        !self.stdin.is_closed() || self.tty.is_some()
+    }
+
     /// The exit info of an ended task, or `None` while it runs.
     pub fn exit_info(&self) -> Option<TaskExitInfo> {
         let ended_at = self.ended_at?;
@@ -288,6 +302,14 @@ pub struct BackgroundOptions {
     pub limits: TaskLimits,
     /// Called once per quiet period.
     pub on_stall: Option<StallCallback>,
+    /// The task's standard input: closed (the default) or a pipe kept open for
+    /// [`write_input`](crate::ExecutionContext::write_input). Ignored with a `tty`,
+    /// whose terminal is the input.
+    pub stdin: StdinMode,
+    /// Runs the task in a terminal of this size (a pseudo-terminal: its stdin, stdout
+    /// and stderr, and its controlling terminal), which implies input is open. `None`
+    /// (the default): no terminal.
+    pub tty: Option<TtySize>,
 }
 
 impl BackgroundOptions {
@@ -327,6 +349,25 @@ impl BackgroundOptions {
         self
     }
 
+    /// Sets what the task's stdin is.
+    #[must_use]
+    pub fn stdin(mut self, stdin: StdinMode) -> Self {
+        self.stdin = stdin;
+        self
+    }
+
+    /// Runs the task in a terminal of `size`.
+    #[must_use]
+    pub fn tty(mut self, size: TtySize) -> Self {
+        self.tty = Some(size);
+        self
+    }
+
+    /// Whether the task is to take input: its stdin a pipe, or a terminal.
+    pub const fn takes_input(&self) -> bool {
+        !self.stdin.is_closed() || self.tty.is_some()
+    }
+
     /// Sets the stall callback.
     #[must_use]
     pub fn on_stall(mut self, callback: impl Fn(StallInfo) + Send + Sync + 'static) -> Self {
@@ -344,6 +385,8 @@ impl fmt::Debug for BackgroundOptions {
             .field("on_exit", &self.on_exit.as_ref().map(|_| "Fn"))
             .field("limits", &self.limits)
             .field("on_stall", &self.on_stall.as_ref().map(|_| "Fn"))
+            .field("stdin", &self.stdin)
+            .field("tty", &self.tty)
             .finish()
     }
 }

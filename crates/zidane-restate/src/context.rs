@@ -343,6 +343,12 @@ impl ExecutionContext for RestateContext {
         options: BackgroundOptions,
     ) -> Result<BackgroundStarted> {
         validate_command(command)?;
+        if options.takes_input() {
+            // A durable task outlives the host that could type into it.
+            return Err(ContextError::unsupported(
+                "exec_background with input or a terminal",
+            ));
+        }
         let task_id = self.next_task_id(handle).await?;
         let mut request = StartRequest {
             task_id,

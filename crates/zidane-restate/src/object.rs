@@ -65,6 +65,8 @@ impl ZidaneWorker {
                 leader_exit_code: None,
                 log_write_failure: None,
                 kill_reason: None,
+                stdin: zidane_context::StdinMode::Closed,
+                tty: None,
             };
             let record = TaskRecord {
                 entry,

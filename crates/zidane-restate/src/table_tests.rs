@@ -56,6 +56,8 @@ fn started(n: u64, boot: u8, t: i64) -> TaskRecord {
             leader_exit_code: None,
             log_write_failure: None,
             kill_reason: None,
+            stdin: zidane_context::StdinMode::Closed,
+            tty: None,
         },
         boot: format!("boot{boot}"),
         local_task: TaskId::from_number(n),

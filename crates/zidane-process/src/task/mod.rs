@@ -176,6 +176,8 @@ impl Task {
             leader_exit_code: state.leader_exit_code,
             log_write_failure: state.log_write_failure.clone(),
             kill_reason: state.kill_reason,
+            stdin: zidane_context::StdinMode::Closed,
+            tty: None,
         }
     }
 
