@@ -29,6 +29,11 @@ impl Surface for Frames {
         self.drawn.send_modify(|frames| frames.push(text));
         Ok(())
     }
+
+    fn size(&self) -> std::io::Result<(u16, u16)> {
+        let size = self.terminal.size()?;
+        Ok((size.width, size.height))
+    }
 }
 
 /// The demo model's session in a temp user dir, its loop on a `TestBackend`.

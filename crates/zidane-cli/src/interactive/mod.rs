@@ -16,6 +16,7 @@ use zidane::agent::{HookEvent, ModelDelta};
 use crate::error::CliError;
 use crate::host::{Host, Stop};
 
+mod attach_watch;
 mod event_loop;
 mod input;
 mod keys;
@@ -65,6 +66,7 @@ pub async fn run(host: Host) -> Result<ExitCode, CliError> {
         Err(error) => Err(error.into()),
     };
     app.picker = None;
+    app.attached = None;
     app.note("quitting: destroying the session's tasks…");
     event_loop::show_agent(&host, &mut app);
     let _ = screen.terminal.draw(|frame| {
