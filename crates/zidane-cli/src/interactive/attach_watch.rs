@@ -1,6 +1,6 @@
 //! The attached task's terminal, off the event loop: its screen read again whenever the
-//! task writes (the context wakes the reader, nothing polls), at most once a frame,
-//! and the keys typed written to it in the order they were typed.
+//! task writes (the context wakes the reader), at most once a frame, and the keys
+//! typed written to it in the order they were typed.
 
 use std::time::Duration;
 
@@ -15,6 +15,10 @@ use super::state::AppEvent;
 /// How often the screen is read again on a context that cannot wake a follower of a
 /// task's output (one without `follow_output`).
 const UNFOLLOWED_REFRESH: Duration = Duration::from_millis(250);
+
+/// How often the screen is read again when the task's log has not grown: output past
+/// the task's output cap reaches its terminal but not its log, so it wakes no follower.
+const QUIET_REFRESH: Duration = Duration::from_secs(1);
 
 /// What the writer does, in order.
 enum Command {
@@ -148,10 +152,12 @@ async fn follow(agent: Agent, task_id: String, events: mpsc::UnboundedSender<App
         }
         match end {
             Some(end) if end.ended => return gone("ended".to_owned()),
-            Some(end) => match agent.follow_task_output(&task_id, end.offset, 1).await {
-                Ok(_) => {}
-                Err(error) => return gone(reason(&error)),
-            },
+            Some(end) => {
+                let grown = agent.follow_task_output(&task_id, end.offset, 1);
+                if let Ok(Err(error)) = tokio::time::timeout(QUIET_REFRESH, grown).await {
+                    return gone(reason(&error));
+                }
+            }
             None => tokio::time::sleep(UNFOLLOWED_REFRESH).await,
         }
         // A burst of output is one reading a frame.

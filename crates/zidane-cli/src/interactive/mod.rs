@@ -1,10 +1,12 @@
 //! The interactive session: a transcript, an input line with history, a footer, and the
-//! `ctrl+k` picker, on ratatui and crossterm.
+//! `ctrl+k` picker, on ratatui and crossterm; from the picker, attaching to a task's
+//! terminal (its screen shown, keys sent to it, `ctrl+]` back).
 //!
 //! The loop draws only when something happened — a key, a resize, an agent event
-//! (stream, hook, the end of a run) — and at most once a frame, however many happened.
-//! Nothing ticks while the session is idle; only an open picker ticks, once a second, to
-//! advance its runtimes.
+//! (stream, hook, the end of a run, an attached terminal's new screen) — and at most
+//! once a frame, however many happened. Nothing ticks while the session is idle; only
+//! an open picker ticks, once a second, to advance its runtimes, and an attached
+//! terminal is read again when its task writes.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;

@@ -318,8 +318,9 @@ fn draw_attached(frame: &mut Frame<'_>, app: &App, attached: &Attached) {
     frame.render_widget(Paragraph::new(footer_line(app)), footer);
 }
 
-/// The transcript's newest line, cut to `width`: the model's text as it streams, else
-/// the last line of the last entry, in its look.
+/// The transcript's newest entry on one line, cut to `width`: the model's text as it
+/// streams, else the first line of the last entry (a banner, the model's answer with
+/// its `model ›`), in its look.
 fn newest_line(app: &App, width: usize) -> Line<'static> {
     let newest = match &app.streaming {
         Some(text) => Entry {
@@ -336,7 +337,7 @@ fn newest_line(app: &App, width: usize) -> Line<'static> {
             None => return Line::default(),
         },
     };
-    let text = newest.lines.last().map_or("", String::as_str);
+    let text = newest.lines.first().map_or("", String::as_str);
     Line::styled(wrap::truncate(text, width), style(newest.look))
 }
 

@@ -14,6 +14,7 @@
 mod mcp_support;
 mod support;
 
+mod attach;
 mod binary;
 mod errors;
 mod http;
