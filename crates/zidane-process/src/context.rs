@@ -13,8 +13,8 @@ use tracing::Instrument;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
-    KillReason, OutputChunk, ReadRange, ReadResult, Result, TaskEntry, TaskExitInfo, TaskId,
-    validate_command, wait_for_exit,
+    KillReason, OutputChunk, ReadRange, ReadResult, Result, Screen, StdinMode, TaskEntry,
+    TaskExitInfo, TaskId, TaskInput, TtySize, validate_command, wait_for_exit,
 };
 
 use crate::builder::{ProcessContextBuilder, ProcessPath};
@@ -24,10 +24,13 @@ use crate::containment::{self, TaskProcesses};
 use crate::exec::{ForegroundRun, run as run_foreground};
 use crate::read::read_file;
 use crate::spawn::shell::Shell;
+use crate::spawn::TaskIo;
 use crate::spawn::task_shell::start_task_shell;
 use crate::spawn::{resolve_cwd, validate_env};
 use crate::task::budget::Budgets;
 use crate::task::follow::follow;
+use crate::task::input::InputEnd;
+use crate::task::terminal_screen::TerminalScreen;
 use crate::task::kill_wait::kill_and_wait;
 use crate::task::log_file::LogWriter;
 use crate::task::registry::Registry;
@@ -39,6 +42,10 @@ use crate::task::{NewTask, Task};
 
 /// How many background tasks may run at once per context, unless configured.
 pub const DEFAULT_MAX_BACKGROUND_TASKS: usize = 8;
+
+/// The `TERM` a terminal task gets, unless its options set one: what the screen's
+/// emulator understands.
+pub const TERMINAL_TERM: &str = "xterm-256color";
 
 /// Runs commands on the local machine: foreground with [`exec`](ExecutionContext::exec),
 /// background with [`exec_background`](ExecutionContext::exec_background).
@@ -230,7 +237,7 @@ impl Drop for ProcessContext {
 #[async_trait]
 impl ExecutionContext for ProcessContext {
     fn capabilities(&self) -> Capabilities {
-        Capabilities::new(DetachedTasks::ProcessLifetime)
+        Capabilities::new(DetachedTasks::ProcessLifetime).with_terminals()
     }
 
     fn shell(&self) -> Option<String> {
@@ -326,13 +333,38 @@ impl ExecutionContext for ProcessContext {
             });
         }
         let output_dir = self.cwd.join(&options.output_dir);
+        let io = match (options.tty, options.stdin) {
+            (Some(size), _) if !size.is_valid() => {
+                return Err(ContextError::InvalidCommand {
+                    reason: "a terminal's rows and columns must each be between 1 and 1000",
+                });
+            }
+            (Some(size), _) => TaskIo::Terminal(size),
+            (None, StdinMode::Pipe) => TaskIo::InputPipe,
+            (None, _) => TaskIo::Plain,
+        };
 
         let reservation = self.registry.reserve(handle, self.max_background_tasks)?;
         let task_id = reservation.task_id;
-        let (env, marker) = self.marked_env(&options.env, MarkedWork::Task(task_id));
+        let mut task_env = options.env;
+        if matches!(io, TaskIo::Terminal(_)) {
+            task_env
+                .entry("TERM".to_owned())
+                .or_insert_with(|| TERMINAL_TERM.to_owned());
+        }
+        let (env, marker) = self.marked_env(&task_env, MarkedWork::Task(task_id));
         let name = (task_id, self.timestamp.as_str());
-        let (spawned, log, output_path) =
-            match start_task_shell(&self.shell, self.process_path, command, &cwd, &env, &output_dir, name) {
+        let started = start_task_shell(
+            &self.shell,
+            self.process_path,
+            command,
+            &cwd,
+            &env,
+            &output_dir,
+            name,
+            io,
+        );
+        let (mut spawned, log, output_path) = match started {
                 Ok(started) => started,
                 Err(error) => {
                     self.registry.cancel(reservation);
@@ -351,6 +383,22 @@ impl ExecutionContext for ProcessContext {
             ));
         };
         let output = Arc::new(spawned.output);
+        let terminal = match io {
+            TaskIo::Terminal(size) => Some(Arc::new(TerminalScreen::new(size))),
+            TaskIo::Plain | TaskIo::InputPipe => None,
+        };
+        let input = match spawned.input.take().map(|fd| InputEnd::new(fd, terminal.is_some())) {
+            None => None,
+            Some(Ok(input)) => Some(input),
+            Some(Err(source)) => {
+                // It runs, but its input could not be watched: end it rather than
+                // leave it loose (dropping the leader reaps it once it is gone).
+                processes.kill();
+                self.registry.cancel(reservation);
+                let _ = std::fs::remove_file(&output_path);
+                return Err(ContextError::spawn(command, source));
+            }
+        };
 
         let task = Arc::new(Task::new(NewTask {
             id: task_id,
@@ -362,6 +410,8 @@ impl ExecutionContext for ProcessContext {
             scan_bound: processes.scan_bound(),
             on_exit: options.on_exit,
             output: output.clone(),
+            input,
+            terminal: terminal.clone(),
         }));
         let stall = match (options.limits.stall_timeout, options.on_stall) {
             (Some(window), Some(callback)) => Some(StallWatch::new(
@@ -396,7 +446,14 @@ impl ExecutionContext for ProcessContext {
                 task,
                 leader: spawned.leader,
                 output,
-                log: LogWriter::new(log, options.limits.max_output_bytes, self.process_path),
+                log: {
+                    let log =
+                        LogWriter::new(log, options.limits.max_output_bytes, self.process_path);
+                    match terminal {
+                        Some(terminal) => log.with_terminal(terminal),
+                        None => log,
+                    }
+                },
                 processes,
                 kill_grace: self.kill_grace,
                 stall,
@@ -488,5 +545,58 @@ impl ExecutionContext for ProcessContext {
         on_exit: Option<ExitCallback>,
     ) -> Result<Vec<TaskEntry>> {
         self.registry.reassign(from, to, on_exit.as_ref())
+    }
+
+    async fn write_input(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        input: TaskInput,
+    ) -> Result<Option<()>> {
+        let Some(task) = self.registry.task(handle, task_id)? else {
+            return Ok(None);
+        };
+        let Some(end) = &task.input else {
+            return Err(ContextError::NoInput { task_id });
+        };
+        if !task.is_running() {
+            return Err(ContextError::TaskEnded { task_id });
+        }
+        end.write(task_id, input).await.map(Some)
+    }
+
+    async fn read_screen(&self, handle: ExecutionHandle, task_id: TaskId) -> Result<Option<Screen>> {
+        let Some(task) = self.registry.task(handle, task_id)? else {
+            return Ok(None);
+        };
+        match &task.terminal {
+            Some(terminal) => Ok(Some(terminal.screen())),
+            None => Err(ContextError::NotATerminal { task_id }),
+        }
+    }
+
+    async fn resize(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        size: TtySize,
+    ) -> Result<Option<()>> {
+        let Some(task) = self.registry.task(handle, task_id)? else {
+            return Ok(None);
+        };
+        let (Some(terminal), Some(end)) = (&task.terminal, &task.input) else {
+            return Err(ContextError::NotATerminal { task_id });
+        };
+        if !size.is_valid() {
+            return Err(ContextError::InvalidCommand {
+                reason: "a terminal's rows and columns must each be between 1 and 1000",
+            });
+        }
+        if !task.is_running() {
+            return Err(ContextError::TaskEnded { task_id });
+        }
+        end.resize(task_id, size)?;
+        terminal.resize(size);
+        Ok(Some(()))
     }
 }

@@ -52,7 +52,15 @@ enum Ended {
 /// Runs the command to completion (leader exited and output closed).
 pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
     let started = Instant::now();
-    let spawned = spawn_shell(run.shell, run.path, run.command, run.cwd, run.env, None)
+    let spawned = spawn_shell(
+        run.shell,
+        run.path,
+        run.command,
+        run.cwd,
+        run.env,
+        None,
+        crate::spawn::TaskIo::Plain,
+    )
         .map_err(|error| ContextError::spawn(run.command, error.into_source()))?;
     let processes = TaskProcesses::of_leader(spawned.pid)
         .map(|p| p.with_marker(run.marker))

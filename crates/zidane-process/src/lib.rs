@@ -80,7 +80,7 @@ unix_only! {
     pub use builder::{PROCESS_PATH_VAR, ProcessContextBuilder, ProcessPath};
     pub use containment::orphan_sweep::{OrphanOwner, SweptProcess};
     pub use containment::owner_marker::OWNER_MARKER_VAR;
-    pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
+    pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, TERMINAL_TERM};
     pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
     pub use spawn::shell::{BASH_PATH, SH_PATH, Shell};
     pub use task::kill::DEFAULT_KILL_GRACE;

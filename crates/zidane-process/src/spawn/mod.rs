@@ -5,6 +5,7 @@
 
 mod pipe;
 pub(crate) mod shell;
+pub(crate) mod terminal;
 pub(crate) mod task_shell;
 #[cfg(target_os = "linux")]
 pub(crate) mod vfork_spawn;
@@ -26,6 +27,7 @@ use zidane_context::{ContextError, Result};
 use crate::builder::ProcessPath;
 use crate::spawn::pipe::cloexec_pipe;
 use crate::spawn::shell::Shell;
+use crate::spawn::terminal::open_terminal;
 use crate::task::leader::Leader;
 use crate::task::log_file::open_new;
 
@@ -66,13 +68,29 @@ pub(crate) fn resolve_cwd(base: &Path, cwd: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
-/// A started shell: its leader, the read end of its output pipe, and its log.
+/// What a task's stdin, stdout and stderr are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskIo {
+    /// stdin on `/dev/null`; stdout and stderr one pipe.
+    Plain,
+    /// stdin a pipe we keep the write end of; stdout and stderr one pipe.
+    InputPipe,
+    /// stdin, stdout and stderr a new terminal of this size, in a session of its own.
+    Terminal(zidane_context::TtySize),
+}
+
+/// A started shell: its leader, the read end of its output (a pipe, or a terminal's
+/// master), its input when it has one, and its log.
 #[derive(Debug)]
 pub(crate) struct Spawned {
     pub(crate) leader: Leader,
     pub(crate) pid: u32,
     /// Non-blocking, close-on-exec, registered with the runtime's reactor.
     pub(crate) output: Receiver,
+    /// Where the task's input is written: the write end of its stdin pipe, or its
+    /// terminal's master (another descriptor of the one `output` reads). Non-blocking,
+    /// close-on-exec. `None` for [`TaskIo::Plain`].
+    pub(crate) input: Option<OwnedFd>,
     /// The log created for it, when one was asked for.
     pub(crate) log: Option<File>,
 }
@@ -112,15 +130,28 @@ impl SpawnError {
     }
 }
 
-/// Starts `command` under `shell` in a new process group, stdin on `/dev/null`, stdout and
-/// stderr both the write end of one pipe (so their bytes stay in write order). With
-/// `log`, that file is created first, as [`open_new`] does (by the spawn's child when
-/// it can: see `vfork_spawn`); if it cannot be, nothing is started. `path` picks
-/// the mechanism.
+/// The descriptors a child is started with: its stdout and stderr (`output`), its
+/// stdin (`None`: `/dev/null`), and whether it starts a session on that stdin (a
+/// terminal).
+#[derive(Debug)]
+pub(crate) struct ChildIo {
+    pub(crate) output: OwnedFd,
+    pub(crate) input: Option<OwnedFd>,
+    pub(crate) session: bool,
+}
+
+/// Starts `command` under `shell` in a new process group, stdout and stderr both the
+/// write end of one pipe (so their bytes stay in write order), stdin on `/dev/null`
+/// ([`TaskIo::Plain`]) or a pipe ([`TaskIo::InputPipe`]); or, for
+/// [`TaskIo::Terminal`], in a session of its own whose controlling terminal is a new
+/// pseudo-terminal, its stdin, stdout and stderr. With `log`, that file is created
+/// first, as [`open_new`] does (by the spawn's child when it can: see `vfork_spawn`);
+/// if it cannot be, nothing is started. `path` picks the mechanism.
 ///
 /// Every descriptor made here is close-on-exec, so no other task inherits this one's
-/// pipe; the parent's copies of the write end are gone when this returns, so the read
-/// end sees end-of-file as soon as the last process holding it exits.
+/// pipe; the parent's copies of the write end (of the terminal's slave) are gone when
+/// this returns, so the read end sees end-of-file as soon as the last process holding
+/// it exits.
 pub(crate) fn spawn_shell(
     shell: &Shell,
     path: ProcessPath,
@@ -128,22 +159,51 @@ pub(crate) fn spawn_shell(
     cwd: &Path,
     env: &BTreeMap<String, String>,
     log: Option<&Path>,
+    io: TaskIo,
 ) -> Result<Spawned, SpawnError> {
-    let (read, write) = cloexec_pipe().map_err(SpawnError::start)?;
-    // Only our end is non-blocking: the task must block on a full pipe (backpressure),
-    // not get EAGAIN. O_NONBLOCK lives on the open file description of each end.
-    fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(SpawnError::start)?;
+    let (read, child_io, input) = match io {
+        TaskIo::Plain | TaskIo::InputPipe => {
+            let (read, write) = cloexec_pipe().map_err(SpawnError::start)?;
+            // Only our end is non-blocking: the task must block on a full pipe
+            // (backpressure), not get EAGAIN. O_NONBLOCK lives on the open file
+            // description of each end.
+            fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(SpawnError::start)?;
+            let (child_input, input) = if io == TaskIo::InputPipe {
+                let (child_end, our_end) = cloexec_pipe().map_err(SpawnError::start)?;
+                fcntl(&our_end, FcntlArg::F_SETFL(OFlag::O_NONBLOCK))
+                    .map_err(SpawnError::start)?;
+                (Some(child_end), Some(our_end))
+            } else {
+                (None, None)
+            };
+            let child_io = ChildIo {
+                output: write,
+                input: child_input,
+                session: false,
+            };
+            (read, child_io, input)
+        }
+        TaskIo::Terminal(size) => {
+            let terminal = open_terminal(size).map_err(SpawnError::start)?;
+            let child_io = ChildIo {
+                input: Some(terminal.slave.try_clone().map_err(SpawnError::start)?),
+                output: terminal.slave,
+                session: true,
+            };
+            (terminal.master, child_io, Some(terminal.input))
+        }
+    };
     #[cfg(target_os = "linux")]
     let child = if path.is_fast() {
-        spawn_fast(shell, command, cwd, env, log, write)?
+        spawn_fast(shell, command, cwd, env, log, child_io)?
     } else {
-        start_with_std(shell, command, cwd, env, log, None, write)?
+        start_with_std(shell, command, cwd, env, log, None, child_io)?
     };
     // Off Linux every path is the portable one.
     #[cfg(not(target_os = "linux"))]
     let child = {
         let _ = path;
-        start_with_std(shell, command, cwd, env, log, None, write)?
+        start_with_std(shell, command, cwd, env, log, None, child_io)?
     };
     // Only the child holds the write end now.
     let log_made = child.log.is_some();
@@ -160,6 +220,7 @@ pub(crate) fn spawn_shell(
         leader,
         pid: child.pid.as_raw().unsigned_abs(),
         output,
+        input,
         log: child.log.map(File::from),
     })
 }
@@ -172,7 +233,7 @@ fn spawn_fast(
     cwd: &Path,
     env: &BTreeMap<String, String>,
     log: Option<&Path>,
-    write: OwnedFd,
+    io: ChildIo,
 ) -> Result<Child, SpawnError> {
     use std::os::fd::AsFd;
 
@@ -183,9 +244,15 @@ fn spawn_fast(
     if let Some(path) = log {
         prepared = prepared.with_log(path).map_err(SpawnError::start)?;
     }
-    match vfork_spawn::spawn(&prepared, write.as_fd())? {
+    let started = vfork_spawn::spawn(
+        &prepared,
+        io.output.as_fd(),
+        io.input.as_ref().map(AsFd::as_fd),
+        io.session,
+    )?;
+    match started {
         Spawn::Started(child) => Ok(child),
-        Spawn::Refused { log: made } => start_with_std(shell, command, cwd, env, log, made, write),
+        Spawn::Refused { log: made } => start_with_std(shell, command, cwd, env, log, made, io),
     }
 }
 
@@ -198,7 +265,7 @@ fn start_with_std(
     env: &BTreeMap<String, String>,
     log: Option<&Path>,
     made: Option<OwnedFd>,
-    write: OwnedFd,
+    io: ChildIo,
 ) -> Result<Child, SpawnError> {
     let log = match (made, log) {
         (Some(made), _) => Some(made),
@@ -206,7 +273,7 @@ fn start_with_std(
         (None, None) => None,
     };
     let log_made = log.is_some();
-    let pid = spawn_with_std(shell, command, cwd, env, write)
+    let pid = spawn_with_std(shell, command, cwd, env, io)
         .map_err(|source| SpawnError::Start { source, log_made })?;
     Ok(Child { pid, log })
 }
@@ -219,20 +286,24 @@ fn spawn_with_std(
     command: &str,
     cwd: &Path,
     env: &BTreeMap<String, String>,
-    write: OwnedFd,
+    io: ChildIo,
 ) -> io::Result<Pid> {
     // `try_clone` dups with F_DUPFD_CLOEXEC.
-    let write_for_stderr = write.try_clone()?;
+    let write_for_stderr = io.output.try_clone()?;
     let mut child = Command::new(shell.path());
     child
         .args(shell.args())
         .arg(command)
         .current_dir(cwd)
         .envs(env)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(write))
-        .stderr(Stdio::from(write_for_stderr))
-        .process_group(0);
+        .stdin(io.input.map_or_else(Stdio::null, Stdio::from))
+        .stdout(Stdio::from(io.output))
+        .stderr(Stdio::from(write_for_stderr));
+    if io.session {
+        crate::sys::start_session_on_terminal(&mut child);
+    } else {
+        child.process_group(0);
+    }
     // Dropping the `Child` neither waits for nor kills it: `Leader` reaps it by pid.
     let spawned = child.spawn()?;
     i32::try_from(spawned.id())
@@ -247,6 +318,14 @@ mod tests {
 
     fn sh() -> Shell {
         Shell::new("/bin/sh")
+    }
+
+    fn plain(output: OwnedFd) -> ChildIo {
+        ChildIo {
+            output,
+            input: None,
+            session: false,
+        }
     }
 
     #[test]
@@ -279,7 +358,7 @@ mod tests {
                 &no_env,
                 Some(&path),
                 None,
-                write,
+                plain(write),
             );
             (started, read)
         };
@@ -315,7 +394,7 @@ mod tests {
         let env = BTreeMap::from([("GREETING".to_owned(), "hi".to_owned())]);
         let command = "echo $GREETING; echo err >&2; read -r _ _ _ _ group _ </proc/$$/stat; \
                        [ $group = $$ ] && echo leads; exit 4";
-        let pid = spawn_with_std(&sh(), command, Path::new("/"), &env, write).unwrap();
+        let pid = spawn_with_std(&sh(), command, Path::new("/"), &env, plain(write)).unwrap();
         let mut output = String::new();
         std::fs::File::from(read)
             .read_to_string(&mut output)

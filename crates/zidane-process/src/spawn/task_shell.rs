@@ -8,7 +8,7 @@ use zidane_context::{ContextError, Result, TaskId};
 
 use crate::spawn::shell::Shell;
 use crate::builder::ProcessPath;
-use crate::spawn::{SpawnError, Spawned, spawn_shell};
+use crate::spawn::{SpawnError, Spawned, TaskIo, spawn_shell};
 use crate::task::log_file::{create_output_dir, log_error};
 use crate::task::timestamp::task_log_path;
 
@@ -30,12 +30,13 @@ pub(crate) fn start_task_shell(
     env: &BTreeMap<String, String>,
     output_dir: &Path,
     name: (TaskId, &str),
+    io: TaskIo,
 ) -> Result<(Spawned, std::fs::File, PathBuf)> {
     let mut attempt = 0;
     let mut created_dir = false;
     loop {
         let output_path = task_log_path(output_dir, name.0, name.1, attempt);
-        let error = match spawn_shell(shell, path, command, cwd, env, Some(&output_path)) {
+        let error = match spawn_shell(shell, path, command, cwd, env, Some(&output_path), io) {
             Ok(mut spawned) => match spawned.log.take() {
                 Some(log) => return Ok((spawned, log, output_path)),
                 // Not reached: a spawn asked for a log fails when it cannot make one.

@@ -180,10 +180,16 @@ pub(crate) enum Spawn {
     },
 }
 
-/// Starts `shell` in a new process group, stdin on `/dev/null`, stdout and stderr
-/// both `output`, after its log (if any) is created. Returns once the child has
-/// exec'd (or failed to).
-pub(crate) fn spawn(shell: &ShellCommand, output: BorrowedFd<'_>) -> Result<Spawn, SpawnError> {
+/// Starts `shell` in a new process group, stdin on `input` (`/dev/null` when `None`),
+/// stdout and stderr both `output`, after its log (if any) is created. With `session`
+/// the child starts a new session instead and makes its stdin (a terminal) its
+/// controlling terminal. Returns once the child has exec'd (or failed to).
+pub(crate) fn spawn(
+    shell: &ShellCommand,
+    output: BorrowedFd<'_>,
+    input: Option<BorrowedFd<'_>>,
+    session: bool,
+) -> Result<Spawn, SpawnError> {
     if UNSUPPORTED.load(Ordering::Relaxed) {
         return Ok(Spawn::Refused { log: None });
     }
@@ -193,11 +199,22 @@ pub(crate) fn spawn(shell: &ShellCommand, output: BorrowedFd<'_>) -> Result<Spaw
         None => guard.insert(Slots::open().map_err(SpawnError::start)?),
     };
     dup3(output, &mut slots.output, OFlag::O_CLOEXEC).map_err(SpawnError::start)?;
-    let spawned = slots.clone_child(shell);
-    // Our copy of the task's output must go at once: the task's pipe only reaches
-    // end-of-file when no copy of its write end is left.
-    if dup3(slots.stdin.as_fd(), &mut slots.output, OFlag::O_CLOEXEC).is_err() {
-        // Closing both slots drops that copy; the next spawn opens new ones.
+    if let Some(input) = input
+        && let Err(errno) = dup3(input, &mut slots.input, OFlag::O_CLOEXEC)
+    {
+        if dup3(slots.stdin.as_fd(), &mut slots.output, OFlag::O_CLOEXEC).is_err() {
+            *guard = None;
+        }
+        return Err(SpawnError::start(errno));
+    }
+    let spawned = slots.clone_child(shell, input.is_some(), session);
+    // Our copies of the task's output and input must go at once: the task's pipe only
+    // reaches end-of-file when no copy of its write end is left.
+    let output_dropped = dup3(slots.stdin.as_fd(), &mut slots.output, OFlag::O_CLOEXEC).is_ok();
+    let input_dropped =
+        input.is_none() || dup3(slots.stdin.as_fd(), &mut slots.input, OFlag::O_CLOEXEC).is_ok();
+    if !(output_dropped && input_dropped) {
+        // Closing the slots drops those copies; the next spawn opens new ones.
         *guard = None;
     }
     drop(guard);
@@ -214,13 +231,17 @@ fn lock_slots() -> MutexGuard<'static, Option<Slots>> {
     })
 }
 
-/// Two descriptors kept low (so that the child's unshare copies little) and the
+/// Three descriptors kept low (so that the child's unshare copies little) and the
 /// child's stack.
 struct Slots {
-    /// `/dev/null`: the child's stdin, and what `output` holds between spawns.
+    /// `/dev/null`: the child's stdin, and what `output` and `input` hold between
+    /// spawns.
     stdin: OwnedFd,
     /// The task's output while a spawn runs.
     output: OwnedFd,
+    /// The task's input (a pipe's read end, a terminal) while a spawn that has one
+    /// runs.
+    input: OwnedFd,
     /// `u128`s: the stack must be 16-byte aligned.
     stack: Vec<u128>,
 }
@@ -230,16 +251,28 @@ impl Slots {
         Ok(Self {
             stdin: open_dev_null()?,
             output: open_dev_null()?,
+            input: open_dev_null()?,
             stack: vec![0; CHILD_STACK_BYTES / size_of::<u128>()],
         })
     }
 
     /// Clones the child with every signal blocked, and reports how it went.
-    fn clone_child(&mut self, shell: &ShellCommand) -> Result<Spawn, SpawnError> {
+    fn clone_child(
+        &mut self,
+        shell: &ShellCommand,
+        has_input: bool,
+        session: bool,
+    ) -> Result<Spawn, SpawnError> {
         let argv = null_terminated(shell.args.iter().map(|arg| arg.as_ptr()));
         let envp =
             null_terminated((shell.inherited.iter().chain(&shell.env)).map(|entry| entry.as_ptr()));
-        let keep_below = self.stdin.as_raw_fd().max(self.output.as_raw_fd()) + 1;
+        let keep_below = self
+            .stdin
+            .as_raw_fd()
+            .max(self.output.as_raw_fd())
+            .max(self.input.as_raw_fd())
+            + 1;
+        let stdin = if has_input { &self.input } else { &self.stdin };
         let args = ChildArgs {
             program: shell.program.as_ptr(),
             argv: argv.as_ptr(),
@@ -250,9 +283,10 @@ impl Slots {
                 .as_ref()
                 .map_or(std::ptr::null(), |log| log.as_ptr()),
             log_fd: AtomicI32::new(-1),
-            stdin: self.stdin.as_raw_fd(),
+            stdin: stdin.as_raw_fd(),
             output: self.output.as_raw_fd(),
             keep_below: c_uint::try_from(keep_below).unwrap_or(c_uint::MAX),
+            session,
             failed_at: AtomicI32::new(Stage::None as i32),
             errno: AtomicI32::new(0),
         };

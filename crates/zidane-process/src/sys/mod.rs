@@ -64,3 +64,51 @@ fn signalled_pid(info: &libc::siginfo_t) -> libc::pid_t {
 fn signalled_pid(info: &libc::siginfo_t) -> libc::pid_t {
     info.si_pid
 }
+
+/// Has a child that `command` starts make its stdin its controlling terminal: a new
+/// session (`setsid`, so the child leads its own session and process group), then
+/// `TIOCSCTTY` on descriptor 0. Use instead of `process_group(0)`: a process that
+/// already leads a group cannot start a session.
+pub(crate) fn start_session_on_terminal(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and makes only two
+    // async-signal-safe system calls (`setsid`, `ioctl`); it allocates nothing and
+    // touches no lock.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The request's type differs between C libraries (an int on musl, an
+            // unsigned long on glibc and macOS).
+            #[allow(clippy::cast_lossless, trivial_numeric_casts)]
+            if libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Sets the size of the terminal whose master (or slave) is `terminal`; the kernel
+/// sends `SIGWINCH` to its foreground process group.
+pub(crate) fn set_window_size(
+    terminal: std::os::fd::BorrowedFd<'_>,
+    rows: u16,
+    cols: u16,
+) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let size = libc::winsize {
+        ws_row: rows,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: `TIOCSWINSZ` only reads the `winsize` it is given, a local.
+    #[allow(clippy::cast_lossless, trivial_numeric_casts)]
+    let done = unsafe { libc::ioctl(terminal.as_raw_fd(), libc::TIOCSWINSZ as _, &raw const size) };
+    if done < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

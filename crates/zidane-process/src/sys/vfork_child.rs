@@ -84,6 +84,7 @@ pub(crate) enum Stage {
     Stdio = 4,
     Cwd = 5,
     Exec = 6,
+    Terminal = 7,
 }
 
 /// What the child reads, in the parent's memory; and where it says why it failed.
@@ -99,6 +100,9 @@ pub(crate) struct ChildArgs {
     pub(crate) stdin: RawFd,
     pub(crate) output: RawFd,
     pub(crate) keep_below: c_uint,
+    /// Start a new session with stdin as its controlling terminal (a terminal task)
+    /// instead of only a new process group.
+    pub(crate) session: bool,
     pub(crate) failed_at: AtomicI32,
     pub(crate) errno: AtomicI32,
 }
@@ -120,7 +124,12 @@ extern "C" fn child_main(arg: *mut c_void) -> c_int {
             }
             args.log_fd.store(log, Ordering::Release);
         }
-        if libc::setpgid(0, 0) != 0 {
+        let grouped = if args.session {
+            libc::setsid() >= 0
+        } else {
+            libc::setpgid(0, 0) == 0
+        };
+        if !grouped {
             fail(args, Stage::Group);
         }
         // From here on the descriptor table is ours alone.
@@ -139,6 +148,11 @@ extern "C" fn child_main(arg: *mut c_void) -> c_int {
             || libc::syscall(libc::SYS_close_range, 3, c_uint::MAX, 0) != 0
         {
             fail(args, Stage::Stdio);
+        }
+        // The request's type differs between C libraries.
+        #[allow(clippy::cast_lossless, trivial_numeric_casts)]
+        if args.session && libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
+            fail(args, Stage::Terminal);
         }
         if libc::chdir(args.cwd) != 0 {
             fail(args, Stage::Cwd);

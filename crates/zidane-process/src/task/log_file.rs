@@ -7,11 +7,13 @@ use std::io::{self, Write};
 use std::os::fd::BorrowedFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
+use std::sync::Arc;
 
 use nix::errno::Errno;
 use zidane_context::{ContextError, LogWriteFailure};
 
 use crate::builder::ProcessPath;
+use crate::task::terminal_screen::TerminalScreen;
 #[cfg(target_os = "linux")]
 use crate::task::log_splice::{self, Spliced};
 
@@ -110,6 +112,8 @@ pub(crate) struct LogWriter {
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pipe_grown: bool,
     scratch: Vec<u8>,
+    /// The screen of a terminal task, fed every byte read (kept or not).
+    terminal: Option<Arc<TerminalScreen>>,
 }
 
 impl LogWriter {
@@ -126,7 +130,18 @@ impl LogWriter {
             write_error: None,
             pipe_grown: false,
             scratch: Vec::new(),
+            terminal: None,
         }
+    }
+
+    /// A writer for the output of a terminal task: copied (a terminal cannot be
+    /// spliced), every byte fed to `terminal`, and the terminal's "no writer is left"
+    /// (`EIO`) read as end-of-file.
+    #[must_use]
+    pub(crate) fn with_terminal(mut self, terminal: Arc<TerminalScreen>) -> Self {
+        self.splice_works = false;
+        self.terminal = Some(terminal);
+        self
     }
 
     /// Every byte the task wrote so far, kept or dropped.
@@ -235,7 +250,7 @@ impl LogWriter {
     fn copy(&mut self, pipe: BorrowedFd<'_>, room: u64) -> io::Result<Step> {
         let len = usize::try_from(room).unwrap_or(usize::MAX).min(SCRATCH_LEN);
         self.scratch.resize(SCRATCH_LEN, 0);
-        let n = read_pipe(pipe, &mut self.scratch[..len])?;
+        let n = self.read_output(pipe, len)?;
         if n == 0 {
             return Ok(Step::Moved(0));
         }
@@ -263,12 +278,29 @@ impl LogWriter {
 
     fn discard(&mut self, pipe: BorrowedFd<'_>, why: Discard) -> io::Result<Step> {
         self.scratch.resize(SCRATCH_LEN, 0);
-        let n = read_pipe(pipe, &mut self.scratch)?;
+        let n = self.read_output(pipe, SCRATCH_LEN)?;
         match why {
             Discard::PastCap => self.dropped += n as u64,
             Discard::Lost => self.lost += n as u64,
         }
         Ok(Step::Moved(n))
+    }
+
+    /// One read of at most `len` bytes into the scratch buffer; a terminal's screen
+    /// sees them too.
+    fn read_output(&mut self, pipe: BorrowedFd<'_>, len: usize) -> io::Result<usize> {
+        let Some(terminal) = &self.terminal else {
+            return read_pipe(pipe, &mut self.scratch[..len]);
+        };
+        match read_pipe(pipe, &mut self.scratch[..len]) {
+            // A terminal's master reads EIO once every slave descriptor is closed.
+            Err(error) if error.raw_os_error() == Some(libc::EIO) => Ok(0),
+            Ok(n) => {
+                terminal.feed(&self.scratch[..n]);
+                Ok(n)
+            }
+            Err(error) => Err(error),
+        }
     }
 
     fn note_write_failure(&mut self, error: io::Error) {

@@ -3,6 +3,7 @@
 
 pub(crate) mod budget;
 pub(crate) mod follow;
+pub(crate) mod input;
 pub(crate) mod kill;
 pub(crate) mod kill_wait;
 pub(crate) mod leader;
@@ -13,6 +14,7 @@ pub(crate) mod registry;
 pub(crate) mod spawn_on_wake;
 pub(crate) mod stall_diagnosis;
 pub(crate) mod supervise;
+pub(crate) mod terminal_screen;
 pub(crate) mod timestamp;
 pub(crate) mod watchdog;
 
@@ -23,7 +25,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use crate::containment::TaskProcesses;
 use crate::containment::scan_plan::ScanBound;
+use crate::task::input::InputEnd;
 use crate::task::leader::LeaderExit;
+use crate::task::terminal_screen::TerminalScreen;
 use chrono::{DateTime, Utc};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use tokio::net::unix::pipe::Receiver;
@@ -73,6 +77,10 @@ pub(crate) struct Task {
     /// The read end of the output pipe, shared with the supervisor until it closes it,
     /// so a kill can see whether anything still holds the write end.
     output: Mutex<Option<Arc<Receiver>>>,
+    /// Where input is written, for a task started to take it.
+    pub(crate) input: Option<InputEnd>,
+    /// The screen of a task that runs in a terminal.
+    pub(crate) terminal: Option<Arc<TerminalScreen>>,
     state: Mutex<State>,
     /// `Some(exit)` once settled. A watch keeps the value, so a waiter that subscribes
     /// after the exit still sees it: no lost wake-up.
@@ -122,6 +130,8 @@ pub(crate) struct NewTask {
     pub(crate) scan_bound: Option<ScanBound>,
     pub(crate) on_exit: Option<ExitCallback>,
     pub(crate) output: Arc<Receiver>,
+    pub(crate) input: Option<InputEnd>,
+    pub(crate) terminal: Option<Arc<TerminalScreen>>,
 }
 
 impl Task {
@@ -139,6 +149,8 @@ impl Task {
             kill: CancellationToken::new(),
             kill_request: OnceLock::new(),
             output: Mutex::new(Some(new.output)),
+            input: new.input,
+            terminal: new.terminal,
             state: Mutex::new(State {
                 status: TaskStatus::Running,
                 exit: None,
@@ -176,8 +188,12 @@ impl Task {
             leader_exit_code: state.leader_exit_code,
             log_write_failure: state.log_write_failure.clone(),
             kill_reason: state.kill_reason,
-            stdin: zidane_context::StdinMode::Closed,
-            tty: None,
+            stdin: if self.input.is_some() {
+                zidane_context::StdinMode::Pipe
+            } else {
+                zidane_context::StdinMode::Closed
+            },
+            tty: self.terminal.as_ref().map(|terminal| terminal.size()),
         }
     }
 
@@ -240,12 +256,16 @@ impl Task {
         }
     }
 
-    /// Lets go of the output pipe: called by the supervisor before it closes it.
+    /// Lets go of the output pipe and closes the input: called by the supervisor
+    /// before it closes the output.
     pub(crate) fn release_output(&self) {
         self.output
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
+        if let Some(input) = &self.input {
+            input.close();
+        }
     }
 
     /// What the first kill request found, if one was made.

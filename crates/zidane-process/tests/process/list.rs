@@ -43,10 +43,10 @@ async fn entries_count_bytes_live_and_stay_after_the_end() {
 }
 
 #[tokio::test]
-async fn capabilities_are_process_lifetime() {
+async fn capabilities_are_process_lifetime_with_input_and_terminals() {
     let f = Fixture::new().await;
     assert_eq!(
         f.context.capabilities(),
-        Capabilities::new(DetachedTasks::ProcessLifetime)
+        Capabilities::new(DetachedTasks::ProcessLifetime).with_terminals()
     );
 }

@@ -330,3 +330,39 @@ pub fn open_fds() -> Vec<String> {
 pub fn pids_in(lines: &[String]) -> Vec<u32> {
     lines.iter().filter_map(|l| l.trim().parse().ok()).collect()
 }
+
+/// Waits (bounded by [`WAIT`]) until the log of `task_id` holds `needle`, following it
+/// without polling; returns the whole log read so far, lossily decoded.
+pub async fn log_holds(f: &Fixture, task_id: TaskId, needle: &str) -> String {
+    let mut log = Vec::new();
+    let follow = async {
+        loop {
+            let text = String::from_utf8_lossy(&log).into_owned();
+            if text.contains(needle) {
+                return text;
+            }
+            let chunk = f
+                .context
+                .follow_output(f.handle, task_id, log.len() as u64, 1 << 20)
+                .await
+                .unwrap()
+                .expect("the task is known");
+            log.extend_from_slice(&chunk.bytes);
+            if chunk.ended && chunk.bytes.is_empty() {
+                panic!("{task_id} ended without writing {needle:?}: {text:?}");
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, follow)
+        .await
+        .unwrap_or_else(|_| panic!("{task_id} never wrote {needle:?}"))
+}
+
+/// Writes `text` to the input of `task_id`.
+pub async fn type_in(f: &Fixture, task_id: TaskId, text: &str) {
+    f.context
+        .write_input(f.handle, task_id, zidane_context::TaskInput::text(text))
+        .await
+        .unwrap()
+        .expect("the task is known");
+}
