@@ -133,6 +133,7 @@ async fn follow(agent: Agent, task_id: String, events: mpsc::UnboundedSender<App
             reason,
         });
     };
+    let mut shown = None;
     loop {
         // Where the log ends before the screen is read: whatever the task writes after
         // this wakes the wait below, so no change is missed between the two.
@@ -142,7 +143,11 @@ async fn follow(agent: Agent, task_id: String, events: mpsc::UnboundedSender<App
             Err(error) => return gone(reason(&error)),
         };
         match agent.read_task_screen(&task_id).await {
+            // An unchanged screen (a quiet refresh, output that drew nothing new) asks
+            // for no frame.
+            Ok(screen) if shown.as_ref() == Some(&screen) => {}
             Ok(screen) => {
+                shown = Some(screen.clone());
                 let _ = events.send(AppEvent::Screen {
                     task_id: task_id.clone(),
                     screen,

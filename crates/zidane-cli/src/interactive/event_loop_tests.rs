@@ -188,3 +188,60 @@ async fn the_task_count_follows_tasks_without_a_key() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn attached_keys_reach_the_task_its_screen_follows_and_ctrl_bracket_returns() {
+    with_session(|session| async move {
+        session.frame("the first frame", |_| true).await;
+        let wake = Arc::clone(&session.host.wake);
+        tokio::spawn(async move { wake.prompt("ask me a question").await });
+        session
+            .frame("the task counted", |frame| {
+                frame.contains("ctrl+k cancel (1)")
+            })
+            .await;
+        session.key(KeyCode::Char('k'), KeyModifiers::CONTROL);
+        session
+            .frame("the picker", |frame| frame.contains("[tty]"))
+            .await;
+        session.key(KeyCode::Char('a'), KeyModifiers::NONE);
+        let starts = |text: &'static str| {
+            move |frame: &str| frame.lines().any(|line| line.starts_with(text))
+        };
+        let (_, frame) = session
+            .frame("the question", starts("Deploy to which region? [eu/us]"))
+            .await;
+        assert!(frame.contains("ctrl+] detach"), "{frame}");
+        // Resized to the window: all of it but the title, the newest entry, the footer.
+        let size = session
+            .host
+            .agent
+            .read_task_screen("bash_1")
+            .await
+            .unwrap()
+            .size();
+        assert_eq!(size, zidane::context::TtySize::new(21, 80));
+
+        for c in "eu".chars() {
+            session.key(KeyCode::Char(c), KeyModifiers::NONE);
+        }
+        session.key(KeyCode::Enter, KeyModifiers::NONE);
+        session
+            .frame("the answer echoed and taken", starts("deploying to eu"))
+            .await;
+        let (_, frame) = session
+            .frame("the end, while attached", |frame| {
+                frame.contains("any key returns") && frame.contains("model › bash_1 ended:")
+            })
+            .await;
+        assert!(frame.lines().any(|line| line == "deployed"), "{frame}");
+        session.key(KeyCode::Char(']'), KeyModifiers::CONTROL);
+        session
+            .frame("the conversation again", |frame| {
+                frame.contains("⌁ bash_1 exited (0)") && frame.contains("· ctrl+k cancel ·")
+            })
+            .await;
+        session.quit();
+    })
+    .await;
+}
