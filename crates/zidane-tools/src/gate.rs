@@ -27,6 +27,10 @@ use crate::context::BackgroundPolicy;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BackgroundGate {
     reason: Option<GateReason>,
+    /// The context's tasks can take input (`stdin: pipe`, `shell_input`).
+    task_input: bool,
+    /// The context's tasks can run in a terminal (`tty`, `shell_screen`).
+    terminals: bool,
 }
 
 impl BackgroundGate {
@@ -53,19 +57,52 @@ impl BackgroundGate {
         } else {
             None
         };
-        Self { reason }
+        let open = reason.is_none();
+        Self {
+            reason,
+            task_input: open && (capabilities.task_input || capabilities.terminals),
+            terminals: open && capabilities.terminals,
+        }
     }
 
-    /// An open gate (for tests and hosts that decide elsewhere).
+    /// An open gate, with input and terminals (for tests and hosts that decide
+    /// elsewhere).
     pub const fn open() -> Self {
-        Self { reason: None }
+        Self {
+            reason: None,
+            task_input: true,
+            terminals: true,
+        }
+    }
+
+    /// An open gate for a context whose tasks take no input and have no terminal.
+    pub const fn open_without_input() -> Self {
+        Self {
+            reason: None,
+            task_input: false,
+            terminals: false,
+        }
     }
 
     /// A gate closed for `reason`.
     pub const fn closed(reason: GateReason) -> Self {
         Self {
             reason: Some(reason),
+            task_input: false,
+            terminals: false,
         }
+    }
+
+    /// Whether background tasks may be started to take input (`stdin: "pipe"`) and be
+    /// written to (`shell_input`).
+    pub const fn task_input(&self) -> bool {
+        self.task_input
+    }
+
+    /// Whether background tasks may run in a terminal (`tty`) and have their screen
+    /// read (`shell_screen`).
+    pub const fn terminals(&self) -> bool {
+        self.terminals
     }
 
     /// Whether background tasks may be started.

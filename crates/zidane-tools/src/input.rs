@@ -29,6 +29,70 @@ pub struct ShellInput {
     /// later output is dropped and counted, and the task keeps running.
     #[schemars(range(min = 1))]
     pub max_output_bytes: Option<i64>,
+    /// Background only: `"pipe"` keeps the task's stdin open, so you can answer what
+    /// it asks with `shell_input`. Default `"closed"`: a read gets end of file at once.
+    #[serde(default)]
+    #[schemars(schema_with = "stdin_schema")]
+    pub stdin: Option<StdinChoice>,
+    /// Background only: run the command in a terminal (`TERM=xterm-256color`), for
+    /// programs that need one: prompts that only show on a terminal (`read -p`,
+    /// passwords), REPLs, full-screen programs (`less`, `top`, `vi`). Its input is open
+    /// (`shell_input`) and its screen can be read (`shell_screen`). Output in the log
+    /// is what the terminal got, escape sequences included.
+    pub tty: Option<bool>,
+    /// With `tty`: the terminal's rows (default 24).
+    #[schemars(range(min = 1, max = 1000))]
+    pub rows: Option<i64>,
+    /// With `tty`: the terminal's columns (default 80).
+    #[schemars(range(min = 1, max = 1000))]
+    pub cols: Option<i64>,
+}
+
+/// The schema of `shell`'s `stdin`: a plain string enum (the derived one wraps each
+/// value in its own documented alternative, which says nothing the field does not).
+fn stdin_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["closed", "pipe"]
+    })
+}
+
+/// What a background task's stdin is, as the `shell` tool takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StdinChoice {
+    /// Closed: a read gets end of file at once.
+    Closed,
+    /// A pipe kept open for `shell_input`.
+    Pipe,
+}
+
+/// Input of the `shell_input` tool.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShellInputInput {
+    /// The running background task to write to, as returned by `shell`, e.g. `bash_1`.
+    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
+    pub task_id: String,
+    /// Text to type, written as is (add `"keys": ["enter"]`, or end it with a newline
+    /// on a pipe, to submit a line).
+    pub text: Option<String>,
+    /// Keys to press after `text`, in order: `enter`, `tab`, `escape`, `backspace`,
+    /// `delete`, `up`, `down`, `left`, `right`, `home`, `end`, `page-up`, `page-down`,
+    /// `space`, and `ctrl-a` … `ctrl-z` (`ctrl-c` interrupts, `ctrl-d` ends input, `ctrl-z`
+    /// suspends: terminal tasks only).
+    pub keys: Option<Vec<String>>,
+    /// After `text` and `keys`: end the input (a pipe is closed; a terminal gets ctrl-d).
+    pub eof: Option<bool>,
+}
+
+/// Input of the `shell_screen` tool.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShellScreenInput {
+    /// The background task started with `tty: true`, e.g. `bash_1`.
+    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
+    pub task_id: String,
 }
 
 /// Input of the `shell_kill` tool.

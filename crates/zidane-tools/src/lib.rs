@@ -42,12 +42,17 @@ pub use context::{
 };
 pub use error::ToolError;
 pub use gate::{BackgroundGate, GateReason};
-pub use input::{ReadFileInput, ShellInput, ShellKillInput, WaitTaskInput, input_schema};
+pub use input::{
+    ReadFileInput, ShellInput, ShellInputInput, ShellKillInput, ShellScreenInput, StdinChoice,
+    WaitTaskInput, input_schema,
+};
 pub use read_file::READ_FILE;
 pub use readiness::{FIRST_PROBE_GAP, LAST_PROBE_GAP};
 pub use registry::ToolRegistry;
 pub use shell::{SHELL, ShellToolOptions, create_shell_tool};
+pub use shell_input::{INPUT_ANSWER_BYTES, INPUT_SETTLE_MAX, INPUT_SETTLE_QUIET, SHELL_INPUT};
 pub use shell_kill::SHELL_KILL;
+pub use shell_screen::SHELL_SCREEN;
 pub use tool::{Tool, ToolOutput, ToolSpec};
 pub use wait_task::{
     DEFAULT_WAIT_TIMEOUT, MAX_WAIT_TIMEOUT, WAIT_NOT_ENDED_PREFIX, WAIT_TASK, WaitLimits,
@@ -58,23 +63,31 @@ mod context;
 mod error;
 mod gate;
 mod input;
+mod keys;
 mod read_file;
 mod readiness;
 mod registry;
 mod shell;
+mod shell_input;
 mod shell_kill;
+mod shell_screen;
+mod terminal_text;
 mod tool;
 mod wait_task;
 
 use std::sync::Arc;
 
 /// The builtin tools, in the order the model sees them: `shell` (its spec follows the
-/// session's [`BackgroundGate`]), `shell_kill`, `wait_task`, `read_file`.
+/// session's [`BackgroundGate`]), `shell_kill`, `wait_task`, `read_file`, then
+/// `shell_input` and `shell_screen`, which the model is offered only when the gate
+/// says tasks can take input and have a terminal ([`Tool::offered`]).
 pub fn default_tools() -> Vec<Arc<dyn Tool>> {
     vec![
         create_shell_tool(ShellToolOptions::default()),
         Arc::new(shell_kill::ShellKillTool),
         Arc::new(wait_task::WaitTaskTool),
         Arc::new(read_file::ReadFileTool),
+        Arc::new(shell_input::ShellInputTool),
+        Arc::new(shell_screen::ShellScreenTool),
     ]
 }

@@ -21,14 +21,17 @@ use crate::tool::{Tool, ToolOutput, ToolSpec};
 /// use zidane_tools::{BackgroundGate, ToolContext, ToolRegistry};
 ///
 /// let registry = ToolRegistry::with_default_tools()?;
-/// assert_eq!(registry.names(), ["shell", "shell_kill", "wait_task", "read_file"]);
+/// assert_eq!(
+///     registry.names(),
+///     ["shell", "shell_kill", "wait_task", "read_file", "shell_input", "shell_screen"]
+/// );
 ///
 /// let mock = Arc::new(MockContext::new());
 /// let handle = mock.create_handle().await?;
 /// let context = ToolContext::new(mock, handle);
 /// let output = registry.dispatch(&context, "bash_output", serde_json::json!({})).await;
 /// assert!(output.is_error);
-/// assert!(output.text.contains("shell, shell_kill, wait_task, read_file"));
+/// assert!(output.text.contains("shell, shell_kill, wait_task, read_file, shell_input"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```
@@ -92,16 +95,23 @@ impl ToolRegistry {
         self.by_name.get(name).map(|&i| Arc::clone(&self.tools[i]))
     }
 
-    /// The specs the model sees under `gate`, in registration order.
+    /// The specs the model sees under `gate`, in registration order: every tool
+    /// [`offered`](Tool::offered) under it.
     pub fn specs(&self, gate: &BackgroundGate) -> Vec<ToolSpec> {
-        self.tools.iter().map(|tool| tool.spec_for(gate)).collect()
+        self.tools
+            .iter()
+            .filter(|tool| tool.offered(gate))
+            .map(|tool| tool.spec_for(gate))
+            .collect()
     }
 
     /// The specs the model sees under `gate` for commands run in `context`
-    /// ([`Tool::spec_in`]), in registration order: what the agent sends the model.
+    /// ([`Tool::spec_in`]), in registration order, of every tool
+    /// [`offered`](Tool::offered) under `gate`: what the agent sends the model.
     pub fn specs_in(&self, gate: &BackgroundGate, context: &dyn ExecutionContext) -> Vec<ToolSpec> {
         self.tools
             .iter()
+            .filter(|tool| tool.offered(gate))
             .map(|tool| tool.spec_in(gate, context))
             .collect()
     }

@@ -5,12 +5,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::json;
 use zidane_context::{
-    BackgroundOptions, ContextError, ExecOptions, ExecOutput, ExecutionContext, TaskLimits,
+    BackgroundOptions, ContextError, ExecOptions, ExecOutput, ExecutionContext, StdinMode,
+    TaskLimits, TtySize,
 };
 
 use crate::context::ToolContext;
 use crate::gate::BackgroundGate;
-use crate::input::{ShellInput, input_schema, parse};
+use crate::input::{ShellInput, StdinChoice, input_schema, parse};
 use crate::tool::{Tool, ToolOutput, ToolSpec};
 
 /// The name of the shell tool.
@@ -41,6 +42,31 @@ Budgets for a background task, all optional: `timeout_ms` is its wall time, \
 `cpu_time_ms` the CPU time of all its processes together; when one runs out the task is \
 killed and its notification says which budget ended it. `max_output_bytes` caps its log: \
 later output is dropped and counted, and the task keeps running.";
+
+/// The paragraph on input, when the session's tasks can take it (see
+/// [`input_paragraph`]).
+const INPUT_DESCRIPTION: &str = "\
+A background command's stdin is closed, so one that asks a question gets end of file. To \
+answer its prompts instead, start it with `stdin: \"pipe\"` and type with `shell_input`.";
+
+/// The same, when tasks can also run in a terminal.
+const TERMINAL_DESCRIPTION: &str = "\
+A background command's stdin is closed, so one that asks a question gets end of file. To \
+answer its prompts instead, start it with `stdin: \"pipe\"`, or with `tty: true` when it \
+needs a terminal (prompts that show only on one, REPLs, full-screen programs; `rows` and \
+`cols` set its size), then type with `shell_input` and read a terminal's screen with \
+`shell_screen`. Prefer a non-interactive flag (`--yes`, `-y`) when the command has one.";
+
+/// The background-only fields of the input.
+const BACKGROUND_FIELDS: [&str; 7] = [
+    "run_in_background",
+    "cpu_time_ms",
+    "max_output_bytes",
+    "stdin",
+    "tty",
+    "rows",
+    "cols",
+];
 
 /// What the model reads after a background start, below the `Started …` line.
 const BACKGROUND_GUIDANCE: &str = "\
@@ -111,7 +137,7 @@ impl ShellTool {
             .and_then(serde_json::Value::as_object_mut)
         {
             // Background-only fields go with the flag.
-            for field in ["run_in_background", "cpu_time_ms", "max_output_bytes"] {
+            for field in BACKGROUND_FIELDS {
                 properties.remove(field);
             }
         }
@@ -123,18 +149,40 @@ impl ShellTool {
         }
     }
 
-    fn background_spec(shell: Option<&str>) -> ToolSpec {
+    /// The background spec; input and terminal fields (and their paragraph) only where
+    /// `gate` allows them.
+    fn background_spec(shell: Option<&str>, gate: &BackgroundGate) -> ToolSpec {
+        let mut input_schema = input_schema::<ShellInput>();
+        if let Some(properties) = input_schema
+            .get_mut("properties")
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            if !gate.terminals() {
+                for field in ["tty", "rows", "cols"] {
+                    properties.remove(field);
+                }
+            }
+            if !gate.task_input() {
+                properties.remove("stdin");
+            }
+        }
+        let mut description = format!("{}\n\n{BACKGROUND_DESCRIPTION}", describe_shell(shell));
+        if gate.terminals() {
+            description.push_str(&format!("\n\n{TERMINAL_DESCRIPTION}"));
+        } else if gate.task_input() {
+            description.push_str(&format!("\n\n{INPUT_DESCRIPTION}"));
+        }
         ToolSpec {
             name: SHELL.to_owned(),
-            description: format!("{}\n\n{BACKGROUND_DESCRIPTION}", describe_shell(shell)),
-            input_schema: input_schema::<ShellInput>(),
+            description,
+            input_schema,
             aliases: Vec::new(),
         }
     }
 
     fn spec_with(&self, gate: &BackgroundGate, shell: Option<&str>) -> ToolSpec {
         if self.allow_background && gate.allowed() {
-            Self::background_spec(shell)
+            Self::background_spec(shell, gate)
         } else {
             Self::foreground_spec(shell)
         }
@@ -160,6 +208,7 @@ impl ShellTool {
         context: &ToolContext,
         command: &str,
         budgets: TaskLimits,
+        interaction: Interaction,
     ) -> ToolOutput {
         if !self.allow_background {
             return ToolOutput::error(format!(
@@ -181,7 +230,21 @@ impl ShellTool {
                 ));
             }
         };
-        let mut options = BackgroundOptions::new(tasks_dir);
+        if interaction.tty.is_some() && !gate.terminals() {
+            return ToolOutput::error(format!(
+                "{SHELL}: `tty` is not available: this execution context cannot run tasks in a \
+                 terminal. Drop `tty`."
+            ));
+        }
+        if interaction.takes_input() && !gate.task_input() {
+            return ToolOutput::error(format!(
+                "{SHELL}: `stdin: \"pipe\"` is not available: this execution context cannot \
+                 write to background tasks. Drop `stdin`, and pass the command its input \
+                 another way (a here-string, a file, a non-interactive flag)."
+            ));
+        }
+        let mut options = BackgroundOptions::new(tasks_dir).stdin(interaction.stdin);
+        options.tty = interaction.tty;
         options.limits = budgets.or(context.background.limits);
         options.on_exit.clone_from(&context.sinks.on_exit);
         options.on_stall.clone_from(&context.sinks.on_stall);
@@ -206,12 +269,20 @@ impl ShellTool {
         if let Some(on_start) = &context.sinks.on_start {
             on_start(&started, command);
         }
-        let text = format!(
+        let mut text = format!(
             "Started {} (pid {}). Output: {}\n\n{BACKGROUND_GUIDANCE}",
             started.task_id,
             started.pid,
             started.output_path.display()
         );
+        if let Some(size) = interaction.tty {
+            text.push_str(&format!(
+                "\n\nIt runs in a {size} terminal: answer it with `shell_input`, see its screen \
+                 with `shell_screen`."
+            ));
+        } else if interaction.takes_input() {
+            text.push_str("\n\nIts stdin is open: answer it with `shell_input`.");
+        }
         ToolOutput::ok(
             text,
             json!({
@@ -227,7 +298,7 @@ impl ShellTool {
 impl Tool for ShellTool {
     fn spec(&self) -> ToolSpec {
         if self.allow_background {
-            Self::background_spec(None)
+            Self::background_spec(None, &BackgroundGate::open())
         } else {
             Self::foreground_spec(None)
         }
@@ -277,6 +348,10 @@ impl Tool for ShellTool {
                 }
             },
         };
+        let interaction = match Interaction::from_input(&input) {
+            Ok(interaction) => interaction,
+            Err(output) => return output,
+        };
         if input.run_in_background == Some(true) {
             let budgets = TaskLimits {
                 max_output_bytes,
@@ -284,16 +359,79 @@ impl Tool for ShellTool {
                 wall_time: timeout,
                 cpu_time,
             };
-            self.run_background(context, &input.command, budgets).await
+            self.run_background(context, &input.command, budgets, interaction)
+                .await
         } else if cpu_time.is_some() || max_output_bytes.is_some() {
             ToolOutput::error(format!(
                 "{SHELL}: `cpu_time_ms` and `max_output_bytes` are budgets of background \
                  tasks; a foreground command takes `timeout_ms` only. Drop them or set \
                  `run_in_background: true`."
             ))
+        } else if input.stdin.is_some() || input.tty.is_some() {
+            ToolOutput::error(format!(
+                "{SHELL}: `stdin` and `tty` are for background tasks, which you can type into \
+                 with `shell_input`; a foreground command's stdin is closed. Drop them or set \
+                 `run_in_background: true`."
+            ))
         } else {
             Self::run_foreground(context, &input.command, timeout).await
         }
+    }
+}
+
+/// A background task's input and terminal, as the model asked for them.
+#[derive(Debug, Clone, Copy, Default)]
+struct Interaction {
+    stdin: StdinMode,
+    tty: Option<TtySize>,
+}
+
+impl Interaction {
+    fn takes_input(self) -> bool {
+        !self.stdin.is_closed() || self.tty.is_some()
+    }
+
+    /// `stdin`, `tty`, `rows` and `cols` checked: rows and columns only with a
+    /// terminal, each within bounds.
+    fn from_input(input: &ShellInput) -> Result<Self, ToolOutput> {
+        let stdin = match input.stdin {
+            Some(StdinChoice::Pipe) => StdinMode::Pipe,
+            Some(StdinChoice::Closed) | None => StdinMode::Closed,
+        };
+        let tty = input.tty == Some(true);
+        if !tty && (input.rows.is_some() || input.cols.is_some()) {
+            return Err(ToolOutput::error(format!(
+                "{SHELL}: `rows` and `cols` are the size of a terminal; set `tty: true` too, or \
+                 drop them"
+            )));
+        }
+        if tty && stdin.is_closed() && input.stdin.is_some() {
+            return Err(ToolOutput::error(format!(
+                "{SHELL}: a terminal task always takes input; drop `stdin: \"closed\"` or \
+                 `tty`"
+            )));
+        }
+        let side = |field: &str, value: Option<i64>, default: u16| match value {
+            None => Ok(default),
+            Some(n) => u16::try_from(n)
+                .ok()
+                .filter(|n| (1..=TtySize::MAX_CELLS).contains(n))
+                .ok_or_else(|| {
+                    ToolOutput::error(format!(
+                        "{SHELL}: `{field}` must be between 1 and {}, got {n}",
+                        TtySize::MAX_CELLS
+                    ))
+                }),
+        };
+        let tty = if tty {
+            Some(TtySize::new(
+                side("rows", input.rows, TtySize::DEFAULT.rows)?,
+                side("cols", input.cols, TtySize::DEFAULT.cols)?,
+            ))
+        } else {
+            None
+        };
+        Ok(Self { stdin, tty })
     }
 }
 

@@ -40,6 +40,15 @@ pub trait Tool: Send + Sync {
         self.spec_for(gate)
     }
 
+    /// Whether the model is offered this tool at all under `gate`. The default is
+    /// `true`; the tools that only work on a running background task that takes input
+    /// (`shell_input`) or has a terminal (`shell_screen`) are left out when the gate
+    /// says the session cannot have such a task.
+    fn offered(&self, gate: &BackgroundGate) -> bool {
+        let _ = gate;
+        true
+    }
+
     /// Runs the tool on `input` (the JSON the model sent).
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput;
 }

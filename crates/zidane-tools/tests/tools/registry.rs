@@ -55,6 +55,8 @@ async fn aliases_dispatch_to_the_tool() {
             "shell_kill",
             "wait_task",
             "read_file",
+            "shell_input",
+            "shell_screen",
             "task_output"
         ]
     );
@@ -81,7 +83,7 @@ fn a_name_or_alias_is_claimed_once() {
         let error: ToolError = registry.register(tool).unwrap_err();
         errors.push(error.to_string());
     }
-    assert_eq!(registry.len(), 5, "refusals leave the registry unchanged");
+    assert_eq!(registry.len(), 7, "refusals leave the registry unchanged");
     assert!(registry.resolve("runner").is_none());
     assert!(registry.resolve("a").is_none());
     assert_snapshot!("registry_refusals", errors.join("\n"));

@@ -29,6 +29,36 @@ fn descriptions() {
     assert_snapshot!("description_shell_gated", gated[0].description);
 }
 
+/// Input and terminal tools, fields and paragraphs are shown only to a session whose
+/// tasks can take input and have a terminal.
+#[test]
+fn input_and_terminals_only_where_the_gate_allows_them() {
+    let registry = ToolRegistry::with_default_tools().unwrap();
+    let names = |gate: &BackgroundGate| {
+        registry
+            .specs(gate)
+            .into_iter()
+            .map(|spec| spec.name)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(&BackgroundGate::open()),
+        ["shell", "shell_kill", "wait_task", "read_file", "shell_input", "shell_screen"]
+    );
+    let plain = ["shell", "shell_kill", "wait_task", "read_file"];
+    assert_eq!(names(&BackgroundGate::open_without_input()), plain);
+    assert_eq!(names(&BackgroundGate::closed(GateReason::Disabled)), plain);
+    let shell = &registry.specs(&BackgroundGate::open_without_input())[0];
+    let properties = shell.input_schema["properties"].as_object().unwrap();
+    for field in ["stdin", "tty", "rows", "cols"] {
+        assert!(!properties.contains_key(field), "{field}");
+    }
+    assert!(properties.contains_key("run_in_background"));
+    assert!(!shell.description.contains("shell_input"));
+    let gated = &registry.specs(&BackgroundGate::closed(GateReason::Disabled))[0];
+    assert!(!gated.input_schema["properties"].as_object().unwrap().contains_key("tty"));
+}
+
 #[test]
 fn builtin_tools_have_no_aliases() {
     let registry = ToolRegistry::with_default_tools().unwrap();
