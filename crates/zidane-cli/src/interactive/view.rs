@@ -266,21 +266,21 @@ fn draw_attached(frame: &mut Frame<'_>, app: &App, attached: &Attached) {
         Constraint::Length(1),
     ])
     .areas(frame.area());
+    // The way back sits at the right, whole; the command is cut to what is left.
     let width = usize::from(title.width);
-    let heading = match &attached.gone {
-        None => format!(
-            " ⌁ {} · {} · {DETACH_KEY} detaches",
-            attached.task_id, attached.label
-        ),
-        Some(reason) => format!(
-            " ⌁ {} · {} · {reason} · any key returns",
-            attached.task_id, attached.label
-        ),
+    let state = match &attached.gone {
+        None => format!(" {DETACH_KEY} detaches "),
+        Some(reason) => format!(" {reason} · any key returns "),
     };
-    let heading = wrap::truncate(&heading, width);
-    let padding = width.saturating_sub(wrap::columns(&heading));
+    let state = wrap::truncate(&state, width);
+    let room = width.saturating_sub(wrap::columns(&state));
+    let task = wrap::truncate(
+        &format!(" ⌁ {} · {}", attached.task_id, attached.label),
+        room,
+    );
+    let padding = room.saturating_sub(wrap::columns(&task));
     frame.render_widget(
-        Paragraph::new(format!("{heading}{}", " ".repeat(padding)))
+        Paragraph::new(format!("{task}{}{state}", " ".repeat(padding)))
             .style(Style::new().add_modifier(Modifier::REVERSED)),
         title,
     );
