@@ -48,7 +48,10 @@ pub(crate) fn key_bytes(name: &str, terminal: bool) -> Result<Vec<u8>, String> {
 
 /// `Ctrl+C`, `C-c`, `^C`, `ctrl_c` → `ctrl-c`; `PageUp` → `pageup`.
 fn normalise(name: &str) -> String {
-    let lower = name.trim().to_ascii_lowercase().replace(['+', '_', ' '], "-");
+    let lower = name
+        .trim()
+        .to_ascii_lowercase()
+        .replace(['+', '_', ' '], "-");
     if let Some(letter) = lower.strip_prefix('^').or_else(|| lower.strip_prefix("c-")) {
         return format!("ctrl-{letter}");
     }

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use zidane_context::{ContextError, TaskId};
 
 use crate::context::ToolContext;
+use crate::terminal_text::strip_terminal_controls;
 
 /// The first pause between two probes of a port or URL.
 pub const FIRST_PROBE_GAP: Duration = Duration::from_millis(10);
@@ -388,38 +389,68 @@ async fn follow_pattern(
             if let Some(n) = line_number.as_mut() {
                 *n += 1;
             }
-            let text = String::from_utf8_lossy(&line).into_owned();
-            if let Some(captures) = regex.captures(&text) {
-                let groups: Vec<Value> = captures
-                    .iter()
-                    .skip(1)
-                    .map(|g| g.map_or(Value::Null, |g| Value::String(g.as_str().to_owned())))
-                    .collect();
-                let shown_groups = if groups.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " (groups: {})",
-                        groups
-                            .iter()
-                            .enumerate()
-                            .map(|(i, g)| format!("{}={g}", i + 1))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                };
-                let at = line_number.map_or(String::new(), |n| format!("line {n} "));
-                return Ok(Waited::Ready {
-                    text: format!("{at}matched: {text}{shown_groups}"),
-                    data: json!({ "line": text, "line_number": line_number, "groups": groups }),
-                });
+            if let Some(ready) = match_line(regex, &line, line_number, false) {
+                return Ok(ready);
             }
-            lock(seen).line = Some(text);
+            lock(seen).line = Some(String::from_utf8_lossy(&line).into_owned());
+        }
+        // A prompt does not end its line: the line being written counts too (it is
+        // matched again, whole, once it ends).
+        if !finished
+            && !lines.pending().is_empty()
+            && let Some(ready) =
+                match_line(regex, lines.pending(), line_number.map(|n| n + 1), true)
+        {
+            return Ok(ready);
         }
         if finished {
             return Ok(Waited::Ended);
         }
     }
+}
+
+/// The answer to a wait whose `regex` matches `line` (or `line` without its terminal
+/// escape sequences: a terminal task's output is full of them), if it does.
+fn match_line(
+    regex: &Regex,
+    line: &[u8],
+    line_number: Option<u64>,
+    unterminated: bool,
+) -> Option<Waited> {
+    let raw = String::from_utf8_lossy(line).into_owned();
+    let plain = strip_terminal_controls(line);
+    let (text, captures) = match regex.captures(&plain) {
+        Some(captures) => (plain.as_str(), captures),
+        None => (raw.as_str(), regex.captures(&raw)?),
+    };
+    let groups: Vec<Value> = captures
+        .iter()
+        .skip(1)
+        .map(|g| g.map_or(Value::Null, |g| Value::String(g.as_str().to_owned())))
+        .collect();
+    let shown_groups = if groups.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (groups: {})",
+            groups
+                .iter()
+                .enumerate()
+                .map(|(i, g)| format!("{}={g}", i + 1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let at = line_number.map_or(String::new(), |n| format!("line {n} "));
+    let unended = if unterminated {
+        " (a line not ended yet: a prompt?)"
+    } else {
+        ""
+    };
+    Some(Waited::Ready {
+        text: format!("{at}matched{unended}: {text}{shown_groups}"),
+        data: json!({ "line": text, "line_number": line_number, "groups": groups }),
+    })
 }
 
 /// Bytes read from the end of a log for its last lines.
@@ -489,6 +520,11 @@ impl Lines {
             out.push(self.take());
         }
         out
+    }
+
+    /// The line being written: bytes after the last newline, not yet a line.
+    pub(crate) fn pending(&self) -> &[u8] {
+        &self.partial
     }
 
     fn take(&mut self) -> Vec<u8> {

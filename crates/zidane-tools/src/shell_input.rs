@@ -160,9 +160,9 @@ fn context_error(task_id: TaskId, error: ContextError) -> ToolOutput {
             "{SHELL_INPUT}: the input of {task_id} is closed (end of input was sent); it takes no \
              more."
         ),
-        ContextError::Unsupported { .. } => format!(
-            "{SHELL_INPUT}: this execution context cannot write to background tasks"
-        ),
+        ContextError::Unsupported { .. } => {
+            format!("{SHELL_INPUT}: this execution context cannot write to background tasks")
+        }
         error => format!("{SHELL_INPUT}: {error}"),
     })
 }

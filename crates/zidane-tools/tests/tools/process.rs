@@ -445,3 +445,179 @@ async fn a_timed_out_wait_quotes_the_last_lines_of_the_log() {
     assert_eq!(session.next_exit().await.status, TaskStatus::Killed);
     session.close().await;
 }
+
+/// A terminal prompt, waited for with `wait_task`'s `until` (which reads the log that
+/// the terminal's output goes to), answered with `shell_input`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_prompt_is_awaited_answered_and_its_exit_delivered() {
+    let mut session = Session::new().await;
+    let started = session
+        .call(
+            "shell",
+            json!({
+                "command": "read -p 'Project name: ' name; echo \"created $name\"",
+                "run_in_background": true,
+                "tty": true,
+            }),
+        )
+        .await;
+    assert!(!started.is_error, "{}", started.text);
+    assert_stable_snapshot!(session, "process_terminal_started", &started.text);
+    let ready = session
+        .call(
+            "wait_task",
+            json!({ "task_id": "bash_1", "until": { "pattern": "Project name: $" } }),
+        )
+        .await;
+    assert!(!ready.is_error, "{}", ready.text);
+    let screen = session
+        .call("shell_screen", json!({ "task_id": "bash_1" }))
+        .await;
+    assert_stable_snapshot!(session, "process_screen_prompt", &screen.text);
+    let answered = session
+        .call(
+            "shell_input",
+            json!({ "task_id": "bash_1", "text": "demo", "keys": ["enter"] }),
+        )
+        .await;
+    assert!(!answered.is_error, "{}", answered.text);
+    assert_stable_snapshot!(session, "process_input_answered", &answered.text);
+    let exit = session.next_exit().await;
+    assert_eq!((exit.status, exit.exit_code), (TaskStatus::Exited, 0));
+    let again = session
+        .call(
+            "shell_input",
+            json!({ "task_id": "bash_1", "text": "more" }),
+        )
+        .await;
+    assert!(again.is_error);
+    assert_snapshot!("process_input_after_the_end", &again.text);
+    session.close().await;
+}
+
+/// A pipe: a line answered, then end of input ends the command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_piped_stdin_takes_lines_and_end_of_input() {
+    let mut session = Session::new().await;
+    let started = session
+        .call(
+            "shell",
+            json!({
+                "command": "read -r first; echo \"first=$first\"; wc -l",
+                "run_in_background": true,
+                "stdin": "pipe",
+            }),
+        )
+        .await;
+    assert!(!started.is_error, "{}", started.text);
+    assert!(
+        started.text.contains("Its stdin is open"),
+        "{}",
+        started.text
+    );
+    let answered = session
+        .call(
+            "shell_input",
+            json!({ "task_id": "bash_1", "text": "one", "keys": ["enter"] }),
+        )
+        .await;
+    assert_stable_snapshot!(session, "process_input_pipe_line", &answered.text);
+    let ended = session
+        .call(
+            "shell_input",
+            json!({ "task_id": "bash_1", "text": "two\nthree\n", "eof": true }),
+        )
+        .await;
+    assert!(!ended.is_error, "{}", ended.text);
+    assert!(ended.data["eof"].as_bool().unwrap());
+    assert_eq!(session.next_exit().await.exit_code, 0);
+    let refused = session
+        .call(
+            "shell_input",
+            json!({ "task_id": "bash_1", "keys": ["ctrl-c"] }),
+        )
+        .await;
+    assert!(refused.is_error);
+    session.close().await;
+}
+
+/// What a task without input or a terminal says to the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_and_screen_refusals_say_what_to_do() {
+    let session = Session::new().await;
+    let task_id = session.start("sleep 30").await;
+    let input = session
+        .call("shell_input", json!({ "task_id": task_id, "text": "y\n" }))
+        .await;
+    let screen = session
+        .call("shell_screen", json!({ "task_id": task_id }))
+        .await;
+    let nothing = session
+        .call("shell_input", json!({ "task_id": task_id }))
+        .await;
+    let unknown_key = session
+        .call(
+            "shell_input",
+            json!({ "task_id": task_id, "keys": ["f13"] }),
+        )
+        .await;
+    let foreground = session
+        .call("shell", json!({ "command": "cat", "tty": true }))
+        .await;
+    let rows_alone = session
+        .call(
+            "shell",
+            json!({ "command": "cat", "run_in_background": true, "rows": 10 }),
+        )
+        .await;
+    for output in [&input, &screen, &nothing, &foreground, &rows_alone] {
+        assert!(output.is_error, "{}", output.text);
+    }
+    assert!(unknown_key.is_error);
+    let texts = [input, screen, nothing, foreground, rows_alone]
+        .map(|output| output.text)
+        .join("\n");
+    assert_snapshot!("process_input_refusals", texts);
+    session.close().await;
+}
+
+/// A full-screen program's screen, read back as it shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_screen_of_a_full_screen_program() {
+    let mut session = Session::new().await;
+    let numbers: String = (1..=50).map(|n| format!("line {n}\n")).collect();
+    std::fs::write(session.dir.path().join("numbers.txt"), numbers).unwrap();
+    let started = session
+        .call(
+            "shell",
+            json!({
+                "command": "LESSHISTFILE=- LESS= less numbers.txt",
+                "run_in_background": true,
+                "tty": true,
+                "rows": 6,
+                "cols": 30,
+            }),
+        )
+        .await;
+    assert!(!started.is_error, "{}", started.text);
+    let ready = session
+        .call(
+            "wait_task",
+            // less draws its prompt, the file's name, last.
+            json!({ "task_id": "bash_1", "until": { "pattern": "numbers\\.txt" } }),
+        )
+        .await;
+    assert!(!ready.is_error, "{}", ready.text);
+    // The output pump feeds the screen before the log's readers hear of the bytes.
+    let screen = session
+        .call("shell_screen", json!({ "task_id": "bash_1" }))
+        .await;
+    assert_snapshot!("process_screen_less", &screen.text);
+    assert_eq!(screen.data["alternate"], true);
+    let quit = session
+        .call("shell_input", json!({ "task_id": "bash_1", "text": "q" }))
+        .await;
+    assert!(!quit.is_error, "{}", quit.text);
+    assert_eq!(session.next_exit().await.exit_code, 0);
+    session.close().await;
+}

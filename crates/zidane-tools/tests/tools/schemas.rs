@@ -43,7 +43,14 @@ fn input_and_terminals_only_where_the_gate_allows_them() {
     };
     assert_eq!(
         names(&BackgroundGate::open()),
-        ["shell", "shell_kill", "wait_task", "read_file", "shell_input", "shell_screen"]
+        [
+            "shell",
+            "shell_kill",
+            "wait_task",
+            "read_file",
+            "shell_input",
+            "shell_screen"
+        ]
     );
     let plain = ["shell", "shell_kill", "wait_task", "read_file"];
     assert_eq!(names(&BackgroundGate::open_without_input()), plain);
@@ -56,7 +63,12 @@ fn input_and_terminals_only_where_the_gate_allows_them() {
     assert!(properties.contains_key("run_in_background"));
     assert!(!shell.description.contains("shell_input"));
     let gated = &registry.specs(&BackgroundGate::closed(GateReason::Disabled))[0];
-    assert!(!gated.input_schema["properties"].as_object().unwrap().contains_key("tty"));
+    assert!(
+        !gated.input_schema["properties"]
+            .as_object()
+            .unwrap()
+            .contains_key("tty")
+    );
 }
 
 #[test]
