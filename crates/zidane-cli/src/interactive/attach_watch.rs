@@ -16,6 +16,10 @@ use super::state::AppEvent;
 /// task's output (one without `follow_output`).
 const UNFOLLOWED_REFRESH: Duration = Duration::from_millis(250);
 
+/// Bytes of the log each wake reads past (and throws away): the wait only says that the
+/// log grew; output beyond it wakes the next wait at once.
+const FOLLOW_CHUNK: usize = 4096;
+
 /// How often the screen is read again when the task's log has not grown: output past
 /// the task's output cap reaches its terminal but not its log, so it wakes no follower.
 const QUIET_REFRESH: Duration = Duration::from_secs(1);
@@ -133,15 +137,16 @@ async fn follow(agent: Agent, task_id: String, events: mpsc::UnboundedSender<App
             reason,
         });
     };
+    // Where the log ends before the screen is first read: whatever the task writes
+    // after this wakes the wait below, so no change is missed between the two.
+    let mut followed = match agent.follow_task_output(&task_id, u64::MAX, 1).await {
+        Ok(chunk) => Some(chunk),
+        Err(AttachError::Context(ContextError::Unsupported { .. })) => None,
+        Err(error) => return gone(reason(&error)),
+    };
     let mut shown = None;
     loop {
-        // Where the log ends before the screen is read: whatever the task writes after
-        // this wakes the wait below, so no change is missed between the two.
-        let end = match agent.follow_task_output(&task_id, u64::MAX, 1).await {
-            Ok(chunk) => Some(chunk),
-            Err(AttachError::Context(ContextError::Unsupported { .. })) => None,
-            Err(error) => return gone(reason(&error)),
-        };
+        let read_at = tokio::time::Instant::now();
         match agent.read_task_screen(&task_id).await {
             // An unchanged screen (a quiet refresh, output that drew nothing new) asks
             // for no frame.
@@ -155,18 +160,22 @@ async fn follow(agent: Agent, task_id: String, events: mpsc::UnboundedSender<App
             }
             Err(error) => return gone(reason(&error)),
         }
-        match end {
-            Some(end) if end.ended => return gone("ended".to_owned()),
-            Some(end) => {
-                let grown = agent.follow_task_output(&task_id, end.offset, 1);
-                if let Ok(Err(error)) = tokio::time::timeout(QUIET_REFRESH, grown).await {
-                    return gone(reason(&error));
+        match &followed {
+            // Its last screen has been read.
+            Some(chunk) if chunk.ended => return gone("ended".to_owned()),
+            Some(chunk) => {
+                let grown = agent.follow_task_output(&task_id, chunk.next_offset(), FOLLOW_CHUNK);
+                match tokio::time::timeout(QUIET_REFRESH, grown).await {
+                    Ok(Ok(chunk)) => followed = Some(chunk),
+                    Ok(Err(error)) => return gone(reason(&error)),
+                    Err(_) => {}
                 }
             }
             None => tokio::time::sleep(UNFOLLOWED_REFRESH).await,
         }
-        // A burst of output is one reading a frame.
-        tokio::time::sleep(FRAME).await;
+        // A burst of output is one reading a frame; a key after a quiet spell is read
+        // at once.
+        tokio::time::sleep_until(read_at + FRAME).await;
     }
 }
 

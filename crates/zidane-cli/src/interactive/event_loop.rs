@@ -182,6 +182,14 @@ fn handle<K>(
     match action {
         None => {}
         Some(Action::Quit) => return None,
+        Some(Action::Input(bytes)) => {
+            // Nothing changes on screen until the task answers: drawing now would only
+            // push its answer's frame back.
+            if let Some(attach) = &beside.attach {
+                attach.input(bytes);
+            }
+            return Some(false);
+        }
         Some(action) => carry_out(host, app, inputs, beside, action),
     }
     Some(true)
@@ -197,7 +205,8 @@ fn carry_out<K>(
 ) {
     let agent = &host.agent;
     match action {
-        Action::Quit => {}
+        // Handled before: they need no frame, or end the loop.
+        Action::Quit | Action::Input(_) => {}
         Action::Prompt(prompt) => {
             let wake = Arc::clone(&host.wake);
             // The outcome comes back through the loop's reports.
@@ -222,11 +231,6 @@ fn carry_out<K>(
                 attached_terminal_size(columns, rows),
                 inputs.events,
             ));
-        }
-        Action::Input(bytes) => {
-            if let Some(attach) = &beside.attach {
-                attach.input(bytes);
-            }
         }
         Action::Detach => beside.attach = None,
         Action::Cancel(row) => match row.kind {
