@@ -259,6 +259,8 @@ impl MockContext {
                 stalled_for,
                 bytes_written: task.entry.bytes_written,
                 diagnosis: None,
+                takes_input: false,
+                terminal: false,
             };
             (callback, info)
         };

@@ -65,6 +65,8 @@ fn json_shapes() {
             stalled_for: Duration::from_secs(45),
             bytes_written: 128,
             diagnosis: None,
+            takes_input: false,
+            terminal: false,
         }
     );
     insta::assert_json_snapshot!(
@@ -246,7 +248,8 @@ proptest! {
     #[test]
     fn stall_round_trips(n in any::<u64>(), command in "\\PC*", ms in 0u64..u64::MAX / 2, bytes in any::<u64>()) {
         round_trip(&StallInfo { task_id: TaskId::from_number(n), command, output_path: "/x".into(),
-                                stalled_for: Duration::from_millis(ms), bytes_written: bytes, diagnosis: None });
+                                stalled_for: Duration::from_millis(ms), bytes_written: bytes, diagnosis: None,
+                                takes_input: false, terminal: false });
     }
 
     #[test]

@@ -263,6 +263,13 @@ pub struct StallInfo {
     /// stopped, running on CPU… `None` where nothing can be said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<String>,
+    /// Whether the task was started to take input (`stdin: pipe`, or a terminal): a
+    /// quiet task may be waiting for an answer it can be given.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub takes_input: bool,
+    /// Whether the task runs in a terminal (its screen can be read).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminal: bool,
 }
 
 /// Called exactly once when a task settles.

@@ -387,6 +387,10 @@ impl ExecutionContext for ProcessContext {
             TaskIo::Terminal(size) => Some(Arc::new(TerminalScreen::new(size))),
             TaskIo::Plain | TaskIo::InputPipe => None,
         };
+        let input_pipe = match (&spawned.input, &terminal) {
+            (Some(fd), None) => nix::sys::stat::fstat(fd).ok().map(|stat| stat.st_ino),
+            _ => None,
+        };
         let input = match spawned.input.take().map(|fd| InputEnd::new(fd, terminal.is_some())) {
             None => None,
             Some(Ok(input)) => Some(input),
@@ -411,6 +415,7 @@ impl ExecutionContext for ProcessContext {
             on_exit: options.on_exit,
             output: output.clone(),
             input,
+            input_pipe,
             terminal: terminal.clone(),
         }));
         let stall = match (options.limits.stall_timeout, options.on_stall) {

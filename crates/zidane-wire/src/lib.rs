@@ -73,7 +73,7 @@ pub use notification::{TaskNotification, kill_reason_text};
 pub use paint::{MAX_RESULT_LINES, Painter};
 pub use parse::{WireBlock, parse};
 pub use replay::{StreamEvent, events_from_turn, events_from_turns};
-pub use stall::{STALL_HINT, TaskStall};
+pub use stall::{STALL_HINT, STALL_INPUT_HINT, STALL_TERMINAL_HINT, TaskStall};
 pub use summary::{SUMMARY_COMMAND_CHARS, command_preview, exit_summary, format_duration};
 pub use turn::{ContentBlock, Role, Turn};
 /// The context types this crate's functions take and give, re-exported so that a host

@@ -22,6 +22,22 @@ be stuck. Read the tail of the output file, then decide: kill it with shell_kill
 re-run it with its input piped in or a non-interactive flag such as --yes, or keep \
 waiting if the silence is expected.";
 
+/// The `<hint>` of a stall block for a task started with its stdin open
+/// (`stdin: pipe`): it can be answered.
+pub const STALL_INPUT_HINT: &str = "The task is still running but has produced no output \
+for the reported window. Its stdin is open, so it may be waiting for an answer: read the \
+tail of the output file to see what it asked, then answer it with shell_input (text, and \
+keys such as enter). Or kill it with shell_kill, or keep waiting if the silence is \
+expected.";
+
+/// The `<hint>` of a stall block for a task that runs in a terminal: it can be
+/// answered, and its screen read.
+pub const STALL_TERMINAL_HINT: &str = "The task is still running but has produced no \
+output for the reported window. It runs in a terminal, so it may be waiting for an answer \
+or a key: look at its screen with shell_screen to see what it asks, then answer it with \
+shell_input (text, and keys such as enter, or ctrl-c to interrupt it). Or kill it with \
+shell_kill, or keep waiting if the silence is expected.";
+
 /// A task that has produced no output for the stall window: a one-shot block queued for
 /// the model's next user turn. The task is not killed.
 ///
@@ -51,6 +67,8 @@ waiting if the silence is expected.";
 ///     stalled_for: Duration::from_secs(45),
 ///     bytes_written: 128,
 ///     diagnosis: None,
+///     takes_input: false,
+///     terminal: false,
 /// });
 /// assert!(stall.render().contains("<stalled-for-ms>45000</stalled-for-ms>"));
 /// assert_eq!(parse(&stall.render())?, vec![WireBlock::Stall(stall)]);
@@ -78,7 +96,9 @@ pub struct TaskStall {
 }
 
 impl TaskStall {
-    /// The stall block of a stall report, with [`STALL_HINT`].
+    /// The stall block of a stall report, with [`STALL_HINT`] — or, for a task that
+    /// takes input, [`STALL_INPUT_HINT`] ([`STALL_TERMINAL_HINT`] in a terminal), which
+    /// name the tool that answers it.
     ///
     /// A log path that is not valid UTF-8 is rendered lossily (`U+FFFD` for bad bytes).
     pub fn from_stall(info: &StallInfo) -> Self {
@@ -88,7 +108,14 @@ impl TaskStall {
             output_file: info.output_path.to_string_lossy().into_owned(),
             stalled_for_ms: u64::try_from(info.stalled_for.as_millis()).unwrap_or(u64::MAX),
             bytes_written: info.bytes_written,
-            hint: STALL_HINT.to_owned(),
+            hint: if info.terminal {
+                STALL_TERMINAL_HINT
+            } else if info.takes_input {
+                STALL_INPUT_HINT
+            } else {
+                STALL_HINT
+            }
+            .to_owned(),
             diagnosis: info.diagnosis.clone(),
         }
     }

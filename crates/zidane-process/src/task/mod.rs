@@ -79,6 +79,9 @@ pub(crate) struct Task {
     output: Mutex<Option<Arc<Receiver>>>,
     /// Where input is written, for a task started to take it.
     pub(crate) input: Option<InputEnd>,
+    /// The inode of the pipe that is the task's stdin, when it has one: how a stall
+    /// diagnosis tells a wait for input from a read of an inner pipe.
+    pub(crate) input_pipe: Option<u64>,
     /// The screen of a task that runs in a terminal.
     pub(crate) terminal: Option<Arc<TerminalScreen>>,
     state: Mutex<State>,
@@ -131,6 +134,7 @@ pub(crate) struct NewTask {
     pub(crate) on_exit: Option<ExitCallback>,
     pub(crate) output: Arc<Receiver>,
     pub(crate) input: Option<InputEnd>,
+    pub(crate) input_pipe: Option<u64>,
     pub(crate) terminal: Option<Arc<TerminalScreen>>,
 }
 
@@ -150,6 +154,7 @@ impl Task {
             kill_request: OnceLock::new(),
             output: Mutex::new(Some(new.output)),
             input: new.input,
+            input_pipe: new.input_pipe,
             terminal: new.terminal,
             state: Mutex::new(State {
                 status: TaskStatus::Running,

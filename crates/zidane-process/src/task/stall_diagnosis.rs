@@ -59,6 +59,8 @@ pub(crate) struct Descriptor {
 #[cfg_attr(target_os = "macos", allow(dead_code))] // macOS shows no `/proc` to parse
 pub(crate) enum DescriptorKind {
     Terminal(String),
+    /// The pipe the task was started with as its stdin, that input is written to.
+    InputPipe,
     Pipe,
     Socket,
     Null,
@@ -198,6 +200,7 @@ pub(crate) fn describe(activity: &Activity) -> String {
         };
         match &d.kind {
             DescriptorKind::Terminal(path) => format!("{which}, a terminal ({path})"),
+            DescriptorKind::InputPipe => format!("{which}, the pipe its input is written to"),
             DescriptorKind::Pipe => format!("{which}, a pipe"),
             DescriptorKind::Socket => format!("{which}, a socket"),
             DescriptorKind::Null => format!("{which} (/dev/null)"),
@@ -216,6 +219,7 @@ pub(crate) fn describe(activity: &Activity) -> String {
             DescriptorKind::Terminal(_) => {
                 format!("waiting for input from a terminal: reading {}", fd_text(d))
             }
+            DescriptorKind::InputPipe => format!("waiting for input: reading {}", fd_text(d)),
             _ => format!("waiting to read from {}", fd_text(d)),
         },
         Activity::Writing(d) => {
@@ -232,6 +236,18 @@ pub(crate) fn describe(activity: &Activity) -> String {
         Activity::Asleep(Some(wchan)) => format!("asleep in the kernel ({wchan})"),
         Activity::Asleep(None) => "asleep".to_owned(),
     }
+}
+
+/// Whether a process is blocked reading what someone would type: a terminal, or its
+/// stdin.
+fn reads_input(activity: &Activity) -> bool {
+    matches!(
+        activity,
+        Activity::Reading(Descriptor {
+            kind: DescriptorKind::Terminal(_) | DescriptorKind::InputPipe,
+            ..
+        })
+    )
 }
 
 /// Whether the last line of output looks like a question waiting for an answer.
@@ -253,9 +269,11 @@ pub(crate) fn looks_like_prompt(line: &str) -> bool {
 }
 
 /// The diagnosis of the task whose group is `pgid` and whose log is `log`, or `None`
-/// when `/proc` cannot tell.
-pub(crate) fn diagnose(pgid: u32, log: &Path) -> Option<String> {
-    let processes = group_members(pgid)?;
+/// when `/proc` cannot tell. `input_pipe`: the inode of the pipe the task's input is
+/// written to, if it has one (a read from it is a wait for input, a read from any other
+/// pipe is not).
+pub(crate) fn diagnose(pgid: u32, log: &Path, input_pipe: Option<u64>) -> Option<String> {
+    let processes = group_members(pgid, input_pipe)?;
     if processes.is_empty() {
         return None;
     }
@@ -270,7 +288,16 @@ pub(crate) fn diagnose(pgid: u32, log: &Path) -> Option<String> {
             processes.len() - MAX_DESCRIBED
         ));
     }
-    let mut text = parts.join("; ");
+    // Said first and plainly: it is what the model can act on.
+    let waiting_for_input = processes
+        .iter()
+        .any(|(_, _, activity)| reads_input(activity));
+    let mut text = if waiting_for_input {
+        "Waiting for input. ".to_owned()
+    } else {
+        String::new()
+    };
+    text.push_str(&parts.join("; "));
     text.push('.');
     if let Some(line) = last_line(log).filter(|l| looks_like_prompt(l)) {
         text.push_str(&format!(" Its last output looks like a prompt: {line:?}."));
@@ -281,7 +308,7 @@ pub(crate) fn diagnose(pgid: u32, log: &Path) -> Option<String> {
 /// `(pid, name, activity)` of every process in the group, leader first: on macOS from
 /// the process states alone (no system call or wait channel is shown there).
 #[cfg(target_os = "macos")]
-fn group_members(pgid: u32) -> Option<Vec<(u32, String, Activity)>> {
+fn group_members(pgid: u32, _input_pipe: Option<u64>) -> Option<Vec<(u32, String, Activity)>> {
     let mut members: Vec<_> = crate::containment::procfs::group_members(pgid)?
         .into_iter()
         .map(|(pid, name, state)| {
@@ -295,7 +322,8 @@ fn group_members(pgid: u32) -> Option<Vec<(u32, String, Activity)>> {
 
 /// `(pid, name, activity)` of every process in the group, leader first.
 #[cfg(not(target_os = "macos"))]
-fn group_members(pgid: u32) -> Option<Vec<(u32, String, Activity)>> {
+fn group_members(pgid: u32, input_pipe: Option<u64>) -> Option<Vec<(u32, String, Activity)>> {
+    let input_link = input_pipe.map(|inode| format!("pipe:[{inode}]"));
     let mut members = Vec::new();
     for (pid, stat) in crate::containment::procfs::processes_with_stat()? {
         let Some((name, state, group)) = parse_stat(&stat) else {
@@ -310,7 +338,14 @@ fn group_members(pgid: u32) -> Option<Vec<(u32, String, Activity)>> {
         let wchan = fs::read_to_string(format!("/proc/{pid}/wchan")).ok();
         let activity = classify(state, syscall, wchan.as_deref(), |fd| {
             fs::read_link(format!("/proc/{pid}/fd/{fd}"))
-                .map(|t| DescriptorKind::from_link(&t.to_string_lossy()))
+                .map(|t| {
+                    let target = t.to_string_lossy();
+                    if input_link.as_deref() == Some(&*target) {
+                        DescriptorKind::InputPipe
+                    } else {
+                        DescriptorKind::from_link(&target)
+                    }
+                })
                 .unwrap_or(DescriptorKind::Unknown)
         });
         members.push((pid, name, activity));

@@ -323,7 +323,9 @@ fn fire_stall(
         stalled_for: quiet,
         bytes_written,
         // The group is still there to ask: the task has not ended.
-        diagnosis: stall_diagnosis::diagnose(task.pid, &task.output_path),
+        diagnosis: stall_diagnosis::diagnose(task.pid, &task.output_path, task.input_pipe),
+        takes_input: task.input.is_some(),
+        terminal: task.terminal.is_some(),
     };
     if catch_unwind(AssertUnwindSafe(|| callback(info))).is_err() {
         tracing::error!(task = %task.id, "on_stall callback panicked");

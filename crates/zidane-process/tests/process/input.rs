@@ -1,6 +1,8 @@
 //! A task started with `stdin: pipe` takes input; one started without refuses it.
 
-use zidane_context::{ContextError, ExecutionContext, StdinMode, TaskInput, TaskStatus};
+use zidane_context::{
+    ContextError, ExecutionContext, StdinMode, TaskInput, TaskLimits, TaskStatus,
+};
 
 use crate::support::*;
 
@@ -140,4 +142,82 @@ async fn a_task_that_never_reads_its_input_gets_an_error_not_a_hang() {
         "{error}"
     );
     f.kill(started.task_id).await;
+}
+
+/// A quiet task reading the pipe its input is written to is waiting for input, and
+/// the stall says so; a read of an inner pipe (`sleep | cat`) is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stall_on_the_input_pipe_says_it_waits_for_input() {
+    let f = Fixture::new().await;
+    let exits = Exits::default();
+    let stalls = Stalls::default();
+    let watched = |options: zidane_context::BackgroundOptions| {
+        options
+            .stdin(StdinMode::Pipe)
+            .limits(TaskLimits {
+                stall_timeout: Some(std::time::Duration::from_millis(200)),
+                ..TaskLimits::default()
+            })
+            .on_stall(stalls.callback())
+    };
+    let asking = f
+        .context
+        .exec_background(
+            f.handle,
+            "printf 'Overwrite? '; read answer",
+            watched(exits.attach(f.options())),
+        )
+        .await
+        .unwrap();
+    stalls
+        .wait_until("the question", |s| {
+            s.task_id == asking.task_id && s.bytes_written > 0
+        })
+        .await;
+    let stall = stalls
+        .all()
+        .into_iter()
+        .find(|s| s.task_id == asking.task_id && s.bytes_written > 0)
+        .unwrap();
+    assert!(stall.takes_input && !stall.terminal);
+    if cfg!(target_os = "linux") {
+        let diagnosis = stall.diagnosis.unwrap();
+        assert!(diagnosis.starts_with("Waiting for input. "), "{diagnosis}");
+        assert!(
+            diagnosis.contains("the pipe its input is written to"),
+            "{diagnosis}"
+        );
+        assert!(diagnosis.contains("\"Overwrite? \""), "{diagnosis}");
+    }
+    type_in(&f, asking.task_id, "y\n").await;
+
+    let inner = f
+        .context
+        .exec_background(
+            f.handle,
+            "echo go; sleep 30 | cat",
+            watched(exits.attach(f.options())),
+        )
+        .await
+        .unwrap();
+    stalls
+        .wait_until("the inner pipe", |s| {
+            s.task_id == inner.task_id && s.bytes_written > 0
+        })
+        .await;
+    let stall = stalls
+        .all()
+        .into_iter()
+        .find(|s| s.task_id == inner.task_id && s.bytes_written > 0)
+        .unwrap();
+    if cfg!(target_os = "linux") {
+        let diagnosis = stall.diagnosis.unwrap();
+        assert!(!diagnosis.starts_with("Waiting for input"), "{diagnosis}");
+        assert!(
+            diagnosis.contains("is waiting to read from its stdin, a pipe"),
+            "{diagnosis}"
+        );
+    }
+    f.kill(inner.task_id).await;
+    exits.wait_for(2).await;
 }

@@ -211,3 +211,38 @@ fn stall_with_a_diagnosis() {
     without.diagnosis = None;
     assert_eq!(parse(&old).unwrap(), vec![WireBlock::Stall(without)]);
 }
+
+/// A quiet task that takes input is told to be answered with `shell_input` (and, in a
+/// terminal, looked at with `shell_screen`); one with its stdin closed keeps the advice
+/// to kill it and re-run it non-interactively.
+#[test]
+fn stall_of_a_task_that_takes_input() {
+    use std::time::Duration;
+    use zidane_context::{StallInfo, TaskId};
+    let info = |takes_input, terminal| StallInfo {
+        task_id: TaskId::from_number(3),
+        command: "npm init".into(),
+        output_path: "/tmp/tasks/bash_3.log".into(),
+        stalled_for: Duration::from_secs(30),
+        bytes_written: 64,
+        diagnosis: Some(
+            "Waiting for input. npm (pid 4242) is waiting for input from a terminal: reading \
+             its stdin, a terminal (/dev/pts/3). Its last output looks like a prompt: \
+             \"package name:\"."
+                .to_owned(),
+        ),
+        takes_input,
+        terminal,
+    };
+    let terminal = zidane_wire::TaskStall::from_stall(&info(true, true));
+    assert_snapshot!("stall_terminal", rendered(terminal.clone()));
+    assert_eq!(
+        parse(&terminal.render()).unwrap(),
+        vec![WireBlock::Stall(terminal)]
+    );
+    let piped = zidane_wire::TaskStall::from_stall(&info(true, false));
+    assert_eq!(piped.hint, zidane_wire::STALL_INPUT_HINT);
+    assert!(piped.hint.contains("shell_input") && !piped.hint.contains("shell_screen"));
+    let closed = zidane_wire::TaskStall::from_stall(&info(false, false));
+    assert_eq!(closed.hint, zidane_wire::STALL_HINT);
+}

@@ -50,5 +50,7 @@ pub fn stall(n: u64, command: &str, quiet_ms: u64, bytes: u64) -> TaskStall {
         stalled_for: Duration::from_millis(quiet_ms),
         bytes_written: bytes,
         diagnosis: None,
+        takes_input: false,
+        terminal: false,
     })
 }
