@@ -221,6 +221,22 @@ async fn attached_keys_reach_the_task_its_screen_follows_and_ctrl_bracket_return
             .unwrap()
             .size();
         assert_eq!(size, zidane::context::TtySize::new(21, 80));
+        // A resized window resizes the task's terminal with it.
+        session
+            .keys
+            .unbounded_send(Ok(Event::Resize(100, 30)))
+            .unwrap();
+        let resized = tokio::time::timeout(STEP, async {
+            loop {
+                let screen = session.host.agent.read_task_screen("bash_1").await.unwrap();
+                if screen.size() == zidane::context::TtySize::new(27, 100) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        assert!(resized.is_ok(), "the terminal kept its size");
 
         for c in "eu".chars() {
             session.key(KeyCode::Char(c), KeyModifiers::NONE);
