@@ -115,11 +115,12 @@ pub fn footer_line(app: &App) -> Line<'static> {
         } else {
             state
         };
+        let back = match attached.gone {
+            None => format!("{DETACH_KEY} detach"),
+            Some(_) => "any key returns".to_owned(),
+        };
         return Line::from(vec![
-            Span::styled(
-                format!("{DETACH_KEY} detach"),
-                Style::new().fg(Color::Yellow),
-            ),
+            Span::styled(back, Style::new().fg(Color::Yellow)),
             Span::styled(" · ", dim),
             Span::styled(format!("attached to {}", attached.task_id), dim),
             Span::styled(" · ", dim),
