@@ -114,15 +114,24 @@ async fn write(
                         }
                     }
                 }
-                if let Err(error) = agent
+                match agent
                     .write_task_input(&task_id, TaskInput::Bytes(bytes))
                     .await
                 {
-                    let _ = events.send(AppEvent::Gone {
-                        task_id: task_id.clone(),
-                        reason: reason(&error),
-                    });
-                    return;
+                    Ok(()) => {}
+                    // A task that is busy, not reading its input, may read the next keys.
+                    Err(AttachError::Context(ContextError::Task { reason, .. })) => {
+                        let _ = events.send(AppEvent::Note(format!(
+                            "{task_id} did not take what was typed ({reason})"
+                        )));
+                    }
+                    Err(error) => {
+                        let _ = events.send(AppEvent::Gone {
+                            task_id: task_id.clone(),
+                            reason: reason(&error),
+                        });
+                        return;
+                    }
                 }
             }
         }
@@ -188,3 +197,7 @@ fn reason(error: &AttachError) -> String {
         error => zidane::agent::error_chain(error),
     }
 }
+
+#[cfg(test)]
+#[path = "attach_watch_tests.rs"]
+mod tests;
