@@ -28,7 +28,9 @@ fields: times in µs unless named otherwise), or of the agent ops `wake`, `idle`
 const PEERS_SCRIPT: &str = "../shared/bench/run.sh";
 
 /// Every op of the protocol with the size of one quick run (a minute or so on two
-/// cores), run by the process layer's driver.
+/// cores), then the driver's own ops for input and terminals (a line written → back in
+/// the log, on a pipe and in a terminal; a terminal task's start), run by the process
+/// layer's driver.
 const OPS: &[(&str, &str)] = &[
     ("spawn", "300"),
     ("roundtrip", "200"),
@@ -38,6 +40,9 @@ const OPS: &[(&str, &str)] = &[
     ("concurrent", "100"),
     ("escape", "10"),
     ("orphan", "10"),
+    ("input", "2000"),
+    ("input-tty", "2000"),
+    ("spawn-tty", "300"),
 ];
 
 /// The ops only a whole agent can show, run by the facade's `agent_driver` in the same

@@ -8,7 +8,9 @@
 //! ```
 //!
 //! Ops: `spawn N`, `roundtrip N`, `throughput BYTES`, `interleave LINES`, `kill N`,
-//! `concurrent N`, `escape N`, `orphan N` (and `orphan`'s hidden `orphan-host N TOKEN`). Prints one JSON line on stdout and exits 0, or 1 with `"ok": false`
+//! `concurrent N`, `escape N`, `orphan N` (and `orphan`'s hidden `orphan-host N TOKEN`),
+//! and this driver's own `input N`, `input-tty N` and `spawn-tty N` (see
+//! `driver/interactive.rs`). Prints one JSON line on stdout and exits 0, or 1 with `"ok": false`
 //! and an `"error"` when a check fails. Logs go under `$BENCH_DIR` (default: a fresh
 //! temporary directory). The `--bench` flag cargo appends is ignored.
 //!
@@ -47,6 +49,8 @@ type Fields = Map<String, Value>;
 mod cargo_env;
 #[path = "driver/containment.rs"]
 mod containment;
+#[path = "driver/interactive.rs"]
+mod interactive;
 
 /// The hidden sub-op of `orphan`: `orphan-host N TOKEN` starts N tasks and SIGKILLs
 /// itself, so it only returns (with a failure) when something went wrong.
@@ -149,6 +153,9 @@ fn run(op: &str, arg: Option<&str>) -> Result<Fields, Failure> {
             "concurrent" => concurrent(&dir, count).await,
             "escape" => containment_fields(containment::escape(count, &dir).await),
             "orphan" => containment_fields(containment::orphan(count, &dir).await),
+            "input" => interactive::input(&dir, count, false).await,
+            "input-tty" => interactive::input(&dir, count, true).await,
+            "spawn-tty" => interactive::spawn_tty(&dir, count).await,
             other => Err(format!("unknown op {other}").into()),
         }
     })

@@ -355,8 +355,7 @@ impl ExecutionContext for ProcessContext {
         let (env, marker) = self.marked_env(&task_env, MarkedWork::Task(task_id));
         let name = (task_id, self.timestamp.as_str());
         let started = start_task_shell(
-            &self.shell,
-            self.process_path,
+            (&self.shell, self.process_path),
             command,
             &cwd,
             &env,

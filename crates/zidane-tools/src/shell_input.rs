@@ -207,10 +207,9 @@ async fn collect_answer(context: &ToolContext, task_id: TaskId, start: u64) -> A
         let next = context
             .context
             .follow_output(context.handle, task_id, offset, FOLLOW_CHUNK);
-        let chunk = match tokio::time::timeout(quiet, next).await {
-            Ok(Ok(Some(chunk))) => chunk,
-            // Quiet for the window, or the log cannot be read: the answer is complete.
-            _ => break,
+        // Quiet for the window, or the log cannot be read: the answer is complete.
+        let Ok(Ok(Some(chunk))) = tokio::time::timeout(quiet, next).await else {
+            break;
         };
         offset = chunk.offset + chunk.bytes.len() as u64;
         answer.bytes.extend_from_slice(&chunk.bytes);

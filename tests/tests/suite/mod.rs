@@ -13,6 +13,8 @@ mod facade;
 #[cfg(target_os = "linux")]
 mod full_disk;
 #[cfg(target_os = "linux")]
+mod interactive;
+#[cfg(target_os = "linux")]
 mod latch;
 #[cfg(target_os = "linux")]
 mod models;

@@ -23,8 +23,7 @@ const LOG_NAME_ATTEMPTS: u32 = 8;
 /// Returns the log's path; fails with the error a caller should see, leaving nothing
 /// behind.
 pub(crate) fn start_task_shell(
-    shell: &Shell,
-    path: ProcessPath,
+    (shell, path): (&Shell, ProcessPath),
     command: &str,
     cwd: &Path,
     env: &BTreeMap<String, String>,
