@@ -197,7 +197,8 @@ async fn attached_keys_reach_the_task_its_screen_follows_and_ctrl_bracket_return
         tokio::spawn(async move { wake.prompt("ask me a question").await });
         session
             .frame("the task counted", |frame| {
-                frame.contains("ctrl+k cancel (1)")
+                // The turn has ended: the one row is the task, not the call starting it.
+                frame.contains("· idle · ctrl+k cancel (1)")
             })
             .await;
         session.key(KeyCode::Char('k'), KeyModifiers::CONTROL);

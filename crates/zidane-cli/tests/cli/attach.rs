@@ -37,7 +37,8 @@ fn prompt(tmux: &Tmux, text: &str) {
 fn attach_to_the_question(tmux: &Tmux) -> String {
     tmux.wait_text("ctrl+k cancel", STEP);
     prompt(tmux, "ask me a question");
-    tmux.wait_text("ctrl+k cancel (1)", STEP);
+    // The turn has ended: the one row is the task, not the shell call that starts it.
+    tmux.wait_text("· idle · ctrl+k cancel (1)", STEP);
     tmux.keys(&["C-k"]);
     let picker = tmux.wait_text("a attaches to a [tty] task", STEP);
     assert!(picker.contains("› ⌁ bash_1"), "{picker}");

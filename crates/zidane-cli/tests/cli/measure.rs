@@ -104,7 +104,7 @@ fn measure_attached_echo_and_idle_cpu() {
     tmux.keys(&["C-u"]);
     tmux.keys(&["-l", "ask me a question"]);
     tmux.keys(&["Enter"]);
-    tmux.wait_text("ctrl+k cancel (1)", STEP);
+    tmux.wait_text("· idle · ctrl+k cancel (1)", STEP);
     tmux.keys(&["C-k"]);
     tmux.wait_text("[tty]", STEP);
     tmux.keys(&["a"]);
