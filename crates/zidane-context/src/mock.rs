@@ -16,6 +16,7 @@ use crate::error::{ContextError, Result};
 use crate::exec::{ExecOptions, ExecOutput, ReadRange, ReadResult, validate_command};
 use crate::exit_watch::wait_for_exit;
 use crate::handle::ExecutionHandle;
+use crate::interactive::{Screen, TaskInput, TtySize};
 use crate::output::OutputChunk;
 use crate::signal::Signal;
 use crate::task::{
@@ -46,6 +47,12 @@ pub enum MockCall {
     WaitBackground(ExecutionHandle, TaskId),
     /// `reassign_background_tasks(from, to)`.
     Reassign(ExecutionHandle, ExecutionHandle),
+    /// `write_input(handle, task_id, input)`.
+    WriteInput(ExecutionHandle, TaskId, TaskInput),
+    /// `read_screen(handle, task_id)`.
+    ReadScreen(ExecutionHandle, TaskId),
+    /// `resize(handle, task_id, size)`.
+    Resize(ExecutionHandle, TaskId, TtySize),
 }
 
 type ExecHandler = Arc<dyn Fn(&str, &ExecOptions) -> ExecOutput + Send + Sync>;
@@ -56,6 +63,12 @@ struct MockTask {
     on_exit: Option<ExitCallback>,
     on_stall: Option<StallCallback>,
     done: watch::Sender<Option<TaskExitInfo>>,
+    /// Every byte written to the task's input.
+    input: Vec<u8>,
+    /// End of input was sent to its pipe.
+    input_closed: bool,
+    /// What `read_screen` answers for a terminal task (`set_screen`).
+    screen: Option<Screen>,
 }
 
 #[derive(Default)]
@@ -259,13 +272,46 @@ impl MockContext {
                 stalled_for,
                 bytes_written: task.entry.bytes_written,
                 diagnosis: None,
-                takes_input: false,
-                terminal: false,
+                takes_input: task.entry.takes_input(),
+                terminal: task.entry.tty.is_some(),
             };
             (callback, info)
         };
         callback(info);
         true
+    }
+
+    /// Every byte written to a task's input so far (`write_input`; a terminal's end of
+    /// input is its ctrl-d byte). Empty for an unknown task.
+    pub fn input(&self, task_id: TaskId) -> Vec<u8> {
+        self.state()
+            .tasks
+            .get(&task_id)
+            .map(|t| t.input.clone())
+            .unwrap_or_default()
+    }
+
+    /// Sets what `read_screen` answers for a terminal task (a blank screen of its size
+    /// until this is called). False if the task is unknown or has no terminal.
+    pub fn set_screen(&self, task_id: TaskId, screen: Screen) -> bool {
+        let mut state = self.state();
+        match state.tasks.get_mut(&task_id) {
+            Some(task) if task.entry.tty.is_some() => {
+                task.screen = Some(screen);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The task of `handle` for an input or terminal call: `Ok(None)` when unknown.
+    fn interactive_task(
+        state: &mut State,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Result<Option<&mut MockTask>> {
+        Self::check_handle(state, handle)?;
+        Ok(state.tasks.get_mut(&task_id).filter(|t| t.handle == handle))
     }
 
     /// Every call made so far, in order.
@@ -522,6 +568,9 @@ impl ExecutionContext for MockContext {
                 on_exit: options.on_exit,
                 on_stall: options.on_stall,
                 done: watch::Sender::new(None),
+                input: Vec::new(),
+                input_closed: false,
+                screen: None,
             },
         );
         Ok(BackgroundStarted {
@@ -658,6 +707,91 @@ impl ExecutionContext for MockContext {
             }
         }
         Ok(moved)
+    }
+
+    /// Input to a task started with `stdin: Pipe` or a `tty`, recorded for
+    /// [`input`](MockContext::input). `Unsupported` unless the capabilities say
+    /// `task_input`.
+    async fn write_input(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        input: TaskInput,
+    ) -> Result<Option<()>> {
+        self.record(MockCall::WriteInput(handle, task_id, input.clone()));
+        if !self.config().capabilities.task_input {
+            return Err(ContextError::unsupported("write_input"));
+        }
+        let mut state = self.state();
+        let Some(task) = Self::interactive_task(&mut state, handle, task_id)? else {
+            return Ok(None);
+        };
+        if !task.entry.takes_input() {
+            return Err(ContextError::NoInput { task_id });
+        }
+        if task.entry.status.is_terminal() {
+            return Err(ContextError::TaskEnded { task_id });
+        }
+        if task.input_closed {
+            return Err(ContextError::InputClosed { task_id });
+        }
+        match input {
+            TaskInput::Bytes(bytes) => task.input.extend_from_slice(&bytes),
+            TaskInput::Eof if task.entry.tty.is_some() => task.input.push(0x04),
+            TaskInput::Eof => task.input_closed = true,
+        }
+        Ok(Some(()))
+    }
+
+    /// The screen set with [`set_screen`](MockContext::set_screen), else a blank one
+    /// of the task's size. `Unsupported` unless the capabilities say `terminals`.
+    async fn read_screen(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Result<Option<Screen>> {
+        self.record(MockCall::ReadScreen(handle, task_id));
+        if !self.config().capabilities.terminals {
+            return Err(ContextError::unsupported("read_screen"));
+        }
+        let mut state = self.state();
+        let Some(task) = Self::interactive_task(&mut state, handle, task_id)? else {
+            return Ok(None);
+        };
+        let Some(size) = task.entry.tty else {
+            return Err(ContextError::NotATerminal { task_id });
+        };
+        Ok(Some(
+            task.screen
+                .clone()
+                .unwrap_or_else(|| Screen::new(size, Vec::new(), (0, 0))),
+        ))
+    }
+
+    /// Records the new size in the task's entry. `Unsupported` unless the capabilities
+    /// say `terminals`.
+    async fn resize(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        size: TtySize,
+    ) -> Result<Option<()>> {
+        self.record(MockCall::Resize(handle, task_id, size));
+        if !self.config().capabilities.terminals {
+            return Err(ContextError::unsupported("resize"));
+        }
+        let mut state = self.state();
+        let Some(task) = Self::interactive_task(&mut state, handle, task_id)? else {
+            return Ok(None);
+        };
+        if task.entry.tty.is_none() {
+            return Err(ContextError::NotATerminal { task_id });
+        }
+        if task.entry.status.is_terminal() {
+            return Err(ContextError::TaskEnded { task_id });
+        }
+        task.entry.tty = Some(size);
+        Ok(Some(()))
     }
 }
 

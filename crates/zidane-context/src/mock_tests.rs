@@ -273,3 +273,76 @@ async fn no_background_capability_refuses() {
         Err(ContextError::Unsupported { .. })
     ));
 }
+
+#[tokio::test]
+async fn input_and_screens_follow_the_capabilities_and_the_task() {
+    let plain = MockContext::new();
+    let handle = plain.create_handle().await.unwrap();
+    let id = start(&plain, handle, |_| {}).await;
+    assert!(matches!(
+        plain.write_input(handle, id, TaskInput::Eof).await,
+        Err(ContextError::Unsupported { .. })
+    ));
+
+    let context = MockContext::new()
+        .with_capabilities(Capabilities::new(DetachedTasks::ProcessLifetime).with_terminals());
+    let handle = context.create_handle().await.unwrap();
+    let closed = start(&context, handle, |_| {}).await;
+    assert!(matches!(
+        context
+            .write_input(handle, closed, TaskInput::text("y\n"))
+            .await,
+        Err(ContextError::NoInput { .. })
+    ));
+    let size = crate::TtySize::new(10, 40);
+    let tty = context
+        .exec_background(handle, "vi", BackgroundOptions::new("/t").tty(size))
+        .await
+        .unwrap()
+        .task_id;
+    let entry = context.task(tty).unwrap();
+    assert!(entry.takes_input() && entry.tty == Some(size));
+    context
+        .write_input(handle, tty, TaskInput::text(":q\r"))
+        .await
+        .unwrap()
+        .unwrap();
+    context
+        .write_input(handle, tty, TaskInput::Eof)
+        .await
+        .unwrap();
+    assert_eq!(context.input(tty), b":q\r\x04");
+    assert_eq!(
+        context
+            .read_screen(handle, tty)
+            .await
+            .unwrap()
+            .unwrap()
+            .lines
+            .len(),
+        10
+    );
+    let shown = Screen::new(size, vec!["~".into()], (0, 0));
+    assert!(context.set_screen(tty, shown.clone()));
+    assert_eq!(context.read_screen(handle, tty).await.unwrap(), Some(shown));
+    assert!(matches!(
+        context.read_screen(handle, closed).await,
+        Err(ContextError::NotATerminal { .. })
+    ));
+    context
+        .resize(handle, tty, crate::TtySize::new(20, 80))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        context.task(tty).unwrap().tty,
+        Some(crate::TtySize::new(20, 80))
+    );
+    assert!(
+        context
+            .write_input(handle, TaskId::from_number(99), TaskInput::Eof)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
