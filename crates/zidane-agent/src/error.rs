@@ -88,6 +88,29 @@ pub enum AgentError {
     },
 }
 
+/// Why a host could not reach a task's input or terminal
+/// ([`Agent::write_task_input`](crate::Agent::write_task_input),
+/// [`read_task_screen`](crate::Agent::read_task_screen),
+/// [`resize_task`](crate::Agent::resize_task),
+/// [`follow_task_output`](crate::Agent::follow_task_output)).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AttachError {
+    /// The id is not a task id (`bash_N`); nothing was asked of the context.
+    #[error("not a task id: {0}")]
+    InvalidId(ContextError),
+    /// The agent has no execution handle yet, so it has started no task.
+    #[error("this agent has started no background task")]
+    NoHandle,
+    /// No task of that id belongs to this agent's handle.
+    #[error("no background task {0} on this agent")]
+    Unknown(TaskId),
+    /// The context refused: the task takes no input or has no terminal, has ended, or
+    /// the context has neither.
+    #[error("the execution context refused: {0}")]
+    Context(ContextError),
+}
+
 /// Why [`Agent::kill_background_task`](crate::Agent::kill_background_task) killed
 /// nothing.
 #[derive(Debug, thiserror::Error)]

@@ -66,7 +66,7 @@ pub use config::{
     DirectJournal, ReconcileJournal,
 };
 pub use destroy::{DestroyReport, DestroyStep, FnResource, Resource, StepOutcome};
-pub use error::{AgentError, KillTaskError, Result};
+pub use error::{AgentError, AttachError, KillTaskError, Result};
 pub use error_chain::error_chain;
 pub use hooks::{
     HookBus, HookEvent, Reconcile, SubscriptionId, TaskReassign, TaskStart, ToolCallEvent,
@@ -107,4 +107,5 @@ mod session;
 mod spawn;
 mod subagent;
 mod suppress;
+mod terminal;
 mod wake;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use chrono::Utc;
-use zidane_context::{ContextError, TaskStatus};
+use zidane_context::{ContextError, TaskStatus, TtySize};
 use zidane_wire::{TASK_GLYPH, TOOL_GLYPH};
 
 use crate::agent::Agent;
@@ -34,6 +34,9 @@ pub struct PickerRow {
     pub runtime: Duration,
     /// The task's log (tasks only).
     pub log_path: Option<PathBuf>,
+    /// The task's terminal and its size, when it runs in one (tasks only): a host can
+    /// attach to it ([`Agent::read_task_screen`], [`Agent::write_task_input`]).
+    pub tty: Option<TtySize>,
 }
 
 impl PickerRow {
@@ -72,6 +75,7 @@ impl Agent {
                         status: entry.status,
                         runtime: entry.runtime(now),
                         log_path: Some(entry.output_path),
+                        tty: entry.tty,
                     },
                 )
             })
@@ -93,6 +97,7 @@ impl Agent {
                 status: TaskStatus::Running,
                 runtime: (now - call.started_at).to_std().unwrap_or_default(),
                 log_path: None,
+                tty: None,
             })
             .collect()
     }

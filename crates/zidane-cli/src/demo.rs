@@ -8,6 +8,7 @@
 //! | `server` | starts a dev server in the background (it stops by itself after a while; kill it with `ctrl+k`) |
 //! | `eight` or `8` | starts eight quiet background tasks (for the idle-CPU measurement) |
 //! | `slow` | runs a slow command in the foreground: a tool call in flight, to cancel with `ctrl+k` |
+//! | `question` or `interactive` | starts a task in a terminal of its own that asks a question: attach to it from `ctrl+k` to answer |
 //! | anything else | starts a short build in the background |
 //!
 //! When a task ends, the woken model answers the `<task-notification>` with its summary.
@@ -35,6 +36,12 @@ pub const SLOW: &str = "sleep 30; echo done";
 
 /// A quiet task that ends by itself after two minutes.
 pub const QUIET_TASK: &str = "sleep 120";
+
+/// A task that asks where to deploy in its terminal, then deploys there (about a
+/// second); unanswered, it gives up after two minutes.
+pub const INTERACTIVE: &str = "printf 'Deploying 3 services.\\nDeploy to which region? [eu/us] '; \
+     read -r -t 120 region || region=nowhere; echo \"deploying to $region\"; \
+     for n in 1 2 3; do sleep 0.3; echo \"service $n/3 up\"; done; echo deployed";
 
 /// How many tasks the `eight` prompt starts.
 const EIGHT: usize = 8;
@@ -104,6 +111,13 @@ fn act_on(prompt: &str) -> ModelResponse {
             "shell",
             json!({ "command": SLOW }),
         )
+    } else if prompt.contains("question") || prompt.contains("interactive") {
+        ModelResponse::text("Starting it in a terminal of its own: it will ask you something.")
+            .with_tool_use(
+                "",
+                "shell",
+                json!({ "command": INTERACTIVE, "run_in_background": true, "tty": true }),
+            )
     } else if prompt.contains("server") {
         ModelResponse::text("Starting the dev server in the background.").with_tool_use(
             "",
@@ -207,6 +221,10 @@ mod tests {
             EIGHT
         );
         assert_eq!(commands(&respond(&prompt("something slow"))), [SLOW]);
+        assert_eq!(
+            commands(&respond(&prompt("ask me a question"))),
+            [INTERACTIVE]
+        );
     }
 
     #[test]

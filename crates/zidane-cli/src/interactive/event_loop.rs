@@ -17,8 +17,10 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use zidane::agent::PickerKind;
 
+use super::attach_watch::AttachWatch;
 use super::state::{Action, App, AppEvent};
 use super::task_watch::TaskWatch;
+use super::view::attached_terminal_size;
 use crate::error::CliError;
 use crate::host::Host;
 
@@ -32,6 +34,17 @@ const PICKER_TICK: Duration = Duration::from_secs(1);
 pub trait Surface {
     /// Draws one frame.
     fn draw(&mut self, app: &App) -> std::io::Result<()>;
+
+    /// Its size, as `(columns, rows)`.
+    fn size(&self) -> std::io::Result<(u16, u16)>;
+}
+
+/// What the loop keeps beside the [`App`]: the open picker's tick, the attached task's
+/// watch, the screen's size.
+struct Beside {
+    picker_tick: Option<tokio::time::Interval>,
+    attach: Option<AttachWatch>,
+    size: (u16, u16),
 }
 
 /// What the loop reads from.
@@ -67,7 +80,11 @@ where
     K: Stream<Item = std::io::Result<Event>> + Unpin,
 {
     tokio::pin!(stop);
-    let mut picker_tick: Option<tokio::time::Interval> = None;
+    let mut beside = Beside {
+        picker_tick: None,
+        attach: None,
+        size: surface.size()?,
+    };
     let mut dirty = true;
     let mut next_frame = Instant::now();
     loop {
@@ -76,14 +93,14 @@ where
             () = &mut stop => Input::Stop,
             key = inputs.keys.next() => Input::Key(key),
             Some(event) = inputs.inbox.recv() => Input::Event(event),
-            _ = tick(&mut picker_tick), if app.picker.is_some() => Input::PickerTick,
+            _ = tick(&mut beside.picker_tick), if app.picker.is_some() => Input::PickerTick,
             () = tokio::time::sleep_until(next_frame), if dirty => Input::Frame,
         };
         // Everything ready goes into this frame; a flood is cut at a frame's worth.
         let started = Instant::now();
         let mut input = Some(first);
         while let Some(next) = input.take() {
-            let Some(changed) = handle(host, app, &inputs, &mut picker_tick, next) else {
+            let Some(changed) = handle(host, app, &inputs, &mut beside, next) else {
                 return Ok(());
             };
             dirty |= changed;
@@ -92,7 +109,10 @@ where
             }
         }
         if app.picker.is_none() {
-            picker_tick = None;
+            beside.picker_tick = None;
+        }
+        if app.attached.is_none() {
+            beside.attach = None;
         }
         if dirty && Instant::now() >= next_frame {
             show_agent(host, app);
@@ -128,18 +148,21 @@ fn handle<K>(
     host: &Host,
     app: &mut App,
     inputs: &Inputs<'_, K>,
-    picker_tick: &mut Option<tokio::time::Interval>,
+    beside: &mut Beside,
     input: Input,
 ) -> Option<bool> {
     let action = match input {
         Input::Key(Some(Ok(Event::Key(key)))) if key.kind != KeyEventKind::Release => {
             app.handle_key(key)
         }
-        Input::Key(Some(Ok(Event::Paste(text)))) => {
-            app.paste(&text);
+        Input::Key(Some(Ok(Event::Paste(text)))) => app.paste(&text),
+        Input::Key(Some(Ok(Event::Resize(columns, rows)))) => {
+            beside.size = (columns, rows);
+            if let Some(attach) = &beside.attach {
+                attach.resize(attached_terminal_size(columns, rows));
+            }
             None
         }
-        Input::Key(Some(Ok(Event::Resize(..)))) => None,
         Input::Key(Some(Ok(_))) => return Some(false),
         // The terminal went away: nothing more can be read.
         Input::Key(Some(Err(_)) | None) | Input::Stop => return None,
@@ -159,7 +182,15 @@ fn handle<K>(
     match action {
         None => {}
         Some(Action::Quit) => return None,
-        Some(action) => carry_out(host, app, inputs, picker_tick, action),
+        Some(Action::Input(bytes)) => {
+            // Nothing changes on screen until the task answers: drawing now would only
+            // push its answer's frame back.
+            if let Some(attach) = &beside.attach {
+                attach.input(bytes);
+            }
+            return Some(false);
+        }
+        Some(action) => carry_out(host, app, inputs, beside, action),
     }
     Some(true)
 }
@@ -169,12 +200,13 @@ fn carry_out<K>(
     host: &Host,
     app: &mut App,
     inputs: &Inputs<'_, K>,
-    picker_tick: &mut Option<tokio::time::Interval>,
+    beside: &mut Beside,
     action: Action,
 ) {
     let agent = &host.agent;
     match action {
-        Action::Quit => {}
+        // Handled before: they need no frame, or end the loop.
+        Action::Quit | Action::Input(_) => {}
         Action::Prompt(prompt) => {
             let wake = Arc::clone(&host.wake);
             // The outcome comes back through the loop's reports.
@@ -189,8 +221,18 @@ fn carry_out<K>(
             inputs.tasks.changed();
             let mut interval = tokio::time::interval(PICKER_TICK);
             interval.reset();
-            *picker_tick = Some(interval);
+            beside.picker_tick = Some(interval);
         }
+        Action::Attach(row) => {
+            let (columns, rows) = beside.size;
+            beside.attach = Some(AttachWatch::spawn(
+                agent,
+                &row.id,
+                attached_terminal_size(columns, rows),
+                inputs.events,
+            ));
+        }
+        Action::Detach => beside.attach = None,
         Action::Cancel(row) => match row.kind {
             PickerKind::Tool => {
                 let text = if agent.cancel_tool(&row.id) {

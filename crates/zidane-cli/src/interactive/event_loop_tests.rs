@@ -29,6 +29,11 @@ impl Surface for Frames {
         self.drawn.send_modify(|frames| frames.push(text));
         Ok(())
     }
+
+    fn size(&self) -> std::io::Result<(u16, u16)> {
+        let size = self.terminal.size()?;
+        Ok((size.width, size.height))
+    }
 }
 
 /// The demo model's session in a temp user dir, its loop on a `TestBackend`.
@@ -179,6 +184,80 @@ async fn the_task_count_follows_tasks_without_a_key() {
             })
             .await;
         assert!(!frame.contains("cancel (1)"), "{frame}");
+        session.quit();
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn attached_keys_reach_the_task_its_screen_follows_and_ctrl_bracket_returns() {
+    with_session(|session| async move {
+        session.frame("the first frame", |_| true).await;
+        let wake = Arc::clone(&session.host.wake);
+        tokio::spawn(async move { wake.prompt("ask me a question").await });
+        session
+            .frame("the task counted", |frame| {
+                // The turn has ended: the one row is the task, not the call starting it.
+                frame.contains("· idle · ctrl+k cancel (1)")
+            })
+            .await;
+        session.key(KeyCode::Char('k'), KeyModifiers::CONTROL);
+        session
+            .frame("the picker", |frame| frame.contains("[tty]"))
+            .await;
+        session.key(KeyCode::Char('a'), KeyModifiers::NONE);
+        let starts = |text: &'static str| {
+            move |frame: &str| frame.lines().any(|line| line.starts_with(text))
+        };
+        let (_, frame) = session
+            .frame("the question", starts("Deploy to which region? [eu/us]"))
+            .await;
+        assert!(frame.contains("ctrl+] detach"), "{frame}");
+        // Resized to the window: all of it but the title, the newest entry, the footer.
+        let size = session
+            .host
+            .agent
+            .read_task_screen("bash_1")
+            .await
+            .unwrap()
+            .size();
+        assert_eq!(size, zidane::context::TtySize::new(21, 80));
+        // A resized window resizes the task's terminal with it.
+        session
+            .keys
+            .unbounded_send(Ok(Event::Resize(100, 30)))
+            .unwrap();
+        let resized = tokio::time::timeout(STEP, async {
+            loop {
+                let screen = session.host.agent.read_task_screen("bash_1").await.unwrap();
+                if screen.size() == zidane::context::TtySize::new(27, 100) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        assert!(resized.is_ok(), "the terminal kept its size");
+
+        for c in "eu".chars() {
+            session.key(KeyCode::Char(c), KeyModifiers::NONE);
+        }
+        session.key(KeyCode::Enter, KeyModifiers::NONE);
+        session
+            .frame("the answer echoed and taken", starts("deploying to eu"))
+            .await;
+        let (_, frame) = session
+            .frame("the end, while attached", |frame| {
+                frame.contains("any key returns") && frame.contains("model › bash_1 ended:")
+            })
+            .await;
+        assert!(frame.lines().any(|line| line == "deployed"), "{frame}");
+        session.key(KeyCode::Char(']'), KeyModifiers::CONTROL);
+        session
+            .frame("the conversation again", |frame| {
+                frame.contains("⌁ bash_1 exited (0)") && frame.contains("· ctrl+k cancel ·")
+            })
+            .await;
         session.quit();
     })
     .await;

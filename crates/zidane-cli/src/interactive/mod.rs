@@ -1,10 +1,12 @@
 //! The interactive session: a transcript, an input line with history, a footer, and the
-//! `ctrl+k` picker, on ratatui and crossterm.
+//! `ctrl+k` picker, on ratatui and crossterm; from the picker, attaching to a task's
+//! terminal (its screen shown, keys sent to it, `ctrl+]` back).
 //!
 //! The loop draws only when something happened — a key, a resize, an agent event
-//! (stream, hook, the end of a run) — and at most once a frame, however many happened.
-//! Nothing ticks while the session is idle; only an open picker ticks, once a second, to
-//! advance its runtimes.
+//! (stream, hook, the end of a run, an attached terminal's new screen) — and at most
+//! once a frame, however many happened. Nothing ticks while the session is idle; only
+//! an open picker ticks, once a second, to advance its runtimes, and an attached
+//! terminal is read again when its task writes.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::process::ExitCode;
@@ -16,8 +18,10 @@ use zidane::agent::{HookEvent, ModelDelta};
 use crate::error::CliError;
 use crate::host::{Host, Stop};
 
+mod attach_watch;
 mod event_loop;
 mod input;
+mod keys;
 mod state;
 mod task_watch;
 mod terminal;
@@ -64,6 +68,7 @@ pub async fn run(host: Host) -> Result<ExitCode, CliError> {
         Err(error) => Err(error.into()),
     };
     app.picker = None;
+    app.attached = None;
     app.note("quitting: destroying the session's tasks…");
     event_loop::show_agent(&host, &mut app);
     let _ = screen.terminal.draw(|frame| {

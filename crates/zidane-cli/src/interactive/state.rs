@@ -4,10 +4,12 @@
 //! its transitions are tested under ratatui's `TestBackend`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use zidane::agent::{PickerRow, StopReason, WakeReport, WakeTrigger};
+use zidane::agent::{PickerKind, PickerRow, StopReason, WakeReport, WakeTrigger};
+use zidane::context::Screen;
 use zidane::wire::{Banner, Painter, StreamEvent, Tone};
 
 use super::input::InputLine;
+use super::keys;
 
 /// Lines of a tool result the transcript shows before counting the rest.
 pub const RESULT_LINES: usize = 4;
@@ -136,6 +138,20 @@ pub struct Picker {
     pub selected: usize,
 }
 
+/// A task's terminal the screen is attached to: its screen is shown, keys go to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attached {
+    /// The task.
+    pub task_id: String,
+    /// Its command, as the picker previewed it.
+    pub label: String,
+    /// What its terminal showed when last read (`None` before the first reading).
+    pub screen: Option<Screen>,
+    /// Why it can no longer be typed to (the task ended, the terminal could not be
+    /// read): the screen stays as it was, and any key detaches.
+    pub gone: Option<String>,
+}
+
 /// What the loop must do for a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
@@ -147,6 +163,12 @@ pub enum Action {
     OpenPicker,
     /// Cancel this tool call, or kill this task's group.
     Cancel(PickerRow),
+    /// Start showing this task's terminal and sending it keys (the state is attached).
+    Attach(PickerRow),
+    /// Send these bytes to the attached task's terminal.
+    Input(Vec<u8>),
+    /// Stop showing the attached task (the state is back on the conversation).
+    Detach,
     /// Destroy the agent and leave.
     Quit,
 }
@@ -166,6 +188,20 @@ pub enum AppEvent {
     Tasks(Vec<PickerRow>),
     /// A line of narration (a kill's outcome, say).
     Note(String),
+    /// What an attached task's terminal shows now.
+    Screen {
+        /// The task.
+        task_id: String,
+        /// Its screen.
+        screen: Screen,
+    },
+    /// An attached task can no longer be typed to, and why (it ended, say).
+    Gone {
+        /// The task.
+        task_id: String,
+        /// Why, for the screen's title.
+        reason: String,
+    },
 }
 
 /// Everything the screen shows.
@@ -199,6 +235,8 @@ pub struct App {
     pub quit_armed: bool,
     /// Lines scrolled up from the bottom of the transcript.
     pub scroll: usize,
+    /// The task's terminal the screen is attached to, if any.
+    pub attached: Option<Attached>,
 }
 
 impl App {
@@ -219,6 +257,7 @@ impl App {
             suppressed: false,
             quit_armed: false,
             scroll: 0,
+            attached: None,
         }
     }
 
@@ -268,15 +307,41 @@ impl App {
             AppEvent::Changed => {}
             AppEvent::Tasks(rows) => self.tasks = rows,
             AppEvent::Note(text) => self.note(&text),
+            AppEvent::Screen { task_id, screen } => {
+                if let Some(attached) = self.attached_to(&task_id) {
+                    attached.screen = Some(screen);
+                }
+            }
+            AppEvent::Gone { task_id, reason } => {
+                if let Some(attached) = self.attached_to(&task_id) {
+                    attached.gone.get_or_insert(reason);
+                }
+            }
         }
     }
 
-    /// Pasted text goes into the input line (not into the picker).
-    pub fn paste(&mut self, text: &str) {
+    /// The attached task, if it is `task_id` (a reading of one detached from since is
+    /// dropped).
+    fn attached_to(&mut self, task_id: &str) -> Option<&mut Attached> {
+        self.attached
+            .as_mut()
+            .filter(|attached| attached.task_id == task_id)
+    }
+
+    /// Pasted text goes to the attached task, or into the input line (not into the
+    /// picker).
+    pub fn paste(&mut self, text: &str) -> Option<Action> {
+        if let Some(attached) = &self.attached {
+            return attached
+                .gone
+                .is_none()
+                .then(|| Action::Input(keys::paste_bytes(text)));
+        }
         if self.picker.is_none() {
             self.quit_armed = false;
             self.input.insert(text);
         }
+        None
     }
 
     /// Opens the picker on these rows.
@@ -304,6 +369,15 @@ impl App {
 
     /// Handles a key; the [`Action`] is for the loop to carry out.
     pub fn handle_key(&mut self, key: KeyEvent) -> Option<Action> {
+        if let Some(attached) = &self.attached {
+            // Every key is the task's (ctrl+c and ctrl+d too) but the detach key; once
+            // the task is gone, any key returns.
+            if keys::is_detach(&key) || attached.gone.is_some() {
+                self.attached = None;
+                return Some(Action::Detach);
+            }
+            return keys::key_bytes(&key).map(Action::Input);
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let is_ctrl_c = ctrl && key.code == KeyCode::Char('c');
         if !is_ctrl_c {
@@ -340,6 +414,27 @@ impl App {
                     let row = picker.rows.get(picker.selected).cloned();
                     self.picker = None;
                     row.map(Action::Cancel)
+                }
+                KeyCode::Char('a') if !ctrl => {
+                    let row = picker.rows.get(picker.selected)?.clone();
+                    if row.kind != PickerKind::Task || row.tty.is_none() {
+                        let what = if row.kind == PickerKind::Task {
+                            "it runs without a terminal"
+                        } else {
+                            "it is a tool call, not a task"
+                        };
+                        self.picker = None;
+                        self.note(&format!("cannot attach to {}: {what}", row.id));
+                        return None;
+                    }
+                    self.picker = None;
+                    self.attached = Some(Attached {
+                        task_id: row.id.clone(),
+                        label: row.label.clone(),
+                        screen: None,
+                        gone: None,
+                    });
+                    Some(Action::Attach(row))
                 }
                 _ => None,
             };

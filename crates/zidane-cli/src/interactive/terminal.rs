@@ -84,6 +84,11 @@ impl Surface for Screen {
             .draw(|frame| links = super::view::draw(frame, app))?;
         self.paint_links(&links)
     }
+
+    fn size(&self) -> std::io::Result<(u16, u16)> {
+        let size = self.terminal.size()?;
+        Ok((size.width, size.height))
+    }
 }
 
 impl Drop for Screen {

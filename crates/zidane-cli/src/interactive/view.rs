@@ -1,15 +1,22 @@
 //! Drawing the [`App`]: the transcript (bottom-anchored, only the lines that fit are
-//! laid out, wrapped at words by display width), the input line, the footer, and the `ctrl+k` picker over them.
+//! laid out, wrapped at words by display width), the input line, the footer, and the `ctrl+k` picker over them;
+//! or, attached to a task, its terminal between a title and the transcript's newest line.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use zidane::context::TtySize;
 use zidane::wire::{Tone, format_duration};
 
-use super::state::{App, Entry, Look};
+use super::keys::DETACH_KEY;
+use super::state::{App, Attached, Entry, Look};
 use super::wrap;
+
+/// Rows of the attached screen that are not the task's terminal: the title, the
+/// transcript's newest line, the footer.
+const ATTACHED_CHROME: u16 = 3;
 
 /// A banner's log path on screen, to be re-painted as an OSC 8 link after the frame
 /// (ratatui's cells cannot carry the escape sequence).
@@ -50,6 +57,10 @@ pub fn tone_style(tone: Tone) -> Style {
 
 /// Draws the whole screen; returns where banner paths landed.
 pub fn draw(frame: &mut Frame<'_>, app: &App) -> Vec<LinkSpot> {
+    if let Some(attached) = &app.attached {
+        draw_attached(frame, app, attached);
+        return Vec::new();
+    }
     let [transcript, rule, input, footer] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(1),
@@ -97,6 +108,32 @@ pub fn footer_line(app: &App) -> Line<'static> {
     } else {
         Span::styled("idle", dim)
     };
+    if let Some(attached) = &app.attached {
+        // The way back comes first: on a narrow screen the rest is cut, not it.
+        let state = if app.running {
+            Span::styled("running", Style::new().fg(Color::Green))
+        } else {
+            state
+        };
+        let back = match attached.gone {
+            None => format!("{DETACH_KEY} detach"),
+            Some(_) => "any key returns".to_owned(),
+        };
+        return Line::from(vec![
+            Span::styled(back, Style::new().fg(Color::Yellow)),
+            Span::styled(" · ", dim),
+            Span::styled(format!("attached to {}", attached.task_id), dim),
+            Span::styled(" · ", dim),
+            state,
+            Span::styled(" · ", dim),
+            Span::styled(
+                app.model_name.clone(),
+                Style::new().add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(" · ", dim),
+            Span::styled(app.session_id.clone(), dim),
+        ]);
+    }
     let chip = if app.in_flight > 0 {
         Span::styled(
             format!("ctrl+k cancel ({})", app.in_flight),
@@ -213,6 +250,98 @@ fn draw_transcript(frame: &mut Frame<'_>, area: Rect, app: &App) -> Vec<LinkSpot
     links
 }
 
+/// The size of the task's terminal that fills a screen of `width` by `height` when
+/// attached (what the task is resized to).
+pub fn attached_terminal_size(width: u16, height: u16) -> TtySize {
+    TtySize::new(height.saturating_sub(ATTACHED_CHROME).max(1), width.max(1))
+}
+
+/// The attached screen: a title naming the task and the detach key, the task's
+/// terminal, the transcript's newest line (so a banner or the model's answer shows
+/// while attached), the footer.
+fn draw_attached(frame: &mut Frame<'_>, app: &App, attached: &Attached) {
+    let [title, terminal, news, footer] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(frame.area());
+    // The way back sits at the right, whole; the command is cut to what is left.
+    let width = usize::from(title.width);
+    let state = match &attached.gone {
+        None => format!(" {DETACH_KEY} detaches "),
+        Some(reason) => format!(" {reason} · any key returns "),
+    };
+    let state = wrap::truncate(&state, width);
+    let room = width.saturating_sub(wrap::columns(&state));
+    let task = wrap::truncate(
+        &format!(" ⌁ {} · {}", attached.task_id, attached.label),
+        room,
+    );
+    let padding = room.saturating_sub(wrap::columns(&task));
+    frame.render_widget(
+        Paragraph::new(format!("{task}{}{state}", " ".repeat(padding)))
+            .style(Style::new().add_modifier(Modifier::REVERSED)),
+        title,
+    );
+    match &attached.screen {
+        None => frame.render_widget(
+            Paragraph::new(Line::styled(
+                format!("reading {}'s terminal…", attached.task_id),
+                Style::new().add_modifier(Modifier::DIM),
+            )),
+            terminal,
+        ),
+        Some(screen) => {
+            // A terminal taller than the area shows the rows down to its cursor.
+            let (cursor_row, cursor_col) = screen.cursor;
+            let top = (cursor_row + 1).saturating_sub(terminal.height);
+            let lines: Vec<Line<'_>> = screen
+                .lines
+                .iter()
+                .skip(usize::from(top))
+                .take(usize::from(terminal.height))
+                .map(|line| Line::raw(line.as_str()))
+                .collect();
+            // Not wrapped: a row wider than the area is cut, as a terminal would.
+            frame.render_widget(Paragraph::new(lines), terminal);
+            let row = cursor_row.saturating_sub(top);
+            if attached.gone.is_none() && row < terminal.height && cursor_col < terminal.width {
+                frame.set_cursor_position((terminal.x + cursor_col, terminal.y + row));
+            }
+        }
+    }
+    frame.render_widget(
+        Paragraph::new(newest_line(app, usize::from(news.width))),
+        news,
+    );
+    frame.render_widget(Paragraph::new(footer_line(app)), footer);
+}
+
+/// The transcript's newest entry on one line, cut to `width`: the model's text as it
+/// streams, else the first line of the last entry (a banner, the model's answer with
+/// its `model ›`), in its look.
+fn newest_line(app: &App, width: usize) -> Line<'static> {
+    let newest = match &app.streaming {
+        Some(text) => Entry {
+            look: Look::Assistant,
+            lines: zidane::wire::Painter::plain()
+                .event(&zidane::wire::StreamEvent::AssistantText { text: text.clone() })
+                .lines()
+                .map(str::to_owned)
+                .collect(),
+            link: None,
+        },
+        None => match app.entries.last() {
+            Some(entry) => entry.clone(),
+            None => return Line::default(),
+        },
+    };
+    let text = newest.lines.first().map_or("", String::as_str);
+    Line::styled(wrap::truncate(text, width), style(newest.look))
+}
+
 /// Where the picker sits: centred over the transcript.
 fn picker_area(transcript: Rect, app: &App) -> Rect {
     let rows = app.picker.as_ref().map_or(1, |picker| {
@@ -257,10 +386,11 @@ fn draw_picker(frame: &mut Frame<'_>, transcript: Rect, app: &App) {
     }
     for (index, row) in picker.rows.iter().enumerate() {
         let text = format!(
-            "{} {:<8} {:>6}  {}",
+            "{} {:<8} {:>6}  {}{}",
             row.glyph(),
             row.id,
             format_duration(row.runtime),
+            if row.tty.is_some() { "[tty] " } else { "" },
             row.label
         );
         let selected = index == picker.selected;
@@ -292,11 +422,13 @@ fn draw_picker(frame: &mut Frame<'_>, transcript: Rect, app: &App) {
             ..inner
         },
     );
+    let hint = if picker.rows.iter().any(|row| row.tty.is_some()) {
+        "↑/↓ choose · a attaches to a [tty] task"
+    } else {
+        "↑/↓ choose"
+    };
     frame.render_widget(
-        Paragraph::new(Line::styled(
-            "↑/↓ choose",
-            Style::new().add_modifier(Modifier::DIM),
-        )),
+        Paragraph::new(Line::styled(hint, Style::new().add_modifier(Modifier::DIM))),
         footer,
     );
 }

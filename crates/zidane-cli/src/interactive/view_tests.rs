@@ -19,6 +19,7 @@ pub(crate) fn rows() -> Vec<PickerRow> {
             status: TaskStatus::Running,
             runtime: Duration::from_millis(1200),
             log_path: None,
+            tty: None,
         },
         PickerRow {
             kind: PickerKind::Task,
@@ -27,6 +28,7 @@ pub(crate) fn rows() -> Vec<PickerRow> {
             status: TaskStatus::Running,
             runtime: Duration::from_secs(75),
             log_path: Some(PathBuf::from("/u/sessions/s1/tasks/bash_1.log")),
+            tty: None,
         },
         PickerRow {
             kind: PickerKind::Task,
@@ -35,6 +37,7 @@ pub(crate) fn rows() -> Vec<PickerRow> {
             status: TaskStatus::Running,
             runtime: Duration::from_secs(3),
             log_path: Some(PathBuf::from("/u/sessions/s1/tasks/bash_2.log")),
+            tty: None,
         },
     ]
 }
@@ -251,4 +254,114 @@ fn lines_wrap_at_words_by_display_width() {
     let row = text.lines().nth(usize::from(links[0].y)).unwrap();
     assert_eq!(links[0].x, 0);
     assert_eq!(row, links[0].text);
+}
+
+/// The session attached to `bash_4`, a question in its terminal (24×80, cursor after it).
+fn attached_session() -> App {
+    let mut app = session();
+    app.attached = Some(super::super::state::Attached {
+        task_id: "bash_4".into(),
+        label: "python3 ask.py".into(),
+        screen: Some(zidane::context::Screen::new(
+            zidane::context::TtySize::new(9, 60),
+            vec![
+                "$ python3 ask.py".into(),
+                "Deploying to staging.".into(),
+                "Which region? [eu/us] eu".into(),
+                "Deploy 3 services to eu? [y/N] ".into(),
+            ],
+            (3, 31),
+        )),
+        gone: None,
+    });
+    app
+}
+
+#[test]
+fn attached_the_tasks_terminal_fills_the_screen_with_the_detach_key() {
+    let app = attached_session();
+    let mut terminal = Terminal::new(TestBackend::new(70, 14)).unwrap();
+    let mut links = vec![];
+    terminal.draw(|frame| links = draw(frame, &app)).unwrap();
+    let text = text(terminal.backend().buffer());
+    insta::assert_snapshot!("attached", text);
+    assert!(links.is_empty(), "the transcript's links are hidden");
+    // The cursor sits where the task's is: after its question, under the title.
+    terminal.backend_mut().assert_cursor_position((31, 4));
+    assert_eq!(
+        attached_terminal_size(70, 14),
+        zidane::context::TtySize::new(11, 70)
+    );
+}
+
+#[test]
+fn attached_the_newest_banner_and_the_streaming_answer_show_below_the_terminal() {
+    let mut app = attached_session();
+    app.apply(AppEvent::Stream(notification(2, 0, None)));
+    let (text, _) = screen(&app, 70, 14);
+    assert!(
+        text.lines()
+            .nth(12)
+            .unwrap()
+            .starts_with("⌁ bash_2 exited (0) 4.2s"),
+        "{text}"
+    );
+    app.running = true;
+    app.apply(AppEvent::Delta("bash_2 ended: npm run build".into()));
+    let (text, _) = screen(&app, 70, 14);
+    insta::assert_snapshot!("attached_woken", text);
+}
+
+#[test]
+fn attached_to_a_task_that_ended_its_last_screen_stays_and_any_key_returns() {
+    let mut app = attached_session();
+    if let Some(attached) = &mut app.attached {
+        // A long command is cut; the way back is not.
+        attached.label = "python3 ask.py --services api,web,worker --confirm-each".into();
+    }
+    app.apply(AppEvent::Gone {
+        task_id: "bash_4".into(),
+        reason: "ended".into(),
+    });
+    let mut terminal = Terminal::new(TestBackend::new(70, 6)).unwrap();
+    terminal
+        .draw(|frame| {
+            draw(frame, &app);
+        })
+        .unwrap();
+    let text = text(terminal.backend().buffer());
+    insta::assert_snapshot!("attached_ended", text);
+    // A terminal taller than the area shows the rows down to its cursor.
+    assert!(
+        text.contains("Deploy 3 services") && !text.contains("$ python3"),
+        "{text}"
+    );
+}
+
+#[test]
+fn attached_before_the_first_reading_says_so() {
+    let mut app = attached_session();
+    if let Some(attached) = &mut app.attached {
+        attached.screen = None;
+    }
+    let (text, _) = screen(&app, 70, 6);
+    assert!(text.contains("reading bash_4's terminal…"), "{text}");
+}
+
+#[test]
+fn the_picker_marks_tty_tasks_and_says_how_to_attach() {
+    let mut app = session();
+    let mut rows = rows();
+    rows.push(PickerRow {
+        kind: PickerKind::Task,
+        id: "bash_4".into(),
+        label: "python3 ask.py".into(),
+        status: TaskStatus::Running,
+        runtime: Duration::from_secs(12),
+        log_path: Some(PathBuf::from("/u/sessions/s1/tasks/bash_4.log")),
+        tty: Some(zidane::context::TtySize::new(24, 80)),
+    });
+    app.open_picker(rows);
+    let (text, _) = screen(&app, 90, 22);
+    insta::assert_snapshot!("picker_tty", text);
 }

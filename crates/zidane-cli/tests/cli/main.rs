@@ -15,6 +15,7 @@
 mod mcp_support;
 mod support;
 
+mod attach;
 mod binary;
 mod errors;
 mod hosts;
