@@ -5,8 +5,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use zidane_context::{TaskEntry, TaskExitInfo};
-use zidane_tools::{READ_FILE, SHELL, SHELL_KILL, WAIT_TASK};
+use zidane_context::{Screen, TaskEntry, TaskExitInfo};
+use zidane_tools::{READ_FILE, SHELL, SHELL_INPUT, SHELL_KILL, SHELL_SCREEN, WAIT_TASK};
 
 use crate::list_tasks::LIST_TASKS;
 
@@ -147,6 +147,17 @@ pub(crate) fn output_schema(tool: &str) -> Option<Value> {
             },
             "required": ["path", "offset", "lines", "total_lines", "remaining"]
         }),
+        // What was written (the task's answer is in `text`).
+        SHELL_INPUT => json!({
+            "type": "object",
+            "properties": {
+                "task_id": { "type": "string" },
+                "bytes_written": { "type": "integer" },
+                "eof": { "type": "boolean" },
+                "ended": { "type": "boolean" }
+            }
+        }),
+        SHELL_SCREEN => derived::<Screen>(),
         LIST_TASKS => json!({
             "type": "object",
             "properties": { "tasks": { "type": "array", "items": entry_schema() } },

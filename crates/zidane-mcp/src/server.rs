@@ -31,8 +31,8 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use zidane_agent::ToolCall;
 use zidane_context::TaskId;
 use zidane_tools::{
-    ExitChannel, READ_FILE, SHELL, SHELL_KILL, ToolSpec, WAIT_TASK, WaitLimits,
-    wait_task_description,
+    ExitChannel, READ_FILE, SHELL, SHELL_INPUT, SHELL_KILL, SHELL_SCREEN, ToolSpec, WAIT_TASK,
+    WaitLimits, wait_task_description,
 };
 
 use crate::error::{McpServeError, agent_error};
@@ -245,6 +245,14 @@ fn mcp_tool(spec: ToolSpec) -> Tool {
         ),
         READ_FILE => (
             "Read a file or a task's log, from its start or its end",
+            ToolAnnotations::new().read_only(true),
+        ),
+        SHELL_INPUT => (
+            "Type into a background task: answer its prompt, drive a REPL",
+            ToolAnnotations::new().destructive(true).open_world(false),
+        ),
+        SHELL_SCREEN => (
+            "Read a terminal task's screen",
             ToolAnnotations::new().read_only(true),
         ),
         LIST_TASKS => (

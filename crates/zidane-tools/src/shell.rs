@@ -156,7 +156,8 @@ impl ShellTool {
                 properties.remove("stdin");
             }
         }
-        let background = BACKGROUND_DESCRIPTION.replace("{AFTER_START}", gate.exit_channel().after_start());
+        let background =
+            BACKGROUND_DESCRIPTION.replace("{AFTER_START}", gate.exit_channel().after_start());
         let mut description = format!("{}\n\n{background}", describe_shell(shell));
         if gate.terminals() {
             description.push_str(&format!("\n\n{TERMINAL_DESCRIPTION}"));

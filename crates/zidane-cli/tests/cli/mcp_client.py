@@ -25,7 +25,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 warnings.simplefilter("ignore")
 
 WAIT = 10.0
-TOOLS = ["shell", "shell_kill", "wait_task", "read_file", "list_tasks"]
+TOOLS = ["shell", "shell_kill", "wait_task", "read_file", "shell_input", "shell_screen", "list_tasks"]
 
 
 def alive(pid: int) -> bool:

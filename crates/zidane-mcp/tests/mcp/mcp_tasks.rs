@@ -31,11 +31,7 @@ async fn start_as_mcp_task(harness: &Harness, command: &str) -> (String, u32, St
     let (id, rest) = rest.split_once(" (pid ").expect(&message);
     let (pid, _) = rest.split_once(')').expect(&message);
     assert!(!message.contains('\n'), "{message}");
-    (
-        id.to_owned(),
-        pid.parse().unwrap(),
-        created.task.task_id.clone(),
-    )
+    (id.to_owned(), pid.parse().unwrap(), created.task.task_id)
 }
 
 /// The MCP task's end: its final payload, polled with `tasks/get`.

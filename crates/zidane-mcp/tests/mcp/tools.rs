@@ -17,6 +17,8 @@ async fn the_tools_are_zidane_tools_own_plus_list_tasks() {
             "shell_kill",
             "wait_task",
             "read_file",
+            "shell_input",
+            "shell_screen",
             "list_tasks"
         ]
     );
