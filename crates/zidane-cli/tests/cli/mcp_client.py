@@ -54,6 +54,8 @@ async def exercise(read, write) -> list[int]:
 
     async with ClientSession(read, write, message_handler=on_message, logging_callback=on_log) as session:
         await session.initialize()
+        # Log messages come only to a client that asks for them.
+        await session.set_logging_level("info")
         names = [tool.name for tool in (await session.list_tools()).tools]
         assert names == TOOLS, names
 

@@ -73,7 +73,9 @@ async fn the_inspector_lists_the_tools_and_calls_shell() {
             "list_tasks",
             "read_file",
             "shell",
+            "shell_input",
             "shell_kill",
+            "shell_screen",
             "wait_task"
         ]
     );
