@@ -5,6 +5,7 @@
 mod support;
 
 mod bad_input;
+mod input;
 mod mcp_tasks;
 mod piggyback;
 mod pushes;
