@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
@@ -15,6 +15,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use zidane_agent::{Agent, ToolCall};
 use zidane_tools::{ToolOutput, WAIT_TASK};
+
+use crate::lock::lock;
 
 /// The waits in progress, by the task they wait on.
 #[derive(Default)]
@@ -137,9 +139,4 @@ fn joinable(input: &Value) -> Option<String> {
         .get("task_id")
         .and_then(Value::as_str)
         .map(str::to_owned)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Never held across an await; a poisoned count is still a count.
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -56,6 +56,7 @@ mod error;
 mod http;
 mod joins;
 mod list_tasks;
+mod lock;
 mod mcp_tasks;
 mod options;
 mod oversized;

@@ -17,7 +17,7 @@
 #![allow(deprecated)]
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
     LoggingLevel, LoggingMessageNotificationParam, ResourceListChangedNotification,
@@ -29,6 +29,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use zidane_context::{StallInfo, TaskExitInfo, TaskStatus};
 
+use crate::lock::lock;
 use crate::resources::task_uri;
 
 /// The MCP log levels, lowest first (`logging/setLevel` filters by this order).
@@ -215,9 +216,4 @@ fn message(level: usize, data: serde_json::Value) -> LoggingMessageNotificationP
         _ => LoggingLevel::Warning,
     };
     LoggingMessageNotificationParam::new(level, data).with_logger(LOGGER)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Never held across an await or a callback; a poisoned set is still a valid set.
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

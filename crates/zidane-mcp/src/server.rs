@@ -16,7 +16,7 @@
 // 2026-07-28, which this server still serves.
 #![allow(deprecated)]
 
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
@@ -37,6 +37,7 @@ use zidane_tools::{
 
 use crate::error::{McpServeError, agent_error};
 use crate::list_tasks::LIST_TASKS;
+use crate::lock::lock;
 use crate::options::ServeOptions;
 use crate::result::tool_result;
 use crate::schema::output_schema;
@@ -509,9 +510,4 @@ impl ServerHandler for McpServer {
         self.session()?.pushes.unsubscribe(&request.uri);
         Ok(())
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Never held across an await; a poisoned list is still a valid list.
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
