@@ -4,8 +4,8 @@
 
 use async_trait::async_trait;
 use chrono::Utc;
-use serde::Deserialize;
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use zidane_context::{ContextError, TaskEntry, TaskStatus};
 use zidane_tools::{Tool, ToolContext, ToolOutput, ToolSpec, input_schema};
 
@@ -22,6 +22,13 @@ ends.";
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListTasksInput {}
+
+/// What `list_tasks` answers besides its text.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) struct ListTasksData {
+    /// This session's background tasks, running and ended, oldest first.
+    pub(crate) tasks: Vec<TaskEntry>,
+}
 
 /// The `list_tasks` tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -53,7 +60,9 @@ impl Tool for ListTasksTool {
             Err(error) => return ToolOutput::error(format!("{LIST_TASKS}: {error}")),
         };
         entries.sort_by_key(|entry| (entry.started_at, entry.task_id));
-        ToolOutput::ok(render(&entries), json!({ "tasks": entries }))
+        let text = render(&entries);
+        let data = serde_json::to_value(ListTasksData { tasks: entries });
+        ToolOutput::ok(text, data.unwrap_or_default())
     }
 }
 

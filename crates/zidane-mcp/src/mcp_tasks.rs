@@ -33,7 +33,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use zidane_agent::{Agent, Notifications, ToolCall};
 use zidane_context::{KillReason, TaskExitInfo, TaskId};
-use zidane_tools::{MAX_WAIT_TIMEOUT, ToolOutput, WAIT_TASK};
+use zidane_tools::{MAX_WAIT_TIMEOUT, ShellData, ToolOutput, WAIT_TASK};
 use zidane_wire::TaskNotification;
 
 use crate::error::agent_error;
@@ -149,7 +149,11 @@ pub(crate) fn spawn_background(
 /// What the model reads when a background task answered as an MCP task ends: its
 /// `<task-notification>`, unless the model was told another way first.
 fn end_output(agent: &Agent, exit: &TaskExitInfo) -> ToolOutput {
-    let data = json!({ "exit": exit });
+    let data = serde_json::to_value(ShellData {
+        exit: Some(exit.clone()),
+        ..ShellData::default()
+    })
+    .unwrap_or_default();
     // A kill on request is the model's own `shell_kill` (this server has no other), whose
     // result tells the exit; it may end this wait before that call's own latch.
     let stopped_by_the_model = exit.kill_reason == Some(KillReason::Requested);

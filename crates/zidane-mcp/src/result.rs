@@ -34,8 +34,8 @@ pub(crate) fn tool_result(
     }
     let mut data = match output.data {
         serde_json::Value::Object(mut data) => {
-            // A foreground command's output is the text's already.
-            data.remove("output");
+            // What a command printed is the text's already (see `schema::output_schema`).
+            data.remove(crate::schema::IN_TEXT_ONLY);
             Some(data)
         }
         _ => None,

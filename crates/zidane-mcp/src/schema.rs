@@ -5,10 +5,13 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use zidane_context::{Screen, TaskEntry, TaskExitInfo};
-use zidane_tools::{READ_FILE, SHELL, SHELL_INPUT, SHELL_KILL, SHELL_SCREEN, WAIT_TASK};
+use zidane_context::Screen;
+use zidane_tools::{
+    READ_FILE, ReadFileData, SHELL, SHELL_INPUT, SHELL_KILL, SHELL_SCREEN, ShellData,
+    ShellInputData, ShellKillData, WAIT_TASK, WaitTaskData,
+};
 
-use crate::list_tasks::LIST_TASKS;
+use crate::list_tasks::{LIST_TASKS, ListTasksData};
 
 /// What a result's structured content carries beside its tool's data: what the model
 /// reads in the text content. Claude Code and Codex show the model the structured
@@ -56,15 +59,10 @@ impl ResultText {
     }
 }
 
-/// A task's exit, derived from `TaskExitInfo`.
-fn exit_schema() -> Value {
-    derived::<TaskExitInfo>()
-}
-
-/// A task, running or ended, derived from `TaskEntry`.
-fn entry_schema() -> Value {
-    derived::<TaskEntry>()
-}
+/// The field of a tool's data left out of the structured content: what a command
+/// printed, which the text carries already (and would otherwise count twice against the
+/// host's budget).
+pub(crate) const IN_TEXT_ONLY: &str = "output";
 
 /// The schema of `T` as it serialises, every part inline (no `$defs` for a host to
 /// resolve), without `$schema` or title.
@@ -105,67 +103,27 @@ fn unwrap_descriptions(schema: &mut Value) {
     }
 }
 
-/// The output schema of a tool, for the tools whose results have structure.
+/// The output schema of a tool, for the tools whose results have structure: derived
+/// from the type each tool fills, less what only the text carries.
 pub(crate) fn output_schema(tool: &str) -> Option<Value> {
-    let schema = match tool {
-        // Foreground: the exit code (the output is in `text`). Background: the task's
-        // id, pid and log; answered as an MCP task, the task's exit.
-        SHELL => json!({
-            "type": "object",
-            "properties": {
-                "exit_code": { "type": "integer" },
-                "exit": exit_schema(),
-                "task_id": { "type": "string" },
-                "pid": { "type": "integer" },
-                "output_path": { "type": "string" }
-            }
-        }),
-        SHELL_KILL => json!({
-            "type": "object",
-            "properties": { "exit": exit_schema() },
-            "required": ["exit"]
-        }),
-        // The exit, or a timed-out (or cancelled) wait on a task that still runs.
-        WAIT_TASK => json!({
-            "type": "object",
-            "properties": {
-                "exit": exit_schema(),
-                "timed_out": { "type": "boolean" },
-                "cancelled": { "type": "boolean" },
-                "task_id": { "type": "string" },
-                "output_path": { "type": "string" }
-            }
-        }),
-        READ_FILE => json!({
-            "type": "object",
-            "properties": {
-                "path": { "type": "string" },
-                "offset": { "type": "integer" },
-                "lines": { "type": "integer" },
-                "total_lines": { "type": "integer" },
-                "remaining": { "type": "integer" }
-            },
-            "required": ["path", "offset", "lines", "total_lines", "remaining"]
-        }),
-        // What was written (the task's answer is in `text`).
-        SHELL_INPUT => json!({
-            "type": "object",
-            "properties": {
-                "task_id": { "type": "string" },
-                "bytes_written": { "type": "integer" },
-                "eof": { "type": "boolean" },
-                "ended": { "type": "boolean" }
-            }
-        }),
+    let mut schema = match tool {
+        SHELL => derived::<ShellData>(),
+        SHELL_KILL => derived::<ShellKillData>(),
+        WAIT_TASK => derived::<WaitTaskData>(),
+        READ_FILE => derived::<ReadFileData>(),
+        SHELL_INPUT => derived::<ShellInputData>(),
         SHELL_SCREEN => derived::<Screen>(),
-        LIST_TASKS => json!({
-            "type": "object",
-            "properties": { "tasks": { "type": "array", "items": entry_schema() } },
-            "required": ["tasks"]
-        }),
+        LIST_TASKS => derived::<ListTasksData>(),
         _ => return None,
     };
-    let mut schema = schema;
+    if let Some(object) = schema.as_object_mut() {
+        if let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) {
+            properties.remove(IN_TEXT_ONLY);
+        }
+        if let Some(required) = object.get_mut("required").and_then(Value::as_array_mut) {
+            required.retain(|field| field != IN_TEXT_ONLY);
+        }
+    }
     ResultText::add_schema_to(&mut schema);
     Some(schema)
 }
@@ -177,7 +135,8 @@ mod tests {
     /// What a hand-written schema had left out: a lost task, the kill's reason.
     #[test]
     fn the_exit_schema_is_the_type_s_whole_serialised_form() {
-        let exit = exit_schema();
+        let kill = output_schema(SHELL_KILL).unwrap_or_default();
+        let exit = &kill["properties"]["exit"];
         let status = &exit["properties"]["status"];
         let statuses = status["enum"]
             .as_array()
@@ -198,8 +157,66 @@ mod tests {
         ] {
             assert!(exit["properties"].get(field).is_some(), "{field}: {exit}");
         }
-        assert!(exit.get("$defs").is_none(), "inline: {exit}");
-        let entry = entry_schema();
+        assert!(kill.get("$defs").is_none(), "inline: {kill}");
+        let list = output_schema(LIST_TASKS).unwrap_or_default();
+        let entry = &list["properties"]["tasks"]["items"];
         assert!(entry["properties"].get("started_at").is_some(), "{entry}");
+    }
+
+    /// A wait's readiness answer, which a hand-written schema had left out.
+    #[test]
+    fn the_wait_schema_has_every_readiness_field() {
+        let wait = output_schema(WAIT_TASK).unwrap_or_default();
+        for field in [
+            "exit",
+            "ready",
+            "timed_out",
+            "cancelled",
+            "running_ms",
+            "last_lines",
+            "last_line",
+            "last_error",
+            "line",
+            "line_number",
+            "groups",
+            "port",
+            "url",
+            "status",
+            "after_ms",
+            "text",
+        ] {
+            assert!(wait["properties"].get(field).is_some(), "{field}: {wait}");
+        }
+    }
+
+    /// Hosts take an object schema only; what only the text carries is not in it.
+    #[test]
+    fn every_schema_is_an_object_without_the_text_only_field() {
+        for tool in [
+            SHELL,
+            SHELL_KILL,
+            WAIT_TASK,
+            READ_FILE,
+            SHELL_INPUT,
+            SHELL_SCREEN,
+            LIST_TASKS,
+        ] {
+            let schema = output_schema(tool).unwrap_or_default();
+            assert_eq!(schema["type"], "object", "{tool}: {schema}");
+            assert!(
+                schema["properties"].get(IN_TEXT_ONLY).is_none(),
+                "{tool}: {schema}"
+            );
+            let required = schema["required"].as_array().cloned().unwrap_or_default();
+            assert!(
+                required.iter().any(|field| field == "text"),
+                "{tool}: {schema}"
+            );
+            assert!(
+                !required.iter().any(|field| field == IN_TEXT_ONLY),
+                "{tool}: {schema}"
+            );
+            assert!(schema.get("$defs").is_none(), "{tool}: {schema}");
+        }
     }
 }

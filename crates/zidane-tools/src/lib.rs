@@ -40,6 +40,7 @@
 pub use context::{
     BackgroundPolicy, BackgroundSettings, BackgroundSinks, StartCallback, ToolContext,
 };
+pub use data::{ReadFileData, ReadyMatch, ShellData, ShellInputData, ShellKillData, WaitTaskData};
 pub use error::ToolError;
 pub use exit_channel::ExitChannel;
 pub use gate::{BackgroundGate, GateReason};
@@ -61,6 +62,7 @@ pub use wait_task::{
 };
 
 mod context;
+mod data;
 mod error;
 mod exit_channel;
 mod gate;

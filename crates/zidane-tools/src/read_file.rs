@@ -1,10 +1,10 @@
 //! The `read_file` tool: a numbered window of a file's lines.
 
+use crate::data::{self, ReadFileData};
 use std::fmt::Write as _;
 use std::path::Path;
 
 use async_trait::async_trait;
-use serde_json::json;
 use zidane_context::{DEFAULT_READ_LIMIT, ReadRange, ReadResult};
 
 use crate::context::ToolContext;
@@ -161,20 +161,15 @@ fn render_tail(window: &ReadResult, before: u64) -> ToolOutput {
 
 /// The structured form of a window.
 fn data(window: &ReadResult) -> serde_json::Value {
-    let mut data = json!({
-        "path": window.path.display().to_string(),
-        "offset": window.offset,
-        "lines": window.lines.len(),
-        "total_lines": window.total_lines,
-        "remaining": window.remaining,
-    });
-    if let Some(bytes) = window.stopped_after_bytes {
-        data["stopped_after_bytes"] = json!(bytes);
-    }
-    if let Some(bytes) = window.bytes_before {
-        data["bytes_before"] = json!(bytes);
-    }
-    data
+    data::to_value(&ReadFileData {
+        path: window.path.display().to_string(),
+        offset: window.offset,
+        lines: window.lines.len(),
+        total_lines: window.total_lines,
+        remaining: window.remaining,
+        stopped_after_bytes: window.stopped_after_bytes,
+        bytes_before: window.bytes_before,
+    })
 }
 
 fn lines(n: usize) -> String {

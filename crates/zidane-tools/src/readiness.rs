@@ -7,11 +7,12 @@
 //! probed with a backoff from [`FIRST_PROBE_GAP`] up to [`LAST_PROBE_GAP`]. Dropping the
 //! future stops everything.
 
+use crate::data::ReadyMatch;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use regex::Regex;
-use serde_json::{Value, json};
+use serde_json::Value;
 use zidane_context::{ContextError, TaskId};
 
 use crate::context::ToolContext;
@@ -204,7 +205,7 @@ fn loopback_addr(url: &str, allow_remote: bool) -> Result<SocketAddr, String> {
 #[derive(Debug)]
 pub(crate) enum Waited {
     /// The condition holds: the text for the model and the data for hosts.
-    Ready { text: String, data: Value },
+    Ready { text: String, matched: ReadyMatch },
     /// The task ended first.
     Ended,
     /// Unknown task (it vanished from the context).
@@ -264,7 +265,11 @@ pub(crate) async fn wait_ready(
                                 "127.0.0.1:{port} accepted a connection after {}",
                                 zidane_wire::format_duration(after)
                             ),
-                            data: json!({ "port": port, "after_ms": millis(after) }),
+                            matched: ReadyMatch {
+                                port: Some(*port),
+                                after_ms: Some(millis(after)),
+                                ..ReadyMatch::default()
+                            },
                         }
                     }
                     None => Waited::Ended,
@@ -272,19 +277,26 @@ pub(crate) async fn wait_ready(
         }
         Until::Url { url, addr } => {
             let probe = || http_probe(url.clone(), *addr);
-            probe_until_ready(context, task_id, probe, seen).await.map(|ready| match ready {
-                Some(status) => {
-                    let after = started.elapsed();
-                    Waited::Ready {
-                        text: format!(
-                            "GET {url} answered {status} after {}",
-                            zidane_wire::format_duration(after)
-                        ),
-                        data: json!({ "url": url, "status": status, "after_ms": millis(after) }),
+            probe_until_ready(context, task_id, probe, seen)
+                .await
+                .map(|ready| match ready {
+                    Some(status) => {
+                        let after = started.elapsed();
+                        Waited::Ready {
+                            text: format!(
+                                "GET {url} answered {status} after {}",
+                                zidane_wire::format_duration(after)
+                            ),
+                            matched: ReadyMatch {
+                                url: Some(url.to_string()),
+                                status: Some(status),
+                                after_ms: Some(millis(after)),
+                                ..ReadyMatch::default()
+                            },
+                        }
                     }
-                }
-                None => Waited::Ended,
-            })
+                    None => Waited::Ended,
+                })
         }
     }
 }
@@ -423,10 +435,10 @@ fn match_line(
         Some(captures) => (plain.as_str(), captures),
         None => (raw.as_str(), regex.captures(&raw)?),
     };
-    let groups: Vec<Value> = captures
+    let groups: Vec<Option<String>> = captures
         .iter()
         .skip(1)
-        .map(|g| g.map_or(Value::Null, |g| Value::String(g.as_str().to_owned())))
+        .map(|g| g.map(|g| g.as_str().to_owned()))
         .collect();
     let shown_groups = if groups.is_empty() {
         String::new()
@@ -436,7 +448,8 @@ fn match_line(
             groups
                 .iter()
                 .enumerate()
-                .map(|(i, g)| format!("{}={g}", i + 1))
+                // As JSON: a group that took no part reads `null`, text is quoted.
+                .map(|(i, g)| format!("{}={}", i + 1, serde_json::json!(g)))
                 .collect::<Vec<_>>()
                 .join(", ")
         )
@@ -449,7 +462,12 @@ fn match_line(
     };
     Some(Waited::Ready {
         text: format!("{at}matched{unended}: {text}{shown_groups}"),
-        data: json!({ "line": text, "line_number": line_number, "groups": groups }),
+        matched: ReadyMatch {
+            line: Some(text.to_owned()),
+            line_number,
+            groups: Some(groups),
+            ..ReadyMatch::default()
+        },
     })
 }
 

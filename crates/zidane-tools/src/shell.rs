@@ -1,9 +1,9 @@
 //! The `shell` tool: a command in the foreground, or a background task.
 
+use crate::data::{self, ShellData};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::json;
 use zidane_context::{
     BackgroundOptions, ContextError, ExecOptions, ExecOutput, ExecutionContext, StdinMode,
     TaskLimits, TtySize,
@@ -278,10 +278,11 @@ impl ShellTool {
         }
         ToolOutput::ok(
             text,
-            json!({
-                "task_id": started.task_id.to_string(),
-                "output_path": started.output_path.display().to_string(),
-                "pid": started.pid,
+            data::to_value(&ShellData {
+                task_id: Some(started.task_id.to_string()),
+                output_path: Some(started.output_path.display().to_string()),
+                pid: Some(started.pid),
+                ..ShellData::default()
             }),
         )
     }
@@ -474,7 +475,11 @@ fn render_foreground(output: &ExecOutput, timeout: Option<Duration>) -> ToolOutp
     } else {
         text.push_str(&format!("Exit code: {code}"));
     }
-    let data = json!({ "output": output.output, "exit_code": output.exit_code });
+    let data = data::to_value(&ShellData {
+        output: Some(output.output.clone()),
+        exit_code: Some(output.exit_code),
+        ..ShellData::default()
+    });
     if interrupted {
         ToolOutput::error_with(text, data)
     } else {

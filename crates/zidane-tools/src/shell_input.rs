@@ -1,10 +1,10 @@
 //! The `shell_input` tool: type into a running background task (a prompt, a REPL, a
 //! full-screen program), and see what it printed in answer.
 
+use crate::data::{self, ShellInputData};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::json;
 use tokio::time::Instant;
 use zidane_context::{ContextError, ExecutionContext, TaskId, TaskInput};
 
@@ -269,12 +269,12 @@ fn render(
     }
     ToolOutput::ok(
         text,
-        json!({
-            "task_id": task_id.to_string(),
-            "bytes_written": bytes,
-            "eof": sent.last().is_some_and(|s| s.starts_with("end of input")),
-            "output": shown,
-            "ended": ended,
+        data::to_value(&ShellInputData {
+            task_id: task_id.to_string(),
+            bytes_written: bytes,
+            eof: sent.last().is_some_and(|s| s.starts_with("end of input")),
+            output: shown,
+            ended,
         }),
     )
 }

@@ -1,7 +1,7 @@
 //! The `shell_kill` tool: stop a background task.
 
+use crate::data::{self, ShellKillData};
 use async_trait::async_trait;
-use serde_json::json;
 use zidane_context::{ContextError, TaskExitInfo};
 
 use crate::context::ToolContext;
@@ -63,7 +63,7 @@ impl Tool for ShellKillTool {
                     text.push_str(&format!("; log incomplete: {failure}"));
                 }
                 text.push('.');
-                ToolOutput::ok(text, json!({ "exit": exit }))
+                ToolOutput::ok(text, data::to_value(&ShellKillData { exit }))
             }
             Ok(None) => ToolOutput::error(format!(
                 "{SHELL_KILL}: no background task {task_id} in this session. Use a task id \

@@ -1,9 +1,9 @@
 //! The `wait_task` tool: block until a background task ends, within a bound.
 
+use crate::data::{self, WaitTaskData};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::json;
 use zidane_context::{ContextError, ReadRange, TaskEntry, TaskExitInfo, TaskId};
 
 use crate::context::ToolContext;
@@ -186,7 +186,7 @@ async fn wait(
     if context.cancel.is_cancelled() {
         return Ok(ToolOutput::error_with(
             format!("{WAIT_TASK}: cancelled; {task_id} is still running. Output: {output_path}"),
-            json!({ "cancelled": true, "task_id": task_id.to_string(), "output_path": output_path }),
+            cancelled(task_id, &output_path),
         ));
     }
     let running_for = entry
@@ -224,12 +224,13 @@ async fn wait(
     ));
     Ok(ToolOutput::ok(
         text,
-        json!({
-            "timed_out": true,
-            "task_id": task_id.to_string(),
-            "output_path": output_path,
-            "running_ms": running_for.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
-            "last_lines": tail,
+        data::to_value(&WaitTaskData {
+            timed_out: Some(true),
+            task_id: Some(task_id.to_string()),
+            output_path: Some(output_path),
+            running_ms: running_for.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            last_lines: Some(tail),
+            ..WaitTaskData::default()
         }),
     ))
 }
@@ -255,16 +256,20 @@ async fn wait_until(
         () = context.cancel.cancelled() => {
             return Ok(ToolOutput::error_with(
                 format!("{WAIT_TASK}: cancelled; {task_id} is still running. Output: {output_path}"),
-                json!({ "cancelled": true, "task_id": task_id.to_string(), "output_path": output_path }),
+                cancelled(task_id, &output_path),
             ));
         }
     };
     let seen = seen.into_inner().unwrap_or_else(|e| e.into_inner());
     match waited {
-        Some(Waited::Ready { text, mut data }) => {
-            data["ready"] = json!(true);
-            data["task_id"] = json!(task_id.to_string());
-            data["output_path"] = json!(output_path);
+        Some(Waited::Ready { text, matched }) => {
+            let data = data::to_value(&WaitTaskData {
+                ready: Some(true),
+                task_id: Some(task_id.to_string()),
+                output_path: Some(output_path.clone()),
+                matched,
+                ..WaitTaskData::default()
+            });
             Ok(ToolOutput::ok(
                 format!(
                     "{WAIT_NOT_ENDED_PREFIX}{task_id} is ready: {text}. It keeps running; its \
@@ -283,12 +288,13 @@ async fn wait_until(
                 until.describe(),
                 seen.describe()
             ),
-            json!({
-                "timed_out": true,
-                "task_id": task_id.to_string(),
-                "output_path": output_path,
-                "last_line": seen.line,
-                "last_error": seen.error,
+            data::to_value(&WaitTaskData {
+                timed_out: Some(true),
+                task_id: Some(task_id.to_string()),
+                output_path: Some(output_path),
+                last_line: seen.line,
+                last_error: seen.error,
+                ..WaitTaskData::default()
             }),
         )),
     }
@@ -322,7 +328,12 @@ async fn ended_before_ready(
     push_tail(&mut text, &tail, " Its log is empty.");
     Ok(ToolOutput::ok(
         text,
-        json!({ "exit": exit, "ready": false, "last_lines": tail }),
+        data::to_value(&WaitTaskData {
+            exit: Some(exit),
+            ready: Some(false),
+            last_lines: Some(tail),
+            ..WaitTaskData::default()
+        }),
     ))
 }
 
@@ -358,7 +369,24 @@ fn timeout_text(timeout: Duration) -> String {
 }
 
 fn exit_output(exit: TaskExitInfo) -> ToolOutput {
-    ToolOutput::ok(zidane_wire::exit_summary(&exit), json!({ "exit": exit }))
+    let summary = zidane_wire::exit_summary(&exit);
+    ToolOutput::ok(
+        summary,
+        data::to_value(&WaitTaskData {
+            exit: Some(exit),
+            ..WaitTaskData::default()
+        }),
+    )
+}
+
+/// The data of a wait that was cancelled while its task still runs.
+fn cancelled(task_id: TaskId, output_path: &str) -> serde_json::Value {
+    data::to_value(&WaitTaskData {
+        cancelled: Some(true),
+        task_id: Some(task_id.to_string()),
+        output_path: Some(output_path.to_owned()),
+        ..WaitTaskData::default()
+    })
 }
 
 async fn find(context: &ToolContext, task_id: TaskId) -> Result<Option<TaskEntry>, ContextError> {

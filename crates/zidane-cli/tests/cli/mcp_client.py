@@ -80,10 +80,29 @@ async def exercise(read, write) -> list[int]:
         read = await session.call_tool("read_file", {"path": log})
         assert text(read).startswith("     1\tbuilt\n"), text(read)
 
+        # Every shape of a wait's and a read's data, each checked by the SDK against the
+        # tool's derived outputSchema.
+        server = await session.call_tool(
+            "shell", {"command": "echo 'listening on port 4000'; sleep 60", "run_in_background": True}
+        )
+        pids.append(server.structured_content["pid"])
+        ready = await session.call_tool(
+            "wait_task", {"task_id": "bash_2", "until": {"pattern": "port (\\d+)"}, "timeout_ms": 20000}
+        )
+        assert ready.structured_content["ready"] is True, ready.structured_content
+        assert ready.structured_content["groups"] == ["4000"], ready.structured_content
+        assert ready.structured_content["line_number"] == 1, ready.structured_content
+        timed_out = await session.call_tool("wait_task", {"task_id": "bash_2", "timeout_ms": 200})
+        assert timed_out.structured_content["timed_out"] is True, timed_out.structured_content
+        assert timed_out.structured_content["last_lines"] == ["listening on port 4000"], timed_out.structured_content
+        tail = await session.call_tool("read_file", {"path": log, "offset": -1})
+        assert tail.structured_content["lines"] == 1, tail.structured_content
+        await session.call_tool("shell_kill", {"task_id": "bash_2"})
+
         doomed = await session.call_tool("shell", {"command": "sleep 60", "run_in_background": True})
         pids.append(doomed.structured_content["pid"])
-        killed = await session.call_tool("shell_kill", {"task_id": "bash_2"})
-        assert text(killed).startswith("Killed bash_2: killed (SIGTERM)"), text(killed)
+        killed = await session.call_tool("shell_kill", {"task_id": "bash_3"})
+        assert text(killed).startswith("Killed bash_3: killed (SIGTERM)"), text(killed)
         after_kill = await session.call_tool("list_tasks", {})
         assert "<task-notification>" not in text(after_kill), text(after_kill)
 
