@@ -44,7 +44,15 @@ fn attach_to_the_question(tmux: &Tmux) -> String {
     assert!(picker.contains("› ⌁ bash_1"), "{picker}");
     assert!(picker.contains("[tty]"), "{picker}");
     tmux.keys(&["a"]);
-    let screen = wait_row(tmux, QUESTION);
+    // One frame can reach the terminal in more than one write, so wait for the whole
+    // attached view (the question and its footer), not the first row of it.
+    let screen = tmux.wait_for("the attached view with its question", STEP, |screen| {
+        row_starts(screen, QUESTION)
+            && screen
+                .lines()
+                .last()
+                .is_some_and(|footer| footer.starts_with("ctrl+] detach"))
+    });
     assert!(
         screen.contains("⌁ bash_1 · ") && screen.contains("ctrl+] detaches"),
         "the title names the task and the way back: {screen}"
