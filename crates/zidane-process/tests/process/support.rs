@@ -284,6 +284,12 @@ impl Stat {
     }
 }
 
+/// Whether `pid` has finished exiting: a zombie, or gone. Stricter than `!alive`: a
+/// process still inside `do_exit` is dead for a test, yet not exited for its parent.
+pub fn exited(pid: u32) -> bool {
+    stat(pid).is_none_or(|s| matches!(s.state, 'Z' | 'X'))
+}
+
 fn stat(pid: u32) -> Option<Stat> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // `pid (comm) state ppid pgrp session tty_nr tpgid flags …`: fields follow the last `)`.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use zidane_test_support::{ScriptedModel, Step};
 
-use super::host::{BIN, Host, SERVER, Sandbox, TOKEN_VAR, describe};
+use super::host::{BIN, Host, Ran, SERVER, Sandbox, TOKEN_VAR, describe};
 
 /// Longest the whole exchange may take.
 const BOUND: Duration = Duration::from_secs(90);
@@ -32,27 +32,23 @@ impl Drop for Session {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn claude_code_wakes_the_model_with_the_task_s_notification() {
-    let Some(sandbox) = Sandbox::new(Host::ClaudeCode) else {
-        return;
-    };
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "tmux is missing"
-        );
-        eprintln!("skipped: no tmux");
-        return;
+/// Whether tmux can be run here; outside CI a missing tmux skips the test.
+pub fn tmux_present() -> bool {
+    if Command::new("tmux").arg("-V").output().is_ok() {
+        return true;
     }
-    let steps = vec![
-        Step::call(Host::ClaudeCode.call(
-            "shell",
-            json!({ "command": "sleep 1; echo done", "run_in_background": true }),
-        )),
-        Step::text("Started; I will hear when it ends."),
-        Step::text("It ended."),
-    ];
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "tmux is missing"
+    );
+    eprintln!("skipped: no tmux");
+    false
+}
+
+/// Plays `steps` through Claude Code's interactive CLI in tmux, as a person runs it:
+/// one prompt, then every step until none is left, within `bound`. The tmux session is
+/// gone when this returns; what the model was asked is in the returned run.
+pub async fn interactive(sandbox: &Sandbox, steps: Vec<Step>, bound: Duration) -> Ran {
     let model = ScriptedModel::start(SERVER, steps).await.unwrap();
     let root = sandbox.root();
     let home = root.join("home");
@@ -100,7 +96,7 @@ async fn claude_code_wakes_the_model_with_the_task_s_notification() {
     ]);
     assert!(started.status.success(), "{started:?}");
 
-    let deadline = Instant::now() + BOUND;
+    let deadline = Instant::now() + bound;
     let mut asked = false;
     while model.remaining() > 0 {
         let shown = screen(&session.0);
@@ -131,8 +127,28 @@ async fn claude_code_wakes_the_model_with_the_task_s_notification() {
         );
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
+    drop(session);
+    Ran { model }
+}
 
-    let requests = model.main_requests();
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_wakes_the_model_with_the_task_s_notification() {
+    let Some(sandbox) = Sandbox::new(Host::ClaudeCode) else {
+        return;
+    };
+    if !tmux_present() {
+        return;
+    }
+    let steps = vec![
+        Step::call(Host::ClaudeCode.call(
+            "shell",
+            json!({ "command": "sleep 1; echo done", "run_in_background": true }),
+        )),
+        Step::text("Started; I will hear when it ends."),
+        Step::text("It ended."),
+    ];
+    let ran = interactive(&sandbox, steps, BOUND).await;
+    let requests = ran.main_requests();
     // After the start: Claude Code's placeholder, quoting the start text zidane gave it
     // (`_meta["com.anthropic/agent-task"].modelImmediateResponse`).
     let placeholder = super::host::results_in(&requests[1]).join("\n");

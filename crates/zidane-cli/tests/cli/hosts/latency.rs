@@ -6,18 +6,18 @@
 //! Through a host, the scripted model server times it: from handing the host its tool
 //! call to receiving the next request, which carries the result (the host's parsing,
 //! its MCP call, its rendering of the result, its next request). Directly, a raw
-//! JSON-RPC client times `tools/call` over stdio.
+//! JSON-RPC client times `tools/call` over stdio. Claude Code runs twice: headless
+//! (`-p`), and interactive in tmux, where a background start is answered as an MCP task.
 #![allow(clippy::print_stdout)]
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
 use zidane_test_support::{Step, percentiles};
 
-use crate::hosts::host::{BIN, Host, Sandbox};
+use crate::hosts::claude_tasks;
+use crate::hosts::host::{GONE_WAIT, HOST_WAIT, Host, Sandbox};
+use crate::mcp_support::StdioServer;
 
 /// Rounds measured, after one warm-up round.
 const ROUNDS: usize = 10;
@@ -30,8 +30,18 @@ fn foreground() -> Value {
     json!({ "command": "true" })
 }
 
+/// How a host is run for a measurement.
+#[derive(Clone, Copy)]
+enum Run {
+    /// Headless (`claude -p`, `codex exec`).
+    Headless,
+    /// Claude Code's interactive CLI in tmux, which declares the tasks extension: a
+    /// background start is answered as an MCP task.
+    Interactive,
+}
+
 /// `(background starts, foreground calls)` through `host`.
-async fn through(host: Host) -> Option<(Vec<Duration>, Vec<Duration>)> {
+async fn through(host: Host, run: Run) -> Option<(Vec<Duration>, Vec<Duration>)> {
     let sandbox = Sandbox::new(host)?;
     let mut steps = Vec::new();
     for _ in 0..=ROUNDS {
@@ -39,7 +49,11 @@ async fn through(host: Host) -> Option<(Vec<Duration>, Vec<Duration>)> {
         steps.push(Step::call(host.call("shell", foreground())));
     }
     steps.push(Step::text("Measured."));
-    let ran = sandbox.run(steps, &[]).await;
+    let ran = match run {
+        Run::Headless => sandbox.run(steps, &[]).await,
+        Run::Interactive if !claude_tasks::tmux_present() => return None,
+        Run::Interactive => claude_tasks::interactive(&sandbox, steps, HOST_WAIT).await,
+    };
     let (mut started, mut ran_true) = (Vec::new(), Vec::new());
     for round in 1..=ROUNDS {
         started.push(ran.round_trip(2 * round));
@@ -48,84 +62,28 @@ async fn through(host: Host) -> Option<(Vec<Duration>, Vec<Duration>)> {
     Some((started, ran_true))
 }
 
-/// A raw JSON-RPC client of `zidane mcp` over stdio.
-struct Client {
-    stdin: tokio::process::ChildStdin,
-    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
-    id: u64,
-}
-
-impl Client {
-    async fn send(&mut self, message: &Value) {
-        self.stdin
-            .write_all(format!("{message}\n").as_bytes())
-            .await
-            .unwrap();
-    }
-
-    /// Sends a request; returns how long its answer took.
-    async fn request(&mut self, method: &str, params: Value) -> Duration {
-        self.id += 1;
-        let id = self.id;
-        let began = Instant::now();
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-            .await;
-        loop {
-            let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
-                .await
-                .unwrap()
-                .unwrap()
-                .unwrap();
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id {
-                return began.elapsed();
-            }
-        }
-    }
-}
-
 /// `(background starts, foreground calls)` by a raw JSON-RPC client over stdio.
 async fn direct() -> (Vec<Duration>, Vec<Duration>) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(BIN)
-        .args(["mcp", "--user-dir"])
-        .arg(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut client = Client {
-        stdin: child.stdin.take().unwrap(),
-        lines: BufReader::new(child.stdout.take().unwrap()).lines(),
-        id: 0,
-    };
-    client
-        .request(
-            "initialize",
-            json!({
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": { "name": "latency", "version": "0" }
-            }),
-        )
-        .await;
-    client
-        .send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
-        .await;
-    let call = |arguments: Value| json!({ "name": "shell", "arguments": arguments });
+    let mut server = StdioServer::start().await;
+    let mut id = 0;
     let (mut started, mut ran_true) = (Vec::new(), Vec::new());
     for round in 0..=ROUNDS {
-        let a = client.request("tools/call", call(background())).await;
-        let b = client.request("tools/call", call(foreground())).await;
+        let mut timed = async |arguments: Value| {
+            id += 1;
+            let began = Instant::now();
+            server.call(id, "shell", arguments).await;
+            began.elapsed()
+        };
+        let a = timed(background()).await;
+        let b = timed(foreground()).await;
         if round > 0 {
             started.push(a);
             ran_true.push(b);
         }
     }
-    drop(client);
-    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    // Closing stdin ends the server, which ends its tasks.
+    drop(server.stdin.take());
+    let _ = tokio::time::timeout(GONE_WAIT, server.child.wait()).await;
     (started, ran_true)
 }
 
@@ -142,8 +100,16 @@ async fn latency_through_each_host_and_directly() {
     let mut rows = Vec::new();
     let (started, ran_true) = direct().await;
     rows.push(("direct (raw JSON-RPC over stdio)", started, ran_true));
-    for (name, host) in [("Claude Code", Host::ClaudeCode), ("Codex", Host::Codex)] {
-        let Some((started, ran_true)) = through(host).await else {
+    for (name, host, run) in [
+        ("Claude Code (`-p`)", Host::ClaudeCode, Run::Headless),
+        (
+            "Claude Code (interactive, tasks)",
+            Host::ClaudeCode,
+            Run::Interactive,
+        ),
+        ("Codex", Host::Codex, Run::Headless),
+    ] {
+        let Some((started, ran_true)) = through(host, run).await else {
             return;
         };
         rows.push((name, started, ran_true));
