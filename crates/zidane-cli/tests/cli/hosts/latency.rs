@@ -54,6 +54,11 @@ async fn through(host: Host, run: Run) -> Option<(Vec<Duration>, Vec<Duration>)>
         Run::Interactive if !claude_tasks::tmux_present() => return None,
         Run::Interactive => claude_tasks::interactive(&sandbox, steps, HOST_WAIT).await,
     };
+    if matches!(run, Run::Interactive) {
+        // What is timed is the MCP task path: the start answered as a task.
+        let start = ran.result_of_step(2);
+        assert!(start.contains("started server-side task"), "{start}");
+    }
     let (mut started, mut ran_true) = (Vec::new(), Vec::new());
     for round in 1..=ROUNDS {
         started.push(ran.round_trip(2 * round));
