@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
-use zidane_context::{BackgroundOptions, ExecutionContext, ExecutionHandle, TaskExitInfo};
+use zidane_context::{BackgroundOptions, ExecutionContext, ExecutionHandle, TaskExitInfo, TtySize};
 use zidane_process::{ProcessContext, SH_PATH, Shell};
 use zidane_test_support::{percentiles, print_driver_line, round1};
 
@@ -145,7 +145,7 @@ fn run(op: &str, arg: Option<&str>) -> Result<Fields, Failure> {
     let count = usize::try_from(n)?;
     runtime.block_on(async {
         match op {
-            "spawn" => spawn(&dir, count).await,
+            "spawn" => spawn(&dir, count, false).await,
             "roundtrip" => roundtrip(&dir, count).await,
             "throughput" => throughput(&dir, n).await,
             "interleave" => interleave(&dir, n).await,
@@ -155,7 +155,7 @@ fn run(op: &str, arg: Option<&str>) -> Result<Fields, Failure> {
             "orphan" => containment_fields(containment::orphan(count, &dir).await),
             "input" => interactive::input(&dir, count, false).await,
             "input-tty" => interactive::input(&dir, count, true).await,
-            "spawn-tty" => interactive::spawn_tty(&dir, count).await,
+            "spawn-tty" => spawn(&dir, count, true).await,
             other => Err(format!("unknown op {other}").into()),
         }
     })
@@ -219,11 +219,16 @@ impl Host {
     }
 }
 
-async fn spawn(dir: &Path, n: usize) -> Result<Fields, Failure> {
+/// `spawn N`; with `tty`, the driver's own `spawn-tty N`: each task in a terminal of
+/// its own, what a terminal costs a start.
+async fn spawn(dir: &Path, n: usize, tty: bool) -> Result<Fields, Failure> {
     let mut host = Host::new(dir, n).await?;
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
-        let options = host.options();
+        let mut options = host.options();
+        if tty {
+            options = options.tty(TtySize::DEFAULT);
+        }
         let t0 = Instant::now();
         host.context
             .exec_background(host.handle, "true", options)

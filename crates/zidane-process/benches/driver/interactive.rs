@@ -1,6 +1,7 @@
 //! The driver's own ops for input and terminals (not in the shared protocol: the peers
 //! have no such thing): how long a line written to a task takes to come back in its
-//! log, on a pipe and in a terminal, and what a terminal costs a start.
+//! log, on a pipe and in a terminal. (What a terminal costs a start is `spawn-tty`,
+//! the protocol's `spawn` with a terminal.)
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -97,29 +98,4 @@ fn want_total(n: usize, tty: bool) -> u64 {
     } else {
         per_line
     }
-}
-
-/// `spawn-tty N`: the protocol's `spawn`, each task in a terminal of its own.
-pub(super) async fn spawn_tty(dir: &Path, n: usize) -> Result<Fields, Failure> {
-    let mut host = Host::new(dir, n).await?;
-    let mut samples = Vec::with_capacity(n);
-    for _ in 0..n {
-        let options = host.options().tty(TtySize::DEFAULT);
-        let t0 = Instant::now();
-        host.context
-            .exec_background(host.handle, "true", options)
-            .await?;
-        samples.push(t0.elapsed());
-    }
-    let mut bad = 0;
-    for _ in 0..n {
-        if host.next_exit().await?.exit_code != 0 {
-            bad += 1;
-        }
-    }
-    let fields = percentiles(&mut samples);
-    if bad > 0 {
-        return Err(fail(fields, format!("{bad} of {n} tasks exited non-zero")));
-    }
-    Ok(fields)
 }
