@@ -1,8 +1,8 @@
 //! Project automation for zidane. No product logic lives here.
 //!
 //! ```text
-//! cargo xtask ci      fmt, clippy, tests (the process and end-to-end tests twice: on
-//!                     the fast and the portable path), doc tests, docs, the macOS
+//! cargo xtask ci      fmt, clippy, tests (the whole suite twice: on the fast and the
+//!                     portable path), doc tests, docs, the macOS
 //!                     type-check — as CI runs them
 //! cargo xtask bench   the process layer's benchmark driver: its table, written to
 //!                     crates/zidane-process/benches/RESULTS.md (--peers: then the
@@ -69,8 +69,8 @@ fn ci() -> Result<(), String> {
         (mcp_hosts::HOSTS_ENV, &hosts),
         (restate::SERVER_ENV, &server),
     ];
-    // The process layer's tests and the end-to-end suite again, on the mechanisms every
-    // Unix has.
+    // The whole suite again, on the mechanisms every Unix has: every binary and test
+    // that starts a process honours the switch.
     let portable: Vec<(&str, &str)> = env
         .iter()
         .copied()
@@ -97,15 +97,7 @@ fn ci() -> Result<(), String> {
         )?;
         step(
             "test on the portable path (nextest)",
-            &[
-                "nextest",
-                "run",
-                "-p",
-                "zidane-process",
-                "-p",
-                "zidane-e2e",
-                "--no-fail-fast",
-            ],
+            &["nextest", "run", "--workspace", "--no-fail-fast"],
             &portable,
         )?;
         step("doc tests", &["test", "--workspace", "--doc"], env)?;
@@ -114,7 +106,7 @@ fn ci() -> Result<(), String> {
         step("test", &["test", "--workspace"], env)?;
         step(
             "test on the portable path",
-            &["test", "-p", "zidane-process", "-p", "zidane-e2e"],
+            &["test", "--workspace"],
             &portable,
         )?;
     }
