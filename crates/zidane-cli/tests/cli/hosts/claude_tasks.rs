@@ -11,6 +11,7 @@ use serde_json::json;
 use zidane_test_support::{ScriptedModel, Step};
 
 use super::host::{BIN, Host, Ran, SERVER, Sandbox, TOKEN_VAR, describe};
+use crate::support::tmux_present;
 
 /// Longest the whole exchange may take.
 const BOUND: Duration = Duration::from_secs(90);
@@ -30,19 +31,6 @@ impl Drop for Session {
     fn drop(&mut self) {
         tmux(&["kill-session", "-t", &self.0]);
     }
-}
-
-/// Whether tmux can be run here; outside CI a missing tmux skips the test.
-pub fn tmux_present() -> bool {
-    if Command::new("tmux").arg("-V").output().is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "tmux is missing"
-    );
-    eprintln!("skipped: no tmux");
-    false
 }
 
 /// Plays `steps` through Claude Code's interactive CLI in tmux, as a person runs it:

@@ -18,6 +18,7 @@ use zidane_test_support::{Step, percentiles};
 use crate::hosts::claude_tasks;
 use crate::hosts::host::{GONE_WAIT, HOST_WAIT, Host, Sandbox};
 use crate::mcp_support::StdioServer;
+use crate::support::tmux_present;
 
 /// Rounds measured, after one warm-up round.
 const ROUNDS: usize = 10;
@@ -51,14 +52,15 @@ async fn through(host: Host, run: Run) -> Option<(Vec<Duration>, Vec<Duration>)>
     steps.push(Step::text("Measured."));
     let ran = match run {
         Run::Headless => sandbox.run(steps, &[]).await,
-        Run::Interactive if !claude_tasks::tmux_present() => return None,
-        Run::Interactive => claude_tasks::interactive(&sandbox, steps, HOST_WAIT).await,
+        Run::Interactive if !tmux_present() => return None,
+        Run::Interactive => {
+            let ran = claude_tasks::interactive(&sandbox, steps, HOST_WAIT).await;
+            // What is timed is the MCP task path: the start answered as a task.
+            let start = ran.result_of_step(2);
+            assert!(start.contains("started server-side task"), "{start}");
+            ran
+        }
     };
-    if matches!(run, Run::Interactive) {
-        // What is timed is the MCP task path: the start answered as a task.
-        let start = ran.result_of_step(2);
-        assert!(start.contains("started server-side task"), "{start}");
-    }
     let (mut started, mut ran_true) = (Vec::new(), Vec::new());
     for round in 1..=ROUNDS {
         started.push(ran.round_trip(2 * round));
