@@ -1,6 +1,7 @@
 //! A scripted model server for real MCP hosts: it speaks the Anthropic Messages API
 //! (`POST /v1/messages`, streamed or not, for Claude Code) and the OpenAI Responses API
-//! (`POST /v1/responses`, streamed, for Codex) on a free 127.0.0.1 port, plays the
+//! (`POST /v1/responses`, streamed, for Codex) and OpenAI Chat Completions
+//! (`POST /v1/chat/completions`, streamed or not) on a free 127.0.0.1 port, plays the
 //! model's turns from a script, and records every request: what the host showed the
 //! model.
 //!
@@ -35,8 +36,8 @@ pub type Gate = Arc<dyn Fn() -> bool + Send + Sync>;
 /// One tool call of a model turn.
 #[derive(Debug, Clone)]
 pub struct ToolCall {
-    /// The tool's name as the host lists it (`mcp__zidane__shell` for Claude Code;
-    /// `shell` within the namespace `mcp__zidane` for Codex).
+    /// The tool's name as the host lists it to the model (`mcp__zidane__shell` for
+    /// Claude Code; `shell` within the namespace `mcp__zidane` for Codex).
     pub name: String,
     /// The Responses API namespace the tool sits in, when the host groups its tools.
     pub namespace: Option<String>,
@@ -196,14 +197,31 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Whether a request body offers a tool whose name contains `marker` (a namespace of
-/// tools counts by its own name).
+/// Whether a request body offers a tool whose name contains `marker`, whichever API it
+/// speaks: a Messages or Responses API tool (a namespace of tools counts by its own
+/// name), a Chat Completions `function` tool, or one of a Gemini tool's
+/// `functionDeclarations`.
 fn offers_tool(body: &Value, marker: &str) -> bool {
+    let named = |name: &Value| name.as_str().is_some_and(|n| n.contains(marker));
     body["tools"].as_array().is_some_and(|tools| {
-        tools
-            .iter()
-            .any(|tool| tool["name"].as_str().is_some_and(|n| n.contains(marker)))
+        tools.iter().any(|tool| {
+            named(&tool["name"])
+                || named(&tool["function"]["name"])
+                || ["functionDeclarations", "function_declarations"]
+                    .iter()
+                    .flat_map(|key| tool[*key].as_array().into_iter().flatten())
+                    .any(|declaration| named(&declaration["name"]))
+        })
     })
+}
+
+/// Whether a request on `path` asks for a model turn (and not, say, a token count).
+fn is_turn_path(path: &str) -> bool {
+    path.ends_with("/messages")
+        || path.ends_with("/responses")
+        || path.ends_with("/chat/completions")
+        || path.ends_with(":generateContent")
+        || path.ends_with(":streamGenerateContent")
 }
 
 async fn answer(state: &Mutex<State>, method: &Method, uri: &Uri, body: &[u8]) -> Response {
@@ -215,8 +233,7 @@ async fn answer(state: &Mutex<State>, method: &Method, uri: &Uri, body: &[u8]) -
     let (main, step) = {
         let mut state = lock(state);
         // A token count carries the conversation's tools too, but is not a turn.
-        let turn_path = uri.path().ends_with("/messages") || uri.path().ends_with("/responses");
-        let main = turn_path && offers_tool(&body, &state.marker);
+        let main = is_turn_path(uri.path()) && offers_tool(&body, &state.marker);
         let step = if main && state.next < state.steps.len() {
             state.next += 1;
             Some((state.next - 1, state.steps[state.next - 1].clone()))
@@ -250,6 +267,13 @@ async fn answer(state: &Mutex<State>, method: &Method, uri: &Uri, body: &[u8]) -
         }
     } else if uri_path.ends_with("/responses") {
         sse_response(responses_stream(&turn, ordinal))
+    } else if uri_path.ends_with("/chat/completions") {
+        let model = body["model"].as_str().unwrap_or("scripted");
+        if body["stream"] == Value::Bool(true) {
+            sse_response(chat_stream(&turn, model, ordinal))
+        } else {
+            json_response(&chat_completion(&turn, model, ordinal))
+        }
     } else {
         json_response(&json!({}))
     };
@@ -470,9 +494,98 @@ fn responses_stream(turn: &Turn, ordinal: usize) -> String {
     out
 }
 
+/// A turn's tool calls in the Chat Completions shape, with their indexes (a stream's
+/// deltas name the call they extend by index).
+fn chat_tool_calls(calls: &[ToolCall], ordinal: usize) -> Vec<Value> {
+    calls
+        .iter()
+        .enumerate()
+        .map(|(n, call)| {
+            json!({
+                "index": n,
+                "id": format!("call_{ordinal}_{n}"),
+                "type": "function",
+                "function": { "name": call.name, "arguments": call.arguments.to_string() },
+            })
+        })
+        .collect()
+}
+
+fn chat_usage() -> Value {
+    json!({ "prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110 })
+}
+
+/// A non-streamed Chat Completions answer.
+fn chat_completion(turn: &Turn, model: &str, ordinal: usize) -> Value {
+    let (message, finish) = match turn {
+        Turn::Text(text) => (json!({ "role": "assistant", "content": text }), "stop"),
+        Turn::Calls(calls) => (
+            json!({
+                "role": "assistant",
+                "content": null,
+                "tool_calls": chat_tool_calls(calls, ordinal),
+            }),
+            "tool_calls",
+        ),
+    };
+    json!({
+        "id": format!("chatcmpl-{ordinal}"),
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{ "index": 0, "message": message, "finish_reason": finish }],
+        "usage": chat_usage(),
+    })
+}
+
+/// A streamed Chat Completions answer: a chunk with the whole turn as one delta (each
+/// call whole: id, name and arguments), a chunk with the finish reason and the usage,
+/// then `[DONE]`.
+fn chat_stream(turn: &Turn, model: &str, ordinal: usize) -> String {
+    let (delta, finish) = match turn {
+        Turn::Text(text) => (json!({ "role": "assistant", "content": text }), "stop"),
+        Turn::Calls(calls) => (
+            json!({
+                "role": "assistant",
+                "content": null,
+                "tool_calls": chat_tool_calls(calls, ordinal),
+            }),
+            "tool_calls",
+        ),
+    };
+    let chunk = |choice: Value, usage: Value| {
+        json!({
+            "id": format!("chatcmpl-{ordinal}"),
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [choice],
+            "usage": usage,
+        })
+    };
+    let mut out = String::new();
+    for data in [
+        chunk(
+            json!({ "index": 0, "delta": delta, "finish_reason": null }),
+            Value::Null,
+        ),
+        chunk(
+            json!({ "index": 0, "delta": {}, "finish_reason": finish }),
+            chat_usage(),
+        ),
+    ] {
+        out.push_str("data: ");
+        out.push_str(&data.to_string());
+        out.push_str("\n\n");
+    }
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
 /// The texts of the tool results a request shows the model, oldest first, whichever
 /// API it speaks: a Messages API `tool_result` block's content, a Responses API
-/// `function_call_output`'s output (text parts joined).
+/// `function_call_output`'s output, a Chat Completions `tool` message's content (text
+/// parts joined).
 pub fn tool_results(body: &Value) -> Vec<String> {
     let mut results = Vec::new();
     let text_of = |content: &Value| match content {
@@ -485,6 +598,10 @@ pub fn tool_results(body: &Value) -> Vec<String> {
         _ => String::new(),
     };
     for message in body["messages"].as_array().into_iter().flatten() {
+        if message["role"] == "tool" {
+            results.push(text_of(&message["content"]));
+            continue;
+        }
         for block in message["content"].as_array().into_iter().flatten() {
             if block["type"] == "tool_result" {
                 results.push(text_of(&block["content"]));

@@ -57,6 +57,75 @@ fn tool_results_are_read_from_either_api() {
     assert_eq!(tool_results(&responses), ["c\nd"]);
 }
 
+#[test]
+fn tool_results_are_read_from_chat_completions_tool_messages() {
+    let chat = json!({ "messages": [
+        { "role": "system", "content": "s" },
+        { "role": "assistant", "content": null, "tool_calls": [{ "id": "call_1", "type": "function" }] },
+        { "role": "tool", "tool_call_id": "call_1", "content": "e" },
+        { "role": "tool", "tool_call_id": "call_2", "content": [{ "type": "text", "text": "f" }, { "type": "text", "text": "g" }] },
+        { "role": "user", "content": "h" },
+    ] });
+    assert_eq!(tool_results(&chat), ["e", "f\ng"]);
+}
+
+/// The `data:` payloads of an SSE body, `[DONE]` included.
+fn sse_data(body: &str) -> Vec<String> {
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_completions_stream_a_call_then_answer_a_text() {
+    let model = ScriptedModel::start("zidane", vec![Step::call(shell("true")), Step::text("end")])
+        .await
+        .unwrap();
+    let main = json!({ "model": "m", "stream": true, "messages": [],
+        "tools": [{ "type": "function", "function": { "name": "mcp__zidane__shell" } }] });
+    let side = json!({ "model": "m", "stream": true, "messages": [] });
+
+    let title = post(&model, "/v1/chat/completions", &side).await;
+    assert!(title.contains(OFF_SCRIPT_TEXT), "{title}");
+    assert_eq!(model.remaining(), 2);
+
+    let first = post(&model, "/v1/chat/completions", &main).await;
+    let data = sse_data(&first);
+    assert_eq!(data.last().map(String::as_str), Some("[DONE]"), "{first}");
+    let chunks: Vec<Value> = data[..data.len() - 1]
+        .iter()
+        .map(|chunk| serde_json::from_str(chunk).unwrap())
+        .collect();
+    assert!(
+        chunks
+            .iter()
+            .all(|c| c["object"] == "chat.completion.chunk")
+    );
+    let call = &chunks[0]["choices"][0]["delta"]["tool_calls"][0];
+    assert_eq!(call["index"], 0);
+    assert_eq!(call["id"], "call_1_0");
+    assert_eq!(call["function"]["name"], "mcp__x__shell");
+    let arguments: Value =
+        serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(arguments, json!({ "command": "true" }));
+    assert_eq!(
+        chunks.last().unwrap()["choices"][0]["finish_reason"],
+        "tool_calls"
+    );
+
+    let second = json!({ "model": "m", "messages": [],
+        "tools": [{ "type": "function", "function": { "name": "mcp__zidane__shell" } }] });
+    let second: Value =
+        serde_json::from_str(&post(&model, "/chat/completions", &second).await).unwrap();
+    assert_eq!(second["object"], "chat.completion");
+    assert_eq!(second["choices"][0]["message"]["content"], "end");
+    assert_eq!(second["choices"][0]["finish_reason"], "stop");
+    assert_eq!(model.remaining(), 0);
+    let steps: Vec<Option<usize>> = model.exchanges().iter().map(|e| e.step).collect();
+    assert_eq!(steps, [None, Some(0), Some(1)]);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn only_the_main_conversation_advances_the_script() {
     let model = ScriptedModel::start("mcp__x", vec![Step::call(shell("true")), Step::text("end")])
