@@ -1,9 +1,10 @@
 //! A scripted model server for real MCP hosts: it speaks the Anthropic Messages API
-//! (`POST /v1/messages`, streamed or not, for Claude Code) and the OpenAI Responses API
-//! (`POST /v1/responses`, streamed, for Codex) and OpenAI Chat Completions
-//! (`POST /v1/chat/completions`, streamed or not) on a free 127.0.0.1 port, plays the
-//! model's turns from a script, and records every request: what the host showed the
-//! model.
+//! (`POST /v1/messages`, streamed or not, for Claude Code), the OpenAI Responses API
+//! (`POST /v1/responses`, streamed, for Codex), OpenAI Chat Completions
+//! (`POST /v1/chat/completions`, streamed or not) and the Gemini API
+//! (`POST /v1beta/models/<model>:streamGenerateContent` or `:generateContent`) on a
+//! free 127.0.0.1 port, plays the model's turns from a script, and records every
+//! request: what the host showed the model.
 //!
 //! A host makes side requests too (token counts, titles, quota checks). Only a request
 //! whose tool list offers a tool of the MCP server under test (a name containing the
@@ -267,6 +268,12 @@ async fn answer(state: &Mutex<State>, method: &Method, uri: &Uri, body: &[u8]) -
         }
     } else if uri_path.ends_with("/responses") {
         sse_response(responses_stream(&turn, ordinal))
+    } else if uri_path.ends_with(":countTokens") {
+        json_response(&json!({ "totalTokens": 100 }))
+    } else if uri_path.ends_with(":streamGenerateContent") {
+        sse_response(gemini_stream(&turn, gemini_model(uri_path), ordinal))
+    } else if uri_path.ends_with(":generateContent") {
+        json_response(&gemini_response(&turn, gemini_model(uri_path), ordinal))
     } else if uri_path.ends_with("/chat/completions") {
         let model = body["model"].as_str().unwrap_or("scripted");
         if body["stream"] == Value::Bool(true) {
@@ -582,10 +589,57 @@ fn chat_stream(turn: &Turn, model: &str, ordinal: usize) -> String {
     out
 }
 
+/// The model a Gemini API path names: `/v1beta/models/<model>:<method>`.
+fn gemini_model(path: &str) -> &str {
+    path.rsplit_once("/models/")
+        .and_then(|(_, rest)| rest.split_once(':'))
+        .map_or("scripted", |(model, _)| model)
+}
+
+/// A Gemini API `GenerateContentResponse`: one candidate whose parts are the turn's
+/// `functionCall`s or its text.
+fn gemini_response(turn: &Turn, model: &str, ordinal: usize) -> Value {
+    let parts: Vec<Value> = match turn {
+        Turn::Text(text) => vec![json!({ "text": text })],
+        Turn::Calls(calls) => calls
+            .iter()
+            .enumerate()
+            .map(|(n, call)| {
+                json!({ "functionCall": {
+                    "id": format!("call_{ordinal}_{n}"),
+                    "name": call.name,
+                    "args": call.arguments,
+                } })
+            })
+            .collect(),
+    };
+    json!({
+        "candidates": [{
+            "content": { "role": "model", "parts": parts },
+            // The API ends a turn of function calls with `STOP` too.
+            "finishReason": "STOP",
+            "index": 0,
+        }],
+        "usageMetadata": {
+            "promptTokenCount": 100,
+            "candidatesTokenCount": 10,
+            "totalTokenCount": 110,
+        },
+        "modelVersion": model,
+        "responseId": format!("resp_{ordinal}"),
+    })
+}
+
+/// A streamed Gemini API answer (`alt=sse`): the whole response as one `data:` event.
+fn gemini_stream(turn: &Turn, model: &str, ordinal: usize) -> String {
+    format!("data: {}\n\n", gemini_response(turn, model, ordinal))
+}
+
 /// The texts of the tool results a request shows the model, oldest first, whichever
 /// API it speaks: a Messages API `tool_result` block's content, a Responses API
 /// `function_call_output`'s output, a Chat Completions `tool` message's content (text
-/// parts joined).
+/// parts joined), a Gemini API `functionResponse`'s `response` as the JSON text the
+/// model reads (Gemini CLI puts the tool's text there as `{"output": "…"}`).
 pub fn tool_results(body: &Value) -> Vec<String> {
     let mut results = Vec::new();
     let text_of = |content: &Value| match content {
@@ -605,6 +659,14 @@ pub fn tool_results(body: &Value) -> Vec<String> {
         for block in message["content"].as_array().into_iter().flatten() {
             if block["type"] == "tool_result" {
                 results.push(text_of(&block["content"]));
+            }
+        }
+    }
+    for content in body["contents"].as_array().into_iter().flatten() {
+        for part in content["parts"].as_array().into_iter().flatten() {
+            let response = &part["functionResponse"]["response"];
+            if !response.is_null() {
+                results.push(response.to_string());
             }
         }
     }

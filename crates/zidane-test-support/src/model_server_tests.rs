@@ -69,6 +69,75 @@ fn tool_results_are_read_from_chat_completions_tool_messages() {
     assert_eq!(tool_results(&chat), ["e", "f\ng"]);
 }
 
+#[test]
+fn tool_results_are_read_from_gemini_function_responses() {
+    let gemini = json!({ "contents": [
+        { "role": "user", "parts": [{ "text": "go" }] },
+        { "role": "model", "parts": [{ "functionCall": { "name": "mcp_x_shell", "args": {} } }] },
+        { "role": "user", "parts": [
+            { "functionResponse": { "id": "c1", "name": "mcp_x_shell", "response": { "output": "a\n<b>" } } },
+            { "text": "beside" },
+        ] },
+    ] });
+    assert_eq!(tool_results(&gemini), [r#"{"output":"a\n<b>"}"#]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gemini_streams_a_call_then_answers_a_text() {
+    let mut call = shell("true");
+    call.arguments["wait_for_previous"] = json!(true);
+    let model = ScriptedModel::start("zidane", vec![Step::call(call), Step::text("end")])
+        .await
+        .unwrap();
+    let main = json!({ "contents": [], "tools": [
+        { "functionDeclarations": [{ "name": "read_file" }] },
+        { "functionDeclarations": [{ "name": "mcp_zidane_shell" }] },
+    ] });
+    let side = json!({ "contents": [], "generationConfig": {} });
+
+    let routed = post(&model, "/v1beta/models/flash-lite:generateContent", &side).await;
+    let routed: Value = serde_json::from_str(&routed).unwrap();
+    assert_eq!(
+        routed["candidates"][0]["content"]["parts"][0]["text"],
+        OFF_SCRIPT_TEXT
+    );
+    let counted = post(&model, "/v1beta/models/pro:countTokens", &main).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&counted).unwrap()["totalTokens"],
+        100
+    );
+    assert_eq!(model.remaining(), 2);
+
+    let first = post(
+        &model,
+        "/v1beta/models/pro:streamGenerateContent?alt=sse",
+        &main,
+    )
+    .await;
+    let data = sse_data(&first);
+    assert_eq!(data.len(), 1, "{first}");
+    let chunk: Value = serde_json::from_str(&data[0]).unwrap();
+    let candidate = &chunk["candidates"][0];
+    assert_eq!(candidate["content"]["role"], "model");
+    assert_eq!(candidate["finishReason"], "STOP");
+    assert_eq!(chunk["modelVersion"], "pro");
+    let call = &candidate["content"]["parts"][0]["functionCall"];
+    assert_eq!(call["name"], "mcp__x__shell");
+    assert_eq!(
+        call["args"],
+        json!({ "command": "true", "wait_for_previous": true })
+    );
+
+    let second = post(&model, "/v1beta/models/pro:generateContent", &main).await;
+    let second: Value = serde_json::from_str(&second).unwrap();
+    assert_eq!(
+        second["candidates"][0]["content"]["parts"][0]["text"],
+        "end"
+    );
+    let steps: Vec<Option<usize>> = model.exchanges().iter().map(|e| e.step).collect();
+    assert_eq!(steps, [None, None, Some(0), Some(1)]);
+}
+
 /// The `data:` payloads of an SSE body, `[DONE]` included.
 fn sse_data(body: &str) -> Vec<String> {
     body.lines()
