@@ -65,6 +65,7 @@ mod context;
 mod data;
 mod error;
 mod exit_channel;
+mod extra_arguments;
 mod gate;
 mod input;
 mod keys;

@@ -8,6 +8,7 @@ use zidane_context::ExecutionContext;
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::extra_arguments;
 use crate::gate::BackgroundGate;
 use crate::tool::{Tool, ToolOutput, ToolSpec};
 
@@ -137,17 +138,32 @@ impl ToolRegistry {
     }
 
     /// Calls the tool answering to `name`; an unknown name is an error result listing
-    /// the tools there are.
+    /// the tools there are. Arguments the tool does not declare are handled here, once
+    /// for every tool: one a host adds is dropped, a misspelling of a declared one is
+    /// refused by name, any other is dropped and named in a note at the end of the
+    /// result (see `extra_arguments`).
     pub async fn dispatch(
         &self,
         context: &ToolContext,
         name: &str,
-        input: serde_json::Value,
+        mut input: serde_json::Value,
     ) -> ToolOutput {
-        match self.resolve(name) {
-            Some(tool) => tool.call(context, input).await,
-            None => ToolOutput::error(self.unknown_tool(name)),
+        let Some(tool) = self.resolve(name) else {
+            return ToolOutput::error(self.unknown_tool(name));
+        };
+        let spec = tool.spec();
+        let stripped = match extra_arguments::strip(&spec.name, &spec.input_schema, &mut input) {
+            Ok(stripped) => stripped,
+            Err(message) => return ToolOutput::error(message),
+        };
+        let mut output = tool.call(context, input).await;
+        if let Some(note) = stripped.note(&spec.name) {
+            if !output.text.is_empty() && !output.text.ends_with('\n') {
+                output.text.push('\n');
+            }
+            output.text.push_str(&note);
         }
+        output
     }
 
     fn unknown_tool(&self, name: &str) -> String {

@@ -32,9 +32,14 @@ async fn bad_inputs_are_error_results_and_run_nothing() {
         ),
         ("read_file", json!({ "path": "/x", "offset": "last" })),
         ("read_file", json!({ "path": "/x", "limit": "all" })),
-        // unknown fields
-        ("shell", json!({ "command": "ls", "cwd": "/tmp" })),
-        ("wait_task", json!({ "task_id": "bash_1", "block": true })),
+        // misspellings of declared arguments
+        (
+            "shell",
+            json!({ "command": "ls", "run_in_backgroud": true }),
+        ),
+        ("shell", json!({ "command": "ls", "timeout": 1000 })),
+        ("wait_task", json!({ "task_id": "bash_1", "timeoutMs": 10 })),
+        ("read_file", json!({ "path": "/x", "Limit": 5 })),
         // invalid values
         ("shell", json!({ "command": "" })),
         ("shell", json!({ "command": "  \n" })),
@@ -70,4 +75,31 @@ async fn bad_inputs_are_error_results_and_run_nothing() {
     }
     assert!(!harness.ran_anything(), "bad input ran something");
     assert_snapshot!("bad_inputs", report);
+}
+
+/// Arguments a tool does not declare and that resemble none it does: one a host adds to
+/// every tool (Gemini CLI's `wait_for_previous`) runs the call as if it were absent;
+/// any other runs it too, and the result ends by naming what was ignored.
+#[tokio::test]
+async fn arguments_a_host_adds_never_stop_a_call() {
+    let harness = Harness::new().await;
+    let output = harness
+        .call(
+            "shell",
+            json!({ "command": "echo ran", "wait_for_previous": true }),
+        )
+        .await;
+    assert!(!output.is_error, "{}", output.text);
+    assert!(harness.ran_anything(), "the call did not run");
+    assert!(
+        !output.text.contains("wait_for_previous"),
+        "{}",
+        output.text
+    );
+
+    let output = harness
+        .call("shell", json!({ "command": "echo ran", "cwd": "/tmp" }))
+        .await;
+    assert!(!output.is_error, "{}", output.text);
+    assert_snapshot!("an_ignored_argument", output.text);
 }
