@@ -62,7 +62,7 @@ impl Tool for ShellKillTool {
                 if let Some(failure) = &exit.log_write_failure {
                     text.push_str(&format!("; log incomplete: {failure}"));
                 }
-                text.push('.');
+                text.push_str(&format!(". Output: {}", exit.output_path.display()));
                 ToolOutput::ok(text, data::to_value(&ShellKillData { exit }))
             }
             Ok(None) => ToolOutput::error(format!(

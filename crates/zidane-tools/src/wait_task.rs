@@ -321,9 +321,11 @@ async fn ended_before_ready(
     };
     let tail = log_tail(context, task_id, TAIL_LINES).await;
     let mut text = format!(
-        "{}. It ended before it was ready (waiting for {}).",
+        "{} ended before it was ready (waiting for {}): {}. Output: {}",
+        exit.task_id,
+        until.describe(),
         zidane_wire::exit_summary(&exit),
-        until.describe()
+        exit.output_path.display()
     );
     push_tail(&mut text, &tail, " Its log is empty.");
     Ok(ToolOutput::ok(
@@ -369,13 +371,24 @@ fn timeout_text(timeout: Duration) -> String {
 }
 
 fn exit_output(exit: TaskExitInfo) -> ToolOutput {
-    let summary = zidane_wire::exit_summary(&exit);
     ToolOutput::ok(
-        summary,
+        ended_line(&exit),
         data::to_value(&WaitTaskData {
             exit: Some(exit),
             ..WaitTaskData::default()
         }),
+    )
+}
+
+/// `bash_1 ended: make (2.4s) — exited 0. Output: <log>`: which task, how it ended and
+/// where its log is, so the text stands alone in a host that shows the model no
+/// structured content (the path last, so no stop sticks to it).
+fn ended_line(exit: &TaskExitInfo) -> String {
+    format!(
+        "{} ended: {}. Output: {}",
+        exit.task_id,
+        zidane_wire::exit_summary(exit),
+        exit.output_path.display()
     )
 }
 

@@ -85,9 +85,16 @@ async fn a_task_that_ends_first_fails_fast_with_its_exit_and_last_lines() {
     assert!(!output.is_error, "{}", output.text);
     assert!(output.text.contains("exited 3"), "{}", output.text);
     assert!(
+        output.text.starts_with(
+            "bash_1 ended before it was ready (waiting for a line matching `Listening`): "
+        ),
+        "{}",
+        output.text
+    );
+    assert!(
         output
             .text
-            .contains("It ended before it was ready (waiting for a line matching `Listening`). Last lines of its log:\n  compiling\n  error: port 3000 in use"),
+            .contains(".log Last lines of its log:\n  compiling\n  error: port 3000 in use"),
         "{}",
         output.text
     );
