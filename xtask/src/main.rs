@@ -10,7 +10,8 @@
 //! cargo xtask macos-check   the workspace type-checked for aarch64 and x86_64 macOS
 //! cargo xtask restate install the Restate server the zidane-restate tests run against
 //! cargo xtask hosts   install the real MCP hosts the zidane-cli host tests run
-//!                     (Claude Code, Codex, the MCP Inspector CLI) into target/mcp-hosts
+//!                     (Claude Code, Codex, Gemini CLI, qwen-code, opencode, Copilot
+//!                     CLI, the MCP Inspector) into target/mcp-hosts
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 

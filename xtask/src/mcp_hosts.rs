@@ -1,4 +1,5 @@
-//! Real MCP hosts from npm (Claude Code, Codex, the MCP Inspector's CLI) under
+//! Real MCP hosts from npm (Claude Code, Codex, Gemini CLI, qwen-code, opencode, GitHub
+//! Copilot CLI, the MCP Inspector and its older CLI) under
 //! `target/`, for the tests that run `zidane mcp` inside them against a scripted model
 //! (crates/zidane-cli/tests/hosts). Pinned, so a test pins what a known version shows
 //! the model. Idempotent: packages already installed at their versions are left as
@@ -23,11 +24,25 @@ const CODEX: &str = "0.169.0";
 pub const PACKAGES: &[(&str, &str)] = &[
     ("@anthropic-ai/claude-code", CLAUDE_CODE),
     ("@openai/codex", CODEX),
+    ("@google/gemini-cli", "0.61.0"),
+    ("@qwen-code/qwen-code", "0.24.4"),
+    ("opencode-ai", "1.18.33"),
+    ("@github/copilot", "1.0.102"),
+    ("@modelcontextprotocol/inspector", "2.12.0"),
     ("@modelcontextprotocol/inspector-cli", "1.0.3"),
 ];
 
 /// The binaries the tests run, under `node_modules/.bin`.
-const BINS: &[&str] = &["claude", "codex", "mcp-inspector-cli"];
+const BINS: &[&str] = &[
+    "claude",
+    "codex",
+    "gemini",
+    "qwen",
+    "opencode",
+    "copilot",
+    "mcp-inspector",
+    "mcp-inspector-cli",
+];
 
 /// The hosts whose `--version` must name their pinned version: Claude Code's bin is a
 /// placeholder until its install script has put the native binary in its place.

@@ -52,6 +52,7 @@ pub use stdio::{serve_io, serve_stdio};
 pub use waits::MCP_UNKNOWN_CLIENT_WAIT_CAP;
 
 mod budget;
+mod clients;
 mod error;
 mod http;
 mod joins;

@@ -19,24 +19,43 @@
 //!   tool result.
 //!
 //! When an MCP task ends, `notifications/tasks` pushes its final state.
+//!
+//! **Held polls.** Claude Code reads no `notifications/tasks`: it learns an MCP task's
+//! end only from `tasks/get`, which it sends in a loop — a poll, its answer, a sleep of
+//! the task's `pollIntervalMs` (which it clamps to at least 250 ms), the next poll — and
+//! gives each poll 60 s before counting it failed. At a fixed interval, an end waits up
+//! to that interval to be seen, and a short interval means a poll every moment for a
+//! task that may run for hours. So for a client known to poll that way
+//! ([`LOOPING_POLLERS`]), `tasks/get` of a working MCP task is held open until the task
+//! ends, the client cancels the request, or [`HOLD`] passes, and the answer tells it to
+//! poll again after [`HELD_POLL_INTERVAL_MS`]: an end reaches it at once, and while
+//! nothing happens it asks a few times a minute. Holding a request is plain protocol,
+//! but it is only safe for such a client: one that polls on a timer regardless of
+//! answers would pile held requests up, and one with a shorter request timeout would
+//! see its polls fail. Every other client gets the task's state at once and
+//! [`POLL_INTERVAL_MS`].
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolResult, CreateTaskResult, DetailedTask, ServerNotification, TaskPayload,
-    TaskStatusNotification, TaskStatusNotificationParams,
+    CallToolResult, CreateTaskResult, DetailedTask, Implementation, ServerNotification,
+    TaskPayload, TaskStatus, TaskStatusNotification, TaskStatusNotificationParams,
 };
-use rmcp::service::{Peer, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::task_manager::{TaskContext, TaskExit, TaskFuture, TaskOptions};
 use serde_json::json;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use zidane_agent::{Agent, Notifications, ToolCall};
 use zidane_context::{KillReason, TaskExitInfo, TaskId};
 use zidane_tools::{MAX_WAIT_TIMEOUT, ShellData, ToolOutput, WAIT_TASK};
 use zidane_wire::TaskNotification;
 
+use crate::clients::ResultShape;
 use crate::error::agent_error;
+use crate::lock::lock;
 use crate::result::tool_result;
 use crate::session::McpSession;
 
@@ -52,9 +71,27 @@ const BACKGROUND_TASK_TTL_MS: u64 = 90 * 24 * 3600 * 1000;
 /// until the task ends.
 const AGENT_TASK_META: &str = "com.anthropic/agent-task";
 
-/// How often a host should poll an MCP task: a background task's end reaches the model
-/// within about this, where the host polls rather than reads `notifications/tasks`.
+/// How often a client whose polls are not held should poll an MCP task: a background
+/// task's end reaches it within about this, where it polls rather than reads
+/// `notifications/tasks`.
 const POLL_INTERVAL_MS: u64 = 1_000;
+
+/// Clients known to poll an MCP task in a loop, each poll sent only after the last one's
+/// answer, with a request timeout well over [`HOLD`], by a part of their
+/// `clientInfo.name` (lowercase). Claude Code: a 60 s timeout on `tasks/get`.
+const LOOPING_POLLERS: &[&str] = &["claude-code"];
+
+/// Longest a held `tasks/get` waits for its MCP task to end: a third of the shortest
+/// request timeout of [`LOOPING_POLLERS`], so a slow machine still answers in time.
+const HOLD: Duration = Duration::from_secs(20);
+
+/// The poll interval a held client is told: Claude Code's floor. An end can only miss a
+/// held poll in this gap between two.
+const HELD_POLL_INTERVAL_MS: u64 = 250;
+
+/// How long an ended MCP task's final state stays here for a held poll: the state is
+/// told here before `rmcp` records it, and a poll that comes in between reads it here.
+const END_RETENTION: Duration = Duration::from_secs(60);
 
 /// One wait on the context, of a background task that may run for days.
 const WAIT_SLICE: Duration = Duration::from_secs(3600);
@@ -91,7 +128,13 @@ pub(crate) fn spawn_wait(
                 }
             };
             let output = output.map_err(|error| TaskExit::Error(agent_error(error)))?;
-            Ok(tool_result(output, &Notifications::default(), budget))
+            // Only a client that shows the structured content alone takes tasks.
+            Ok(tool_result(
+                output,
+                &Notifications::default(),
+                budget,
+                ResultShape::Full,
+            ))
         })
     })
 }
@@ -133,6 +176,7 @@ pub(crate) fn spawn_background(
                 end_output(&agent, &exit),
                 &Notifications::default(),
                 budget,
+                ResultShape::Full,
             ))
         })
     });
@@ -209,7 +253,8 @@ async fn wait_for_end(agent: &Agent, task_id: TaskId) -> Result<TaskExitInfo, Ta
     }
 }
 
-/// Spawns an MCP task running `work`; when it completes, pushes its final state.
+/// Spawns an MCP task running `work`; when it ends, tells its held polls and, when it
+/// completed, pushes its final state.
 fn spawn(
     session: &Arc<McpSession>,
     options: TaskOptions,
@@ -221,14 +266,146 @@ fn spawn(
         .mcp_tasks
         .spawn(options, move |context: TaskContext| -> TaskFuture {
             let task_id = context.task_id().to_owned();
+            // Known before the handle is returned, so before any poll.
+            let end = End::register(&task_id);
             let work = work(context);
             Box::pin(async move {
-                let result = work.await?;
+                let outcome = work.await;
+                end.tell(final_payload(&outcome));
+                let result = outcome?;
                 notify_completed(&manager, &task_id, &result, &peer).await;
                 Ok(result)
             })
         });
     CreateTaskResult::new(task)
+}
+
+/// Answers `tasks/get`: the MCP task's state, held open first for a client that polls
+/// in a loop while the task is working (see the module docs).
+pub(crate) async fn get_task(
+    session: &McpSession,
+    task_id: &str,
+    context: &RequestContext<RoleServer>,
+) -> Result<DetailedTask, rmcp::ErrorData> {
+    let current = session.mcp_tasks.get_task(task_id)?;
+    if !polls_in_a_loop(context.client_info().as_ref()) {
+        return Ok(current);
+    }
+    if current.status() != TaskStatus::Working {
+        return Ok(held_answer(current));
+    }
+    let told = match ended(task_id) {
+        None => None,
+        Some(end) => tokio::select! {
+            told = told_end(end) => told,
+            () = tokio::time::sleep(HOLD) => None,
+            () = context.ct.cancelled() => None,
+        },
+    };
+    let latest = session.mcp_tasks.get_task(task_id)?;
+    Ok(held_answer(match told {
+        // Told its end before `rmcp` recorded it.
+        Some(payload) if latest.status() == TaskStatus::Working => {
+            DetailedTask::new(latest.task, payload)
+        }
+        _ => latest,
+    }))
+}
+
+/// Whether the client is known to poll an MCP task in a loop ([`LOOPING_POLLERS`]).
+fn polls_in_a_loop(client: Option<&Implementation>) -> bool {
+    client.is_some_and(|client| {
+        let name = client.name.to_lowercase();
+        LOOPING_POLLERS.iter().any(|part| name.contains(part))
+    })
+}
+
+/// `task` as a held client is answered: told to poll again soon, as the next poll is
+/// held again.
+fn held_answer(mut task: DetailedTask) -> DetailedTask {
+    task.task.poll_interval_ms = Some(HELD_POLL_INTERVAL_MS);
+    task
+}
+
+/// The state an MCP task settles in after `outcome`, as `rmcp` records it.
+fn final_payload(outcome: &Result<CallToolResult, TaskExit>) -> TaskPayload {
+    let object = |value: Result<serde_json::Value, serde_json::Error>| match value {
+        Ok(serde_json::Value::Object(object)) => object,
+        _ => rmcp::model::JsonObject::new(),
+    };
+    match outcome {
+        Ok(result) => TaskPayload::Completed {
+            result: object(serde_json::to_value(result)),
+        },
+        Err(TaskExit::Cancelled) => TaskPayload::Cancelled,
+        Err(TaskExit::Error(error)) => TaskPayload::Failed {
+            error: object(serde_json::to_value(error)),
+        },
+    }
+}
+
+/// Each MCP task's end, by its id (unique across sessions): its final state once told.
+/// Kept a while after the end ([`END_RETENTION`]); dropped at once for an MCP task whose
+/// work was dropped unfinished, whose state `rmcp` recorded first.
+static ENDS: LazyLock<Mutex<HashMap<String, Ending>>> = LazyLock::new(Mutex::default);
+
+/// One MCP task's entry in [`ENDS`].
+struct Ending {
+    end: watch::Receiver<Option<TaskPayload>>,
+    /// When the end was told.
+    told: Option<Instant>,
+}
+
+/// The telling side of an MCP task's end, held by its work.
+struct End {
+    task_id: String,
+    sender: watch::Sender<Option<TaskPayload>>,
+    told: bool,
+}
+
+impl End {
+    /// Registers an MCP task that is starting; forgets ends told long ago.
+    fn register(task_id: &str) -> Self {
+        let (sender, end) = watch::channel(None);
+        let mut ends = lock(&ENDS);
+        ends.retain(|_, ending| ending.told.is_none_or(|at| at.elapsed() < END_RETENTION));
+        ends.insert(task_id.to_owned(), Ending { end, told: None });
+        Self {
+            task_id: task_id.to_owned(),
+            sender,
+            told: false,
+        }
+    }
+
+    /// Tells the MCP task's held polls its final state.
+    fn tell(mut self, payload: TaskPayload) {
+        if let Some(ending) = lock(&ENDS).get_mut(&self.task_id) {
+            ending.told = Some(Instant::now());
+        }
+        self.sender.send_replace(Some(payload));
+        self.told = true;
+    }
+}
+
+impl Drop for End {
+    fn drop(&mut self) {
+        // Dropped untold: the work was stopped (the MCP task expired, or the session
+        // ended) after `rmcp` recorded its state. Held polls wake on the closed channel.
+        if !self.told {
+            lock(&ENDS).remove(&self.task_id);
+        }
+    }
+}
+
+/// The end of the MCP task `task_id` to wait on, unless it is long over.
+fn ended(task_id: &str) -> Option<watch::Receiver<Option<TaskPayload>>> {
+    lock(&ENDS).get(task_id).map(|ending| ending.end.clone())
+}
+
+/// The MCP task's final state once told; `None` if its work was dropped untold.
+async fn told_end(mut end: watch::Receiver<Option<TaskPayload>>) -> Option<TaskPayload> {
+    let told = end.wait_for(Option::is_some).await.ok()?.clone();
+    told
 }
 
 async fn notify_completed(
@@ -250,4 +427,18 @@ async fn notify_completed(
     let _ = peer
         .send_notification(ServerNotification::TaskStatusNotification(notification))
         .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_claude_code_has_its_polls_held() {
+        let named = |name: &str| polls_in_a_loop(Some(&Implementation::new(name, "1.0")));
+        assert!(named("claude-code"));
+        assert!(!named("inspector-cli"));
+        assert!(!named("codex-mcp-client"));
+        assert!(!polls_in_a_loop(None));
+    }
 }

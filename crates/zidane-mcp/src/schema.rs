@@ -11,6 +11,7 @@ use zidane_tools::{
     ShellInputData, ShellKillData, WAIT_TASK, WaitTaskData,
 };
 
+use crate::clients::ResultShape;
 use crate::list_tasks::{LIST_TASKS, ListTasksData};
 
 /// What a result's structured content carries beside its tool's data: what the model
@@ -104,8 +105,9 @@ fn unwrap_descriptions(schema: &mut Value) {
 }
 
 /// The output schema of a tool, for the tools whose results have structure: derived
-/// from the type each tool fills, less what only the text carries.
-pub(crate) fn output_schema(tool: &str) -> Option<Value> {
+/// from the type each tool fills, less what only the text carries, with [`ResultText`]'s
+/// fields in the [`ResultShape::Full`] shape.
+pub(crate) fn output_schema(tool: &str, shape: ResultShape) -> Option<Value> {
     let mut schema = match tool {
         SHELL => derived::<ShellData>(),
         SHELL_KILL => derived::<ShellKillData>(),
@@ -124,7 +126,9 @@ pub(crate) fn output_schema(tool: &str) -> Option<Value> {
             required.retain(|field| field != IN_TEXT_ONLY);
         }
     }
-    ResultText::add_schema_to(&mut schema);
+    if shape == ResultShape::Full {
+        ResultText::add_schema_to(&mut schema);
+    }
     Some(schema)
 }
 
@@ -135,7 +139,7 @@ mod tests {
     /// What a hand-written schema had left out: a lost task, the kill's reason.
     #[test]
     fn the_exit_schema_is_the_type_s_whole_serialised_form() {
-        let kill = output_schema(SHELL_KILL).unwrap_or_default();
+        let kill = output_schema(SHELL_KILL, ResultShape::Full).unwrap_or_default();
         let exit = &kill["properties"]["exit"];
         let status = &exit["properties"]["status"];
         let statuses = status["enum"]
@@ -158,7 +162,7 @@ mod tests {
             assert!(exit["properties"].get(field).is_some(), "{field}: {exit}");
         }
         assert!(kill.get("$defs").is_none(), "inline: {kill}");
-        let list = output_schema(LIST_TASKS).unwrap_or_default();
+        let list = output_schema(LIST_TASKS, ResultShape::Full).unwrap_or_default();
         let entry = &list["properties"]["tasks"]["items"];
         assert!(entry["properties"].get("started_at").is_some(), "{entry}");
     }
@@ -166,7 +170,7 @@ mod tests {
     /// A wait's readiness answer, which a hand-written schema had left out.
     #[test]
     fn the_wait_schema_has_every_readiness_field() {
-        let wait = output_schema(WAIT_TASK).unwrap_or_default();
+        let wait = output_schema(WAIT_TASK, ResultShape::Full).unwrap_or_default();
         for field in [
             "exit",
             "ready",
@@ -201,7 +205,7 @@ mod tests {
             SHELL_SCREEN,
             LIST_TASKS,
         ] {
-            let schema = output_schema(tool).unwrap_or_default();
+            let schema = output_schema(tool, ResultShape::Full).unwrap_or_default();
             assert_eq!(schema["type"], "object", "{tool}: {schema}");
             assert!(
                 schema["properties"].get(IN_TEXT_ONLY).is_none(),

@@ -35,6 +35,7 @@ use zidane_tools::{
     WaitLimits, wait_task_description,
 };
 
+use crate::clients::{self, ResultShape};
 use crate::error::{McpServeError, agent_error};
 use crate::list_tasks::LIST_TASKS;
 use crate::lock::lock;
@@ -199,12 +200,20 @@ fn session_error(error: McpServeError) -> McpError {
     McpError::internal_error(error.to_string(), None)
 }
 
-/// Whether the request's client takes MCP tasks (declared in the request's metadata,
-/// or at `initialize`).
+/// Whether the request's client takes MCP tasks: it declares them (in the request's
+/// metadata, or at `initialize`) and is known to follow a task to its result. A client
+/// that declares the extension but reads the task handle as the call's result (the
+/// Inspector) would show an empty result and lose the exit.
 fn takes_tasks(context: &RequestContext<RoleServer>) -> bool {
     context
         .client_capabilities()
         .is_some_and(|capabilities| capabilities.supports_tasks())
+        && clients::handles_tasks(context.client_info().as_ref())
+}
+
+/// The shape of the structured content for the request's client.
+fn result_shape(context: &RequestContext<RoleServer>) -> ResultShape {
+    clients::result_shape(context.client_info().as_ref())
 }
 
 /// How a background task's end reaches the model of the request's client.
@@ -223,7 +232,7 @@ fn limits(session: &McpSession, context: &RequestContext<RoleServer>) -> WaitLim
 
 /// The MCP view of a tool: zidane-tools' own name, description and input schema, the
 /// output schema of its structured content, a title and hints.
-fn mcp_tool(spec: ToolSpec) -> Tool {
+fn mcp_tool(spec: ToolSpec, shape: ResultShape) -> Tool {
     let input_schema = match spec.input_schema {
         serde_json::Value::Object(schema) => schema,
         _ => JsonObject::new(),
@@ -267,7 +276,7 @@ fn mcp_tool(spec: ToolSpec) -> Tool {
     if !title.is_empty() {
         tool = tool.with_title(title);
     }
-    if let Some(serde_json::Value::Object(schema)) = output_schema(&spec.name) {
+    if let Some(serde_json::Value::Object(schema)) = output_schema(&spec.name, shape) {
         tool = tool.with_raw_output_schema(Arc::new(schema));
     }
     tool
@@ -317,6 +326,7 @@ impl ServerHandler for McpServer {
         let agent = session.agent();
         let channel = exit_channel(&context);
         let limits = limits(&session, &context);
+        let shape = result_shape(&context);
         let gate = agent.background_gate().with_exit_channel(channel);
         let tools = agent
             .tools()
@@ -327,7 +337,7 @@ impl ServerHandler for McpServer {
                 if spec.name == WAIT_TASK {
                     spec.description = wait_task_description(limits, channel);
                 }
-                mcp_tool(spec)
+                mcp_tool(spec, shape)
             })
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
@@ -392,18 +402,18 @@ impl ServerHandler for McpServer {
             output,
             &told,
             session.result_budget,
+            result_shape(&context),
         )))
     }
 
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
         let session = self.session()?;
-        Ok(GetTaskResult::new(
-            session.mcp_tasks.get_task(&request.task_id)?,
-        ))
+        let task = mcp_tasks::get_task(&session, &request.task_id, &context).await?;
+        Ok(GetTaskResult::new(task))
     }
 
     async fn cancel_task(

@@ -57,28 +57,13 @@ pub(crate) fn report_progress(
     }))
 }
 
-/// Clients by a part of their `clientInfo.name` (lowercase), and their request ceiling.
-const CEILINGS: &[(&str, Duration)] = &[
-    ("codex", Duration::from_secs(300)),
-    // No ceiling is documented; a 150 s call was seen to pass.
-    ("claude-code", Duration::from_secs(300)),
-    ("cursor", Duration::from_secs(300)),
-    ("visual studio code", Duration::from_secs(300)),
-    ("vscode", Duration::from_secs(300)),
-    ("goose", Duration::from_secs(300)),
-    ("zed", Duration::from_secs(60)),
-    ("cline", Duration::from_secs(60)),
-    ("claude-ai", Duration::from_secs(60)),
-    ("opencode", Duration::from_secs(60)),
-];
-
 /// The wait limits for a client: the cap `cap` when the server was given one, else a
 /// margin under the client's known ceiling, else [`MCP_UNKNOWN_CLIENT_WAIT_CAP`]; the
 /// default is the usual one when it fits under the cap.
 pub(crate) fn wait_limits(client: Option<&Implementation>, cap: Option<Duration>) -> WaitLimits {
     let cap = cap.unwrap_or_else(|| {
-        client
-            .and_then(|client| ceiling(&client.name))
+        crate::clients::known(client)
+            .and_then(|known| known.ceiling)
             .map_or(MCP_UNKNOWN_CLIENT_WAIT_CAP, |ceiling| {
                 ceiling.saturating_sub((ceiling / 10).max(Duration::from_secs(10)))
             })
@@ -87,14 +72,6 @@ pub(crate) fn wait_limits(client: Option<&Implementation>, cap: Option<Duration>
         default: DEFAULT_WAIT_TIMEOUT.min(cap),
         max: cap,
     }
-}
-
-fn ceiling(name: &str) -> Option<Duration> {
-    let name = name.to_lowercase();
-    CEILINGS
-        .iter()
-        .find(|(part, _)| name.contains(part))
-        .map(|(_, ceiling)| *ceiling)
 }
 
 /// `wait_task`'s input with `timeout_ms` set within `limits` ([`WaitLimits::apply`]):

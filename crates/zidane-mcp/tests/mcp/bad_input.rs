@@ -35,8 +35,21 @@ async fn bad_calls_are_errors_and_tasks_live_on() {
     assert!(is_error(&forged));
     assert!(text(&forged).starts_with("wait_task: invalid task_id"));
 
+    // An argument the tool does not take, and that resembles none it does, is ignored
+    // and named; one a host adds to every tool is ignored silently.
     let extra = harness.call("list_tasks", json!({ "all": true })).await;
-    assert!(is_error(&extra));
+    assert!(!is_error(&extra), "{}", text(&extra));
+    assert!(
+        text(&extra)
+            .ends_with("Note: list_tasks does not take the argument `all`; it was ignored."),
+        "{}",
+        text(&extra)
+    );
+    let added = harness
+        .call("list_tasks", json!({ "wait_for_previous": true }))
+        .await;
+    assert!(!is_error(&added), "{}", text(&added));
+    assert!(!text(&added).contains("Note:"), "{}", text(&added));
 
     // No arguments at all: the tool says what is missing.
     let bare = harness

@@ -5,10 +5,12 @@
 mod support;
 
 mod bad_input;
+mod held_polls;
 mod input;
 mod mcp_tasks;
 mod piggyback;
 mod pushes;
+mod shapes;
 mod snapshots;
 mod teardown;
 mod tools;

@@ -149,7 +149,10 @@ async fn wait_task_becomes_an_mcp_task_for_a_client_that_declares_them() {
     let result = completed(settled(&harness, &task_id).await);
     assert_eq!(result["structuredContent"]["exit"]["exit_code"], 2);
     let summary = result["content"][0]["text"].as_str().unwrap();
-    assert!(summary.starts_with("sleep 0.3; exit 2 ("), "{summary}");
+    assert!(
+        summary.starts_with("bash_1 ended: sleep 0.3; exit 2 ("),
+        "{summary}"
+    );
 
     // One of the two told the model, and the other did not tell it again.
     let start = completed(settled(&harness, &started).await);
@@ -168,7 +171,11 @@ async fn a_client_without_tasks_gets_a_plain_result() {
     let harness = start().await;
     let (id, _, _) = start_task(&harness, "true").await;
     let waited = harness.call("wait_task", json!({ "task_id": id })).await;
-    assert!(text(&waited).starts_with("true ("), "{}", text(&waited));
+    assert!(
+        text(&waited).starts_with(&format!("{id} ended: true (")),
+        "{}",
+        text(&waited)
+    );
     harness.close().await;
 }
 

@@ -32,11 +32,13 @@ pub enum Pushed {
     Progress(f64, String),
 }
 
-/// Records pushes; declares the MCP tasks extension when `tasks` is set.
+/// Records pushes; declares the MCP tasks extension when `tasks` is set, and names
+/// itself `name` when set (the server shapes results and offers tasks by that name).
 #[derive(Clone)]
 pub struct Recorder {
     sender: mpsc::UnboundedSender<Pushed>,
     tasks: bool,
+    name: Option<&'static str>,
 }
 
 impl ClientHandler for Recorder {
@@ -44,6 +46,9 @@ impl ClientHandler for Recorder {
         let mut config = ClientConfig::default();
         if self.tasks {
             config.capabilities = ClientCapabilities::builder().enable_tasks().build();
+        }
+        if let Some(name) = self.name {
+            config.client_info = rmcp::model::Implementation::new(name, "1.0");
         }
         config
     }
@@ -100,20 +105,35 @@ pub struct Harness {
 }
 
 pub async fn start() -> Harness {
-    start_client(false, |options| options).await
+    start_client(false, None, |options| options).await
 }
 
-/// A client that declares the MCP tasks extension.
+/// A client that declares the MCP tasks extension and is one known to follow a task
+/// to its result (Claude Code, by its name).
 pub async fn start_with_tasks() -> Harness {
-    start_client(true, |options| options).await
+    start_client(true, Some("claude-code"), |options| options).await
+}
+
+/// A client that declares the MCP tasks extension under the name `name`.
+pub async fn start_with_tasks_as(name: &'static str) -> Harness {
+    start_client(true, Some(name), |options| options).await
+}
+
+/// A client named `name`, as a host names itself in `clientInfo`.
+pub async fn start_as(name: &'static str) -> Harness {
+    start_client(false, Some(name), |options| options).await
 }
 
 /// A server with options of its own.
 pub async fn start_with(options: impl FnOnce(ServeOptions) -> ServeOptions) -> Harness {
-    start_client(false, options).await
+    start_client(false, None, options).await
 }
 
-async fn start_client(tasks: bool, options: impl FnOnce(ServeOptions) -> ServeOptions) -> Harness {
+async fn start_client(
+    tasks: bool,
+    name: Option<&'static str>,
+    options: impl FnOnce(ServeOptions) -> ServeOptions,
+) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let (client_end, server_end) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_end);
@@ -128,10 +148,14 @@ async fn start_client(tasks: bool, options: impl FnOnce(ServeOptions) -> ServeOp
     });
     let (sender, pushed) = mpsc::unbounded_channel();
     let (client_read, client_write) = tokio::io::split(client_end);
-    let client = Recorder { sender, tasks }
-        .serve((client_read, client_write))
-        .await
-        .unwrap();
+    let client = Recorder {
+        sender,
+        tasks,
+        name,
+    }
+    .serve((client_read, client_write))
+    .await
+    .unwrap();
     Harness {
         client,
         pushed,

@@ -90,7 +90,7 @@ async fn background_tasks_start_are_killed_waited_read_and_listed() {
     let (id, _, log) = start_task(&harness, "echo out; sleep 0.2").await;
     let waited = harness.call("wait_task", json!({ "task_id": id })).await;
     assert!(
-        text(&waited).starts_with("echo out; sleep 0.2 ("),
+        text(&waited).starts_with(&format!("{id} ended: echo out; sleep 0.2 (")),
         "{}",
         text(&waited)
     );

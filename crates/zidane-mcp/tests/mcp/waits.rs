@@ -95,7 +95,10 @@ async fn a_repeated_wait_on_the_same_task_joins_the_one_in_progress() {
     let (first, second) = tokio::join!(first, second);
     for waited in [&first, &second] {
         let text = text(waited);
-        assert!(text.starts_with("sleep 0.6; exit 4 ("), "{text}");
+        assert!(
+            text.starts_with("bash_1 ended: sleep 0.6; exit 4 ("),
+            "{text}"
+        );
     }
     harness.close().await;
 }

@@ -1,0 +1,155 @@
+//! What each known MCP client does with zidane's results, by a part of its
+//! `clientInfo.name` (lowercase): how long it lets one request run, what of a result it
+//! shows its model, and whether it handles a tool call answered as an MCP task. The name
+//! is read per request (from the request's metadata in the 2026-07-28 era, from
+//! `initialize` before it), so one table serves both eras.
+//!
+//! A client not in the table gets the choices that lose nothing: a wait under a minute,
+//! the structured content that repeats the text's blocks (a host that shows it alone
+//! still sees every exit; one that shows both sees a block twice, never none), and no
+//! MCP tasks (a client that declares the extension may still not follow a task to its
+//! result, as the Inspector does not).
+
+use std::time::Duration;
+
+use rmcp::model::Implementation;
+
+/// What of a tool result a client shows its model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shows {
+    /// `JSON.stringify(structuredContent)` instead of the text whenever there is
+    /// structured content (Claude Code, Codex).
+    Structured,
+    /// The text content only (Gemini CLI, opencode).
+    Text,
+    /// The text and the structured content's JSON, one after the other (qwen-code,
+    /// Copilot CLI, the Inspector).
+    Both,
+    /// Not known: treated as [`Shows::Structured`], the shape that loses nothing.
+    Unknown,
+}
+
+/// The shape of a result's structured content for a client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ResultShape {
+    /// The tool's data with what the text says added (the blocks and the answer), for a
+    /// client that shows the model the structured content alone, or may.
+    Full,
+    /// The tool's data only: the client shows the model the text, which says it all.
+    DataOnly,
+}
+
+/// One known client.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Client {
+    /// A part of its `clientInfo.name`, lowercase.
+    name_part: &'static str,
+    /// How long it lets one request run, where known.
+    pub(crate) ceiling: Option<Duration>,
+    /// What of a result it shows its model.
+    pub(crate) shows: Shows,
+    /// Whether it follows a tool call answered as an MCP task to its result.
+    pub(crate) handles_tasks: bool,
+}
+
+const fn client(
+    name_part: &'static str,
+    ceiling_secs: Option<u64>,
+    shows: Shows,
+    handles_tasks: bool,
+) -> Client {
+    let ceiling = match ceiling_secs {
+        Some(secs) => Some(Duration::from_secs(secs)),
+        None => None,
+    };
+    Client {
+        name_part,
+        ceiling,
+        shows,
+        handles_tasks,
+    }
+}
+
+/// The known clients, the first match winning. "Shows" and "tasks" were established by
+/// the host tests for the hosts they run; the other rows are what hosts document.
+const CLIENTS: &[Client] = &[
+    // No ceiling is documented; a 150 s call was seen to pass. Its interactive CLI moves
+    // a call answered as an MCP task to its own background and wakes the model with its
+    // result.
+    client("claude-code", Some(300), Shows::Structured, true),
+    client("codex", Some(300), Shows::Structured, false),
+    // `gemini-cli-mcp-client`: its default MCP request timeout.
+    client("gemini-cli", Some(600), Shows::Text, false),
+    // `qwen-cli-mcp-client-<server>`: a Gemini CLI fork, its timeout kept.
+    client("qwen-cli", Some(600), Shows::Both, false),
+    client("copilot-cli", None, Shows::Both, false),
+    client("opencode", Some(60), Shows::Text, false),
+    // `inspector-cli` and the web UI's client: both print the whole result.
+    client("inspector", None, Shows::Both, false),
+    client("cursor", Some(300), Shows::Unknown, false),
+    client("visual studio code", Some(300), Shows::Unknown, false),
+    client("vscode", Some(300), Shows::Unknown, false),
+    client("goose", Some(300), Shows::Unknown, false),
+    client("zed", Some(60), Shows::Unknown, false),
+    client("cline", Some(60), Shows::Unknown, false),
+    client("claude-ai", Some(60), Shows::Unknown, false),
+];
+
+/// What is known of the client named `client`, if anything.
+pub(crate) fn known(client: Option<&Implementation>) -> Option<&'static Client> {
+    let name = client?.name.to_lowercase();
+    CLIENTS.iter().find(|known| name.contains(known.name_part))
+}
+
+/// The structured content's shape for `client` (see [`ResultShape`]).
+pub(crate) fn result_shape(client: Option<&Implementation>) -> ResultShape {
+    match known(client).map_or(Shows::Unknown, |known| known.shows) {
+        Shows::Structured | Shows::Unknown => ResultShape::Full,
+        Shows::Text | Shows::Both => ResultShape::DataOnly,
+    }
+}
+
+/// Whether `client` follows a tool call answered as an MCP task to its result.
+pub(crate) fn handles_tasks(client: Option<&Implementation>) -> bool {
+    known(client).is_some_and(|known| known.handles_tasks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(name: &str) -> Implementation {
+        Implementation::new(name, "1.0")
+    }
+
+    #[test]
+    fn each_host_is_known_by_the_name_it_sends() {
+        let shape = |name: &str| result_shape(Some(&named(name)));
+        assert_eq!(shape("claude-code"), ResultShape::Full);
+        assert_eq!(shape("codex-mcp-client"), ResultShape::Full);
+        assert_eq!(shape("gemini-cli-mcp-client"), ResultShape::DataOnly);
+        assert_eq!(shape("qwen-cli-mcp-client-zidane"), ResultShape::DataOnly);
+        assert_eq!(shape("copilot-cli"), ResultShape::DataOnly);
+        assert_eq!(shape("opencode"), ResultShape::DataOnly);
+        assert_eq!(shape("inspector-cli"), ResultShape::DataOnly);
+    }
+
+    #[test]
+    fn an_unknown_client_gets_what_loses_nothing() {
+        assert_eq!(result_shape(Some(&named("my-host"))), ResultShape::Full);
+        assert_eq!(result_shape(None), ResultShape::Full);
+        assert!(!handles_tasks(Some(&named("my-host"))));
+        assert!(!handles_tasks(None));
+    }
+
+    #[test]
+    fn only_claude_code_takes_mcp_tasks() {
+        let takers: Vec<&str> = CLIENTS
+            .iter()
+            .filter(|client| client.handles_tasks)
+            .map(|client| client.name_part)
+            .collect();
+        assert_eq!(takers, ["claude-code"]);
+        assert!(!handles_tasks(Some(&named("inspector-cli"))));
+    }
+}
