@@ -38,6 +38,12 @@ pub enum Host {
     ClaudeCode,
     /// Codex (`@openai/codex`), `codex exec`, on the Responses API.
     Codex,
+    /// opencode (`opencode-ai`), `opencode run`, on Chat Completions through a custom
+    /// OpenAI-compatible provider.
+    Opencode,
+    /// GitHub Copilot CLI (`@github/copilot`), `copilot -p`, on Chat Completions through
+    /// its own-provider (BYOK) mode, offline.
+    CopilotCli,
 }
 
 impl Host {
@@ -46,12 +52,15 @@ impl Host {
         match self {
             Self::ClaudeCode => "claude",
             Self::Codex => "codex",
+            Self::Opencode => "opencode",
+            Self::CopilotCli => "copilot",
         }
     }
 
     /// A call of one of zidane's tools, named as the host lists it to the model:
     /// Claude Code prefixes `mcp__<server>__`; Codex puts a server's tools in a
-    /// namespace `mcp__<server>` (a Responses API `namespace` tool) under their own names.
+    /// namespace `mcp__<server>` (a Responses API `namespace` tool) under their own names;
+    /// opencode prefixes `<server>_`, Copilot CLI `<server>-`.
     pub fn call(self, tool: &str, arguments: Value) -> ToolCall {
         match self {
             Self::ClaudeCode => ToolCall {
@@ -62,6 +71,16 @@ impl Host {
             Self::Codex => ToolCall {
                 name: tool.to_owned(),
                 namespace: Some(format!("mcp__{SERVER}")),
+                arguments,
+            },
+            Self::Opencode => ToolCall {
+                name: format!("{SERVER}_{tool}"),
+                namespace: None,
+                arguments,
+            },
+            Self::CopilotCli => ToolCall {
+                name: format!("{SERVER}-{tool}"),
+                namespace: None,
                 arguments,
             },
         }
@@ -76,7 +95,13 @@ pub fn hosts_dir() -> Option<PathBuf> {
         .unwrap_or_else(|| {
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-hosts")
         });
-    let bins = ["claude", "codex", "mcp-inspector-cli"];
+    let bins = [
+        "claude",
+        "codex",
+        "opencode",
+        "copilot",
+        "mcp-inspector-cli",
+    ];
     if bins
         .iter()
         .all(|bin| dir.join("node_modules/.bin").join(bin).exists())
@@ -256,6 +281,52 @@ impl Sandbox {
                     prompt,
                 ]);
             }
+            Host::Opencode => {
+                let config_path = root.join("opencode.json");
+                std::fs::write(
+                    &config_path,
+                    opencode_config(model_url, &args, &env).to_string(),
+                )
+                .unwrap();
+                command
+                    .env("OPENCODE_CONFIG", &config_path)
+                    // Only that file: no opencode.json from a directory above the sandbox.
+                    .env("OPENCODE_DISABLE_PROJECT_CONFIG", "1")
+                    .env("XDG_DATA_HOME", home.join(".local/share"))
+                    .env("XDG_STATE_HOME", home.join(".local/state"))
+                    .env("XDG_CACHE_HOME", home.join(".cache"))
+                    // No models.dev catalog: the configured provider is the only one.
+                    .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+                    .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+                    .env("OPENCODE_DISABLE_SHARE", "1")
+                    // At start opencode installs its plugin package from npm into its
+                    // config dir, in the background; offline, npm fails at once and
+                    // opencode only logs it.
+                    .env("npm_config_offline", "true")
+                    .args(["run", prompt]);
+            }
+            Host::CopilotCli => {
+                let config = json!({ "mcpServers": { SERVER: {
+                    "type": "stdio", "command": BIN, "args": args, "env": env, "tools": ["*"],
+                } } });
+                let config_path = root.join("copilot-mcp.json");
+                std::fs::write(&config_path, config.to_string()).unwrap();
+                command
+                    // The npm bin unpacks its native package (about 235 MB) into this
+                    // cache on a first run: one cache for every sandbox, not a copy in
+                    // each. It unpacks under a temporary name and renames, so parallel
+                    // runs share it safely.
+                    .env("COPILOT_PKG_CACHE_HOME", self.hosts.join("copilot-cache"))
+                    // No GitHub sign-in, telemetry, web tools or update checks; the model
+                    // is the provider below, on Chat Completions (the default wire API).
+                    .env("COPILOT_OFFLINE", "true")
+                    .env("COPILOT_PROVIDER_BASE_URL", format!("{model_url}/v1"))
+                    .env("COPILOT_PROVIDER_API_KEY", "sk-scripted")
+                    .env("COPILOT_MODEL", "scripted")
+                    // Every tool without a permission prompt, as `-p` requires.
+                    .args(["-p", prompt, "--allow-all-tools", "--additional-mcp-config"])
+                    .arg(format!("@{}", config_path.display()));
+            }
         }
         command
     }
@@ -292,6 +363,27 @@ fn codex_config(model_url: &str, args: &[String], env: &Value) -> String {
         args = args.join(", "),
         env = env.join(", "),
     )
+}
+
+/// opencode's configuration: the scripted model as a custom OpenAI-compatible provider
+/// (Chat Completions) and zidane as a local MCP server, its command line one array.
+/// opencode lets MCP tools run without asking.
+fn opencode_config(model_url: &str, args: &[String], env: &Value) -> Value {
+    let command: Vec<&str> = std::iter::once(BIN)
+        .chain(args.iter().map(String::as_str))
+        .collect();
+    json!({
+        "model": "scripted/scripted",
+        "autoupdate": false,
+        "share": "disabled",
+        "provider": { "scripted": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "scripted",
+            "options": { "baseURL": format!("{model_url}/v1"), "apiKey": "sk-scripted" },
+            "models": { "scripted": { "name": "scripted" } },
+        } },
+        "mcp": { SERVER: { "type": "local", "command": command, "environment": env } },
+    })
 }
 
 impl Ran {

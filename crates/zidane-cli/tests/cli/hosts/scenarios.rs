@@ -1,6 +1,7 @@
 //! What each host shows the model, scenario by scenario: a background exit, a wait, a
 //! large output, and what is left running after the host exits. Each scenario runs
-//! once per host (`<scenario>::claude_code`, `<scenario>::codex`).
+//! once per host (`<scenario>::claude_code`, `<scenario>::codex`, `<scenario>::opencode`,
+//! `<scenario>::copilot_cli`).
 #![allow(clippy::print_stdout)]
 
 use std::time::Duration;
@@ -21,6 +22,16 @@ macro_rules! for_each_host {
             #[tokio::test(flavor = "multi_thread")]
             async fn codex() {
                 super::$scenario(crate::hosts::host::Host::Codex).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread")]
+            async fn opencode() {
+                super::$scenario(crate::hosts::host::Host::Opencode).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread")]
+            async fn copilot_cli() {
+                super::$scenario(crate::hosts::host::Host::CopilotCli).await;
             }
         }
     )*};
