@@ -11,7 +11,8 @@
 //! cargo xtask restate install the Restate server the zidane-restate tests run against
 //! cargo xtask hosts   install the real MCP hosts the zidane-cli host tests run
 //!                     (Claude Code, Codex, Gemini CLI, qwen-code, opencode, Copilot
-//!                     CLI, the MCP Inspector) into target/mcp-hosts
+//!                     CLI, the MCP Inspector) into target/mcp-hosts, and Debian's
+//!                     Chromium, in which the Inspector's web UI is driven
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -20,6 +21,7 @@ use std::time::Instant;
 
 mod apt;
 mod bench;
+mod chromium;
 mod macos_check;
 mod mcp_hosts;
 mod mcp_venv;
@@ -33,7 +35,9 @@ fn main() -> ExitCode {
         Some("bench") => bench::bench(&args[1..]),
         Some("macos-check") => bench::workspace_root().and_then(|root| macos_check::check(&root)),
         Some("restate") => restate::install().map(|path| println!("{}", path.display())),
-        Some("hosts") => mcp_hosts::ensure().map(|path| println!("{}", path.display())),
+        Some("hosts") => mcp_hosts::ensure()
+            .and_then(|path| chromium::ensure().map(|()| path))
+            .map(|path| println!("{}", path.display())),
         _ => {
             eprintln!("usage: cargo xtask <ci|bench [--peers]|macos-check|restate|hosts>");
             return ExitCode::from(2);
@@ -52,10 +56,12 @@ fn main() -> ExitCode {
 fn ci() -> Result<(), String> {
     let started = Instant::now();
     // What the tests need from outside Cargo, installed first when missing: the Python
-    // `mcp` SDK (a foreign MCP client), real MCP hosts from npm, the Restate server, tmux.
+    // `mcp` SDK (a foreign MCP client), real MCP hosts from npm and the Chromium the
+    // Inspector's web UI runs in, the Restate server, tmux.
     let venv = mcp_venv::ensure()?;
     let venv = venv.to_string_lossy();
     let hosts = mcp_hosts::ensure()?;
+    chromium::ensure()?;
     let hosts = hosts.to_string_lossy();
     let server = restate::install()?;
     let server = server.to_string_lossy().into_owned();

@@ -1,7 +1,8 @@
 //! Real MCP hosts from npm (Claude Code, Codex, Gemini CLI, qwen-code, opencode, GitHub
 //! Copilot CLI, the MCP Inspector and its older CLI) under
 //! `target/`, for the tests that run `zidane mcp` inside them against a scripted model
-//! (crates/zidane-cli/tests/hosts). Pinned, so a test pins what a known version shows
+//! (crates/zidane-cli/tests/hosts), and `playwright-core`, which drives the Inspector's
+//! web UI in Debian's Chromium. Pinned, so a test pins what a known version shows
 //! the model. Idempotent: packages already installed at their versions are left as
 //! they are.
 
@@ -30,6 +31,9 @@ pub const PACKAGES: &[(&str, &str)] = &[
     ("@github/copilot", "1.0.102"),
     ("@modelcontextprotocol/inspector", "2.12.0"),
     ("@modelcontextprotocol/inspector-cli", "1.0.3"),
+    // A library only: it downloads no browser of its own (the `playwright` package
+    // would), the test points it at Debian's Chromium.
+    ("playwright-core", "1.65.2"),
 ];
 
 /// The binaries the tests run, under `node_modules/.bin`.
@@ -41,6 +45,7 @@ const BINS: &[&str] = &[
     "opencode",
     "copilot",
     "mcp-inspector",
+    "mcpdo",
     "mcp-inspector-cli",
 ];
 
