@@ -12,6 +12,7 @@ use crate::exec::{ExecOptions, ExecOutput, ReadRange, ReadResult};
 use crate::handle::ExecutionHandle;
 use crate::interactive::{Screen, TaskInput, TtySize};
 use crate::output::OutputChunk;
+use crate::probe::{Probe, ProbeOutcome};
 use crate::task::{BackgroundOptions, BackgroundStarted, ExitCallback, TaskEntry, TaskExitInfo};
 use crate::task_id::TaskId;
 
@@ -163,6 +164,21 @@ pub trait ExecutionContext: Send + Sync {
     ) -> Result<Option<Screen>> {
         let _ = (handle, task_id);
         Err(ContextError::unsupported("read_screen"))
+    }
+
+    /// Runs one readiness probe where task `task_id` runs, bounded by `timeout`: a
+    /// connect to a port or a GET of a URL on that task's machine (a task on a worker
+    /// listens on the worker's ports). A context that cannot reach its tasks' machine
+    /// keeps the default, [`ContextError::Unsupported`].
+    async fn probe(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        probe: Probe,
+        timeout: Duration,
+    ) -> Result<ProbeOutcome> {
+        let _ = (handle, task_id, probe, timeout);
+        Err(ContextError::unsupported("probe"))
     }
 
     /// Resizes a running task's terminal (the program gets `SIGWINCH`). `Ok(None)` for

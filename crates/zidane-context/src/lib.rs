@@ -48,6 +48,7 @@ pub use limits::TaskLimits;
 #[cfg_attr(docsrs, doc(cfg(feature = "mock")))]
 pub use mock::{MockCall, MockContext};
 pub use output::OutputChunk;
+pub use probe::{Probe, ProbeOutcome};
 pub use signal::{Signal, UnknownSignal};
 pub use task::{
     BackgroundOptions, BackgroundStarted, ExitCallback, KillReason, LOST_EXIT_CODE,
@@ -70,6 +71,7 @@ mod limits;
 #[cfg(feature = "mock")]
 mod mock;
 mod output;
+mod probe;
 mod signal;
 mod task;
 mod task_id;

@@ -13,7 +13,8 @@ use tracing::Instrument;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
-    KillReason, OutputChunk, ReadRange, ReadResult, Result, Screen, StdinMode, TaskEntry,
+    KillReason, OutputChunk, Probe, ProbeOutcome, ReadRange, ReadResult, Result, Screen,
+    StdinMode, TaskEntry,
     TaskExitInfo, TaskId, TaskInput, TtySize, validate_command, wait_for_exit,
 };
 
@@ -577,6 +578,19 @@ impl ExecutionContext for ProcessContext {
             Some(terminal) => Ok(Some(terminal.screen())),
             None => Err(ContextError::NotATerminal { task_id }),
         }
+    }
+
+    async fn probe(
+        &self,
+        handle: ExecutionHandle,
+        _task_id: TaskId,
+        probe: Probe,
+        timeout: Duration,
+    ) -> Result<ProbeOutcome> {
+        // Every task of this context runs on this machine: the handle must be this
+        // context's, and the probe is the machine's.
+        self.registry.check(handle)?;
+        Ok(crate::probe::run(probe, timeout).await)
     }
 
     async fn resize(

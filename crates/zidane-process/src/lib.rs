@@ -95,6 +95,8 @@ unix_only! {
     /// rooms together.
     mod context;
     mod exec;
+    /// Readiness probes of this machine: a port's connect, a URL's GET.
+    mod probe;
     mod read;
     /// Starting a command: the shell, validation, the spawn and its fallback.
     mod spawn;

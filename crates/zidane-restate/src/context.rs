@@ -12,14 +12,15 @@ use chrono::Utc;
 use zidane_context::CancellationToken;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, Capabilities, ContextError, DetachedTasks, ExecOptions,
-    ExecOutput, ExecutionContext, ExecutionHandle, ReadRange, ReadResult, Result, TaskEntry,
-    TaskExitInfo, TaskId, validate_command,
+    ExecOutput, ExecutionContext, ExecutionHandle, Probe, ProbeOutcome, ReadRange, ReadResult,
+    Result, TaskEntry, TaskExitInfo, TaskId, validate_command,
 };
 
 use crate::error::RestateError;
 use crate::ingress::Ingress;
 use crate::protocol::{
-    ExecRequest, ReadRequest, StartRequest, TaskRef, WaitRequest, object_key, service_name,
+    ExecRequest, ProbeRequest, ReadRequest, StartRequest, TaskRef, WaitRequest, object_key,
+    service_name,
 };
 
 /// How long a call to a worker may take before the worker counts as unreachable.
@@ -422,6 +423,29 @@ impl ExecutionContext for RestateContext {
 
     async fn list_background(&self, handle: ExecutionHandle) -> Result<Vec<TaskEntry>> {
         Ok(self.list_all(handle).await?)
+    }
+
+    async fn probe(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        probe: Probe,
+        timeout: Duration,
+    ) -> Result<ProbeOutcome> {
+        // On the worker that runs the task: its ports are the ones the task listens on.
+        let Some(worker) = self.owner(handle, task_id).await else {
+            return Ok(ProbeOutcome::NotReady {
+                reason: format!("no worker runs {task_id}"),
+            });
+        };
+        let request = ProbeRequest {
+            task_id,
+            probe,
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        };
+        Ok(self
+            .call(worker, handle, "probe", &request, timeout + self.call_timeout)
+            .await?)
     }
 
     async fn wait_background(

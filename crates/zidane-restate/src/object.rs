@@ -9,13 +9,13 @@ use std::time::Duration;
 use chrono::Utc;
 use restate_sdk::prelude::*;
 use zidane_context::{
-    BackgroundStarted, ExecOutput, ExecutionContext, ReadResult, TaskEntry, TaskExitInfo, TaskId,
-    TaskStatus,
+    BackgroundStarted, ExecOutput, ExecutionContext, ProbeOutcome, ReadResult, TaskEntry,
+    TaskExitInfo, TaskId, TaskStatus,
 };
 
 use crate::protocol::{
-    ExecRequest, ExitReport, ReadRequest, RegisterWaiter, StartRequest, TaskRecord, TaskRef,
-    WaitRequest,
+    ExecRequest, ExitReport, ProbeRequest, ReadRequest, RegisterWaiter, StartRequest,
+    TaskRecord, TaskRef, WaitRequest,
 };
 use crate::table::{self, Table};
 use crate::worker::{Worker, lock};
@@ -277,6 +277,38 @@ impl ZidaneWorker {
             .await
             .map_err(terminal)?;
         Ok(Json(result))
+    }
+
+    /// One readiness probe of this worker's machine (a port, a URL), for a task of the
+    /// handle that runs here. Not journaled: a probe's answer is news, never replayed.
+    #[handler]
+    async fn probe(
+        &self,
+        ctx: SharedObjectContext<'_>,
+        Json(request): Json<ProbeRequest>,
+    ) -> HandlerResult<Json<ProbeOutcome>> {
+        let handle = handle_of(ctx.key())?;
+        let local = self.0.local_handle(handle).await?;
+        // Operators see where a readiness wait's probes ran.
+        tracing::info!(
+            worker = self.0.service_name(),
+            task = %request.task_id,
+            probe = ?request.probe,
+            "readiness probe"
+        );
+        let outcome = self
+            .0
+            .process
+            .probe(
+                local,
+                // The worker's own context runs every task on this machine.
+                request.task_id,
+                request.probe,
+                Duration::from_millis(request.timeout_ms),
+            )
+            .await
+            .map_err(terminal)?;
+        Ok(Json(outcome))
     }
 
     /// Runs a foreground command on this worker.

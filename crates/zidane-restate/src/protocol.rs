@@ -114,3 +114,11 @@ pub(crate) struct ExecRequest {
     pub command: String,
     pub options: zidane_context::ExecOptions,
 }
+
+/// `probe`: one readiness probe on the worker, where its tasks run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ProbeRequest {
+    pub task_id: TaskId,
+    pub probe: zidane_context::Probe,
+    pub timeout_ms: u64,
+}

@@ -4,8 +4,11 @@
 //! Nothing here polls the log: it is followed through
 //! [`ExecutionContext::follow_output`](zidane_context::ExecutionContext::follow_output),
 //! which wakes on new output, and every byte is looked at once. Ports and URLs are
-//! probed with a backoff from [`FIRST_PROBE_GAP`] up to [`LAST_PROBE_GAP`]. Dropping the
-//! future stops everything.
+//! probed by the context, where the task runs
+//! ([`ExecutionContext::probe`](zidane_context::ExecutionContext::probe): a task on a
+//! worker listens on the worker's ports), with a backoff from [`FIRST_PROBE_GAP`] up to
+//! [`LAST_PROBE_GAP`]; this crate itself opens no connection. Dropping the future stops
+//! everything.
 
 use crate::data::ReadyMatch;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -13,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 use serde_json::Value;
-use zidane_context::{ContextError, TaskId};
+use zidane_context::{ContextError, Probe, ProbeOutcome, TaskId};
 
 use crate::context::ToolContext;
 use crate::terminal_text::strip_terminal_controls;
@@ -94,7 +97,7 @@ pub(crate) enum PatternFrom {
 pub(crate) enum Until {
     Pattern { regex: Regex, from: PatternFrom },
     Port(u16),
-    Url { url: String, addr: SocketAddr },
+    Url { url: String },
 }
 
 impl Until {
@@ -150,10 +153,9 @@ impl Until {
                 let Some(url) = object["url"].as_str() else {
                     return Err("`until.url` must be a string".into());
                 };
-                let addr = loopback_addr(url, allow_remote)?;
+                loopback_addr(url, allow_remote)?;
                 Ok(Self::Url {
                     url: url.to_owned(),
-                    addr,
                 })
             }
         }
@@ -243,22 +245,11 @@ pub(crate) async fn wait_ready(
             follow_pattern(context, task_id, regex, *from, seen).await
         }
         Until::Port(port) => {
-            let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), *port);
-            let probe = || async move {
-                match tokio::time::timeout(PROBE_TIMEOUT, tokio::net::TcpStream::connect(addr))
-                    .await
-                {
-                    Ok(Ok(_)) => Ok(()),
-                    Ok(Err(e)) => Err(format!("connect to {addr}: {e}")),
-                    Err(_) => Err(format!(
-                        "connect to {addr}: no answer within {PROBE_TIMEOUT:?}"
-                    )),
-                }
-            };
+            let probe = || probe_once(context, task_id, Probe::port(*port));
             probe_until_ready(context, task_id, probe, seen)
                 .await
                 .map(|ready| match ready {
-                    Some(()) => {
+                    Some(_) => {
                         let after = started.elapsed();
                         Waited::Ready {
                             text: format!(
@@ -275,12 +266,13 @@ pub(crate) async fn wait_ready(
                     None => Waited::Ended,
                 })
         }
-        Until::Url { url, addr } => {
-            let probe = || http_probe(url.clone(), *addr);
+        Until::Url { url } => {
+            let probe = || probe_once(context, task_id, Probe::http(url.clone()));
             probe_until_ready(context, task_id, probe, seen)
                 .await
                 .map(|ready| match ready {
                     Some(status) => {
+                        let status = status.unwrap_or_default();
                         let after = started.elapsed();
                         Waited::Ready {
                             text: format!(
@@ -314,7 +306,7 @@ async fn probe_until_ready<T, F, Fut>(
 ) -> Result<Option<T>, ContextError>
 where
     F: Fn() -> Fut,
-    Fut: std::future::Future<Output = Result<T, String>>,
+    Fut: std::future::Future<Output = Result<Result<T, String>, ContextError>>,
 {
     let mut gap = FIRST_PROBE_GAP;
     let ended = context.context.wait_background(
@@ -327,7 +319,7 @@ where
     // Cleared when the exit wait gave up (cancelled): the caller's timeout decides then.
     let mut watching = true;
     loop {
-        match probe().await {
+        match probe().await? {
             Ok(value) => return Ok(Some(value)),
             Err(error) => lock(seen).error = Some(error),
         }
@@ -344,30 +336,23 @@ where
     }
 }
 
-/// One HTTP GET, without following redirects: 2xx and 3xx are ready.
-async fn http_probe(url: String, addr: SocketAddr) -> Result<u16, String> {
-    let probe = tokio::task::spawn_blocking(move || {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(PROBE_TIMEOUT))
-            .max_redirects(0)
-            .http_status_as_error(false)
-            .build()
-            .into();
-        match agent.get(&url).call() {
-            Ok(response) => {
-                let status = response.status().as_u16();
-                if (200..400).contains(&status) {
-                    Ok(status)
-                } else {
-                    Err(format!("GET {url} answered {status}"))
-                }
-            }
-            Err(error) => Err(format!("GET {url} ({addr}): {error}")),
-        }
-    });
-    probe
-        .await
-        .unwrap_or_else(|join| Err(format!("probe failed: {join}")))
+/// One probe by the context, where the task runs: `Ok(Ok(status))` once ready (an HTTP
+/// probe's status), `Ok(Err(why))` while not, `Err` when the context cannot probe.
+async fn probe_once(
+    context: &ToolContext,
+    task_id: TaskId,
+    probe: Probe,
+) -> Result<Result<Option<u16>, String>, ContextError> {
+    match context
+        .context
+        .probe(context.handle, task_id, probe, PROBE_TIMEOUT)
+        .await?
+    {
+        ProbeOutcome::Ready { status } => Ok(Ok(status)),
+        ProbeOutcome::NotReady { reason } => Ok(Err(reason)),
+        // An outcome this version does not know is not a ready server.
+        other => Ok(Err(format!("{other:?}"))),
+    }
 }
 
 /// Follows the log line by line until a line matches or the task ends.

@@ -149,6 +149,11 @@ impl Tool for WaitTaskTool {
         };
         match waited {
             Ok(output) => output,
+            Err(ContextError::Unsupported { operation: "probe" }) => ToolOutput::error(format!(
+                "{WAIT_TASK}: this execution context cannot check a port or a URL where its \
+                 tasks run; wait for a line of the task's log instead, with \
+                 `until: {{\"pattern\": …}}`"
+            )),
             Err(ContextError::Unsupported { .. }) => ToolOutput::error(format!(
                 "{WAIT_TASK}: background tasks are not supported in this execution context"
             )),

@@ -197,3 +197,23 @@ async fn a_bad_until_is_a_clear_error_and_waits_for_nothing() {
     );
     session.close().await;
 }
+
+/// A context that cannot reach its tasks' machine cannot check a port there: the wait
+/// says so at once and points at the log-line form, which every context can follow.
+#[tokio::test]
+async fn a_context_that_cannot_probe_says_so_and_offers_a_log_line() {
+    let harness = crate::common::Harness::new().await;
+    let id = harness.start("serve").await;
+    let output = harness
+        .call(
+            "wait_task",
+            json!({ "task_id": id.to_string(), "until": { "port": 8080 } }),
+        )
+        .await;
+    assert!(output.is_error, "{}", output.text);
+    assert_eq!(
+        output.text,
+        "wait_task: this execution context cannot check a port or a URL where its tasks run; \
+         wait for a line of the task's log instead, with `until: {\"pattern\": …}`"
+    );
+}
