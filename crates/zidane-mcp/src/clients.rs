@@ -82,7 +82,9 @@ const CLIENTS: &[Client] = &[
     client("gemini-cli", Some(600), Shows::Text, false),
     // `qwen-cli-mcp-client-<server>`: a Gemini CLI fork, its timeout kept.
     client("qwen-cli", Some(600), Shows::Both, false),
-    client("copilot-cli", None, Shows::Both, false),
+    // A 310 s call was cut at 180 s.
+    client("copilot-cli", Some(180), Shows::Both, false),
+    // A 70 s call was cut at 60 s.
     client("opencode", Some(60), Shows::Text, false),
     // `inspector-cli` and the web UI's client: both print the whole result.
     client("inspector", None, Shows::Both, false),
