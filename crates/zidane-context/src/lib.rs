@@ -35,6 +35,11 @@
 
 pub use capabilities::{Capabilities, DetachedTasks};
 pub use context::ExecutionContext;
+pub use env_policy::{
+    CORE_ENV_VARS, ChildEnv, DEFAULT_ENV_EXCLUDES, EnvInherit, EnvPattern, EnvPolicy,
+    EnvPolicyError, MCP_TOKEN_VAR, WithheldReason, WithheldVar, ZIDANE_SECRET_ENV_VARS,
+    is_zidane_secret, parse_env_assignment,
+};
 pub use error::{COMMAND_EXCERPT_CHARS, ContextError, Result, command_excerpt};
 pub use exec::{
     DEFAULT_EXEC_OUTPUT_BYTES, DEFAULT_READ_LIMIT, ExecOptions, ExecOutput, ReadRange, ReadResult,
@@ -62,6 +67,8 @@ pub mod duration_ms;
 
 mod capabilities;
 mod context;
+/// Which of the host's environment variables a task gets.
+mod env_policy;
 mod error;
 mod exec;
 mod exit_watch;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::sync::watch;
-use zidane_context::command_excerpt;
+use zidane_context::{ChildEnv, EnvPolicy, command_excerpt};
 #[cfg(doc)]
 use zidane_context::{ContextError, ExecutionContext};
 
@@ -28,6 +28,10 @@ use crate::task::kill::DEFAULT_KILL_GRACE;
 ///     .build();
 /// assert_eq!(context.context_timestamp().len(), 19);
 /// ```
+///
+/// Every command a context starts gets the environment its [`EnvPolicy`] computes from
+/// the host's as the context is built ([`env_policy`](Self::env_policy)): by default
+/// the host's, minus every variable named like a secret and zidane's own credentials.
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct ProcessContextBuilder {
@@ -38,6 +42,7 @@ pub struct ProcessContextBuilder {
     shell: Option<Shell>,
     sweep_orphans_on_start: bool,
     process_path: Option<ProcessPath>,
+    env_policy: EnvPolicy,
 }
 
 /// How a context starts commands and moves their output: the same behaviour either
@@ -57,6 +62,34 @@ pub enum ProcessPath {
 /// names none: `portable` or `fast`.
 pub const PROCESS_PATH_VAR: &str = "ZIDANE_PROCESS_PATH";
 
+/// What [`PROCESS_PATH_VAR`] accepts, as an error message says it.
+const PROCESS_PATH_VALUES: &str =
+    "`portable` or `fast` (any case), or unset for the platform's default";
+
+/// An environment variable of zidane's holds a value it does not accept: a
+/// configuration error, which a binary reports and exits on rather than guess.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadEnvValue {
+    /// The variable.
+    pub var: &'static str,
+    /// What it held.
+    pub value: String,
+    /// What it accepts.
+    pub accepted: &'static str,
+}
+
+impl std::fmt::Display for BadEnvValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}={:?} is not a valid value: {} accepts {}",
+            self.var, self.value, self.var, self.accepted
+        )
+    }
+}
+
+impl std::error::Error for BadEnvValue {}
+
 impl ProcessPath {
     /// This platform's default: [`Fast`](Self::Fast) on Linux, else
     /// [`Portable`](Self::Portable).
@@ -68,20 +101,27 @@ impl ProcessPath {
         }
     }
 
-    /// What [`PROCESS_PATH_VAR`] asks for (`portable` or `fast`, any case), else the
-    /// [`platform_default`](Self::platform_default). An unknown value is logged and
-    /// ignored.
-    pub fn from_env() -> Self {
-        match std::env::var(PROCESS_PATH_VAR) {
-            Ok(value) => Self::parse(&value).unwrap_or_else(|| {
-                tracing::warn!(
-                    value = %value,
-                    "{PROCESS_PATH_VAR} is neither `portable` nor `fast`; using the default"
-                );
-                Self::platform_default()
-            }),
-            Err(_) => Self::platform_default(),
-        }
+    /// What [`PROCESS_PATH_VAR`] asks for (`portable` or `fast`, any case), else (unset
+    /// or empty) the [`platform_default`](Self::platform_default). Any other value is
+    /// an error naming the variable and what it accepts.
+    pub fn from_env() -> Result<Self, BadEnvValue> {
+        Self::from_var(std::env::var_os(PROCESS_PATH_VAR))
+    }
+
+    /// [`from_env`](Self::from_env) of the variable's value.
+    fn from_var(value: Option<std::ffi::OsString>) -> Result<Self, BadEnvValue> {
+        let value = match value {
+            Some(value) if !value.is_empty() => value,
+            _ => return Ok(Self::platform_default()),
+        };
+        value
+            .to_str()
+            .and_then(Self::parse)
+            .ok_or_else(|| BadEnvValue {
+                var: PROCESS_PATH_VAR,
+                value: value.to_string_lossy().into_owned(),
+                accepted: PROCESS_PATH_VALUES,
+            })
     }
 
     /// `portable` or `fast` (any case).
@@ -109,6 +149,7 @@ impl Default for ProcessContextBuilder {
             shell: None,
             sweep_orphans_on_start: false,
             process_path: None,
+            env_policy: EnvPolicy::default(),
         }
     }
 }
@@ -168,8 +209,41 @@ impl ProcessContextBuilder {
         self
     }
 
-    /// The context. Its timestamp is taken now.
+    /// Which of the host's environment variables every command gets (default
+    /// [`EnvPolicy::default`]: all but those named like a secret, and never zidane's
+    /// own credentials). Applied to the host's environment once, as the context is
+    /// built; what it withholds is logged then (`tracing`, `debug`, target
+    /// `zidane_process`) and kept in [`ProcessContext::withheld_env`]. A command's own
+    /// variables ([`BackgroundOptions::env`](zidane_context::BackgroundOptions::env))
+    /// go on top, but for zidane's own credentials, which no command gets.
+    pub fn env_policy(mut self, policy: EnvPolicy) -> Self {
+        self.env_policy = policy;
+        self
+    }
+
+    /// The context, or the error of a [`PROCESS_PATH_VAR`] that holds a value it does
+    /// not accept (when no [`process_path`](Self::process_path) was given). What a
+    /// binary calls, so that bad configuration stops it.
+    pub fn try_build(mut self) -> Result<ProcessContext, BadEnvValue> {
+        if self.process_path.is_none() {
+            self.process_path = Some(ProcessPath::from_env()?);
+        }
+        Ok(self.build())
+    }
+
+    /// The context. Its timestamp is taken now, and its environment computed
+    /// ([`env_policy`](Self::env_policy)). A [`PROCESS_PATH_VAR`] it does not accept
+    /// is logged (`warn`) and the platform's default used: [`try_build`](Self::try_build)
+    /// refuses it instead.
     pub fn build(self) -> ProcessContext {
+        let process_path = self.process_path.unwrap_or_else(|| {
+            ProcessPath::from_env().unwrap_or_else(|error| {
+                tracing::warn!("{error}; using the platform's default");
+                ProcessPath::platform_default()
+            })
+        });
+        let env = self.env_policy.apply_to_host();
+        log_withheld(&self.env_policy, &env);
         let cwd = self
             .cwd
             .or_else(|| std::env::current_dir().ok())
@@ -183,10 +257,30 @@ impl ProcessContextBuilder {
             self.read_budget,
             cwd,
             self.shell.unwrap_or_else(Shell::detect),
-            self.process_path.unwrap_or_else(ProcessPath::from_env),
+            process_path,
             startup_sweep,
         )
+        .with_env(self.env_policy, env)
     }
+}
+
+/// Says, at `debug`, which of the host's variables the context's commands do not get,
+/// and why: names only, never values.
+fn log_withheld(policy: &EnvPolicy, env: &ChildEnv) {
+    if !tracing::enabled!(tracing::Level::DEBUG) {
+        return;
+    }
+    let withheld: Vec<String> = env
+        .withheld
+        .iter()
+        .map(|var| format!("{} ({})", var.name, var.reason))
+        .collect();
+    tracing::debug!(
+        inherit = %policy.inherit,
+        passed = env.vars.len(),
+        withheld = ?withheld,
+        "environment policy: these variables of the host are withheld from every task"
+    );
 }
 
 /// Starts the start-up orphan sweep: on the blocking pool inside a runtime, else now.
@@ -217,4 +311,24 @@ fn start_sweep(grace: Duration) -> watch::Receiver<Option<Vec<SweptProcess>>> {
         Err(_) => sweep(),
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_process_path_variable_refuses_what_it_does_not_accept() {
+        let from = |value: Option<&str>| ProcessPath::from_var(value.map(Into::into));
+        assert_eq!(from(None), Ok(ProcessPath::platform_default()));
+        assert_eq!(from(Some("")), Ok(ProcessPath::platform_default()));
+        assert_eq!(from(Some(" Portable ")), Ok(ProcessPath::Portable));
+        assert_eq!(from(Some("fast")), Ok(ProcessPath::Fast));
+        let error = from(Some("bogus")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "ZIDANE_PROCESS_PATH=\"bogus\" is not a valid value: ZIDANE_PROCESS_PATH accepts \
+             `portable` or `fast` (any case), or unset for the platform's default"
+        );
+    }
 }

@@ -17,6 +17,7 @@ use zidane_context::{
     StdinMode, TaskEntry,
     TaskExitInfo, TaskId, TaskInput, TtySize, validate_command, wait_for_exit,
 };
+use zidane_context::{ChildEnv, EnvPolicy, WithheldVar, is_zidane_secret};
 
 use crate::builder::{ProcessContextBuilder, ProcessPath};
 use crate::containment::orphan_sweep::SweptProcess;
@@ -25,8 +26,8 @@ use crate::containment::{self, TaskProcesses};
 use crate::exec::{ForegroundRun, run as run_foreground};
 use crate::read::read_file;
 use crate::spawn::shell::Shell;
-use crate::spawn::TaskIo;
 use crate::spawn::task_shell::start_task_shell;
+use crate::spawn::{TaskEnv, TaskIo};
 use crate::spawn::{resolve_cwd, validate_env};
 use crate::task::budget::Budgets;
 use crate::task::follow::follow;
@@ -79,6 +80,10 @@ pub struct ProcessContext {
     cwd: PathBuf,
     shell: Shell,
     process_path: ProcessPath,
+    /// The policy commands' environments follow, and what it made of the host's
+    /// environment as the context was built: every command starts from these.
+    env_policy: EnvPolicy,
+    base_env: ChildEnv,
     timestamp: String,
     /// Who this context is in its processes' markers.
     owner: OwnerId,
@@ -118,12 +123,21 @@ impl ProcessContext {
             cwd,
             shell,
             process_path,
+            env_policy: EnvPolicy::default(),
+            base_env: EnvPolicy::default().apply_to_host(),
             timestamp: next_context_timestamp(),
             owner: OwnerId::for_new_context(),
             exec_serial: AtomicU64::new(0),
             startup_sweep,
             first_poll: FirstPoll::InPlace,
         }
+    }
+
+    /// The same context with this environment policy and what it computed.
+    pub(crate) fn with_env(mut self, policy: EnvPolicy, env: ChildEnv) -> Self {
+        self.env_policy = policy;
+        self.base_env = env;
+        self
     }
 
     /// The same context starting its supervisors on the plain path (`tokio::spawn`).
@@ -175,6 +189,24 @@ impl ProcessContext {
         &self.shell
     }
 
+    /// The policy its commands' environments follow
+    /// ([`ProcessContextBuilder::env_policy`]).
+    pub fn env_policy(&self) -> &EnvPolicy {
+        &self.env_policy
+    }
+
+    /// The host's variables its commands do not get, by name, and why: what the policy
+    /// withheld as the context was built. Never their values.
+    pub fn withheld_env(&self) -> &[WithheldVar] {
+        &self.base_env.withheld
+    }
+
+    /// The names of the host's variables (and the policy's `set` ones) its commands
+    /// get, sorted. Each command also gets its own variables and the owner marker.
+    pub fn passed_env_names(&self) -> Vec<String> {
+        self.base_env.names()
+    }
+
     /// How this context starts commands and moves their output.
     pub fn process_path(&self) -> ProcessPath {
         self.process_path
@@ -205,18 +237,26 @@ impl ProcessContext {
         done.clone()
     }
 
-    /// `env` plus the owner marker of `work`: what every process we start gets.
+    /// A command's whole environment: what the policy passed of the host's, `env` on
+    /// top (but for zidane's own credentials, which no command gets), and the owner
+    /// marker of `work`.
     fn marked_env(
         &self,
         env: &BTreeMap<String, String>,
         work: MarkedWork,
-    ) -> (BTreeMap<String, String>, OwnerMarker) {
+    ) -> (TaskEnv, OwnerMarker) {
         let marker = self.owner.marker(work);
-        let mut env = env.clone();
-        self.shell.neutralise_startup_files(&mut env);
+        let mut own = env.clone();
+        self.shell.neutralise_startup_files(&mut own);
+        let mut task_env = self.base_env.vars.clone();
+        for (name, value) in own {
+            if !is_zidane_secret(&name) {
+                task_env.insert(name.into(), value.into());
+            }
+        }
         // Inserted last: a caller's variable of the same name cannot unmark the task.
-        env.insert(OWNER_MARKER_VAR.to_owned(), marker.to_string());
-        (env, marker)
+        task_env.insert(OWNER_MARKER_VAR.into(), marker.to_string().into());
+        (task_env, marker)
     }
 }
 

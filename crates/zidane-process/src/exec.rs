@@ -1,7 +1,6 @@
 //! Foreground commands: run to completion, keep the tail of the output, and kill the
 //! whole process group on timeout, cancellation, or when the caller stops waiting.
 
-use std::collections::BTreeMap;
 use std::os::fd::AsFd;
 use std::path::Path;
 use std::time::Duration;
@@ -15,7 +14,7 @@ use crate::containment::TaskProcesses;
 use crate::containment::owner_marker::OwnerMarker;
 use crate::spawn::shell::Shell;
 use crate::builder::ProcessPath;
-use crate::spawn::spawn_shell;
+use crate::spawn::{TaskEnv, spawn_shell};
 use crate::task::kill::{Escalation, Next};
 use crate::task::leader::LeaderExit;
 use crate::task::log_file::read_pipe;
@@ -33,7 +32,7 @@ pub(crate) struct ForegroundRun<'a> {
     pub(crate) path: ProcessPath,
     pub(crate) command: &'a str,
     pub(crate) cwd: &'a Path,
-    pub(crate) env: &'a BTreeMap<String, String>,
+    pub(crate) env: &'a TaskEnv,
     /// The owner marker in `env`: a kill also ends what left the group.
     pub(crate) marker: OwnerMarker,
     pub(crate) timeout: Option<Duration>,

@@ -77,7 +77,7 @@ macro_rules! unix_only {
 
 // Every item only on Unix, so that elsewhere the error above is the only one.
 unix_only! {
-    pub use builder::{PROCESS_PATH_VAR, ProcessContextBuilder, ProcessPath};
+    pub use builder::{BadEnvValue, PROCESS_PATH_VAR, ProcessContextBuilder, ProcessPath};
     pub use containment::orphan_sweep::{OrphanOwner, SweptProcess};
     pub use containment::owner_marker::OWNER_MARKER_VAR;
     pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, TERMINAL_TERM};

@@ -2,6 +2,7 @@
 //! and starting `SHELL [FLAGS] -c COMMAND` (see [`Shell`]) in its own process group with
 //! one output pipe: on the fast path through `vfork_spawn` (Linux), on the portable
 //! path (and where the kernel refuses the fast one) through `std::process::Command`.
+//! Either way the child gets exactly the [`TaskEnv`] it is given, nothing of ours.
 
 mod pipe;
 pub(crate) mod shell;
@@ -11,6 +12,7 @@ pub(crate) mod task_shell;
 pub(crate) mod vfork_spawn;
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::os::fd::OwnedFd;
@@ -30,6 +32,11 @@ use crate::spawn::shell::Shell;
 use crate::spawn::terminal::open_terminal;
 use crate::task::leader::Leader;
 use crate::task::log_file::open_new;
+
+/// A command's whole environment: the context's [`ChildEnv`](zidane_context::ChildEnv)
+/// with the command's own variables and its owner marker on top. A child gets exactly
+/// these variables, none of the host's besides.
+pub(crate) type TaskEnv = BTreeMap<OsString, OsString>;
 
 /// Refuses environment variables the OS cannot pass on. Checked before spawning, so a
 /// bad variable never leaves a half-started task behind.
@@ -157,7 +164,7 @@ pub(crate) fn spawn_shell(
     path: ProcessPath,
     command: &str,
     cwd: &Path,
-    env: &BTreeMap<String, String>,
+    env: &TaskEnv,
     log: Option<&Path>,
     io: TaskIo,
 ) -> Result<Spawned, SpawnError> {
@@ -231,7 +238,7 @@ fn spawn_fast(
     shell: &Shell,
     command: &str,
     cwd: &Path,
-    env: &BTreeMap<String, String>,
+    env: &TaskEnv,
     log: Option<&Path>,
     io: ChildIo,
 ) -> Result<Child, SpawnError> {
@@ -262,7 +269,7 @@ fn start_with_std(
     shell: &Shell,
     command: &str,
     cwd: &Path,
-    env: &BTreeMap<String, String>,
+    env: &TaskEnv,
     log: Option<&Path>,
     made: Option<OwnedFd>,
     io: ChildIo,
@@ -280,12 +287,12 @@ fn start_with_std(
 
 /// The start through `std::process::Command`: the portable path, and where the kernel
 /// refuses `vfork_spawn`'s way. The child inherits every descriptor of ours that is not
-/// close-on-exec (std's behaviour).
+/// close-on-exec (std's behaviour), and of our environment nothing: it gets `env`.
 fn spawn_with_std(
     shell: &Shell,
     command: &str,
     cwd: &Path,
-    env: &BTreeMap<String, String>,
+    env: &TaskEnv,
     io: ChildIo,
 ) -> io::Result<Pid> {
     // `try_clone` dups with F_DUPFD_CLOEXEC.
@@ -295,6 +302,7 @@ fn spawn_with_std(
         .args(shell.args())
         .arg(command)
         .current_dir(cwd)
+        .env_clear()
         .envs(env)
         .stdin(io.input.map_or_else(Stdio::null, Stdio::from))
         .stdout(Stdio::from(io.output))
@@ -347,7 +355,7 @@ mod tests {
         let path = dir.path().join("bash_1.log");
         let marker = dir.path().join("ran");
         let command = format!("touch '{}'", marker.display());
-        let no_env = BTreeMap::new();
+        let no_env = TaskEnv::new();
         // Each start gets its own pipe; its read end lives as long as the caller keeps it.
         let start = || {
             let (read, write) = cloexec_pipe().unwrap();
@@ -391,7 +399,7 @@ mod tests {
     fn std_fallback_starts_the_shell_in_its_own_group() {
         use std::io::Read;
         let (read, write) = cloexec_pipe().unwrap();
-        let env = BTreeMap::from([("GREETING".to_owned(), "hi".to_owned())]);
+        let env = TaskEnv::from([("GREETING".into(), "hi".into())]);
         let command = "echo $GREETING; echo err >&2; read -r _ _ _ _ group _ </proc/$$/stat; \
                        [ $group = $$ ] && echo leads; exit 4";
         let pid = spawn_with_std(&sh(), command, Path::new("/"), &env, plain(write)).unwrap();

@@ -1,14 +1,13 @@
 //! Starting a task's shell with its log: the log created first (by the spawn's child),
 //! the output directory made when the log says it is missing, a taken name skipped.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use zidane_context::{ContextError, Result, TaskId};
 
 use crate::spawn::shell::Shell;
 use crate::builder::ProcessPath;
-use crate::spawn::{SpawnError, Spawned, TaskIo, spawn_shell};
+use crate::spawn::{SpawnError, Spawned, TaskEnv, TaskIo, spawn_shell};
 use crate::task::log_file::{create_output_dir, log_error};
 use crate::task::timestamp::task_log_path;
 
@@ -26,7 +25,7 @@ pub(crate) fn start_task_shell(
     (shell, path): (&Shell, ProcessPath),
     command: &str,
     cwd: &Path,
-    env: &BTreeMap<String, String>,
+    env: &TaskEnv,
     output_dir: &Path,
     name: (TaskId, &str),
     io: TaskIo,

@@ -32,7 +32,6 @@
 //! seccomp filter may refuse `clone`), [`spawn`] says so once and for all and the
 //! caller falls back to `std::process::Command`, the portable path.
 
-use std::collections::BTreeMap;
 use std::ffi::{CString, c_char, c_uint};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -46,7 +45,7 @@ use nix::fcntl::OFlag;
 use nix::unistd::dup3;
 
 use crate::spawn::shell::Shell;
-use crate::spawn::{Child, SpawnError};
+use crate::spawn::{Child, SpawnError, TaskEnv};
 use crate::sys::reap;
 use crate::sys::vfork_child::{self, ChildArgs, Stage, open_dev_null};
 #[cfg(doc)]
@@ -70,10 +69,7 @@ pub(crate) struct ShellCommand {
     program: CString,
     /// `argv`: the shell, its flags, then the command.
     args: Vec<CString>,
-    /// Our own environment's entries that `env` does not override (see
-    /// [`inherited_env`]).
-    inherited: Vec<CString>,
-    /// `env`'s entries.
+    /// The whole environment, `NAME=value` each: nothing of ours besides.
     env: Vec<CString>,
     cwd: CString,
     /// The log the child creates, if any.
@@ -81,12 +77,8 @@ pub(crate) struct ShellCommand {
 }
 
 impl ShellCommand {
-    /// `/bin/sh -c command` in `cwd`, with our environment plus `env` (which wins).
-    pub(crate) fn new(
-        command: &str,
-        cwd: &Path,
-        env: &BTreeMap<String, String>,
-    ) -> io::Result<Self> {
+    /// `/bin/sh -c command` in `cwd`, with exactly the environment `env`.
+    pub(crate) fn new(command: &str, cwd: &Path, env: &TaskEnv) -> io::Result<Self> {
         let vars = env
             .iter()
             .map(|(key, value)| entry(key.as_bytes(), value.as_bytes()))
@@ -98,7 +90,6 @@ impl ShellCommand {
                 c_string(b"-c")?,
                 c_string(command.as_bytes())?,
             ],
-            inherited: inherited_env(env)?,
             env: vars,
             cwd: c_string(cwd.as_os_str().as_bytes())?,
             log: None,
@@ -127,28 +118,6 @@ impl ShellCommand {
         self.log = Some(c_string(path.as_os_str().as_bytes())?);
         Ok(self)
     }
-}
-
-/// Our environment's entries whose names `overrides` does not hold, as `NAME=value`.
-///
-/// Read through `std::env::vars_os`, under std's environment lock, so a `set_var` on
-/// another thread can never be read half-done (reading the C library's `environ`
-/// directly would be a data race with it).
-fn inherited_env(overrides: &BTreeMap<String, String>) -> io::Result<Vec<CString>> {
-    std::env::vars_os()
-        .filter(|(name, _)| !overridden(overrides, name.as_bytes()))
-        .map(|(name, value)| entry(name.as_bytes(), value.as_bytes()))
-        .collect()
-}
-
-/// Whether `entry` (`NAME=value`, or a bare name) sets a variable that `overrides` sets
-/// too. As std reads it, the name ends at the first `=` after its first byte.
-fn overridden(overrides: &BTreeMap<String, String>, entry: &[u8]) -> bool {
-    let name = match entry.iter().skip(1).position(|&byte| byte == b'=') {
-        Some(end) => &entry[..=end],
-        None => entry,
-    };
-    std::str::from_utf8(name).is_ok_and(|name| overrides.contains_key(name))
 }
 
 fn entry(key: &[u8], value: &[u8]) -> io::Result<CString> {
@@ -264,8 +233,7 @@ impl Slots {
         session: bool,
     ) -> Result<Spawn, SpawnError> {
         let argv = null_terminated(shell.args.iter().map(|arg| arg.as_ptr()));
-        let envp =
-            null_terminated((shell.inherited.iter().chain(&shell.env)).map(|entry| entry.as_ptr()));
+        let envp = null_terminated(shell.env.iter().map(|entry| entry.as_ptr()));
         let keep_below = self
             .stdin
             .as_raw_fd()

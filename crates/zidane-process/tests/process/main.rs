@@ -14,6 +14,7 @@ mod closed_output;
 mod complete_output;
 mod concurrency_cap;
 mod destroy;
+mod env_policy;
 mod escape;
 mod exec;
 mod exit_once;
