@@ -17,7 +17,7 @@ use zidane_context::{
 };
 use zidane_process::ProcessContext;
 use zidane_restate::testing::RestateServer;
-use zidane_restate::{RestateContext, Worker, WorkerConfig, register, serve};
+use zidane_restate::{IdentityKeys, RestateContext, Worker, WorkerConfig, register, serve};
 
 const CONCURRENT: usize = 100;
 
@@ -38,7 +38,12 @@ async fn main() {
     worker.ready().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
-    let serving = tokio::spawn(serve(worker, listener, std::future::pending()));
+    let serving = tokio::spawn(serve(
+        worker,
+        listener,
+        IdentityKeys::none(),
+        std::future::pending(),
+    ));
     register(server.admin_url(), &format!("http://{address}"))
         .await
         .unwrap();

@@ -77,6 +77,14 @@ pub enum RestateError {
         /// What happened.
         reason: String,
     },
+    /// An identity key (or a file or variable of them) the worker cannot use.
+    #[error("{origin}: {reason}")]
+    IdentityKey {
+        /// Where it came from: the flag, file (and line) or environment variable.
+        origin: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Local I/O failed.
     #[error("I/O error on {path}: {cause}")]
     Io {

@@ -41,6 +41,7 @@
 
 pub use context::{DEFAULT_CALL_TIMEOUT, DEFAULT_SWEEP_INTERVAL, RestateContext};
 pub use error::RestateError;
+pub use identity::{IDENTITY_KEY_PREFIX, IdentityKeys};
 pub use protocol::{SERVICE_PREFIX, service_name};
 pub use serve::{register, serve};
 pub use worker::{DEFAULT_WORKER_MAX_TASKS, Worker, WorkerConfig};
@@ -48,6 +49,7 @@ pub use worker::{DEFAULT_WORKER_MAX_TASKS, Worker, WorkerConfig};
 mod context;
 mod error;
 mod exit_report;
+mod identity;
 mod ingress;
 mod object;
 mod protocol;

@@ -5,6 +5,11 @@
 //! a name of its own (`ZidaneWorker_<id>`: Restate routes a service to one deployment),
 //! so this layer renames it on the wire: the discovery manifest says the worker's name,
 //! and invocations of that name are handed to the endpoint under the type's name.
+//!
+//! Request identity is checked here too, before the rename: Restate signs the path it
+//! calls (`/invoke/ZidaneWorker_<id>/…`), and the SDK's own check would compare the
+//! signature with the renamed path and refuse every signed call. So the SDK endpoint is
+//! built without keys and this layer verifies each request with the SDK's verifier.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -24,6 +29,7 @@ use restate_sdk::service::IntoServiceDefinition;
 use tokio::net::TcpListener;
 
 use crate::error::RestateError;
+use crate::identity::IdentityKeys;
 use crate::object::ZidaneWorker;
 use crate::worker::Worker;
 
@@ -46,10 +52,14 @@ const RETRY_MAX_ATTEMPTS: u64 = 300;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type Body = UnsyncBoxBody<Bytes, BoxError>;
 
-/// Serves `worker` on `listener` until `shutdown` resolves.
+/// Serves `worker` on `listener` until `shutdown` resolves. With `identity` keys, only
+/// requests signed by one of them are served (see [`IdentityKeys`]); the rest are
+/// answered `401` and reach no handler. With none, whoever reaches `listener` can run
+/// commands on this machine: keep such a worker on loopback.
 pub async fn serve(
     worker: Arc<Worker>,
     listener: TcpListener,
+    identity: IdentityKeys,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), RestateError> {
     let service_name = worker.service_name().to_owned();
@@ -71,10 +81,17 @@ pub async fn serve(
                 let _ = stream.set_nodelay(true);
                 let endpoint = endpoint.clone();
                 let name = service_name.clone();
-                let service = service_fn(move |request| {
+                let identity = identity.clone();
+                let service = service_fn(move |request: http::Request<Incoming>| {
                     let endpoint = endpoint.clone();
                     let name = name.clone();
-                    async move { Ok::<_, Infallible>(renamed(endpoint, name, request).await) }
+                    let verified = identity.verify(request.headers(), request.uri().path());
+                    async move {
+                        Ok::<_, Infallible>(match verified {
+                            Ok(()) => renamed(endpoint, name, request).await,
+                            Err(reason) => unverified(request.uri().path(), &reason),
+                        })
+                    }
                 });
                 tokio::spawn(async move {
                     let connection = http2::Builder::new(TokioExecutor::new())
@@ -87,6 +104,21 @@ pub async fn serve(
             () = &mut shutdown => return Ok(()),
         }
     }
+}
+
+/// The answer to a request whose identity was not verified: nothing of it reaches the
+/// endpoint.
+fn unverified(path: &str, reason: &str) -> http::Response<Body> {
+    tracing::warn!(%path, %reason, "refused a request not signed by a trusted Restate server");
+    let mut response = http::Response::new(
+        Full::new(Bytes::from(format!(
+            "request identity not verified: {reason}\n"
+        )))
+        .map_err(|e| match e {})
+        .boxed_unsync(),
+    );
+    *response.status_mut() = http::StatusCode::UNAUTHORIZED;
+    response
 }
 
 /// Hands `request` to the endpoint with the service renamed from `name` to the type's

@@ -17,6 +17,10 @@ pub const SERVER_ENV: &str = "ZIDANE_RESTATE_SERVER";
 pub const SERVER_INSTALL_PATH: &str =
     "restate/node_modules/@restatedev/restate-server-linux-x64/bin/restate-server";
 
+/// The server's setting `worker.invoker.request-identity-private-key-pem-file`: the key
+/// it signs its requests to deployments with.
+const SIGNING_KEY_ENV: &str = "RESTATE_WORKER__INVOKER__REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE";
+
 /// How the error of a server that exited before it was ready begins.
 const EXITED: &str = "exited before it was ready with ";
 
@@ -68,9 +72,21 @@ impl RestateServer {
     /// bind ports of their own meanwhile): a server that exits at once is started again
     /// on new ports, a few times.
     pub async fn start() -> Result<Self, RestateError> {
+        Self::start_with(None).await
+    }
+
+    /// Starts a server, as [`RestateServer::start`], that signs every request it sends a
+    /// deployment with the ed25519 private key in `private_key_pem` (PKCS#8 PEM, as
+    /// `openssl genpkey -algorithm ed25519` writes it): what workers with identity keys
+    /// serve.
+    pub async fn start_signing(private_key_pem: &Path) -> Result<Self, RestateError> {
+        Self::start_with(Some(private_key_pem)).await
+    }
+
+    async fn start_with(private_key_pem: Option<&Path>) -> Result<Self, RestateError> {
         let mut attempts = 1;
         loop {
-            match Self::start_once().await {
+            match Self::start_once(private_key_pem).await {
                 Err(RestateError::Server { reason })
                     if reason.starts_with(EXITED) && attempts < 3 =>
                 {
@@ -82,7 +98,7 @@ impl RestateServer {
         }
     }
 
-    async fn start_once() -> Result<Self, RestateError> {
+    async fn start_once(private_key_pem: Option<&Path>) -> Result<Self, RestateError> {
         let binary = find_server_binary()?;
         let dir = std::env::temp_dir().join(format!("zidane-restate-{}", crate::random_token()));
         std::fs::create_dir_all(&dir).map_err(|source| RestateError::Io {
@@ -95,7 +111,11 @@ impl RestateServer {
                 path: dir.join("server.log"),
                 cause: source,
             })?;
-        let child = Command::new(&binary)
+        let mut command = Command::new(&binary);
+        if let Some(pem) = private_key_pem {
+            command.env(SIGNING_KEY_ENV, pem);
+        }
+        let child = command
             .arg("--no-logo")
             .env("RESTATE_BASE_DIR", &dir)
             .env("RESTATE_BIND_IP", "127.0.0.1")

@@ -3,29 +3,60 @@
 //! ```text
 //! zidane-worker --worker-id w1 --user-dir /var/lib/zidane \
 //!     --listen 127.0.0.1:9080 --ingress http://127.0.0.1:8080 \
-//!     [--admin http://127.0.0.1:9070] [--advertise http://10.0.0.5:9080] [--max-tasks 64]
+//!     [--admin http://127.0.0.1:9070] [--advertise http://10.0.0.5:9080] [--max-tasks 64] \
+//!     [--identity-key publickeyv1_… | --identity-key-file PATH | --insecure-no-identity]
 //! ```
 //!
 //! `zidane-worker --help` says what each flag does.
 //!
+//! A worker runs the shell commands it is sent, so it serves only requests signed by the
+//! Restate servers whose public keys it is given (`--identity-key`,
+//! `--identity-key-file`, `ZIDANE_WORKER_IDENTITY_KEYS`). Without keys it listens only on
+//! loopback, unless `--insecure-no-identity` says something else guards the port.
+//!
 //! With `--admin` it registers its endpoint (the `--advertise` URL, else
 //! `http://<listen>`) with Restate and has every handle it holds tasks of mark what a
 //! previous run of this worker left running as lost; then it prints
-//! `ready <address> <service>` on stdout.
+//! `ready <address> <service> identity: <what it verifies>` on stdout.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use zidane_restate::{Worker, WorkerConfig, register, serve};
+use zidane_restate::{IdentityKeys, Worker, WorkerConfig, register, serve};
+
+/// The environment variable holding identity keys (separated by commas or whitespace),
+/// added to those of the flags.
+const KEYS_ENV: &str = "ZIDANE_WORKER_IDENTITY_KEYS";
+
+/// What `--help` adds after the flags.
+const SECURITY_HELP: &str = "\
+Security:
+  A worker runs the shell commands it is sent. Give it the public key of your Restate
+  server's request-identity key and it serves only requests that server signed:
+    restate-server: [worker.invoker] request-identity-private-key-pem-file = \"key.pem\"
+                    (openssl genpkey -algorithm ed25519 -out key.pem); at start it
+                    logs `Loaded request identity key` with the public key as `kid`
+    zidane-worker:  --identity-key publickeyv1_… (or a file, or the variable)
+  Keys from all three sources are accepted together: list the old and the new key while
+  rotating. Without keys the worker listens only on a loopback address (any local
+  process can then call it); a non-loopback --listen without keys is refused unless
+  --insecure-no-identity is given. Signatures authenticate Restate, they do not encrypt:
+  across machines, put TLS in front (docs/DURABLE.md, Security).
+
+Environment:
+  ZIDANE_WORKER_IDENTITY_KEYS  identity keys, separated by commas or whitespace";
 
 /// The command line.
 #[derive(Debug, Parser)]
 #[command(
     name = "zidane-worker",
     version,
-    about = "Runs one zidane worker behind a Restate server: background tasks on this machine that outlive the host."
+    about = "Runs one zidane worker behind a Restate server: background tasks on this machine that outlive the host.",
+    after_help = SECURITY_HELP
 )]
 struct Args {
     /// This worker's id (1-64 ASCII letters, digits or '_'); its service is `ZidaneWorker_<id>`.
@@ -49,6 +80,19 @@ struct Args {
     /// Most tasks running at once.
     #[arg(long, value_name = "N")]
     max_tasks: Option<usize>,
+    /// Serve only requests signed by the Restate server with this public key
+    /// (`publickeyv1_…`); repeat for several (key rotation, several servers).
+    #[arg(long, value_name = "KEY")]
+    identity_key: Vec<String>,
+    /// Like --identity-key, for each key in FILE (separated by newlines, commas or
+    /// spaces; `#` starts a comment); repeatable.
+    #[arg(long, value_name = "FILE")]
+    identity_key_file: Vec<PathBuf>,
+    /// Listen on a non-loopback address without identity keys: anyone who reaches the
+    /// port can run commands as this user. Only when something else (a private network
+    /// that only Restate reaches, an authenticating proxy) guards it.
+    #[arg(long)]
+    insecure_no_identity: bool,
 }
 
 #[tokio::main]
@@ -69,7 +113,77 @@ async fn main() -> ExitCode {
     }
 }
 
+/// The keys of `--identity-key`, `--identity-key-file` and [`KEYS_ENV`], each checked;
+/// an error names the flag, file or variable of the key it refuses.
+fn identity_keys(args: &Args, env: Option<String>) -> Result<IdentityKeys, String> {
+    let mut keys = IdentityKeys::none();
+    for key in &args.identity_key {
+        keys.add(key, "--identity-key").map_err(|e| e.to_string())?;
+    }
+    for path in &args.identity_key_file {
+        let source = format!("--identity-key-file {}", path.display());
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{source}: {e}"))?;
+        if keys.add_all(&text, &source).map_err(|e| e.to_string())? == 0 {
+            return Err(format!("{source}: no key in it"));
+        }
+    }
+    if let Some(text) = env {
+        keys.add_all(&text, KEYS_ENV).map_err(|e| e.to_string())?;
+    }
+    Ok(keys)
+}
+
+/// Where the worker may listen with these keys, and what its ready line says of its
+/// identity check.
+fn exposure(
+    listen: &str,
+    addresses: &[SocketAddr],
+    keys: &IdentityKeys,
+    insecure: bool,
+) -> Result<String, String> {
+    let exposed = addresses
+        .iter()
+        .find(|address| !address.ip().to_canonical().is_loopback());
+    match (keys.keys().len(), exposed) {
+        (0, None) if !insecure => {
+            Ok("identity: none (loopback only: any local process can call this worker)".into())
+        }
+        (0, Some(address)) if !insecure => Err(format!(
+            "refusing to listen on {listen}{} without identity keys: it is not a \
+             loopback address, and anyone who reaches it could run commands on this machine. \
+             Give the public key of the Restate server that calls this worker \
+             (--identity-key, --identity-key-file or {KEYS_ENV}), listen on 127.0.0.1, or \
+             pass --insecure-no-identity if something else guards this port",
+            if address.to_string() == listen {
+                String::new()
+            } else {
+                format!(" ({address})")
+            }
+        )),
+        (0, _) => Ok(
+            "identity: NONE (--insecure-no-identity: anyone who reaches this port can run commands)"
+                .into(),
+        ),
+        (_, _) if insecure => Err(format!(
+            "--insecure-no-identity contradicts the identity keys given (--identity-key, \
+             --identity-key-file or {KEYS_ENV}): drop one or the other"
+        )),
+        (1, _) => Ok("identity: verified (1 key)".into()),
+        (n, _) => Ok(format!("identity: verified ({n} keys)")),
+    }
+}
+
 async fn run(args: Args) -> Result<(), String> {
+    let keys = identity_keys(&args, std::env::var(KEYS_ENV).ok())?;
+    let addresses: Vec<SocketAddr> = tokio::net::lookup_host(&args.listen)
+        .await
+        .map_err(|e| format!("listen on {}: {e}", args.listen))?
+        .collect();
+    // Checked before anything is swept, created or bound: a refused worker does nothing.
+    let identity = exposure(&args.listen, &addresses, &keys, args.insecure_no_identity)?;
+    if args.insecure_no_identity {
+        eprintln!("zidane-worker: warning: {identity}");
+    }
     let Args {
         worker_id,
         user_dir,
@@ -85,7 +199,7 @@ async fn run(args: Args) -> Result<(), String> {
     let worker = Worker::new(config).map_err(|e| e.to_string())?;
     let worker = Arc::new(worker);
     worker.ready().await;
-    let listener = tokio::net::TcpListener::bind(&listen)
+    let listener = tokio::net::TcpListener::bind(addresses.as_slice())
         .await
         .map_err(|e| format!("listen on {listen}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
@@ -100,7 +214,7 @@ async fn run(args: Args) -> Result<(), String> {
             _ = tokio::signal::ctrl_c() => {}
         }
     };
-    let serving = tokio::spawn(serve(Arc::clone(&worker), listener, shutdown));
+    let serving = tokio::spawn(serve(Arc::clone(&worker), listener, keys, shutdown));
     if let Some(admin) = args.admin {
         let uri = args
             .advertise
@@ -111,7 +225,7 @@ async fn run(args: Args) -> Result<(), String> {
             eprintln!("zidane-worker: could not sweep for lost tasks: {error}");
         }
     }
-    println!("ready {address} {}", worker.service_name());
+    println!("ready {address} {} {identity}", worker.service_name());
     match serving.await {
         Ok(result) => result.map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),

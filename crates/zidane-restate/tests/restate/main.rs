@@ -20,6 +20,8 @@ mod destroy;
 mod exec;
 #[path = "host_crash.rs"]
 mod host_crash;
+#[path = "identity.rs"]
+mod identity;
 #[path = "idle_wake.rs"]
 mod idle_wake;
 #[path = "kill.rs"]

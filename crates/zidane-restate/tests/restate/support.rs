@@ -29,6 +29,8 @@ pub struct WorkerProcess {
     pub id: String,
     pub address: SocketAddr,
     pub user_dir: PathBuf,
+    /// What it printed when ready: `ready <address> <service> identity: …`.
+    pub ready_line: String,
     child: Child,
 }
 
@@ -68,16 +70,25 @@ impl Drop for WorkerProcess {
     }
 }
 
-/// A server and workers `ids`, or `None` (with the reason printed) when no
-/// `restate-server` is installed and this is not CI — under CI it must be there.
+/// Whether `restate-server` is installed; when it is not, the reason is printed (the
+/// test skips) — under CI it must be there.
 #[allow(clippy::print_stderr)] // the reason a test skipped
-pub async fn cluster(ids: &[&str]) -> Option<Cluster> {
+pub fn server_installed() -> bool {
     if let Err(error) = zidane_restate::testing::find_server_binary() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "CI must have restate-server: {error}"
         );
         eprintln!("skipped: {error}");
+        return false;
+    }
+    true
+}
+
+/// A server and workers `ids`, or `None` (with the reason printed) when no
+/// `restate-server` is installed and this is not CI — under CI it must be there.
+pub async fn cluster(ids: &[&str]) -> Option<Cluster> {
+    if !server_installed() {
         return None;
     }
     let server = RestateServer::start().await.unwrap();
@@ -107,21 +118,33 @@ impl Cluster {
     /// Starts worker `id` listening on `listen`, its disk under the cluster's dir, and
     /// waits (bounded) until it registered with Restate.
     pub fn spawn_worker(&self, id: &str, listen: SocketAddr) -> WorkerProcess {
+        self.spawn_worker_with(id, listen, |_| {})
+    }
+
+    /// [`Cluster::spawn_worker`], with `configure` adding flags or environment.
+    pub fn spawn_worker_with(
+        &self,
+        id: &str,
+        listen: SocketAddr,
+        configure: impl FnOnce(&mut Command),
+    ) -> WorkerProcess {
         // A starting worker sweeps the orphans of dead hosts on this machine, which
         // must not race the zidane-process tests that make orphans and sweep them.
         let _lock = sweep_lock();
         let user_dir = self.dir.path().join(format!("worker-{id}"));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_zidane-worker"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_zidane-worker"));
+        command
             .args(["--worker-id", id, "--listen", &listen.to_string()])
             .args(["--ingress", self.server.ingress_url()])
             .args(["--admin", self.server.admin_url()])
             .arg("--user-dir")
             .arg(&user_dir)
+            .env_remove("ZIDANE_WORKER_IDENTITY_KEYS")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::inherit());
+        configure(&mut command);
+        let mut child = command.spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -140,6 +163,7 @@ impl Cluster {
             id: id.to_owned(),
             address,
             user_dir,
+            ready_line: line.trim_end().to_owned(),
             child,
         }
     }
