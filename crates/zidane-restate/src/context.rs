@@ -444,7 +444,13 @@ impl ExecutionContext for RestateContext {
             timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
         };
         Ok(self
-            .call(worker, handle, "probe", &request, timeout + self.call_timeout)
+            .call(
+                worker,
+                handle,
+                "probe",
+                &request,
+                timeout + self.call_timeout,
+            )
             .await?)
     }
 

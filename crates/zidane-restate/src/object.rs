@@ -14,8 +14,8 @@ use zidane_context::{
 };
 
 use crate::protocol::{
-    ExecRequest, ExitReport, ProbeRequest, ReadRequest, RegisterWaiter, StartRequest,
-    TaskRecord, TaskRef, WaitRequest,
+    ExecRequest, ExitReport, ProbeRequest, ReadRequest, RegisterWaiter, StartRequest, TaskRecord,
+    TaskRef, WaitRequest,
 };
 use crate::table::{self, Table};
 use crate::worker::{Worker, lock};

@@ -28,6 +28,8 @@ mod idle_wake;
 mod kill;
 #[path = "notify.rs"]
 mod notify;
+#[path = "readiness.rs"]
+mod readiness;
 #[path = "two_workers.rs"]
 mod two_workers;
 #[path = "wait.rs"]
