@@ -41,6 +41,7 @@ pub struct ProcessContextBuilder {
     cwd: Option<PathBuf>,
     shell: Option<Shell>,
     sweep_orphans_on_start: bool,
+    lifeline: bool,
     process_path: Option<ProcessPath>,
     env_policy: EnvPolicy,
 }
@@ -148,6 +149,7 @@ impl Default for ProcessContextBuilder {
             cwd: None,
             shell: None,
             sweep_orphans_on_start: false,
+            lifeline: true,
             process_path: None,
             env_policy: EnvPolicy::default(),
         }
@@ -202,6 +204,18 @@ impl ProcessContextBuilder {
         self
     }
 
+    /// Whether the context starts a lifeline: a small process outside the host that
+    /// ends every process of the context's tasks, escapees included, the moment the
+    /// host dies, however it dies (`SIGKILL` included), and that does nothing while the
+    /// host lives. Default: on where `/proc` shows environments (Linux); elsewhere there
+    /// is none, and [`sweep_orphans_on_start`](Self::sweep_orphans_on_start) at the next
+    /// start is the backstop. Off only for a host that must leave its tasks behind when
+    /// it dies (a test of the sweep).
+    pub fn lifeline(mut self, lifeline: bool) -> Self {
+        self.lifeline = lifeline;
+        self
+    }
+
     /// How commands are started and their output moved (default
     /// [`ProcessPath::from_env`]: [`PROCESS_PATH_VAR`], else the platform's default).
     pub fn process_path(mut self, path: ProcessPath) -> Self {
@@ -251,7 +265,7 @@ impl ProcessContextBuilder {
         let startup_sweep = self
             .sweep_orphans_on_start
             .then(|| start_sweep(self.kill_grace));
-        ProcessContext::configured(
+        let context = ProcessContext::configured(
             self.kill_grace,
             self.max_background_tasks,
             self.read_budget,
@@ -260,7 +274,12 @@ impl ProcessContextBuilder {
             process_path,
             startup_sweep,
         )
-        .with_env(self.env_policy, env)
+        .with_env(self.env_policy, env);
+        if self.lifeline {
+            context.with_lifeline()
+        } else {
+            context
+        }
     }
 }
 

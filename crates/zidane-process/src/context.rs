@@ -20,6 +20,7 @@ use zidane_context::{
 use zidane_context::{ChildEnv, EnvPolicy, WithheldVar, is_zidane_secret};
 
 use crate::builder::{ProcessContextBuilder, ProcessPath};
+use crate::containment::lifeline::Lifeline;
 use crate::containment::orphan_sweep::SweptProcess;
 use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::containment::{self, TaskProcesses};
@@ -96,6 +97,9 @@ pub struct ProcessContext {
     /// How supervisors start: always in place, but for the tests that compare it with
     /// the plain path.
     first_poll: FirstPoll,
+    /// Ends this context's processes if the host dies without dropping it. Declared
+    /// last: it fires once the drop above has already ended everything.
+    _lifeline: Option<Lifeline>,
 }
 
 impl Default for ProcessContext {
@@ -130,6 +134,7 @@ impl ProcessContext {
             exec_serial: AtomicU64::new(0),
             startup_sweep,
             first_poll: FirstPoll::InPlace,
+            _lifeline: None,
         }
     }
 
@@ -137,6 +142,13 @@ impl ProcessContext {
     pub(crate) fn with_env(mut self, policy: EnvPolicy, env: ChildEnv) -> Self {
         self.env_policy = policy;
         self.base_env = env;
+        self
+    }
+
+    /// The same context with a lifeline for its processes (see
+    /// [`ProcessContextBuilder::lifeline`]).
+    pub(crate) fn with_lifeline(mut self) -> Self {
+        self._lifeline = Lifeline::start(self.owner, self.kill_grace);
         self
     }
 

@@ -105,6 +105,38 @@ async fn sigterm_ends_the_server_and_kills_every_task() {
     assert_eq!(owned_processes(owner), Vec::<u32>::new());
 }
 
+/// A server killed with SIGKILL runs no teardown at all; its context's lifeline ends
+/// every task, the one that left its session included, within moments.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sigkilled_server_leaves_nothing_running() {
+    let mut server = StdioServer::start().await;
+    let owner = server.pid();
+    let pids = start_tasks(&mut server).await;
+    zidane_test_support::poll_until(WAIT, Duration::from_millis(5), "the escapee runs", || {
+        owned_processes(owner).len() >= 4
+    })
+    .await;
+    kill(
+        Pid::from_raw(i32::try_from(owner).unwrap()),
+        Signal::SIGKILL,
+    )
+    .unwrap();
+    let _ = tokio::time::timeout(WAIT, server.child.wait()).await;
+    zidane_test_support::poll_until(
+        Duration::from_secs(10),
+        Duration::from_millis(5),
+        &format!(
+            "processes of the SIGKILLed server still run: {:?}",
+            owned_processes(owner)
+        ),
+        || owned_processes(owner).is_empty(),
+    )
+    .await;
+    for pid in pids {
+        assert!(!alive(pid), "pid {pid} survived the server");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn malformed_json_rpc_does_not_end_the_session() {
     let mut server = StdioServer::start().await;

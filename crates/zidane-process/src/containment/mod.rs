@@ -23,6 +23,8 @@
 //! environment — can replace the marker scan here without touching them.
 
 pub(crate) mod escapees;
+/// What ends a context's processes when its host is killed without a word.
+pub(crate) mod lifeline;
 pub(crate) mod orphan_sweep;
 pub(crate) mod owner_marker;
 pub(crate) mod pid_escalation;

@@ -64,6 +64,15 @@ impl OwnerId {
         }
     }
 
+    /// What every marker of this owner starts with, `z1:<pid>:<start-time>:<nonce>:`:
+    /// a scan for it finds every process of this context, whatever its work.
+    pub(crate) fn context_prefix(self) -> String {
+        format!(
+            "{MARKER_VERSION}:{}:{}:{:016x}:",
+            self.pid, self.start_time, self.nonce
+        )
+    }
+
     /// The marker of one background task or foreground command of this owner.
     pub(crate) fn marker(self, work: MarkedWork) -> OwnerMarker {
         OwnerMarker { owner: self, work }

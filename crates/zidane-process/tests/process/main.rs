@@ -24,6 +24,7 @@ mod interleave;
 mod kill_group;
 mod killed_after_leader;
 mod lifecycle_model;
+mod lifeline;
 mod list;
 mod log_write_failure;
 mod orphan_sweep;

@@ -28,7 +28,12 @@ const HOST: CrashingHost = CrashingHost::new(
 async fn crashing_host_helper() {
     HOST.crash_after(async |token| {
         let dir = tempfile::tempdir().unwrap();
-        let context = ProcessContext::builder().cwd(dir.path()).build();
+        // Without a lifeline, the one thing that would end its tasks at once: what the
+        // sweep is for is a host that had none.
+        let context = ProcessContext::builder()
+            .cwd(dir.path())
+            .lifeline(false)
+            .build();
         let handle = context.create_handle().await.unwrap();
         context
             .exec_background(
