@@ -44,6 +44,11 @@ pub enum Host {
     /// GitHub Copilot CLI (`@github/copilot`), `copilot -p`, on Chat Completions through
     /// its own-provider (BYOK) mode, offline.
     CopilotCli,
+    /// Gemini CLI (`@google/gemini-cli`), `gemini -p`, on the Gemini API.
+    GeminiCli,
+    /// qwen-code (`@qwen-code/qwen-code`), `qwen -p`, on Chat Completions as an
+    /// OpenAI-compatible provider.
+    QwenCode,
 }
 
 impl Host {
@@ -54,13 +59,21 @@ impl Host {
             Self::Codex => "codex",
             Self::Opencode => "opencode",
             Self::CopilotCli => "copilot",
+            Self::GeminiCli => "gemini",
+            Self::QwenCode => "qwen",
         }
     }
 
     /// A call of one of zidane's tools, named as the host lists it to the model:
     /// Claude Code prefixes `mcp__<server>__`; Codex puts a server's tools in a
     /// namespace `mcp__<server>` (a Responses API `namespace` tool) under their own names;
-    /// opencode prefixes `<server>_`, Copilot CLI `<server>-`.
+    /// opencode prefixes `<server>_`, Copilot CLI `<server>-`; Gemini CLI prefixes
+    /// `mcp_<server>_`, qwen-code `mcp__<server>__`.
+    ///
+    /// Gemini CLI adds a `wait_for_previous` flag to every tool's schema and its system
+    /// prompt tells the model to set it on a call that depends on an earlier one; each
+    /// scripted call depends on the one before, so each carries it, and Gemini CLI passes
+    /// it on to the server with the call's own arguments.
     pub fn call(self, tool: &str, arguments: Value) -> ToolCall {
         match self {
             Self::ClaudeCode => ToolCall {
@@ -83,6 +96,20 @@ impl Host {
                 namespace: None,
                 arguments,
             },
+            Self::GeminiCli => {
+                let mut arguments = arguments;
+                arguments["wait_for_previous"] = Value::Bool(true);
+                ToolCall {
+                    name: format!("mcp_{SERVER}_{tool}"),
+                    namespace: None,
+                    arguments,
+                }
+            }
+            Self::QwenCode => ToolCall {
+                name: format!("mcp__{SERVER}__{tool}"),
+                namespace: None,
+                arguments,
+            },
         }
     }
 }
@@ -100,6 +127,8 @@ pub fn hosts_dir() -> Option<PathBuf> {
         "codex",
         "opencode",
         "copilot",
+        "gemini",
+        "qwen",
         "mcp-inspector-cli",
     ];
     if bins
@@ -327,6 +356,39 @@ impl Sandbox {
                     .args(["-p", prompt, "--allow-all-tools", "--additional-mcp-config"])
                     .arg(format!("@{}", config_path.display()));
             }
+            Host::GeminiCli => {
+                let dir = home.join(".gemini");
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(
+                    dir.join("settings.json"),
+                    gemini_settings(&args, &env).to_string(),
+                )
+                .unwrap();
+                command
+                    // The SDK appends `/v1beta/models/<model>:<method>`.
+                    .env("GOOGLE_GEMINI_BASE_URL", model_url)
+                    .env("GEMINI_API_KEY", "scripted")
+                    // Headless, it refuses an untrusted folder; in a trusted one a server
+                    // marked `trust` runs its tools without a confirmation.
+                    .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+                    // A named model: the default ("auto") first asks a classifier model
+                    // to route the prompt, which the script does not play.
+                    .args(["-p", prompt, "--model", "gemini-2.5-pro"]);
+            }
+            Host::QwenCode => {
+                let dir = home.join(".qwen");
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(
+                    dir.join("settings.json"),
+                    qwen_settings(&args, &env).to_string(),
+                )
+                .unwrap();
+                command
+                    .env("OPENAI_BASE_URL", format!("{model_url}/v1"))
+                    .env("OPENAI_API_KEY", "sk-scripted")
+                    .env("OPENAI_MODEL", "scripted")
+                    .args(["-p", prompt]);
+            }
         }
         command
     }
@@ -383,6 +445,36 @@ fn opencode_config(model_url: &str, args: &[String], env: &Value) -> Value {
             "models": { "scripted": { "name": "scripted" } },
         } },
         "mcp": { SERVER: { "type": "local", "command": command, "environment": env } },
+    })
+}
+
+/// Gemini CLI's `settings.json`: an API key (from the environment) against the base URL
+/// the environment names, no telemetry or update checks, and zidane as a trusted MCP
+/// server (a server not trusted offers no tools at all in a headless run).
+fn gemini_settings(args: &[String], env: &Value) -> Value {
+    json!({
+        "security": { "auth": { "selectedType": "gemini-api-key" } },
+        "general": { "enableAutoUpdate": false, "enableAutoUpdateNotification": false },
+        "privacy": { "usageStatisticsEnabled": false },
+        "telemetry": { "enabled": false },
+        "mcpServers": { SERVER: {
+            "command": BIN, "args": args, "env": env, "trust": true,
+        } },
+    })
+}
+
+/// qwen-code's `settings.json`: the OpenAI-compatible provider the environment names, no
+/// telemetry or update checks, and zidane as a trusted MCP server (no confirmation)
+/// whose tools are always listed (by default they hide behind qwen's `tool_search`).
+fn qwen_settings(args: &[String], env: &Value) -> Value {
+    json!({
+        "security": { "auth": { "selectedType": "openai" } },
+        "general": { "enableAutoUpdate": false },
+        "privacy": { "usageStatisticsEnabled": false },
+        "telemetry": { "enabled": false },
+        "mcpServers": { SERVER: {
+            "command": BIN, "args": args, "env": env, "trust": true, "alwaysLoadTools": true,
+        } },
     })
 }
 

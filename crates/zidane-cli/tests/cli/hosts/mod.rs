@@ -1,8 +1,8 @@
-//! `zidane mcp` inside real MCP hosts — Claude Code, Codex, opencode and GitHub Copilot
-//! CLI from npm, pinned and installed by `cargo xtask hosts` (or `cargo xtask ci`) into
-//! `target/mcp-hosts` — each run offline against a scripted model server, and the MCP
-//! Inspector's CLI. The assertions are on what the host showed the model: the tool
-//! results in the requests the scripted model received.
+//! `zidane mcp` inside real MCP hosts — Claude Code, Codex, opencode, GitHub Copilot
+//! CLI, Gemini CLI and qwen-code from npm, pinned and installed by `cargo xtask hosts`
+//! (or `cargo xtask ci`) into `target/mcp-hosts` — each run offline against a scripted
+//! model server, and the MCP Inspector's CLI. The assertions are on what the host
+//! showed the model: the tool results in the requests the scripted model received.
 //!
 //! Without the hosts installed the tests skip, saying why; under `CI=true` they fail.
 

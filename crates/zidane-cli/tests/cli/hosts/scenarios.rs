@@ -1,7 +1,7 @@
 //! What each host shows the model, scenario by scenario: a background exit, a wait, a
 //! large output, and what is left running after the host exits. Each scenario runs
 //! once per host (`<scenario>::claude_code`, `<scenario>::codex`, `<scenario>::opencode`,
-//! `<scenario>::copilot_cli`).
+//! `<scenario>::copilot_cli`, `<scenario>::gemini_cli`, `<scenario>::qwen_code`).
 #![allow(clippy::print_stdout)]
 
 use std::time::Duration;
@@ -32,6 +32,16 @@ macro_rules! for_each_host {
             #[tokio::test(flavor = "multi_thread")]
             async fn copilot_cli() {
                 super::$scenario(crate::hosts::host::Host::CopilotCli).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread")]
+            async fn gemini_cli() {
+                super::$scenario(crate::hosts::host::Host::GeminiCli).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread")]
+            async fn qwen_code() {
+                super::$scenario(crate::hosts::host::Host::QwenCode).await;
             }
         }
     )*};
