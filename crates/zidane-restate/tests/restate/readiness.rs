@@ -6,9 +6,8 @@ use std::process::Stdio;
 use serde_json::json;
 use zidane_agent::{RunOptions, ScriptedModel};
 use zidane_context::ExecutionContext;
-use zidane_wire::ContentBlock;
 
-use crate::support::{Cluster, agent, bg, cluster};
+use crate::support::{Cluster, agent, bg, cluster, tool_results};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_port_is_probed_on_the_worker_that_runs_the_task() {
@@ -40,16 +39,7 @@ async fn a_port_is_probed_on_the_worker_that_runs_the_task() {
         .text("served");
     let agent = agent(model, context.clone(), handle, &cluster.store());
     agent.run(RunOptions::new("serve")).await.unwrap();
-    let session = agent.session();
-    let results: Vec<&str> = session
-        .turns
-        .iter()
-        .flat_map(|t| &t.content)
-        .filter_map(|b| match b {
-            ContentBlock::ToolResult { content, .. } => Some(content.as_str()),
-            _ => None,
-        })
-        .collect();
+    let results = tool_results(&agent);
     assert!(
         results.iter().any(|r| r.starts_with(&format!(
             "wait_task: bash_1 is ready: 127.0.0.1:{port} accepted a connection"

@@ -283,3 +283,17 @@ pub fn status_of(entries: &[TaskEntry], n: u64) -> TaskStatus {
         .map(|e| e.status)
         .unwrap_or_else(|| panic!("bash_{n} not listed in {entries:?}"))
 }
+
+/// The texts of every tool result in `agent`'s session, oldest first.
+pub fn tool_results(agent: &Agent) -> Vec<String> {
+    agent
+        .session()
+        .turns
+        .iter()
+        .flat_map(|t| &t.content)
+        .filter_map(|b| match b {
+            zidane_wire::ContentBlock::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .collect()
+}

@@ -5,9 +5,8 @@ use std::time::{Duration, Instant};
 
 use zidane_agent::{RunOptions, ScriptedModel};
 use zidane_context::{BackgroundOptions, CancellationToken, ExecutionContext, TaskStatus};
-use zidane_wire::ContentBlock;
 
-use crate::support::{agent, bg, session_on, tid};
+use crate::support::{agent, bg, session_on, tid, tool_results};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_task_parks_on_the_awakeable_and_returns_the_exit() {
@@ -25,16 +24,7 @@ async fn wait_task_parks_on_the_awakeable_and_returns_the_exit() {
         started.elapsed() >= Duration::from_millis(900),
         "the wait parked until the exit"
     );
-    let session = agent.session();
-    let results: Vec<&str> = session
-        .turns
-        .iter()
-        .flat_map(|t| &t.content)
-        .filter_map(|b| match b {
-            ContentBlock::ToolResult { content, .. } => Some(content.as_str()),
-            _ => None,
-        })
-        .collect();
+    let results = tool_results(&agent);
     assert!(
         results.iter().any(|r| r.contains("exited 4")),
         "wait_task returned the exit: {results:?}"
