@@ -15,9 +15,10 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod demo;
+mod dist;
 mod error;
 mod host;
 mod interactive;
@@ -69,6 +70,12 @@ enum Command {
     },
     /// Serve background shell tasks over MCP (stdio by default).
     Mcp(mcp::McpArgs),
+    /// Print the completion script for a shell (for packagers).
+    #[command(hide = true)]
+    Completions(dist::CompletionsArgs),
+    /// Print the man page, or write every page into a directory (for packagers).
+    #[command(hide = true)]
+    Man(dist::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +83,8 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Some(Command::Sessions) => sessions::run(),
         Some(Command::Replay { id }) => replay::run(&id),
+        Some(Command::Completions(args)) => Ok(dist::completions(Cli::command(), &args)),
+        Some(Command::Man(args)) => dist::man(Cli::command(), &args),
         Some(Command::Mcp(args)) => {
             let code = match mcp::run(args) {
                 Ok(()) => ExitCode::SUCCESS,
