@@ -5,10 +5,12 @@
 //! (Claude Code, Codex) against a scripted model. One file per behaviour, one
 //! test binary. Linux only: they read `/proc`.
 #![cfg(target_os = "linux")]
+// The tests build with the pinned toolchain: the MSRV is the binary's, not theirs.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::print_stderr,
+    clippy::incompatible_msrv,
     missing_docs
 )]
 
