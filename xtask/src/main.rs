@@ -9,6 +9,8 @@
 //!                     comparison with the reference peers, where they are present)
 //! cargo xtask macos-check   the workspace type-checked for aarch64 and x86_64 macOS
 //! cargo xtask restate install the Restate server the zidane-restate tests run against
+//! cargo xtask dist    the shipping checks alone: workflows and install scripts linted,
+//!                     the crates' publish dry run, the packaged files
 //! cargo xtask hosts   install the real MCP hosts the zidane-cli host tests run
 //!                     (Claude Code, Codex, Gemini CLI, qwen-code, opencode, Copilot
 //!                     CLI, the MCP Inspector) into target/mcp-hosts, and Debian's
@@ -22,6 +24,7 @@ use std::time::Instant;
 mod apt;
 mod bench;
 mod chromium;
+mod dist;
 mod macos_check;
 mod mcp_hosts;
 mod mcp_venv;
@@ -35,11 +38,13 @@ fn main() -> ExitCode {
         Some("bench") => bench::bench(&args[1..]),
         Some("macos-check") => bench::workspace_root().and_then(|root| macos_check::check(&root)),
         Some("restate") => restate::install().map(|path| println!("{}", path.display())),
+        Some("dist") => bench::workspace_root()
+            .and_then(|root| dist::ensure_venv(&root).and_then(|venv| dist::check(&root, &venv))),
         Some("hosts") => mcp_hosts::ensure()
             .and_then(|path| chromium::ensure().map(|()| path))
             .map(|path| println!("{}", path.display())),
         _ => {
-            eprintln!("usage: cargo xtask <ci|bench [--peers]|macos-check|restate|hosts>");
+            eprintln!("usage: cargo xtask <ci|bench [--peers]|macos-check|restate|dist|hosts>");
             return ExitCode::from(2);
         }
     };
@@ -66,6 +71,9 @@ fn ci() -> Result<(), String> {
     let server = restate::install()?;
     let server = server.to_string_lossy().into_owned();
     tmux::ensure()?;
+    let root = bench::workspace_root()?;
+    let dist_venv = dist::ensure_venv(&root)?;
+    let dist_venv_path = dist_venv.to_string_lossy();
     // Snapshots are checked, never accepted, by CI; incremental builds only cost time
     // and disk in a run that builds everything once.
     let env: &[(&str, &str)] = &[
@@ -75,6 +83,7 @@ fn ci() -> Result<(), String> {
         (mcp_venv::VENV_ENV, &venv),
         (mcp_hosts::HOSTS_ENV, &hosts),
         (restate::SERVER_ENV, &server),
+        (dist::VENV_ENV, &dist_venv_path),
     ];
     // The whole suite again, on the mechanisms every Unix has: every binary and test
     // that starts a process honours the switch.
@@ -127,6 +136,7 @@ fn ci() -> Result<(), String> {
         ],
     )?;
     macos_check::check(&bench::workspace_root()?)?;
+    dist::check(&root, &dist_venv)?;
     println!("xtask ci: all steps passed in {:.1?}", started.elapsed());
     Ok(())
 }

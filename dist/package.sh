@@ -1,0 +1,69 @@
+#!/bin/sh
+# Packages one built `zidane` binary as a release archive: the binary, its shell
+# completions and man pages (made by the binary itself from its clap definitions), the
+# README, CHANGELOG and licenses, in `zidane-<target>/` inside `zidane-<target>.tar.gz`,
+# with a `zidane-<target>.tar.gz.sha256` beside it. The release workflow runs it for
+# every target and the dist tests run it on the binary they built, so what is tested is
+# what ships.
+#
+# usage: dist/package.sh --target <triple> --binary <path> --out <dir> [--assets-from <path>]
+#
+# --assets-from names a binary that runs on this machine, for the completions and man
+# pages when --binary is built for another one (they are the same for every target).
+set -eu
+
+target=""
+binary=""
+out=""
+assets_from=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --target) target="$2"; shift 2 ;;
+    --binary) binary="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --assets-from) assets_from="$2"; shift 2 ;;
+    *) echo "package.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$target" ] || [ -z "$binary" ] || [ -z "$out" ]; then
+  echo "usage: dist/package.sh --target <triple> --binary <path> --out <dir> [--assets-from <path>]" >&2
+  exit 2
+fi
+[ -f "$binary" ] || { echo "package.sh: no binary at $binary" >&2; exit 1; }
+[ -n "$assets_from" ] || assets_from="$binary"
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+name="zidane-$target"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT INT TERM
+dir="$stage/$name"
+mkdir -p "$dir/completions" "$dir/man/man1"
+
+# Artifacts passed between CI jobs lose their mode bits: set them here.
+cp "$binary" "$dir/zidane"
+chmod 755 "$dir/zidane"
+
+"$assets_from" completions bash > "$dir/completions/zidane.bash"
+"$assets_from" completions zsh > "$dir/completions/_zidane"
+"$assets_from" completions fish > "$dir/completions/zidane.fish"
+"$assets_from" completions powershell > "$dir/completions/_zidane.ps1"
+"$assets_from" completions elvish > "$dir/completions/zidane.elv"
+"$assets_from" man --out-dir "$dir/man/man1"
+
+for file in README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE; do
+  cp "$root/$file" "$dir/"
+done
+
+archive="$name.tar.gz"
+# Sorted names, no owner: the same inputs give the same listing on every runner.
+(cd "$stage" && find "$name" -print | LC_ALL=C sort > "$stage/files" \
+  && tar -cf - --no-recursion -T "$stage/files" | gzip -9 > "$out/$archive")
+
+if command -v sha256sum > /dev/null 2>&1; then
+  (cd "$out" && sha256sum "$archive" > "$archive.sha256")
+else
+  (cd "$out" && shasum -a 256 "$archive" > "$archive.sha256")
+fi
+echo "$out/$archive"

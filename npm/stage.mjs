@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+// Stages the npm packages of a release in a directory and, with --pack, packs them with
+// `npm pack`: the main package `zidane-mcp` (the `zidane` launcher, its version and its
+// optionalDependencies set to the release's) and one platform package per binary
+// (`@zidane/<os>-<cpu>`, holding that binary, installed by npm only on its os and cpu).
+// The release workflow and the dist tests both run it, so what is tested is what ships.
+//
+// usage: node npm/stage.mjs --version <semver> --out <dir> [--pack]
+//                           [--binary <target-triple>=<path>]...
+import { execFileSync } from "node:child_process";
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const npmDir = path.dirname(fileURLToPath(import.meta.url));
+const root = path.dirname(npmDir);
+
+/** The platform package of each target triple the release builds (and the host's gnu one). */
+const PLATFORMS = {
+  "x86_64-unknown-linux-musl": { os: "linux", cpu: "x64" },
+  "x86_64-unknown-linux-gnu": { os: "linux", cpu: "x64" },
+  "aarch64-unknown-linux-musl": { os: "linux", cpu: "arm64" },
+  "aarch64-unknown-linux-gnu": { os: "linux", cpu: "arm64" },
+  "x86_64-apple-darwin": { os: "darwin", cpu: "x64" },
+  "aarch64-apple-darwin": { os: "darwin", cpu: "arm64" },
+};
+
+function parseArgs(argv) {
+  const args = { binaries: [], pack: false };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    if (flag === "--pack") {
+      args.pack = true;
+    } else if (flag === "--version" || flag === "--out" || flag === "--binary") {
+      const value = argv[++i];
+      if (value === undefined) throw new Error(`${flag} needs a value`);
+      if (flag === "--binary") {
+        const at = value.indexOf("=");
+        if (at < 0) throw new Error(`--binary wants <target-triple>=<path>, got ${value}`);
+        args.binaries.push({ target: value.slice(0, at), file: value.slice(at + 1) });
+      } else {
+        args[flag.slice(2)] = value;
+      }
+    } else {
+      throw new Error(`unknown argument ${flag}`);
+    }
+  }
+  if (!args.version || !args.out) {
+    throw new Error("usage: node npm/stage.mjs --version <semver> --out <dir> [--pack] [--binary <triple>=<path>]...");
+  }
+  return args;
+}
+
+function writeJson(file, value) {
+  writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+function copyLicenses(dir) {
+  for (const file of ["LICENSE-MIT", "LICENSE-APACHE"]) {
+    copyFileSync(path.join(root, file), path.join(dir, file));
+  }
+}
+
+function stageMain(version, out) {
+  const dir = path.join(out, "zidane-mcp");
+  mkdirSync(path.join(dir, "bin"), { recursive: true });
+  const manifest = JSON.parse(readFileSync(path.join(npmDir, "zidane-mcp", "package.json"), "utf8"));
+  manifest.version = version;
+  for (const name of Object.keys(manifest.optionalDependencies)) {
+    manifest.optionalDependencies[name] = version;
+  }
+  writeJson(path.join(dir, "package.json"), manifest);
+  copyFileSync(path.join(npmDir, "zidane-mcp", "bin", "zidane.js"), path.join(dir, "bin", "zidane.js"));
+  chmodSync(path.join(dir, "bin", "zidane.js"), 0o755);
+  copyFileSync(path.join(npmDir, "zidane-mcp", "README.md"), path.join(dir, "README.md"));
+  copyLicenses(dir);
+  return { dir, manifest };
+}
+
+function stagePlatform(version, out, main, { target, file }) {
+  const platform = PLATFORMS[target];
+  if (!platform) throw new Error(`no npm platform for target ${target}`);
+  const name = `@zidane/${platform.os}-${platform.cpu}`;
+  if (!(name in main.manifest.optionalDependencies)) {
+    throw new Error(`${name} is not an optionalDependency of zidane-mcp`);
+  }
+  const dir = path.join(out, `${platform.os}-${platform.cpu}`);
+  mkdirSync(path.join(dir, "bin"), { recursive: true });
+  writeJson(path.join(dir, "package.json"), {
+    name,
+    version,
+    description: `The zidane binary for ${platform.os} ${platform.cpu} (${target}); installed by zidane-mcp.`,
+    license: main.manifest.license,
+    repository: main.manifest.repository,
+    os: [platform.os],
+    cpu: [platform.cpu],
+    files: ["bin/zidane"],
+  });
+  copyFileSync(file, path.join(dir, "bin", "zidane"));
+  chmodSync(path.join(dir, "bin", "zidane"), 0o755);
+  copyLicenses(dir);
+  return dir;
+}
+
+const args = parseArgs(process.argv.slice(2));
+const out = path.resolve(args.out);
+mkdirSync(out, { recursive: true });
+const main = stageMain(args.version, out);
+const dirs = [main.dir, ...args.binaries.map((binary) => stagePlatform(args.version, out, main, binary))];
+if (args.pack) {
+  const packs = path.join(out, "packs");
+  mkdirSync(packs, { recursive: true });
+  for (const dir of dirs) {
+    execFileSync("npm", ["pack", "--silent", "--pack-destination", packs], { cwd: dir, stdio: ["ignore", "inherit", "inherit"] });
+  }
+}
+for (const dir of dirs) console.log(dir);

