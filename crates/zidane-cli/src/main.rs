@@ -23,6 +23,7 @@ mod error;
 mod host;
 mod interactive;
 mod mcp;
+mod mcp_http;
 mod print;
 mod provider;
 mod replay;

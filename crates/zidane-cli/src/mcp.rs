@@ -1,40 +1,28 @@
 //! `zidane mcp`: one MCP session over stdio, or streamable HTTP with `--http`.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 use zidane_mcp::{
-    HttpServer, MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_RESULT_BUDGET, MCP_DEFAULT_SESSION_IDLE,
-    MCP_MIN_RESULT_BUDGET, MCP_PATH, McpHttpOptions, ServeOptions, TOKEN_ENV, serve_stdio,
-    shutdown_signal,
+    MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET, ServeOptions,
+    serve_stdio, shutdown_signal,
 };
 
 use crate::error::CliError;
 use crate::host::user_dir;
+use crate::mcp_http::{self, HttpArgs};
 
 /// Flags of `zidane mcp`.
 #[derive(Debug, Args)]
 pub(crate) struct McpArgs {
-    /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8931; endpoint /mcp)
-    /// instead of stdio. Loopback only unless --allow-remote.
-    #[arg(long, value_name = "ADDR:PORT")]
-    http: Option<SocketAddr>,
-    /// Allow a non-loopback --http address. Requires a bearer token.
-    #[arg(long, requires = "http")]
-    allow_remote: bool,
-    /// The bearer token every HTTP request must carry (Authorization: Bearer TOKEN).
-    #[arg(long, env = TOKEN_ENV, hide_env_values = true, value_name = "TOKEN")]
-    bearer_token: Option<String>,
+    /// The HTTP transport's flags (boxed: they outweigh every other command's).
+    #[command(flatten)]
+    http: Box<HttpArgs>,
     /// Where sessions keep their task logs (DIR/sessions/ID/tasks/). Default:
     /// $ZIDANE_USER_DIR, else the platform data dir, e.g. ~/.local/share/zidane.
     #[arg(long, value_name = "DIR")]
     user_dir: Option<PathBuf>,
-    /// Seconds an HTTP session may go without a request before it ends and its tasks
-    /// are killed (a client that vanished without closing it).
-    #[arg(long, value_name = "SECS", default_value_t = MCP_DEFAULT_SESSION_IDLE.as_secs())]
-    session_idle_secs: u64,
     /// Milliseconds a killed task gets between SIGTERM and SIGKILL.
     #[arg(long, value_name = "MS", default_value_t = MCP_DEFAULT_KILL_GRACE.as_millis() as u64)]
     kill_grace_ms: u64,
@@ -83,23 +71,8 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
         .build()
         .map_err(CliError::Runtime)?;
     let served = runtime.block_on(async move {
-        match args.http {
-            Some(addr) => {
-                let mut http = McpHttpOptions::new(addr)
-                    .allow_remote(args.allow_remote)
-                    .session_idle(Duration::from_secs(args.session_idle_secs));
-                if let Some(token) = args.bearer_token {
-                    http = http.bearer_token(token);
-                }
-                let server = HttpServer::bind(options, http).await?;
-                let addr = server.local_addr()?;
-                // The one line a user (or a test that asked for port 0) needs.
-                #[allow(clippy::print_stderr)]
-                {
-                    eprintln!("zidane mcp: serving http://{addr}{MCP_PATH}");
-                }
-                server.serve(shutdown_signal()).await
-            }
+        match args.http.http {
+            Some(addr) => mcp_http::serve(addr, *args.http, options).await,
             None => serve_stdio(options, shutdown_signal()).await,
         }
     });

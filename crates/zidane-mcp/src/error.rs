@@ -33,9 +33,37 @@ pub enum McpServeError {
         /// The address asked for.
         addr: SocketAddr,
     },
-    /// `--allow-remote` was given without a bearer token, or the token is empty.
+    /// `--allow-remote` was given without a bearer token.
     #[error("--allow-remote needs a non-empty bearer token (--bearer-token or ZIDANE_MCP_TOKEN)")]
     MissingToken,
+    /// The bearer token given is empty, or holds whitespace or control characters (it
+    /// could not be sent in a header as it is).
+    #[error(
+        "the bearer token (--bearer-token or ZIDANE_MCP_TOKEN) must be a non-empty string with no whitespace or control characters; leave both unset to have one generated"
+    )]
+    BadToken,
+    /// HTTP without a bearer token, and without `--no-token` saying so.
+    #[error(
+        "serving HTTP without a bearer token needs --no-token; otherwise give one (--bearer-token or ZIDANE_MCP_TOKEN) or let `zidane mcp` generate one"
+    )]
+    NoToken,
+    /// `--no-token` together with a token.
+    #[error("--no-token cannot be used with a bearer token (--bearer-token or ZIDANE_MCP_TOKEN)")]
+    NoTokenWithToken,
+    /// `--no-token` together with `--allow-remote`.
+    #[error("--no-token cannot be used with --allow-remote: other machines need a token")]
+    NoTokenWithRemote,
+    /// No randomness for a token could be had from the operating system.
+    #[error("cannot generate a bearer token: {0}")]
+    Randomness(String),
+    /// The generated token could not be written to its private file.
+    #[error("cannot write the bearer token to {}: {cause}", path.display())]
+    TokenFile {
+        /// The file, or its directory.
+        path: std::path::PathBuf,
+        /// The OS error. Printed in the message, so not also a `source()`.
+        cause: std::io::Error,
+    },
     /// Serving HTTP failed.
     #[error("HTTP server error: {0}")]
     Http(std::io::Error),

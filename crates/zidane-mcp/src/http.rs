@@ -1,12 +1,14 @@
-//! The streamable HTTP transport, with a bearer token checked on every request when one
-//! is set.
+//! The streamable HTTP transport, behind one guard that every request passes first: its
+//! `Origin`, when it has one, must be allowed (403 otherwise: a web page of another site
+//! must not run commands through the user's browser), then its bearer token must match
+//! when the server has one (401 otherwise).
 //!
 //! What owns the tasks: a client that begins with `initialize` (protocol 2025-11-25 and
 //! earlier) gets a session of its own per MCP session id, with its own agent, torn down
 //! when the session is deleted or idles out. Requests of the 2026-07-28 era carry no
 //! session, so the server is their scope: all of them share one agent, whose tasks live
-//! until the server stops. A server is one user's (it listens on loopback, or elsewhere
-//! only behind a bearer token), so that agent is that user's.
+//! until the server stops. A server is one user's (behind a bearer token unless it was
+//! told otherwise, and on loopback unless told otherwise), so that agent is that user's.
 
 use std::future::{Future, IntoFuture};
 use std::net::SocketAddr;
@@ -24,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::McpServeError;
 use crate::options::{McpHttpOptions, ServeOptions};
+use crate::origin::OriginPolicy;
 use crate::server::{HttpSessions, McpServer};
 
 /// The path the MCP endpoint is served at: `http://127.0.0.1:PORT/mcp`.
@@ -67,13 +70,18 @@ impl HttpServer {
             Arc::new(session_manager),
             config,
         );
-        let mut router = Router::new().nest_service(MCP_PATH, service);
-        if let Some(token) = http.bearer_token {
-            router = router.layer(middleware::from_fn_with_state(
-                Arc::<str>::from(token),
-                require_bearer,
-            ));
-        }
+        let port = listener.local_addr().map_err(McpServeError::Http)?.port();
+        let guard = Guard {
+            origins: OriginPolicy::new(port, &http.allowed_origins),
+            token: http.bearer_token.map(Arc::from),
+        };
+        let router =
+            Router::new()
+                .nest_service(MCP_PATH, service)
+                .layer(middleware::from_fn_with_state(
+                    Arc::new(guard),
+                    guard_request,
+                ));
         Ok(Self {
             listener,
             router,
@@ -139,8 +147,33 @@ pub async fn serve_http(
     HttpServer::bind(options, http).await?.serve(shutdown).await
 }
 
-/// 401 unless the request carries `Authorization: Bearer <token>`.
-async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: Next) -> Response {
+/// What a request must pass before it reaches MCP.
+struct Guard {
+    origins: OriginPolicy,
+    token: Option<Arc<str>>,
+}
+
+/// 403 when the request has an `Origin` that is not allowed; then 401 when the server
+/// has a token and the request does not carry `Authorization: Bearer <token>`. Every
+/// method and path goes through here: `POST`, the `GET` event stream, `DELETE`.
+async fn guard_request(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    // Every Origin header, should a client send several: none may be foreign.
+    let foreign = request
+        .headers()
+        .get_all(header::ORIGIN)
+        .iter()
+        .find(|origin| !guard.origins.allows(origin.as_bytes()));
+    if let Some(origin) = foreign {
+        tracing::warn!(origin = ?origin, "refused a request from an origin not allowed (--allow-origin)");
+        return (
+            StatusCode::FORBIDDEN,
+            "this origin is not allowed (zidane mcp --allow-origin)\n",
+        )
+            .into_response();
+    }
+    let Some(token) = &guard.token else {
+        return next.run(request).await;
+    };
     let given = request
         .headers()
         .get(header::AUTHORIZATION)

@@ -43,12 +43,14 @@ pub use options::{
     MCP_DEFAULT_DESTROY_TIMEOUT, MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_SESSION_IDLE, McpHttpOptions,
     ServeOptions, TOKEN_ENV,
 };
+pub use origin::{AllowedOrigin, Origin, OriginParseError};
 pub use oversized::MAX_REQUEST_BYTES;
 pub use resources::{LOG_TAIL_BYTES, TASK_SCHEME, task_uri};
 pub use server::McpServer;
 pub use session::McpSession;
 pub use shutdown::shutdown_signal;
 pub use stdio::{serve_io, serve_stdio};
+pub use token::{TOKEN_DIR, TokenFile, generate_token};
 pub use waits::MCP_UNKNOWN_CLIENT_WAIT_CAP;
 
 mod budget;
@@ -60,6 +62,7 @@ mod list_tasks;
 mod lock;
 mod mcp_tasks;
 mod options;
+mod origin;
 mod oversized;
 mod push;
 mod resources;
@@ -69,4 +72,5 @@ mod server;
 mod session;
 mod shutdown;
 mod stdio;
+mod token;
 mod waits;

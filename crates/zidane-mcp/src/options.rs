@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
 use crate::error::McpServeError;
+use crate::origin::AllowedOrigin;
 
 /// How long a killed task gets between `SIGTERM` and `SIGKILL` in an MCP session. Shorter
 /// than a local context's own default ([`zidane_process::DEFAULT_KILL_GRACE`]) because a
@@ -82,6 +83,10 @@ impl ServeOptions {
 }
 
 /// How the streamable HTTP transport is exposed.
+///
+/// Secure by default: loopback only, a bearer token required (a server is refused
+/// without one unless [`no_token`](Self::no_token) says so), and requests from web pages
+/// of other origins refused.
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct McpHttpOptions {
@@ -89,20 +94,32 @@ pub struct McpHttpOptions {
     pub addr: SocketAddr,
     /// Serve a non-loopback address. Requires a bearer token.
     pub allow_remote: bool,
-    /// When set, every request must carry `Authorization: Bearer <token>` (401
-    /// otherwise). Required with `allow_remote`; optional on loopback.
+    /// Every request must carry `Authorization: Bearer <token>` (401 otherwise). Non-empty,
+    /// no whitespace. Required unless [`no_token`](Self::no_token).
     pub bearer_token: Option<String>,
+    /// Serve without a token: any local user, and any process of theirs, can then run
+    /// commands as the server's user. Refused with a token or with `allow_remote`.
+    pub no_token: bool,
+    /// Origins let through besides the server's own loopback ones
+    /// (`http://localhost:PORT`, `http://127.0.0.1:PORT`, `http://[::1]:PORT`). A
+    /// request with any other `Origin` header gets 403; one without it (not from a
+    /// browser) goes on.
+    pub allowed_origins: Vec<AllowedOrigin>,
     /// How long a session may be idle before it ends ([`MCP_DEFAULT_SESSION_IDLE`]).
     pub session_idle: Duration,
 }
 
 impl McpHttpOptions {
-    /// Loopback on `addr`, no token.
+    /// Loopback on `addr`, no origin beyond loopback, and no token yet: set one with
+    /// [`bearer_token`](Self::bearer_token) (e.g. [`generate_token`](crate::generate_token)),
+    /// or choose [`no_token`](Self::no_token).
     pub fn new(addr: SocketAddr) -> Self {
         Self {
             addr,
             allow_remote: false,
             bearer_token: None,
+            no_token: false,
+            allowed_origins: Vec::new(),
             session_idle: MCP_DEFAULT_SESSION_IDLE,
         }
     }
@@ -128,23 +145,43 @@ impl McpHttpOptions {
         self
     }
 
-    /// Checks the security rules: a non-loopback address needs `allow_remote` and a
-    /// non-empty token.
+    /// Serves without a token (see [`no_token`](Self#structfield.no_token)).
+    #[must_use]
+    pub fn no_token(mut self) -> Self {
+        self.no_token = true;
+        self
+    }
+
+    /// Lets requests from `origin` through too.
+    #[must_use]
+    pub fn allow_origin(mut self, origin: AllowedOrigin) -> Self {
+        self.allowed_origins.push(origin);
+        self
+    }
+
+    /// Checks the security rules: a token that is not empty and has no whitespace; a
+    /// token, or `no_token` and not both; a non-loopback address only with
+    /// `allow_remote` and a token.
     pub fn validate(&self) -> Result<(), McpServeError> {
-        let token = self
-            .bearer_token
-            .as_deref()
-            .filter(|t| !t.trim().is_empty());
-        if self.bearer_token.is_some() && token.is_none() {
-            return Err(McpServeError::MissingToken);
+        let bad = |token: &String| {
+            token.is_empty() || token.chars().any(|c| c.is_whitespace() || c.is_control())
+        };
+        if self.bearer_token.as_ref().is_some_and(bad) {
+            return Err(McpServeError::BadToken);
         }
-        if self.addr.ip().is_loopback() {
-            return Ok(());
+        if self.no_token && self.bearer_token.is_some() {
+            return Err(McpServeError::NoTokenWithToken);
         }
-        match (self.allow_remote, token) {
-            (true, Some(_)) => Ok(()),
-            (true, None) => Err(McpServeError::MissingToken),
-            (false, _) => Err(McpServeError::RemoteWithoutToken { addr: self.addr }),
+        if self.no_token && self.allow_remote {
+            return Err(McpServeError::NoTokenWithRemote);
+        }
+        if !self.addr.ip().is_loopback() && !self.allow_remote {
+            return Err(McpServeError::RemoteWithoutToken { addr: self.addr });
+        }
+        match (&self.bearer_token, self.allow_remote, self.no_token) {
+            (Some(_), _, _) | (None, false, true) => Ok(()),
+            (None, true, _) => Err(McpServeError::MissingToken),
+            (None, false, false) => Err(McpServeError::NoToken),
         }
     }
 }
@@ -158,6 +195,9 @@ impl std::fmt::Debug for McpHttpOptions {
                 "bearer_token",
                 &self.bearer_token.as_ref().map(|_| "<redacted>"),
             )
+            .field("no_token", &self.no_token)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("session_idle", &self.session_idle)
             .finish()
     }
 }

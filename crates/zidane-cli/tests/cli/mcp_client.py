@@ -1,7 +1,7 @@
 """A foreign MCP client — the official Python SDK (PyPI `mcp`) — driving `zidane mcp`.
 
     python mcp_client.py stdio <zidane binary> <user dir>
-    python mcp_client.py http <url> <bearer token>
+    python mcp_client.py http <url> <file holding the bearer token>
 
 Starts background tasks, waits for the resource-updated notification of the first one,
 checks that the next tool result (and only that one) opens with its
@@ -128,10 +128,18 @@ async def main() -> None:
         async with stdio_client(params) as streams:
             pids = await exercise(streams[0], streams[1])
     elif mode == "http":
-        url, token = sys.argv[2], sys.argv[3]
+        # The token as a user passes it: read from the file the server printed.
+        url = sys.argv[2]
+        with open(sys.argv[3]) as file:
+            token = file.read().strip()
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
         async with create_mcp_http_client() as anonymous:
-            refused = await anonymous.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            refused = await anonymous.post(url, json=ping)
             assert refused.status_code == 401, refused.status_code
+        foreign = {"Authorization": f"Bearer {token}", "Origin": "http://evil.example"}
+        async with create_mcp_http_client(headers=foreign) as page:
+            refused = await page.post(url, json=ping)
+            assert refused.status_code == 403, refused.status_code
         async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as client:
             async with streamable_http_client(url, http_client=client) as streams:
                 pids = await exercise(streams[0], streams[1])

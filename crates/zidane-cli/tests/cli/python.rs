@@ -5,12 +5,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
 use tokio::process::Command;
 
 use crate::http::start_http;
-use crate::mcp_support::{BIN, WAIT};
+use crate::mcp_support::BIN;
 use crate::support::owned_processes;
 
 /// Where xtask says the venv is; else `target/mcp-venv` of this workspace.
@@ -70,18 +68,17 @@ async fn the_python_sdk_over_stdio() {
 async fn the_python_sdk_over_streamable_http() {
     let Some(python) = python() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let (mut server, url) = start_http(Some("py-token"), dir.path()).await;
-    let owner = server.id().unwrap();
-    run_script(&python, &["http", &url, "py-token"]).await;
-    assert_eq!(owned_processes(owner), Vec::<u32>::new());
-    kill(
-        Pid::from_raw(i32::try_from(owner).unwrap()),
-        Signal::SIGTERM,
+    // No token given: the server generates one, and the client reads it from the file
+    // the server names.
+    let served = start_http(&[], None, dir.path()).await;
+    let owner = served.child.id().unwrap();
+    let token_file = served.token_file.clone().expect(&served.how);
+    run_script(
+        &python,
+        &["http", &served.url, token_file.to_str().unwrap()],
     )
-    .unwrap();
-    let status = tokio::time::timeout(WAIT, server.wait())
-        .await
-        .unwrap()
-        .unwrap();
+    .await;
+    assert_eq!(owned_processes(owner), Vec::<u32>::new());
+    let status = served.stop().await;
     assert!(status.success(), "{status}");
 }
