@@ -15,7 +15,7 @@ pub const TOKEN_DIR: &str = "mcp-http";
 /// Bytes of randomness in a generated token: 256 bits, beyond guessing.
 const TOKEN_BYTES: usize = 32;
 
-/// A fresh token: [`TOKEN_BYTES`] from the operating system's CSPRNG, in hex, so it
+/// A fresh token: 32 bytes from the operating system's CSPRNG, in hex, so it
 /// goes in a header and a shell word as it is.
 pub fn generate_token() -> Result<String, McpServeError> {
     let mut bytes = [0u8; TOKEN_BYTES];
