@@ -82,9 +82,10 @@ pub const CORE_ENV_VARS: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TMPDIR", "TZ",
 ];
 
-/// Which of the host's variables a task starts from, before excludes.
+/// Which of the host's variables a task starts from, before excludes. Serialised as
+/// `all`, `core` or `none`; read in any case, as its [`FromStr`] does.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", try_from = "String")]
 pub enum EnvInherit {
     /// Every variable of the host (the default).
     #[default]
@@ -109,6 +110,14 @@ impl EnvInherit {
 impl fmt::Display for EnvInherit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl TryFrom<String> for EnvInherit {
+    type Error = EnvPolicyError;
+
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        value.parse()
     }
 }
 

@@ -202,7 +202,13 @@ fn the_serde_shape_is_a_table_of_optional_fields() {
     );
     assert_eq!(serde_json::from_value::<EnvPolicy>(json).unwrap(), policy);
     assert!(serde_json::from_str::<EnvPolicy>(r#"{"inherits": "all"}"#).is_err());
-    assert!(serde_json::from_str::<EnvPolicy>(r#"{"inherit": "some"}"#).is_err());
+    let error = serde_json::from_str::<EnvPolicy>(r#"{"inherit": "some"}"#).unwrap_err();
+    assert!(
+        error.to_string().contains("use all, core or none"),
+        "{error}"
+    );
+    let core: EnvPolicy = serde_json::from_str(r#"{"inherit": "Core"}"#).unwrap();
+    assert_eq!(core.inherit, EnvInherit::Core);
 }
 
 #[test]

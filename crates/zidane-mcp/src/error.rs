@@ -64,6 +64,10 @@ pub enum McpServeError {
         /// The OS error. Printed in the message, so not also a `source()`.
         cause: std::io::Error,
     },
+    /// zidane's configuration holds a value it does not accept: an environment variable
+    /// (`ZIDANE_PROCESS_PATH`), or an environment policy that cannot be applied.
+    #[error("{0}")]
+    Config(String),
     /// Serving HTTP failed.
     #[error("HTTP server error: {0}")]
     Http(std::io::Error),

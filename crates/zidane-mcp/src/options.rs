@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use zidane_context::EnvPolicy;
+
 use crate::budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
 use crate::error::McpServeError;
 use crate::origin::AllowedOrigin;
@@ -27,7 +29,9 @@ pub const MCP_DEFAULT_DESTROY_TIMEOUT: Duration = Duration::from_secs(3);
 pub const MCP_DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(60 * 60);
 
 /// The environment variable a bearer token may be given in, so it stays out of `ps`.
-pub const TOKEN_ENV: &str = "ZIDANE_MCP_TOKEN";
+/// zidane's own credential: no task is ever given it
+/// ([`ZIDANE_SECRET_ENV_VARS`](zidane_context::ZIDANE_SECRET_ENV_VARS)).
+pub const TOKEN_ENV: &str = zidane_context::MCP_TOKEN_VAR;
 
 /// What every session of a server shares.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +50,10 @@ pub struct ServeOptions {
     /// `wait_task`'s cap for every client; `None` sizes it to the client's known request
     /// ceiling, or under a minute for one not known.
     pub wait_cap: Option<Duration>,
+    /// Which of the server's environment variables every session's tasks get
+    /// ([`EnvPolicy::default`]: all but those named like a secret, never
+    /// [`TOKEN_ENV`]).
+    pub env_policy: EnvPolicy,
 }
 
 impl ServeOptions {
@@ -57,7 +65,15 @@ impl ServeOptions {
             destroy_timeout: MCP_DEFAULT_DESTROY_TIMEOUT,
             result_budget: MCP_DEFAULT_RESULT_BUDGET,
             wait_cap: None,
+            env_policy: EnvPolicy::default(),
         }
+    }
+
+    /// Sets the environment policy of every session's tasks.
+    #[must_use]
+    pub fn env_policy(mut self, policy: EnvPolicy) -> Self {
+        self.env_policy = policy;
+        self
     }
 
     /// Sets `wait_task`'s cap for every client, whatever its ceiling.

@@ -44,14 +44,22 @@ pub struct McpSession {
 }
 
 impl McpSession {
-    /// A new session: its own `ProcessContext`, a host-driven agent with the default
-    /// tools and `list_tasks`, logs in `<user_dir>/sessions/<id>/tasks/`, and the push
-    /// forwarder running. Call inside a tokio runtime.
+    /// A new session: its own `ProcessContext` (its tasks' environment computed by
+    /// [`ServeOptions::env_policy`]), a host-driven agent with the default tools and
+    /// `list_tasks`, logs in `<user_dir>/sessions/<id>/tasks/`, and the push forwarder
+    /// running. Call inside a tokio runtime. A bad `ZIDANE_PROCESS_PATH` or a policy
+    /// that cannot be applied is [`McpServeError::Config`].
     pub fn new(options: &ServeOptions) -> Result<Arc<Self>, McpServeError> {
+        options
+            .env_policy
+            .validate()
+            .map_err(|error| McpServeError::Config(error.to_string()))?;
         let context: Arc<dyn ExecutionContext> = Arc::new(
             ProcessContext::builder()
                 .kill_grace(options.kill_grace)
-                .build(),
+                .env_policy(options.env_policy.clone())
+                .try_build()
+                .map_err(|error| McpServeError::Config(error.to_string()))?,
         );
         let session = Session::generate();
         let tasks_dir = resolve_tasks_dir(&options.user_dir, &session.id)?;

@@ -49,6 +49,10 @@ pub enum RestateError {
     /// A worker was made outside a tokio runtime.
     #[error("a Worker must be made inside a tokio runtime")]
     NoRuntime,
+    /// The worker's configuration holds a value it does not accept: an environment
+    /// variable (`ZIDANE_PROCESS_PATH`), or an environment policy that cannot be applied.
+    #[error("{0}")]
+    Config(String),
     /// A context was given no worker to run its tasks on.
     #[error("no worker ids given: a context needs at least one worker to run tasks on")]
     NoWorkers,

@@ -28,15 +28,19 @@ const EXITED: &str = "exited before it was ready with ";
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Finds `restate-server`: [`SERVER_ENV`], else [`SERVER_INSTALL_PATH`] under the
-/// workspace's `target/` (or `CARGO_TARGET_DIR`).
+/// workspace's `target/` (or `CARGO_TARGET_DIR`). A [`SERVER_ENV`] that names no file
+/// is an error, not a reason to look elsewhere: it was set to pick that server.
 pub fn find_server_binary() -> Result<PathBuf, RestateError> {
     let mut looked = Vec::new();
-    if let Some(path) = std::env::var_os(SERVER_ENV) {
+    if let Some(path) = std::env::var_os(SERVER_ENV).filter(|path| !path.is_empty()) {
         let path = PathBuf::from(path);
         if path.is_file() {
             return Ok(path);
         }
-        looked.push(path);
+        return Err(RestateError::ServerNotFound {
+            var: SERVER_ENV,
+            looked: vec![path],
+        });
     }
     let mut targets = Vec::new();
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use restate_sdk::prelude::*;
-use zidane_context::{BackgroundOptions, ExecutionContext, ExecutionHandle, TaskId};
+use zidane_context::{BackgroundOptions, EnvPolicy, ExecutionContext, ExecutionHandle, TaskId};
 use zidane_process::ProcessContext;
 
 use crate::ingress::{Ingress, post};
@@ -33,6 +33,10 @@ pub struct WorkerConfig {
     /// Most tasks running at once on this worker, over all sessions; a start past it
     /// is refused (see [`DEFAULT_WORKER_MAX_TASKS`]).
     pub max_tasks: usize,
+    /// Which of the worker's environment variables its tasks get ([`EnvPolicy::default`]:
+    /// all but those named like a secret, never zidane's own credentials). A start's own
+    /// variables go on top.
+    pub env_policy: EnvPolicy,
 }
 
 impl WorkerConfig {
@@ -47,6 +51,7 @@ impl WorkerConfig {
             user_dir: user_dir.into(),
             ingress: ingress.into(),
             max_tasks: DEFAULT_WORKER_MAX_TASKS,
+            env_policy: EnvPolicy::default(),
         }
     }
 }
@@ -79,9 +84,15 @@ impl std::fmt::Debug for Worker {
 impl Worker {
     /// A worker for `config`, made inside a tokio runtime (its exit reports run there).
     /// Its `ProcessContext` first ends the processes that a dead worker on this machine
-    /// left behind (see [`Worker::ready`]).
+    /// left behind (see [`Worker::ready`]), and gives its tasks the environment
+    /// [`WorkerConfig::env_policy`] computes from the worker's. A policy that cannot be
+    /// applied, or a bad `ZIDANE_PROCESS_PATH`, is [`RestateError::Config`](crate::RestateError::Config).
     pub fn new(config: WorkerConfig) -> Result<Self, crate::RestateError> {
         crate::validate_worker_id(&config.worker_id)?;
+        config
+            .env_policy
+            .validate()
+            .map_err(|error| crate::RestateError::Config(error.to_string()))?;
         let runtime =
             tokio::runtime::Handle::try_current().map_err(|_| crate::RestateError::NoRuntime)?;
         let ingress = Ingress::new(&config.ingress)?;
@@ -90,7 +101,9 @@ impl Worker {
                 .cwd(&config.user_dir)
                 .max_background_tasks(config.max_tasks)
                 .sweep_orphans_on_start(true)
-                .build(),
+                .env_policy(config.env_policy.clone())
+                .try_build()
+                .map_err(|error| crate::RestateError::Config(error.to_string()))?,
         );
         Ok(Self {
             service: crate::protocol::service_name(&config.worker_id),

@@ -22,7 +22,9 @@ pub const SHELL: &str = "shell";
 const DESCRIPTION: &str = "\
 to completion and returns its output (stdout and stderr interleaved) and its exit code. \
 Very long output keeps its tail. Set `timeout_ms` to bound how long the command may run: \
-on timeout the command and every process it started are killed.";
+on timeout the command and every process it started are killed. Environment variables named \
+like secrets (keys, tokens, secrets, passwords) are withheld from commands: do not look for \
+them.";
 
 /// The background paragraphs of the description; `{AFTER_START}` is the channel's.
 const BACKGROUND_DESCRIPTION: &str = "\

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use zidane_agent::{
     Agent, AgentBuilder, Behavior, Model, Result, Session, SessionStore, resolve_tasks_dir,
 };
+use zidane_context::EnvPolicy;
 use zidane_process::ProcessContext;
 
 type Configure = Box<dyn FnOnce(AgentBuilder) -> AgentBuilder>;
@@ -21,7 +22,9 @@ type Configure = Box<dyn FnOnce(AgentBuilder) -> AgentBuilder>;
 ///   tasks that hosts of this user left running when they crashed
 ///   ([`ProcessContext::sweep_orphans`]; logged with `tracing` at `info`, target
 ///   `zidane_process`); opt out with
-///   [`sweep_orphans`](LocalAgentBuilder::sweep_orphans);
+///   [`sweep_orphans`](LocalAgentBuilder::sweep_orphans); its commands get the
+///   environment [`env_policy`](LocalAgentBuilder::env_policy) computes (by default the
+///   host's minus every variable named like a secret);
 /// - the session: the one stored under the id given with
 ///   [`session_id`](LocalAgentBuilder::session_id), a new one with that id, or a new one
 ///   with a generated id ([`Session::generate`]);
@@ -51,6 +54,7 @@ pub fn local_agent(model: Arc<dyn Model>, user_dir: impl Into<PathBuf>) -> Local
         session: SessionChoice::Generate,
         context: None,
         sweep_orphans: true,
+        env_policy: EnvPolicy::default(),
         behavior: Behavior::new(),
         configure: Vec::new(),
     }
@@ -74,6 +78,7 @@ pub struct LocalAgentBuilder {
     session: SessionChoice,
     context: Option<Arc<ProcessContext>>,
     sweep_orphans: bool,
+    env_policy: EnvPolicy,
     behavior: Behavior,
     configure: Vec<Configure>,
 }
@@ -115,6 +120,16 @@ impl LocalAgentBuilder {
         self
     }
 
+    /// Which of the host's environment variables the default context's commands get
+    /// (default [`EnvPolicy::default`]: all but those named like a secret — keys,
+    /// tokens, secrets, passwords — and never zidane's own credentials); see
+    /// [`ProcessContextBuilder::env_policy`](zidane_process::ProcessContextBuilder::env_policy).
+    /// A context given with [`context`](Self::context) keeps its own.
+    pub fn env_policy(mut self, policy: EnvPolicy) -> Self {
+        self.env_policy = policy;
+        self
+    }
+
     /// Sets the behaviour (caps, stall watchdog, destroy timeout, system prompt). Its
     /// tasks dir, when it names none, becomes the session's `tasks/` directory.
     pub fn behavior(mut self, behavior: Behavior) -> Self {
@@ -148,10 +163,12 @@ impl LocalAgentBuilder {
             behavior.tasks_dir = Some(resolve_tasks_dir(store.user_dir(), &session.id)?);
         }
         let sweep_orphans = self.sweep_orphans;
+        let env_policy = self.env_policy;
         let context = self.context.unwrap_or_else(|| {
             Arc::new(
                 ProcessContext::builder()
                     .sweep_orphans_on_start(sweep_orphans)
+                    .env_policy(env_policy)
                     .build(),
             )
         });
@@ -178,6 +195,7 @@ impl fmt::Debug for LocalAgentBuilder {
             .field("session", &session)
             .field("context", &self.context)
             .field("sweep_orphans", &self.sweep_orphans)
+            .field("env_policy", &self.env_policy)
             .field("behavior", &self.behavior)
             .field("configure", &self.configure.len())
             .finish_non_exhaustive()

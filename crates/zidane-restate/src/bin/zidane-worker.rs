@@ -4,7 +4,9 @@
 //! zidane-worker --worker-id w1 --user-dir /var/lib/zidane \
 //!     --listen 127.0.0.1:9080 --ingress http://127.0.0.1:8080 \
 //!     [--admin http://127.0.0.1:9070] [--advertise http://10.0.0.5:9080] [--max-tasks 64] \
-//!     [--identity-key publickeyv1_… | --identity-key-file PATH | --insecure-no-identity]
+//!     [--identity-key publickeyv1_… | --identity-key-file PATH | --insecure-no-identity] \
+//!     [--env-inherit all|core|none] [--env-exclude PATTERN] [--env-include-only PATTERN] \
+//!     [--env-set NAME=VALUE]
 //! ```
 //!
 //! `zidane-worker --help` says what each flag does.
@@ -18,6 +20,10 @@
 //! `http://<listen>`) with Restate and has every handle it holds tasks of mark what a
 //! previous run of this worker left running as lost; then it prints
 //! `ready <address> <service> identity: <what it verifies>` on stdout.
+//!
+//! Its tasks get the worker's environment as its `--env-*` flags filter it: by default
+//! all of it but the variables named like secrets (keys, tokens, secrets, passwords),
+//! as `zidane_context::EnvPolicy` says.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::net::SocketAddr;
@@ -26,6 +32,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
+use zidane_context::{EnvInherit, EnvPattern, EnvPolicy, parse_env_assignment};
 use zidane_restate::{IdentityKeys, Worker, WorkerConfig, register, serve};
 
 /// The environment variable holding identity keys (separated by commas or whitespace),
@@ -93,17 +100,66 @@ struct Args {
     /// that only Restate reaches, an authenticating proxy) guards it.
     #[arg(long)]
     insecure_no_identity: bool,
+    /// Which of this process's environment variables tasks start from: all (the
+    /// default), core (PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TERM,
+    /// TMPDIR, TZ) or none. Names like *KEY*, *SECRET*, *TOKEN*, *PASSWORD* (any case)
+    /// are withheld whichever, and ZIDANE_MCP_TOKEN always.
+    #[arg(long, value_name = "all|core|none")]
+    env_inherit: Option<EnvInherit>,
+    /// Withhold variables whose names match PATTERN too (`*` any run, `?` one
+    /// character, any case); repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    env_exclude: Vec<EnvPattern>,
+    /// Pass on only variables whose names match PATTERN (or another of these);
+    /// repeatable.
+    #[arg(long, value_name = "PATTERN")]
+    env_include_only: Vec<EnvPattern>,
+    /// Give every task NAME=VALUE, whatever the excludes (never ZIDANE_MCP_TOKEN);
+    /// repeatable.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env_assignment)]
+    env_set: Vec<(String, String)>,
+}
+
+impl Args {
+    /// The environment policy of the `--env-*` flags, checked.
+    fn env_policy(&self) -> Result<EnvPolicy, String> {
+        let mut policy = EnvPolicy::default();
+        if let Some(inherit) = self.env_inherit {
+            policy.inherit = inherit;
+        }
+        policy.exclude.clone_from(&self.env_exclude);
+        policy.include_only.clone_from(&self.env_include_only);
+        policy.set.extend(self.env_set.iter().cloned());
+        policy.validate().map_err(|e| e.to_string())?;
+        Ok(policy)
+    }
+}
+
+/// `RUST_LOG`'s filter, else `warn`; a value tracing cannot parse is an error, not a
+/// silent fallback.
+fn log_filter() -> Result<tracing_subscriber::EnvFilter, String> {
+    match std::env::var("RUST_LOG") {
+        Ok(value) if !value.trim().is_empty() => tracing_subscriber::EnvFilter::try_new(&value)
+            .map_err(|e| format!("RUST_LOG={value:?} is not a valid log filter: {e}")),
+        Ok(_) | Err(std::env::VarError::NotPresent) => Ok("warn".into()),
+        Err(std::env::VarError::NotUnicode(_)) => Err("RUST_LOG is not UTF-8".to_owned()),
+    }
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    let args = Args::parse();
+    let filter = match log_filter() {
+        Ok(filter) => filter,
+        Err(message) => {
+            eprintln!("zidane-worker: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    let args = Args::parse();
     match run(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -174,6 +230,9 @@ fn exposure(
 }
 
 async fn run(args: Args) -> Result<(), String> {
+    // Bad configuration stops the worker before it sweeps, creates or binds anything.
+    zidane_process::ProcessPath::from_env().map_err(|e| e.to_string())?;
+    let env_policy = args.env_policy()?;
     let keys = identity_keys(&args, std::env::var(KEYS_ENV).ok())?;
     let addresses: Vec<SocketAddr> = tokio::net::lookup_host(&args.listen)
         .await
@@ -196,6 +255,7 @@ async fn run(args: Args) -> Result<(), String> {
     if let Some(max) = args.max_tasks {
         config.max_tasks = max;
     }
+    config.env_policy = env_policy;
     let worker = Worker::new(config).map_err(|e| e.to_string())?;
     let worker = Arc::new(worker);
     worker.ready().await;

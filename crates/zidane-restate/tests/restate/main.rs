@@ -16,6 +16,7 @@ mod binary;
 mod budgets;
 #[path = "destroy.rs"]
 mod destroy;
+mod env_policy;
 #[path = "exec.rs"]
 mod exec;
 #[path = "host_crash.rs"]
