@@ -7,7 +7,8 @@ use zidane::agent::error_chain;
 
 use crate::provider::Missing;
 
-/// Exit status for a usage or configuration error (no provider, unknown session).
+/// Exit status for a usage or configuration error (no provider, unknown session, a
+/// variable or config file zidane does not accept).
 const EXIT_USAGE: u8 = 2;
 
 /// Why a command could not run.
@@ -36,6 +37,28 @@ pub enum CliError {
     /// `zidane mcp` could not start or stopped serving.
     #[error("mcp: {0}")]
     Mcp(zidane_mcp::McpServeError),
+    /// The config file cannot be read, or holds what zidane does not accept.
+    #[error("config file {}: {reason}", path.display())]
+    Config {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The environment policy asked for cannot be applied.
+    #[error(transparent)]
+    EnvPolicy(#[from] zidane::context::EnvPolicyError),
+    /// An environment variable of zidane's holds a value it does not accept.
+    #[error(transparent)]
+    BadEnv(#[from] zidane::process::BadEnvValue),
+    /// `RUST_LOG` holds a filter tracing cannot parse.
+    #[error("RUST_LOG={value:?} is not a valid log filter: {reason}")]
+    LogFilter {
+        /// What it held.
+        value: String,
+        /// Why tracing refused it.
+        reason: String,
+    },
     /// The async runtime could not start.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
@@ -71,7 +94,11 @@ impl CliError {
             Self::Provider(_)
             | Self::UnknownSession { .. }
             | Self::NoUserDir
-            | Self::NotATerminal => EXIT_USAGE,
+            | Self::NotATerminal
+            | Self::Config { .. }
+            | Self::EnvPolicy(_)
+            | Self::BadEnv(_)
+            | Self::LogFilter { .. } => EXIT_USAGE,
             _ => 1,
         };
         print(&self);

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use zidane::agent::{Agent, DestroyReport, Model, SessionStore, WakeLoop};
+use zidane::context::EnvPolicy;
 
 use crate::error::CliError;
 
@@ -51,15 +52,17 @@ pub struct Host {
 }
 
 impl Host {
-    /// Builds the agent — the stored session `resume`, or a new one — and starts its
-    /// wake loop. Must run inside the tokio runtime.
+    /// Builds the agent — the stored session `resume`, or a new one, its tasks'
+    /// environment computed by `env_policy` — and starts its wake loop. Must run inside
+    /// the tokio runtime.
     pub fn start(
         model: Arc<dyn Model>,
         model_name: String,
         resume: Option<&str>,
+        env_policy: EnvPolicy,
     ) -> Result<Self, CliError> {
         let user_dir = user_dir()?;
-        let mut builder = zidane::local_agent(model, &user_dir);
+        let mut builder = zidane::local_agent(model, &user_dir).env_policy(env_policy);
         if let Some(id) = resume {
             stored_session(&SessionStore::new(&user_dir), id)?;
             builder = builder.session_id(id);

@@ -19,6 +19,7 @@ use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod demo;
 mod dist;
+mod env_config;
 mod error;
 mod host;
 mod interactive;
@@ -81,6 +82,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Bad configuration stops every command before it does anything.
+    if let Err(error) = env_config::check_env() {
+        return error.report();
+    }
     let outcome = match cli.command {
         Some(Command::Sessions) => sessions::run(),
         Some(Command::Replay { id }) => replay::run(&id),
@@ -110,6 +115,7 @@ fn session(cli: &Cli) -> Result<ExitCode, CliError> {
     } else {
         provider::model_from_env()?
     };
+    let env_policy = env_config::file_policy()?;
     if cli.prompt.is_none() && !interactive::has_terminal() {
         return Err(CliError::NotATerminal);
     }
@@ -119,7 +125,7 @@ fn session(cli: &Cli) -> Result<ExitCode, CliError> {
         .build()
         .map_err(CliError::Runtime)?;
     runtime.block_on(async {
-        let host = host::Host::start(model, model_name, cli.resume.as_deref())?;
+        let host = host::Host::start(model, model_name, cli.resume.as_deref(), env_policy)?;
         match &cli.prompt {
             Some(prompt) => print::run(host, prompt, cli.wait).await,
             None => interactive::run(host).await,

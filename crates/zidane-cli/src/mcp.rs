@@ -9,6 +9,7 @@ use zidane_mcp::{
     serve_stdio, shutdown_signal,
 };
 
+use crate::env_config::{self, EnvArgs};
 use crate::error::CliError;
 use crate::host::user_dir;
 use crate::mcp_http::{self, HttpArgs};
@@ -19,6 +20,9 @@ pub(crate) struct McpArgs {
     /// The HTTP transport's flags (boxed: they outweigh every other command's).
     #[command(flatten)]
     http: Box<HttpArgs>,
+    /// The environment tasks get.
+    #[command(flatten)]
+    env: EnvArgs,
     /// Where sessions keep their task logs (DIR/sessions/ID/tasks/). Default:
     /// $ZIDANE_USER_DIR, else the platform data dir, e.g. ~/.local/share/zidane.
     #[arg(long, value_name = "DIR")]
@@ -46,11 +50,12 @@ pub(crate) struct McpArgs {
 /// Runs the server until the session ends or SIGTERM/SIGINT.
 pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
     // stdout is the MCP channel on stdio: logs go to stderr, quiet unless RUST_LOG says.
+    let env_policy = args.env.policy()?;
+    if args.env.print_env_policy {
+        return env_config::print_env_policy(&env_policy);
+    }
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_env_filter(env_config::log_filter("warn")?)
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();
@@ -60,6 +65,7 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
         None => user_dir()?,
     };
     let options = ServeOptions::new(user_dir)
+        .env_policy(env_policy)
         .kill_grace(Duration::from_millis(args.kill_grace_ms))
         .result_budget(args.result_budget_bytes);
     let options = match args.wait_cap_secs {

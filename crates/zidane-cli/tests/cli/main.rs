@@ -19,6 +19,7 @@ mod support;
 
 mod attach;
 mod binary;
+mod env_policy;
 mod errors;
 mod hosts;
 mod http;

@@ -2,14 +2,20 @@
 
     python mcp_client.py stdio <zidane binary> <user dir>
     python mcp_client.py http <url> <file holding the bearer token>
+    python mcp_client.py env <zidane binary> <user dir>
 
 Starts background tasks, waits for the resource-updated notification of the first one,
 checks that the next tool result (and only that one) opens with its
 <task-notification> block, kills a task (no block follows), leaves one running,
 disconnects, and checks that no task process is left. Exits non-zero on any failure.
+
+`env` starts `zidane mcp` with secrets in its environment and checks that neither a
+foreground command's `env` nor a background task's shows any of them, while what the
+policy passes and sets is there.
 """
 
 import json
+import os
 import sys
 import time
 import warnings
@@ -120,6 +126,49 @@ async def exercise(read, write) -> list[int]:
     return pids
 
 
+# What the server's environment holds that no command may see.
+SECRETS = {
+    "OPENAI_API_KEY": "sk-py-secret-1",
+    "AWS_SECRET_ACCESS_KEY": "aws-py-secret-2",
+    "ZIDANE_MCP_TOKEN": "mcp-py-secret-3",
+    "GITHUB_TOKEN": "gh-py-secret-4",
+    "DB_PASSWORD": "pw-py-secret-5",
+}
+
+
+def env_of(output: str) -> dict[str, str]:
+    """`env`'s lines as a dict; a read_file result's line numbers are dropped."""
+    found = {}
+    for line in output.splitlines():
+        line = line.split("\t", 1)[1] if "\t" in line and line.split("\t", 1)[0].strip().isdigit() else line
+        name, sep, value = line.partition("=")
+        if sep:
+            found[name] = value
+    return found
+
+
+async def exercise_env(read, write) -> list[int]:
+    async with ClientSession(read, write) as session:
+        await session.initialize()
+        foreground = await session.call_tool("shell", {"command": "env"})
+        assert not foreground.is_error, text(foreground)
+        started = await session.call_tool("shell", {"command": "env", "run_in_background": True})
+        assert not started.is_error, text(started)
+        waited = await session.call_tool("wait_task", {"task_id": "bash_1"})
+        assert waited.structured_content["exit"]["exit_code"] == 0, waited.structured_content
+        log = await session.call_tool("read_file", {"path": started.structured_content["output_path"]})
+        for label, output in [("foreground", text(foreground)), ("background", text(log))]:
+            for name, value in SECRETS.items():
+                assert value not in output, f"{label}: {name}'s value reached a command:\n{output}"
+            env = env_of(output)
+            for name in SECRETS:
+                assert name not in env, f"{label}: {name} reached a command:\n{output}"
+            assert env.get("PATH"), f"{label}: no PATH:\n{output}"
+            assert env.get("HOME") == os.environ["HOME"], f"{label}: HOME:\n{output}"
+            assert env.get("FROM_FLAG") == "flag-value", f"{label}: FROM_FLAG:\n{output}"
+        return [started.structured_content["pid"]]
+
+
 async def main() -> None:
     mode = sys.argv[1]
     if mode == "stdio":
@@ -143,6 +192,16 @@ async def main() -> None:
         async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as client:
             async with streamable_http_client(url, http_client=client) as streams:
                 pids = await exercise(streams[0], streams[1])
+    elif mode == "env":
+        binary, user_dir = sys.argv[2], sys.argv[3]
+        # The SDK passes a server only a few variables of its own unless given them all.
+        params = StdioServerParameters(
+            command=binary,
+            args=["mcp", "--user-dir", user_dir, "--env-set", "FROM_FLAG=flag-value"],
+            env={**os.environ, **SECRETS},
+        )
+        async with stdio_client(params) as streams:
+            pids = await exercise_env(streams[0], streams[1])
     else:
         raise SystemExit(f"unknown mode {mode!r}")
 

@@ -36,9 +36,14 @@ impl StdioServer {
     }
 
     pub async fn start_with(by: UserDirBy) -> Self {
+        Self::start_configured(by, &[], &[]).await
+    }
+
+    /// `zidane mcp ARGS` with `env` added to its environment.
+    pub async fn start_configured(by: UserDirBy, args: &[&str], env: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let mut command = Command::new(BIN);
-        command.arg("mcp");
+        command.arg("mcp").args(args).envs(env.iter().copied());
         match by {
             UserDirBy::Flag => command.arg("--user-dir").arg(dir.path()),
             UserDirBy::Env => command.env("ZIDANE_USER_DIR", dir.path()),

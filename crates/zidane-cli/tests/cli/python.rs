@@ -82,3 +82,13 @@ async fn the_python_sdk_over_streamable_http() {
     let status = served.stop().await;
     assert!(status.success(), "{status}");
 }
+
+/// The same SDK starts `zidane mcp` with secrets in its environment: no command, in the
+/// foreground or the background, sees them; PATH, HOME and an `--env-set` variable it
+/// does.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_sees_no_secret_of_the_server_in_a_command() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    run_script(&python, &["env", BIN, dir.path().to_str().unwrap()]).await;
+}

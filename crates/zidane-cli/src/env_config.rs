@@ -1,0 +1,292 @@
+//! What zidane takes from its own environment and the user's config file: the
+//! environment policy of its tasks (the `[env]` table of
+//! `<config dir>/zidane/config.toml`, `zidane mcp`'s `--env-*` flags over it, and
+//! `--print-env-policy` to see what is withheld), and the variables whose bad values
+//! stop a command before it does anything.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use zidane::context::{
+    DEFAULT_ENV_EXCLUDES, EnvInherit, EnvPattern, EnvPolicy, EnvPolicyError,
+    ZIDANE_SECRET_ENV_VARS, parse_env_assignment,
+};
+
+use crate::error::CliError;
+
+/// The config file's path under the platform's config dir (`$XDG_CONFIG_HOME`, else
+/// `~/.config`, on Linux).
+pub const CONFIG_FILE: &str = "zidane/config.toml";
+
+/// The variable tracing reads its filter from.
+const LOG_VAR: &str = "RUST_LOG";
+
+/// The flags of `zidane mcp` that set its tasks' environment, over the config file's
+/// `[env]` table.
+#[derive(Debug, Args)]
+pub(crate) struct EnvArgs {
+    /// Which of this process's environment variables tasks start from: all (the
+    /// default), core (PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TERM,
+    /// TMPDIR, TZ) or none. Names like *KEY*, *SECRET*, *TOKEN*, *PASSWORD* (any case)
+    /// are withheld whichever, and ZIDANE_MCP_TOKEN always.
+    #[arg(long, value_name = "all|core|none")]
+    env_inherit: Option<EnvInherit>,
+    /// Withhold variables whose names match PATTERN too (`*` any run, `?` one
+    /// character, any case); repeatable. Replaces the config file's `exclude`.
+    #[arg(long, value_name = "PATTERN")]
+    env_exclude: Vec<EnvPattern>,
+    /// Pass on only variables whose names match PATTERN (or another of these);
+    /// repeatable. Replaces the config file's `include_only`.
+    #[arg(long, value_name = "PATTERN")]
+    env_include_only: Vec<EnvPattern>,
+    /// Give every task NAME=VALUE, whatever the excludes (never ZIDANE_MCP_TOKEN);
+    /// repeatable, over the config file's `set`.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env_assignment)]
+    env_set: Vec<(String, String)>,
+    /// Print the environment policy, the names tasks get and those withheld from them
+    /// (never a value), then exit.
+    #[arg(long)]
+    pub(crate) print_env_policy: bool,
+}
+
+impl EnvArgs {
+    /// The config file's policy with these flags over it, checked.
+    pub(crate) fn policy(&self) -> Result<EnvPolicy, CliError> {
+        self.over(file_policy()?)
+    }
+
+    /// `policy` with these flags over it: an inherit mode or a list given replaces the
+    /// policy's, a `set` entry is added (replacing one of the same name). Checked.
+    fn over(&self, mut policy: EnvPolicy) -> Result<EnvPolicy, CliError> {
+        if let Some(inherit) = self.env_inherit {
+            policy.inherit = inherit;
+        }
+        if !self.env_exclude.is_empty() {
+            policy.exclude.clone_from(&self.env_exclude);
+        }
+        if !self.env_include_only.is_empty() {
+            policy.include_only.clone_from(&self.env_include_only);
+        }
+        for (name, value) in &self.env_set {
+            policy.set.insert(name.clone(), value.clone());
+        }
+        policy.validate()?;
+        Ok(policy)
+    }
+}
+
+/// The config file's path, where the platform has a config dir.
+pub(crate) fn config_path() -> Option<PathBuf> {
+    dirs::config_dir().map(|dir| dir.join(CONFIG_FILE))
+}
+
+/// The policy of the config file's `[env]` table; the default where there is no file
+/// or no table. A file that cannot be read or holds what zidane does not accept is an
+/// error naming it.
+pub(crate) fn file_policy() -> Result<EnvPolicy, CliError> {
+    match config_path() {
+        Some(path) => load(&path),
+        None => Ok(EnvPolicy::default()),
+    }
+}
+
+fn load(path: &Path) -> Result<EnvPolicy, CliError> {
+    let config_error = |reason: String| CliError::Config {
+        path: path.to_owned(),
+        reason,
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(EnvPolicy::default());
+        }
+        Err(error) => return Err(config_error(error.to_string())),
+    };
+    parse_config(&text).map_err(config_error)
+}
+
+/// The `[env]` table of a config file's text; anything else in it is refused, so a
+/// misspelt table is not silently ignored.
+fn parse_config(text: &str) -> Result<EnvPolicy, String> {
+    let table: toml::Table = text
+        .parse()
+        .map_err(|error: toml::de::Error| error.to_string())?;
+    let mut policy = EnvPolicy::default();
+    for (key, value) in table {
+        match key.as_str() {
+            "env" => {
+                policy = value
+                    .try_into()
+                    .map_err(|error: toml::de::Error| format!("[env]: {}", error.message()))?;
+            }
+            other => {
+                return Err(format!(
+                    "unknown key `{other}`: the file holds only an [env] table"
+                ));
+            }
+        }
+    }
+    policy
+        .validate()
+        .map_err(|error: EnvPolicyError| format!("[env]: {error}"))?;
+    Ok(policy)
+}
+
+/// Prints `policy` and what it makes of this process's environment: the names tasks
+/// get, and those withheld with why. Names only: a value never leaves the process.
+pub(crate) fn print_env_policy(policy: &EnvPolicy) -> Result<(), CliError> {
+    let list = |items: Vec<String>| {
+        if items.is_empty() {
+            "(none)".to_owned()
+        } else {
+            items.join(" ")
+        }
+    };
+    let patterns =
+        |patterns: &[EnvPattern]| list(patterns.iter().map(ToString::to_string).collect());
+    let config = match config_path() {
+        Some(path) if path.is_file() => path.display().to_string(),
+        Some(path) => format!("{} (none)", path.display()),
+        None => "(no config dir on this platform)".to_owned(),
+    };
+    let default_excludes = if policy.default_excludes {
+        list(
+            DEFAULT_ENV_EXCLUDES
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+        )
+    } else {
+        "(off)".to_owned()
+    };
+    let child = policy.apply_to_host();
+    let mut out = String::new();
+    out.push_str(&format!("config file:      {config}\n"));
+    out.push_str(&format!("inherit:          {}\n", policy.inherit));
+    out.push_str(&format!("default excludes: {default_excludes}\n"));
+    out.push_str(&format!(
+        "exclude:          {}\n",
+        patterns(&policy.exclude)
+    ));
+    out.push_str(&format!(
+        "include only:     {}\n",
+        patterns(&policy.include_only)
+    ));
+    out.push_str(&format!(
+        "set:              {}\n",
+        list(policy.set.keys().cloned().collect())
+    ));
+    out.push_str(&format!(
+        "never passed:     {}\n",
+        list(
+            ZIDANE_SECRET_ENV_VARS
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        )
+    ));
+    out.push_str(&format!("\ntasks get:\n  {}\n", list(child.names())));
+    out.push_str("\nwithheld from tasks:\n");
+    if child.withheld.is_empty() {
+        out.push_str("  (none)\n");
+    }
+    let width = child
+        .withheld
+        .iter()
+        .map(|var| var.name.len())
+        .max()
+        .unwrap_or(0);
+    for var in &child.withheld {
+        out.push_str(&format!("  {:<width$}  {}\n", var.name, var.reason));
+    }
+    std::io::stdout().write_all(out.as_bytes())?;
+    Ok(())
+}
+
+/// Every environment variable zidane reads at start that can hold a bad value, checked:
+/// a value it does not accept is an error naming the variable and what it accepts.
+pub(crate) fn check_env() -> Result<(), CliError> {
+    zidane::process::ProcessPath::from_env()?;
+    Ok(())
+}
+
+/// The log filter of [`LOG_VAR`], else `default`. A value tracing cannot parse is an
+/// error, not a silent fallback: the user asked for logs and would get none.
+pub(crate) fn log_filter(default: &str) -> Result<tracing_subscriber::EnvFilter, CliError> {
+    match std::env::var(LOG_VAR) {
+        Ok(value) if !value.trim().is_empty() => tracing_subscriber::EnvFilter::try_new(&value)
+            .map_err(|error| CliError::LogFilter {
+                value,
+                reason: error.to_string(),
+            }),
+        Ok(_) | Err(std::env::VarError::NotPresent) => {
+            Ok(tracing_subscriber::EnvFilter::new(default))
+        }
+        Err(std::env::VarError::NotUnicode(value)) => Err(CliError::LogFilter {
+            value: value.to_string_lossy().into_owned(),
+            reason: "not UTF-8".to_owned(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_env_table_is_the_policy_and_nothing_else_is_accepted() {
+        let policy = parse_config(
+            "[env]\ninherit = \"core\"\nexclude = [\"AWS_*\"]\nset = { CI = \"1\" }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            policy,
+            EnvPolicy::default()
+                .inherit(EnvInherit::Core)
+                .exclude("AWS_*")
+                .set("CI", "1")
+        );
+        assert_eq!(parse_config("").unwrap(), EnvPolicy::default());
+        for (text, says) in [
+            ("[envs]\n", "unknown key `envs`"),
+            ("[env]\ninherit = \"some\"\n", "all, core or none"),
+            ("[env]\ninherits = \"all\"\n", "inherits"),
+            (
+                "[env]\nset = { ZIDANE_MCP_TOKEN = \"x\" }\n",
+                "zidane's own credential",
+            ),
+            ("[env\n", ""),
+        ] {
+            let error = parse_config(text).unwrap_err();
+            assert!(error.contains(says), "{text:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn flags_override_the_file() {
+        let args = EnvArgs {
+            env_inherit: Some(EnvInherit::None),
+            env_exclude: vec!["X*".into()],
+            env_include_only: Vec::new(),
+            env_set: vec![("A".to_owned(), "1".to_owned())],
+            print_env_policy: false,
+        };
+        let file = EnvPolicy::default()
+            .exclude("Y*")
+            .include_only("PATH")
+            .set("A", "0")
+            .set("B", "2");
+        let policy = args.over(file).unwrap();
+        assert_eq!(policy.inherit, EnvInherit::None);
+        assert_eq!(policy.exclude, [EnvPattern::new("X*")]);
+        assert_eq!(policy.include_only, [EnvPattern::new("PATH")]);
+        assert_eq!(policy.set.get("A").map(String::as_str), Some("1"));
+        assert_eq!(policy.set.get("B").map(String::as_str), Some("2"));
+        let secret = EnvArgs {
+            env_set: vec![("ZIDANE_MCP_TOKEN".to_owned(), "x".to_owned())],
+            ..args
+        };
+        assert!(secret.over(EnvPolicy::default()).is_err());
+    }
+}
