@@ -404,8 +404,7 @@ fn ended(task_id: &str) -> Option<watch::Receiver<Option<TaskPayload>>> {
 
 /// The MCP task's final state once told; `None` if its work was dropped untold.
 async fn told_end(mut end: watch::Receiver<Option<TaskPayload>>) -> Option<TaskPayload> {
-    let told = end.wait_for(Option::is_some).await.ok()?.clone();
-    told
+    end.wait_for(Option::is_some).await.ok()?.clone()
 }
 
 async fn notify_completed(

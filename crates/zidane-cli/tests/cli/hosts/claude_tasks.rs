@@ -38,6 +38,20 @@ impl Drop for Session {
 /// gone when this returns; what the model was asked is in the returned run.
 pub async fn interactive(sandbox: &Sandbox, steps: Vec<Step>, bound: Duration) -> Ran {
     let model = ScriptedModel::start(SERVER, steps).await.unwrap();
+    drive(sandbox, &model, &[], bound, || false).await;
+    Ran { model }
+}
+
+/// [`interactive`] on a model the caller started and still reads while Claude Code
+/// plays it; `more_tools` are allowed without a prompt besides zidane's (`Bash`), and
+/// after the last step Claude Code runs on while `linger` holds.
+pub async fn drive(
+    sandbox: &Sandbox,
+    model: &ScriptedModel,
+    more_tools: &[&str],
+    bound: Duration,
+    linger: impl Fn() -> bool,
+) {
     let root = sandbox.root();
     let home = root.join("home");
     let work = root.join("work");
@@ -60,13 +74,14 @@ pub async fn interactive(sandbox: &Sandbox, steps: Vec<Step>, bound: Duration) -
          ANTHROPIC_BASE_URL={url} ANTHROPIC_API_KEY=sk-ant-scripted DISABLE_TELEMETRY=1 \
          DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 ENABLE_TOOL_SEARCH=false \
          {TOKEN_VAR}={token} {claude} --strict-mcp-config --mcp-config {config} \
-         --allowedTools mcp__{SERVER}",
+         --allowedTools mcp__{SERVER} {more_tools}",
         path = std::env::var("PATH").unwrap_or_default(),
         home = home.display(),
         url = model.url(),
         token = sandbox.token(),
         claude = claude.display(),
         config = config_path.display(),
+        more_tools = more_tools.join(" "),
     );
     let session = Session(format!("zidane-{}", sandbox.token()));
     let started = tmux(&[
@@ -86,7 +101,7 @@ pub async fn interactive(sandbox: &Sandbox, steps: Vec<Step>, bound: Duration) -
 
     let deadline = Instant::now() + bound;
     let mut asked = false;
-    while model.remaining() > 0 {
+    while model.remaining() > 0 || linger() {
         let shown = screen(&session.0);
         if shown.contains("Do you want to use this API key?") {
             // The key is the scripted model's: use it.
@@ -116,7 +131,6 @@ pub async fn interactive(sandbox: &Sandbox, steps: Vec<Step>, bound: Duration) -
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     drop(session);
-    Ran { model }
 }
 
 #[tokio::test(flavor = "multi_thread")]
