@@ -1,6 +1,7 @@
 //! What each known MCP client does with zidane's results, by a part of its
 //! `clientInfo.name` (lowercase): how long it lets one request run, what of a result it
-//! shows its model, and whether it handles a tool call answered as an MCP task. The name
+//! shows its model, whether it handles a tool call answered as an MCP task, and whether
+//! it polls such a task in a loop (so its polls may be held until the task ends). The name
 //! is read per request (from the request's metadata in the 2026-07-28 era, from
 //! `initialize` before it), so one table serves both eras.
 //!
@@ -50,14 +51,14 @@ pub(crate) struct Client {
     pub(crate) shows: Shows,
     /// Whether it follows a tool call answered as an MCP task to its result.
     pub(crate) handles_tasks: bool,
+    /// Whether it polls an MCP task in a loop, each `tasks/get` sent only after the
+    /// last one's answer, with a request timeout well over the hold of `mcp_tasks`:
+    /// then its polls are held until the task ends.
+    pub(crate) polls_tasks_in_a_loop: bool,
 }
 
-const fn client(
-    name_part: &'static str,
-    ceiling_secs: Option<u64>,
-    shows: Shows,
-    handles_tasks: bool,
-) -> Client {
+/// What is known of clients that take no MCP tasks: a ceiling and what they show.
+const fn client(name_part: &'static str, ceiling_secs: Option<u64>, shows: Shows) -> Client {
     let ceiling = match ceiling_secs {
         Some(secs) => Some(Duration::from_secs(secs)),
         None => None,
@@ -66,8 +67,16 @@ const fn client(
         name_part,
         ceiling,
         shows,
-        handles_tasks,
+        handles_tasks: false,
+        polls_tasks_in_a_loop: false,
     }
+}
+
+/// The same client, following MCP tasks to their results and polling them in a loop.
+const fn polling_tasks_in_a_loop(mut client: Client) -> Client {
+    client.handles_tasks = true;
+    client.polls_tasks_in_a_loop = true;
+    client
 }
 
 /// The known clients, the first match winning. "Shows" and "tasks" were established by
@@ -75,26 +84,26 @@ const fn client(
 const CLIENTS: &[Client] = &[
     // No ceiling is documented; a 150 s call was seen to pass. Its interactive CLI moves
     // a call answered as an MCP task to its own background and wakes the model with its
-    // result.
-    client("claude-code", Some(300), Shows::Structured, true),
-    client("codex", Some(300), Shows::Structured, false),
+    // result; it polls `tasks/get` in a loop, each with a 60 s timeout.
+    polling_tasks_in_a_loop(client("claude-code", Some(300), Shows::Structured)),
+    client("codex", Some(300), Shows::Structured),
     // `gemini-cli-mcp-client`: its default MCP request timeout.
-    client("gemini-cli", Some(600), Shows::Text, false),
+    client("gemini-cli", Some(600), Shows::Text),
     // `qwen-cli-mcp-client-<server>`: a Gemini CLI fork, its timeout kept.
-    client("qwen-cli", Some(600), Shows::Both, false),
+    client("qwen-cli", Some(600), Shows::Both),
     // A 310 s call was cut at 180 s.
-    client("copilot-cli", Some(180), Shows::Both, false),
+    client("copilot-cli", Some(180), Shows::Both),
     // A 70 s call was cut at 60 s.
-    client("opencode", Some(60), Shows::Text, false),
+    client("opencode", Some(60), Shows::Text),
     // `inspector-cli` and the web UI's client: both print the whole result.
-    client("inspector", None, Shows::Both, false),
-    client("cursor", Some(300), Shows::Unknown, false),
-    client("visual studio code", Some(300), Shows::Unknown, false),
-    client("vscode", Some(300), Shows::Unknown, false),
-    client("goose", Some(300), Shows::Unknown, false),
-    client("zed", Some(60), Shows::Unknown, false),
-    client("cline", Some(60), Shows::Unknown, false),
-    client("claude-ai", Some(60), Shows::Unknown, false),
+    client("inspector", None, Shows::Both),
+    client("cursor", Some(300), Shows::Unknown),
+    client("visual studio code", Some(300), Shows::Unknown),
+    client("vscode", Some(300), Shows::Unknown),
+    client("goose", Some(300), Shows::Unknown),
+    client("zed", Some(60), Shows::Unknown),
+    client("cline", Some(60), Shows::Unknown),
+    client("claude-ai", Some(60), Shows::Unknown),
 ];
 
 /// What is known of the client named `client`, if anything.

@@ -25,8 +25,8 @@
 //! the task's `pollIntervalMs` (which it clamps to at least 250 ms), the next poll — and
 //! gives each poll 60 s before counting it failed. At a fixed interval, an end waits up
 //! to that interval to be seen, and a short interval means a poll every moment for a
-//! task that may run for hours. So for a client known to poll that way
-//! ([`LOOPING_POLLERS`]), `tasks/get` of a working MCP task is held open until the task
+//! task that may run for hours. So for a client known to poll that way (the clients
+//! table's `polls_tasks_in_a_loop`), `tasks/get` of a working MCP task is held open until the task
 //! ends, the client cancels the request, or [`HOLD`] passes, and the answer tells it to
 //! poll again after [`HELD_POLL_INTERVAL_MS`]: an end reaches it at once, and while
 //! nothing happens it asks a few times a minute. Holding a request is plain protocol,
@@ -76,13 +76,9 @@ const AGENT_TASK_META: &str = "com.anthropic/agent-task";
 /// `notifications/tasks`.
 const POLL_INTERVAL_MS: u64 = 1_000;
 
-/// Clients known to poll an MCP task in a loop, each poll sent only after the last one's
-/// answer, with a request timeout well over [`HOLD`], by a part of their
-/// `clientInfo.name` (lowercase). Claude Code: a 60 s timeout on `tasks/get`.
-const LOOPING_POLLERS: &[&str] = &["claude-code"];
-
 /// Longest a held `tasks/get` waits for its MCP task to end: a third of the shortest
-/// request timeout of [`LOOPING_POLLERS`], so a slow machine still answers in time.
+/// request timeout of the clients whose polls are held (Claude Code: 60 s), so a slow
+/// machine still answers in time.
 const HOLD: Duration = Duration::from_secs(20);
 
 /// The poll interval a held client is told: Claude Code's floor. An end can only miss a
@@ -312,12 +308,9 @@ pub(crate) async fn get_task(
     }))
 }
 
-/// Whether the client is known to poll an MCP task in a loop ([`LOOPING_POLLERS`]).
+/// Whether the client is known to poll an MCP task in a loop (the clients table).
 fn polls_in_a_loop(client: Option<&Implementation>) -> bool {
-    client.is_some_and(|client| {
-        let name = client.name.to_lowercase();
-        LOOPING_POLLERS.iter().any(|part| name.contains(part))
-    })
+    crate::clients::known(client).is_some_and(|known| known.polls_tasks_in_a_loop)
 }
 
 /// `task` as a held client is answered: told to poll again soon, as the next poll is
