@@ -13,3 +13,4 @@ mod claude_tasks;
 mod inspector;
 mod latency;
 mod scenarios;
+mod setup;
