@@ -46,9 +46,15 @@ async fn crashing_host_helper() {
                 bg(&format!("exec env {TOKEN_VAR}={token} sleep 1000")),
             )
             .text("started");
+        // Without a lifeline, which would end its task the moment it dies: the sweep is
+        // the backstop for a host that had none (another platform, an older zidane).
+        let context = zidane::process::ProcessContext::builder()
+            .sweep_orphans_on_start(false)
+            .lifeline(false)
+            .build();
         let agent = zidane::local_agent(Arc::new(model), user_dir.path())
             .session_id("crashing")
-            .sweep_orphans(false)
+            .context(Arc::new(context))
             .build()
             .unwrap();
         agent.run(RunOptions::new("start it")).await.unwrap();

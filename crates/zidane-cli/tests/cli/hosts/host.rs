@@ -17,8 +17,10 @@ pub const HOSTS_ENV: &str = "ZIDANE_MCP_HOSTS";
 
 /// Every process of a run carries `TOKEN_VAR=<token>`: the host, `zidane mcp` (given
 /// it in its configured environment) and the tasks zidane starts. Found by it, nothing
-/// is left behind, and a test can tell its own processes from any other.
-pub const TOKEN_VAR: &str = "ZIDANE_HOSTS_TEST_TOKEN";
+/// is left behind, and a test can tell its own processes from any other. Its name is
+/// not one a task's environment policy withholds (no `TOKEN`, `KEY`, `SECRET`), so the
+/// tasks inherit it.
+pub const TOKEN_VAR: &str = "ZIDANE_HOSTS_TEST_MARK";
 
 /// The MCP server's name in each host's configuration: tools are `mcp__zidane__…`.
 pub const SERVER: &str = "zidane";
