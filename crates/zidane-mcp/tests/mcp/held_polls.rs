@@ -6,42 +6,19 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, DetailedTask, GetTaskParams,
-    TaskPayload,
-};
+use rmcp::model::{CancelTaskParams, DetailedTask, GetTaskParams, TaskPayload};
 use rmcp::service::{Peer, RoleClient};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::AsyncWriteExt;
 use tokio::task::JoinHandle;
 
-use crate::support::{Harness, WAIT, start_with_tasks, text, until_dead};
+use crate::support::{Harness, WAIT, start_as_mcp_task, start_with_tasks, text, until_dead};
 
 /// Claude Code's timeout on one `tasks/get`: a held poll must be answered within it.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The poll interval a held client is told: Claude Code's floor.
 const HELD_POLL_INTERVAL_MS: u64 = 250;
-
-/// Starts `command` in the background as an MCP task: `(task id, pid, MCP task id)`.
-async fn start_as_mcp_task(harness: &Harness, command: &str) -> (String, u32, String) {
-    let Value::Object(arguments) = json!({ "command": command, "run_in_background": true }) else {
-        unreachable!()
-    };
-    let response = harness
-        .client
-        .call_tool_once(CallToolRequestParams::new("shell").with_arguments(arguments))
-        .await
-        .unwrap();
-    let CallToolResponse::Task(created) = response else {
-        panic!("expected an MCP task, got {response:?}")
-    };
-    let message = created.task.status_message.clone().unwrap_or_default();
-    let rest = message.strip_prefix("Started ").expect(&message);
-    let (id, rest) = rest.split_once(" (pid ").expect(&message);
-    let (pid, _) = rest.split_once(')').expect(&message);
-    (id.to_owned(), pid.parse().unwrap(), created.task.task_id)
-}
 
 /// Sends `tasks/get` for `mcp_task` and leaves it in flight.
 fn poll(harness: &Harness, mcp_task: &str) -> JoinHandle<DetailedTask> {

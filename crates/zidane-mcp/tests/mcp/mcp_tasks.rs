@@ -9,30 +9,9 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
-use crate::support::{Harness, Pushed, WAIT, notified, start, start_task, start_with_tasks, text};
-
-/// A background start as an MCP task: the task's id and pid (from the status message a
-/// host shows the model) and the MCP task's id.
-async fn start_as_mcp_task(harness: &Harness, command: &str) -> (String, u32, String) {
-    let Value::Object(arguments) = json!({ "command": command, "run_in_background": true }) else {
-        unreachable!()
-    };
-    let response = harness
-        .client
-        .call_tool_once(CallToolRequestParams::new("shell").with_arguments(arguments))
-        .await
-        .unwrap();
-    let CallToolResponse::Task(created) = response else {
-        panic!("expected an MCP task, got {response:?}")
-    };
-    let message = created.task.status_message.clone().unwrap_or_default();
-    // `Started bash_1 (pid 123). Output: …`, one line.
-    let rest = message.strip_prefix("Started ").expect(&message);
-    let (id, rest) = rest.split_once(" (pid ").expect(&message);
-    let (pid, _) = rest.split_once(')').expect(&message);
-    assert!(!message.contains('\n'), "{message}");
-    (id.to_owned(), pid.parse().unwrap(), created.task.task_id)
-}
+use crate::support::{
+    Harness, Pushed, WAIT, notified, start, start_as_mcp_task, start_task, start_with_tasks, text,
+};
 
 /// The MCP task's end: its final payload, polled with `tasks/get`.
 async fn settled(harness: &Harness, mcp_task: &str) -> TaskPayload {

@@ -5,13 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
     LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
     TaskStatusNotificationParams,
 };
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::{ClientHandler, ServiceExt};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc};
 use zidane_mcp::{McpServeError, ServeOptions, serve_io};
 use zidane_test_support::{alive, poll_until};
@@ -286,4 +286,27 @@ pub async fn until_ended(harness: &Harness, task_id: &str) {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// A background start as an MCP task: the task's id and pid (from the status message a
+/// host shows the model) and the MCP task's id.
+pub async fn start_as_mcp_task(harness: &Harness, command: &str) -> (String, u32, String) {
+    let Value::Object(arguments) = json!({ "command": command, "run_in_background": true }) else {
+        unreachable!()
+    };
+    let response = harness
+        .client
+        .call_tool_once(CallToolRequestParams::new("shell").with_arguments(arguments))
+        .await
+        .unwrap();
+    let CallToolResponse::Task(created) = response else {
+        panic!("expected an MCP task, got {response:?}")
+    };
+    let message = created.task.status_message.clone().unwrap_or_default();
+    // `Started bash_1 (pid 123). Output: …`, one line.
+    let rest = message.strip_prefix("Started ").expect(&message);
+    let (id, rest) = rest.split_once(" (pid ").expect(&message);
+    let (pid, _) = rest.split_once(')').expect(&message);
+    assert!(!message.contains('\n'), "{message}");
+    (id.to_owned(), pid.parse().unwrap(), created.task.task_id)
 }
