@@ -13,9 +13,8 @@ use tracing::Instrument;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
-    KillReason, OutputChunk, Probe, ProbeOutcome, ReadRange, ReadResult, Result, Screen,
-    StdinMode, TaskEntry,
-    TaskExitInfo, TaskId, TaskInput, TtySize, validate_command, wait_for_exit,
+    KillReason, OutputChunk, Probe, ProbeOutcome, ReadRange, ReadResult, Result, Screen, StdinMode,
+    TaskEntry, TaskExitInfo, TaskId, TaskInput, TtySize, validate_command, wait_for_exit,
 };
 use zidane_context::{ChildEnv, EnvPolicy, WithheldVar, is_zidane_secret};
 
@@ -33,12 +32,12 @@ use crate::spawn::{resolve_cwd, validate_env};
 use crate::task::budget::Budgets;
 use crate::task::follow::follow;
 use crate::task::input::InputEnd;
-use crate::task::terminal_screen::TerminalScreen;
 use crate::task::kill_wait::kill_and_wait;
 use crate::task::log_file::LogWriter;
 use crate::task::registry::Registry;
 use crate::task::spawn_on_wake::FirstPoll;
 use crate::task::supervise::Supervisor;
+use crate::task::terminal_screen::TerminalScreen;
 use crate::task::timestamp::next_context_timestamp;
 use crate::task::watchdog::StallWatch;
 use crate::task::{NewTask, Task};
@@ -417,12 +416,12 @@ impl ExecutionContext for ProcessContext {
             io,
         );
         let (mut spawned, log, output_path) = match started {
-                Ok(started) => started,
-                Err(error) => {
-                    self.registry.cancel(reservation);
-                    return Err(error);
-                }
-            };
+            Ok(started) => started,
+            Err(error) => {
+                self.registry.cancel(reservation);
+                return Err(error);
+            }
+        };
         let started_at = Utc::now();
         let pid = spawned.pid;
         let Some(processes) = TaskProcesses::of_leader(pid).map(|p| p.with_marker(marker)) else {
@@ -443,7 +442,11 @@ impl ExecutionContext for ProcessContext {
             (Some(fd), None) => nix::sys::stat::fstat(fd).ok().map(|stat| stat.st_ino),
             _ => None,
         };
-        let input = match spawned.input.take().map(|fd| InputEnd::new(fd, terminal.is_some())) {
+        let input = match spawned
+            .input
+            .take()
+            .map(|fd| InputEnd::new(fd, terminal.is_some()))
+        {
             None => None,
             Some(Ok(input)) => Some(input),
             Some(Err(source)) => {
@@ -622,7 +625,11 @@ impl ExecutionContext for ProcessContext {
         end.write(task_id, input).await.map(Some)
     }
 
-    async fn read_screen(&self, handle: ExecutionHandle, task_id: TaskId) -> Result<Option<Screen>> {
+    async fn read_screen(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Result<Option<Screen>> {
         let Some(task) = self.registry.task(handle, task_id)? else {
             return Ok(None);
         };

@@ -10,10 +10,10 @@ use zidane_context::{
     CancellationToken, ContextError, DEFAULT_EXEC_OUTPUT_BYTES, ExecOutput, Result, Signal,
 };
 
+use crate::builder::ProcessPath;
 use crate::containment::TaskProcesses;
 use crate::containment::owner_marker::OwnerMarker;
 use crate::spawn::shell::Shell;
-use crate::builder::ProcessPath;
 use crate::spawn::{TaskEnv, spawn_shell};
 use crate::task::kill::{Escalation, Next};
 use crate::task::leader::LeaderExit;
@@ -60,7 +60,7 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
         None,
         crate::spawn::TaskIo::Plain,
     )
-        .map_err(|error| ContextError::spawn(run.command, error.into_source()))?;
+    .map_err(|error| ContextError::spawn(run.command, error.into_source()))?;
     let processes = TaskProcesses::of_leader(spawned.pid)
         .map(|p| p.with_marker(run.marker))
         .ok_or_else(|| {

@@ -77,7 +77,10 @@ mod tests {
         let ProbeOutcome::NotReady { reason } = outcome else {
             panic!("{outcome:?}");
         };
-        assert!(reason.starts_with(&format!("connect to 127.0.0.1:{port}: ")), "{reason}");
+        assert!(
+            reason.starts_with(&format!("connect to 127.0.0.1:{port}: ")),
+            "{reason}"
+        );
     }
 
     #[tokio::test]

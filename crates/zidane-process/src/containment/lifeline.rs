@@ -81,11 +81,7 @@ fn script(owner: OwnerId, grace: Duration) -> Option<String> {
         tracing::warn!("no lifeline: /proc is not mounted");
         return None;
     }
-    let marker = format!(
-        "{}={}",
-        crate::OWNER_MARKER_VAR,
-        owner.context_prefix()
-    );
+    let marker = format!("{}={}", crate::OWNER_MARKER_VAR, owner.context_prefix());
     let grace = format!("{}.{:03}", grace.as_secs(), grace.subsec_millis());
     // `exec 3<&0`: a background list's stdin is /dev/null, so the pipe travels as fd 3.
     // `grep -z` reads each environment NUL-separated, `^` anchoring at each variable.

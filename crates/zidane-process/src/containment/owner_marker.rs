@@ -225,7 +225,6 @@ pub(crate) struct WouldWait;
 /// new environment.
 const EXEC_SETTLE: Duration = Duration::from_millis(20);
 
-
 /// The owner marker in a process's environment, if it carries a well-formed one.
 ///
 /// A process in the middle of `execve` shows an empty environment for a moment (its new

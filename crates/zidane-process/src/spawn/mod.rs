@@ -6,8 +6,8 @@
 
 mod pipe;
 pub(crate) mod shell;
-pub(crate) mod terminal;
 pub(crate) mod task_shell;
+pub(crate) mod terminal;
 #[cfg(target_os = "linux")]
 pub(crate) mod vfork_spawn;
 
@@ -177,8 +177,7 @@ pub(crate) fn spawn_shell(
             fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(SpawnError::start)?;
             let (child_input, input) = if io == TaskIo::InputPipe {
                 let (child_end, our_end) = cloexec_pipe().map_err(SpawnError::start)?;
-                fcntl(&our_end, FcntlArg::F_SETFL(OFlag::O_NONBLOCK))
-                    .map_err(SpawnError::start)?;
+                fcntl(&our_end, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(SpawnError::start)?;
                 (Some(child_end), Some(our_end))
             } else {
                 (None, None)

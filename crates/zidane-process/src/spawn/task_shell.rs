@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use zidane_context::{ContextError, Result, TaskId};
 
-use crate::spawn::shell::Shell;
 use crate::builder::ProcessPath;
+use crate::spawn::shell::Shell;
 use crate::spawn::{SpawnError, Spawned, TaskEnv, TaskIo, spawn_shell};
 use crate::task::log_file::{create_output_dir, log_error};
 use crate::task::timestamp::task_log_path;

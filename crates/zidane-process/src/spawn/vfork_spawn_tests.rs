@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::ExitStatus;
 
 use nix::fcntl::{OFlag, open};
-use nix::unistd::Pid;
 use nix::sys::stat::Mode;
+use nix::unistd::Pid;
 
 use super::*;
 
@@ -133,7 +133,9 @@ fn runs_in_cwd_with_exactly_the_given_environment() {
     )
     .unwrap();
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
-    let pid = started(spawn(&shell, write.as_fd(), None, false)).unwrap().pid;
+    let pid = started(spawn(&shell, write.as_fd(), None, false))
+        .unwrap()
+        .pid;
     drop(write);
     let mut output = String::new();
     File::from(read).read_to_string(&mut output).unwrap();
@@ -265,4 +267,3 @@ fn a_start_that_fails_after_the_log_says_so_and_closes_it() {
         .collect();
     assert!(holders.is_empty(), "still open: {holders:?}");
 }
-
