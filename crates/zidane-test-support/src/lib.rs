@@ -32,6 +32,7 @@
 
 pub use crate::bench::{percentiles, print_driver_line, round1};
 pub use crate::binary::assert_answers_help_and_version;
+pub use crate::env_lines::env_of;
 pub use crate::model_server::{
     Exchange, GATE_WAIT, Gate, OFF_SCRIPT_TEXT, ScriptedModel, Step, ToolCall, Turn, tool_results,
 };
@@ -46,6 +47,7 @@ pub use crate::tmpfs::Tmpfs;
 
 mod bench;
 mod binary;
+mod env_lines;
 mod model_server;
 mod orphans;
 mod poll;

@@ -522,9 +522,9 @@ fn chat_usage() -> Value {
     json!({ "prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110 })
 }
 
-/// A non-streamed Chat Completions answer.
-fn chat_completion(turn: &Turn, model: &str, ordinal: usize) -> Value {
-    let (message, finish) = match turn {
+/// A turn as a Chat Completions assistant message, and its finish reason.
+fn chat_message(turn: &Turn, ordinal: usize) -> (Value, &'static str) {
+    match turn {
         Turn::Text(text) => (json!({ "role": "assistant", "content": text }), "stop"),
         Turn::Calls(calls) => (
             json!({
@@ -534,7 +534,12 @@ fn chat_completion(turn: &Turn, model: &str, ordinal: usize) -> Value {
             }),
             "tool_calls",
         ),
-    };
+    }
+}
+
+/// A non-streamed Chat Completions answer.
+fn chat_completion(turn: &Turn, model: &str, ordinal: usize) -> Value {
+    let (message, finish) = chat_message(turn, ordinal);
     json!({
         "id": format!("chatcmpl-{ordinal}"),
         "object": "chat.completion",
@@ -549,17 +554,8 @@ fn chat_completion(turn: &Turn, model: &str, ordinal: usize) -> Value {
 /// call whole: id, name and arguments), a chunk with the finish reason and the usage,
 /// then `[DONE]`.
 fn chat_stream(turn: &Turn, model: &str, ordinal: usize) -> String {
-    let (delta, finish) = match turn {
-        Turn::Text(text) => (json!({ "role": "assistant", "content": text }), "stop"),
-        Turn::Calls(calls) => (
-            json!({
-                "role": "assistant",
-                "content": null,
-                "tool_calls": chat_tool_calls(calls, ordinal),
-            }),
-            "tool_calls",
-        ),
-    };
+    // One delta carries the whole message.
+    let (delta, finish) = chat_message(turn, ordinal);
     let chunk = |choice: Value, usage: Value| {
         json!({
             "id": format!("chatcmpl-{ordinal}"),

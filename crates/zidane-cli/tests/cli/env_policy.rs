@@ -3,11 +3,11 @@
 //! environment never reach one; `--print-env-policy` shows the user what is withheld;
 //! and configuration zidane does not accept stops it before it serves.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
+use zidane_test_support::env_of;
 
 use crate::mcp_support::{StdioServer, UserDirBy};
 use crate::support::{wait_bounded, zidane};
@@ -30,15 +30,6 @@ fn config_home(text: &str) -> tempfile::TempDir {
     std::fs::create_dir(home.path().join("zidane")).unwrap();
     std::fs::write(home.path().join("zidane/config.toml"), text).unwrap();
     home
-}
-
-/// `env`'s lines as a map.
-fn env_of(output: &str) -> BTreeMap<String, String> {
-    output
-        .lines()
-        .filter_map(|line| line.split_once('='))
-        .map(|(name, value)| (name.to_owned(), value.to_owned()))
-        .collect()
 }
 
 /// What a foreground `env` and a background one printed under a `zidane mcp` started

@@ -11,6 +11,8 @@ use zidane_context::{
     BackgroundOptions, CancellationToken, ExecOptions, ExecutionContext, TaskStatus,
 };
 
+use zidane_test_support::env_of;
+
 use crate::support::{WAIT, cluster};
 
 /// What the worker's environment holds that no task may see.
@@ -21,15 +23,6 @@ const SECRETS: [(&str, &str); 5] = [
     ("GITHUB_TOKEN", "gh-worker-secret-4"),
     ("DB_PASSWORD", "pw-worker-secret-5"),
 ];
-
-/// `env`'s lines as a map.
-fn env_of(output: &str) -> BTreeMap<String, String> {
-    output
-        .lines()
-        .filter_map(|line| line.split_once('='))
-        .map(|(name, value)| (name.to_owned(), value.to_owned()))
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_task_on_a_worker_sees_the_secrets_of_its_environment() {
