@@ -9,7 +9,7 @@ use zidane_context::{ChildEnv, EnvPolicy, command_excerpt};
 use zidane_context::{ContextError, ExecutionContext};
 
 use crate::containment;
-use crate::containment::orphan_sweep::SweptProcess;
+use crate::containment::swept::SweptProcess;
 use crate::context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
 use crate::read::READ_BUDGET_BYTES;
 use crate::spawn::shell::Shell;

@@ -20,8 +20,8 @@ use zidane_context::{ChildEnv, EnvPolicy, WithheldVar, is_zidane_secret};
 
 use crate::builder::{ProcessContextBuilder, ProcessPath};
 use crate::containment::lifeline::Lifeline;
-use crate::containment::orphan_sweep::SweptProcess;
 use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
+use crate::containment::swept::SweptProcess;
 use crate::containment::{self, TaskProcesses};
 use crate::exec::{ForegroundRun, run as run_foreground};
 use crate::read::read_file;
@@ -315,14 +315,8 @@ impl ExecutionContext for ProcessContext {
             }
         }
         // Then whatever left the groups, of running and ended tasks alike.
-        let works = tasks.iter().map(|task| MarkedWork::Task(task.id)).collect();
-        // One bound covering every task; a task without one makes the scan unbounded.
-        let bound = tasks
-            .iter()
-            .map(|task| task.scan_bound)
-            .reduce(|a, b| a.zip(b).map(|(a, b)| a.widen(b)))
-            .flatten();
-        containment::end_escapees(self.owner, works, bound, self.kill_grace).await;
+        containment::end_escapees_of(tasks.iter().map(|task| &task.processes), self.kill_grace)
+            .await;
         failure.map_or(Ok(()), Err)
     }
 
@@ -424,15 +418,7 @@ impl ExecutionContext for ProcessContext {
         };
         let started_at = Utc::now();
         let pid = spawned.pid;
-        let Some(processes) = TaskProcesses::of_leader(pid).map(|p| p.with_marker(marker)) else {
-            // Cannot happen for a child we just spawned; refuse rather than signal
-            // the wrong group later.
-            self.registry.cancel(reservation);
-            return Err(ContextError::spawn(
-                command,
-                std::io::Error::other("spawned child has an impossible pid"),
-            ));
-        };
+        let processes = spawned.processes.with_marker(marker);
         let output = Arc::new(spawned.output);
         let terminal = match io {
             TaskIo::Terminal(size) => Some(Arc::new(TerminalScreen::new(size))),
@@ -466,7 +452,7 @@ impl ExecutionContext for ProcessContext {
             cwd,
             output_path: output_path.clone(),
             started_at,
-            scan_bound: processes.scan_bound(),
+            processes: processes.clone(),
             on_exit: options.on_exit,
             output: output.clone(),
             input,
@@ -549,13 +535,7 @@ impl ExecutionContext for ProcessContext {
             Some(exit) => exit,
             None => kill_and_wait(&task, KillReason::Requested, self.kill_grace).await?,
         };
-        containment::end_escapees(
-            self.owner,
-            vec![MarkedWork::Task(task_id)],
-            task.scan_bound,
-            self.kill_grace,
-        )
-        .await;
+        task.processes.end_escapees(self.kill_grace).await;
         Ok(Some(exit))
     }
 

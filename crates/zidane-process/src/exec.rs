@@ -1,7 +1,6 @@
 //! Foreground commands: run to completion, keep the tail of the output, and kill the
 //! whole process group on timeout, cancellation, or when the caller stops waiting.
 
-use std::os::fd::AsFd;
 use std::path::Path;
 use std::time::Duration;
 
@@ -17,7 +16,7 @@ use crate::spawn::shell::Shell;
 use crate::spawn::{TaskEnv, spawn_shell};
 use crate::task::kill::{Escalation, Next};
 use crate::task::leader::LeaderExit;
-use crate::task::log_file::read_pipe;
+use crate::task::output_pipe::read_pipe;
 
 /// Bytes read from the pipe per system call.
 const READ_CHUNK: usize = 64 * 1024;
@@ -61,16 +60,9 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
         crate::spawn::TaskIo::Plain,
     )
     .map_err(|error| ContextError::spawn(run.command, error.into_source()))?;
-    let processes = TaskProcesses::of_leader(spawned.pid)
-        .map(|p| p.with_marker(run.marker))
-        .ok_or_else(|| {
-            ContextError::spawn(
-                run.command,
-                std::io::Error::other("spawned child has an impossible pid"),
-            )
-        })?;
+    let processes = spawned.processes.with_marker(run.marker);
     // If the caller drops this future mid-run, nothing else would end the group.
-    let mut guard = KillOnDrop(Some(processes));
+    let mut guard = KillOnDrop(Some(processes.clone()));
     let mut leader = spawned.leader;
     let output = spawned.output;
 
@@ -106,7 +98,7 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
                 let mut budget = READ_BUDGET;
                 while !eof && budget > 0 {
                     // try_io clears the reactor's readiness when the pipe is empty.
-                    match output.try_io(|| read_pipe(output.as_fd(), &mut chunk)) {
+                    match output.try_read_with(|pipe| read_pipe(pipe, &mut chunk)) {
                         Ok(0) => eof = true,
                         Ok(n) => {
                             tail.push(&chunk[..n]);
@@ -119,12 +111,12 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
             }
             () = cancel.cancelled(), if ended.is_none() => {
                 ended = Some(Ended::Cancelled);
-                escalation.start(processes, run.kill_grace);
+                escalation.start(&processes, run.kill_grace);
             }
             () = sleep_until(deadline), if deadline.is_some() => {
                 if escalation.started() {
                     let reaped = leader.poll_now().is_some();
-                    match escalation.on_deadline(processes, reaped) {
+                    match escalation.on_deadline(&processes, reaped) {
                         Next::Probed | Next::StopWaitingForEof => {}
                         Next::Wait => leader.wait_in_background(),
                         Next::Abandon => {
@@ -134,7 +126,7 @@ pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
                     }
                 } else {
                     ended = Some(Ended::TimedOut);
-                    escalation.start(processes, run.kill_grace);
+                    escalation.start(&processes, run.kill_grace);
                 }
             }
         }

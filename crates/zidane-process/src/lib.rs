@@ -78,7 +78,7 @@ macro_rules! unix_only {
 // Every item only on Unix, so that elsewhere the error above is the only one.
 unix_only! {
     pub use builder::{BadEnvValue, PROCESS_PATH_VAR, ProcessContextBuilder, ProcessPath};
-    pub use containment::orphan_sweep::{OrphanOwner, SweptProcess};
+    pub use containment::swept::{OrphanOwner, SweptProcess};
     pub use containment::owner_marker::OWNER_MARKER_VAR;
     pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, TERMINAL_TERM};
     pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
@@ -95,6 +95,8 @@ unix_only! {
     /// rooms together.
     mod context;
     mod exec;
+    /// Reading a file at an offset, without moving a shared cursor.
+    mod file_at;
     /// Readiness probes of this machine: a port's connect, a URL's GET.
     mod probe;
     mod read;

@@ -14,12 +14,13 @@
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read};
-use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use zidane_context::{ContextError, ReadRange, ReadResult};
+
+use crate::file_at::read_exact_at;
 
 /// Bytes kept of one line; the rest of a longer line is replaced by a note.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
@@ -45,10 +46,7 @@ pub(crate) fn read_window(
     refuse_unless_regular(&std::fs::metadata(path)?)?;
     // Non-blocking: should the path have become a FIFO since, opening it cannot wait
     // for a writer, and the check below refuses it.
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
+    let file = open_for_reading(path)?;
     let metadata = file.metadata()?;
     refuse_unless_regular(&metadata)?;
     if range.from_end {
@@ -96,7 +94,7 @@ fn read_tail(
     // A final `\n` ends the last line rather than starting another.
     let mut end = len;
     if len > 0 {
-        file.read_exact_at(&mut block[..1], len - 1)?;
+        read_exact_at(file, &mut block[..1], len - 1)?;
         read += 1;
         if block[0] == b'\n' {
             end -= 1;
@@ -115,7 +113,7 @@ fn read_tail(
         }
         let take = (pos.min(BLOCK as u64)).min(budget - read) as usize;
         let from = pos - take as u64;
-        file.read_exact_at(&mut block[..take], from)?;
+        read_exact_at(file, &mut block[..take], from)?;
         read += take as u64;
         for (i, byte) in block[..take].iter().enumerate().rev() {
             if *byte == b'\n' {
@@ -151,7 +149,7 @@ fn read_tail(
             return Err(cancelled_error());
         }
         let take = (len - at).min(BLOCK as u64) as usize;
-        file.read_exact_at(&mut block[..take], at)?;
+        read_exact_at(file, &mut block[..take], at)?;
         read += take as u64;
         window.feed(&block[..take]);
         at += take as u64;
@@ -169,7 +167,7 @@ fn earliest_newline(file: &File, from: u64, end: u64) -> io::Result<Option<u64>>
     let mut at = from;
     while at < end {
         let take = (end - at).min(BLOCK as u64) as usize;
-        file.read_exact_at(&mut block[..take], at)?;
+        read_exact_at(file, &mut block[..take], at)?;
         if let Some(i) = block[..take].iter().position(|b| *b == b'\n') {
             return Ok(Some(at + i as u64));
         }
@@ -194,6 +192,20 @@ fn more_to_read(mut file: File) -> io::Result<bool> {
     }
 }
 
+/// Opens `path` to read. On Unix non-blocking and without taking a controlling
+/// terminal: should the path have become a FIFO or a device since it was checked,
+/// opening it cannot wait for a writer or change the session.
+fn open_for_reading(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NONBLOCK | libc::O_NOCTTY,
+    );
+    options.open(path)
+}
+
 /// Refuses anything but a regular file, naming what it is.
 fn refuse_unless_regular(metadata: &Metadata) -> io::Result<()> {
     let kind = metadata.file_type();
@@ -206,7 +218,18 @@ fn refuse_unless_regular(metadata: &Metadata) -> io::Result<()> {
             "is a directory, not a regular file",
         ));
     }
-    let what = if kind.is_fifo() {
+    let what = special_kind(kind);
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("is {what}; only regular files can be read"),
+    ))
+}
+
+/// What a special file is, in words.
+#[cfg(unix)]
+fn special_kind(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
         "a FIFO (named pipe)"
     } else if kind.is_char_device() {
         "a character device"
@@ -216,11 +239,14 @@ fn refuse_unless_regular(metadata: &Metadata) -> io::Result<()> {
         "a socket"
     } else {
         "not a regular file"
-    };
-    Err(io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!("is {what}; only regular files can be read"),
-    ))
+    }
+}
+
+/// What a special file is, in words: Windows' metadata tells only files, directories
+/// and links apart.
+#[cfg(windows)]
+fn special_kind(_kind: std::fs::FileType) -> &'static str {
+    "not a regular file"
 }
 
 /// How many `\n` bytes `block` holds.

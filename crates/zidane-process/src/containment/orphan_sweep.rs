@@ -10,40 +10,10 @@
 
 use std::time::Duration;
 
-use zidane_context::TaskId;
-
 use crate::containment::escapees;
 use crate::containment::proc_scan::{MarkedProcess, ProcUnavailable};
 use crate::containment::procfs;
-
-/// A process the orphan sweep ended: a task (or a descendant of one) whose owning host
-/// is no longer alive.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct SweptProcess {
-    /// Its pid (free again now, and possibly reused by the time you read this).
-    pub pid: u32,
-    /// Its command line just before the sweep ended it, arguments joined by spaces;
-    /// empty if it could not be read.
-    pub command_line: String,
-    /// The host that started it and is gone.
-    pub owner: OrphanOwner,
-    /// The id of the background task it belonged to in its owner's context; `None` for
-    /// a process of a foreground command.
-    pub task_id: Option<TaskId>,
-}
-
-/// The host process named by an orphan's marker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct OrphanOwner {
-    /// The host's pid when it ran.
-    pub pid: u32,
-    /// The host's start time in clock ticks since boot (field 22 of
-    /// `/proc/<pid>/stat`): with the pid, it names that host and no later process that
-    /// reuses its pid.
-    pub start_time: u64,
-}
+use crate::containment::swept::{OrphanOwner, SweptProcess};
 
 /// Finds the processes whose owner is gone and ends them TERM-then-KILL (`grace`
 /// between the two). Returns the ones it ended; any that outlived SIGKILL are logged.

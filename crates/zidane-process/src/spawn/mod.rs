@@ -4,34 +4,34 @@
 //! path (and where the kernel refuses the fast one) through `std::process::Command`.
 //! Either way the child gets exactly the [`TaskEnv`] it is given, nothing of ours.
 
+#[cfg(unix)]
 mod pipe;
 pub(crate) mod shell;
 pub(crate) mod task_shell;
+#[cfg(unix)]
 pub(crate) mod terminal;
+#[cfg(unix)]
+mod unix;
 #[cfg(target_os = "linux")]
 pub(crate) mod vfork_spawn;
+#[cfg(windows)]
+mod windows;
+
+#[cfg(unix)]
+pub(crate) use unix::{Child, TaskInput, spawn_shell};
+#[cfg(windows)]
+pub(crate) use windows::{TaskInput, spawn_shell};
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::fs::File;
 use std::io;
-use std::os::fd::OwnedFd;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-use nix::fcntl::{FcntlArg, OFlag, fcntl};
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
-use tokio::net::unix::pipe::Receiver;
 use zidane_context::{ContextError, Result};
 
-use crate::builder::ProcessPath;
-use crate::spawn::pipe::cloexec_pipe;
-use crate::spawn::shell::Shell;
-use crate::spawn::terminal::open_terminal;
+use crate::containment::TaskProcesses;
 use crate::task::leader::Leader;
-use crate::task::log_file::open_new;
+use crate::task::output_pipe::OutputPipe;
 
 /// A command's whole environment: the context's [`ChildEnv`](zidane_context::ChildEnv)
 /// with the command's own variables and its owner marker on top. A child gets exactly
@@ -92,22 +92,16 @@ pub(crate) enum TaskIo {
 pub(crate) struct Spawned {
     pub(crate) leader: Leader,
     pub(crate) pid: u32,
-    /// Non-blocking, close-on-exec, registered with the runtime's reactor.
-    pub(crate) output: Receiver,
+    /// Every process of the task: its group (Unix) or its job (Windows).
+    pub(crate) processes: TaskProcesses,
+    /// Registered with the runtime.
+    pub(crate) output: OutputPipe,
     /// Where the task's input is written: the write end of its stdin pipe, or its
     /// terminal's master (another descriptor of the one `output` reads). Non-blocking,
     /// close-on-exec. `None` for [`TaskIo::Plain`].
-    pub(crate) input: Option<OwnedFd>,
+    pub(crate) input: Option<TaskInput>,
     /// The log created for it, when one was asked for.
-    pub(crate) log: Option<File>,
-}
-
-/// A child a spawn started.
-#[derive(Debug)]
-pub(crate) struct Child {
-    pub(crate) pid: Pid,
-    /// The log it created, if one was asked for.
-    pub(crate) log: Option<OwnedFd>,
+    pub(crate) log: Option<std::fs::File>,
 }
 
 /// Why a spawn started nothing.
@@ -137,203 +131,10 @@ impl SpawnError {
     }
 }
 
-/// The descriptors a child is started with: its stdout and stderr (`output`), its
-/// stdin (`None`: `/dev/null`), and whether it starts a session on that stdin (a
-/// terminal).
-#[derive(Debug)]
-pub(crate) struct ChildIo {
-    pub(crate) output: OwnedFd,
-    pub(crate) input: Option<OwnedFd>,
-    pub(crate) session: bool,
-}
-
-/// Starts `command` under `shell` in a new process group, stdout and stderr both the
-/// write end of one pipe (so their bytes stay in write order), stdin on `/dev/null`
-/// ([`TaskIo::Plain`]) or a pipe ([`TaskIo::InputPipe`]); or, for
-/// [`TaskIo::Terminal`], in a session of its own whose controlling terminal is a new
-/// pseudo-terminal, its stdin, stdout and stderr. With `log`, that file is created
-/// first, as [`open_new`] does (by the spawn's child when it can: see `vfork_spawn`);
-/// if it cannot be, nothing is started. `path` picks the mechanism.
-///
-/// Every descriptor made here is close-on-exec, so no other task inherits this one's
-/// pipe; the parent's copies of the write end (of the terminal's slave) are gone when
-/// this returns, so the read end sees end-of-file as soon as the last process holding
-/// it exits.
-pub(crate) fn spawn_shell(
-    shell: &Shell,
-    path: ProcessPath,
-    command: &str,
-    cwd: &Path,
-    env: &TaskEnv,
-    log: Option<&Path>,
-    io: TaskIo,
-) -> Result<Spawned, SpawnError> {
-    let (read, child_io, input) = match io {
-        TaskIo::Plain | TaskIo::InputPipe => {
-            let (read, write) = cloexec_pipe().map_err(SpawnError::start)?;
-            // Only our end is non-blocking: the task must block on a full pipe
-            // (backpressure), not get EAGAIN. O_NONBLOCK lives on the open file
-            // description of each end.
-            fcntl(&read, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(SpawnError::start)?;
-            let (child_input, input) = if io == TaskIo::InputPipe {
-                let (child_end, our_end) = cloexec_pipe().map_err(SpawnError::start)?;
-                fcntl(&our_end, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).map_err(SpawnError::start)?;
-                (Some(child_end), Some(our_end))
-            } else {
-                (None, None)
-            };
-            let child_io = ChildIo {
-                output: write,
-                input: child_input,
-                session: false,
-            };
-            (read, child_io, input)
-        }
-        TaskIo::Terminal(size) => {
-            let terminal = open_terminal(size).map_err(SpawnError::start)?;
-            let child_io = ChildIo {
-                input: Some(terminal.slave.try_clone().map_err(SpawnError::start)?),
-                output: terminal.slave,
-                session: true,
-            };
-            (terminal.master, child_io, Some(terminal.input))
-        }
-    };
-    #[cfg(target_os = "linux")]
-    let child = if path.is_fast() {
-        spawn_fast(shell, command, cwd, env, log, child_io)?
-    } else {
-        start_with_std(shell, command, cwd, env, log, None, child_io)?
-    };
-    // Off Linux every path is the portable one.
-    #[cfg(not(target_os = "linux"))]
-    let child = {
-        let _ = path;
-        start_with_std(shell, command, cwd, env, log, None, child_io)?
-    };
-    // Only the child holds the write end now.
-    let log_made = child.log.is_some();
-    let leader = Leader::new(child.pid);
-    // "Unchecked" only skips tokio's fstat that the descriptor is a readable pipe: we
-    // just made it one, and made it non-blocking above.
-    let output = Receiver::from_owned_fd_unchecked(read).map_err(|source| {
-        // It runs, but we could not watch its output: end it rather than leave it
-        // loose (dropping `leader` reaps it once it is gone).
-        let _ = killpg(child.pid, Signal::SIGKILL);
-        SpawnError::Start { source, log_made }
-    })?;
-    Ok(Spawned {
-        leader,
-        pid: child.pid.as_raw().unsigned_abs(),
-        output,
-        input,
-        log: child.log.map(File::from),
-    })
-}
-
-/// The fast start ([`vfork_spawn`]), or [`start_with_std`] where the kernel refuses it.
-#[cfg(target_os = "linux")]
-fn spawn_fast(
-    shell: &Shell,
-    command: &str,
-    cwd: &Path,
-    env: &TaskEnv,
-    log: Option<&Path>,
-    io: ChildIo,
-) -> Result<Child, SpawnError> {
-    use std::os::fd::AsFd;
-
-    use vfork_spawn::{ShellCommand, Spawn};
-    let mut prepared = ShellCommand::new(command, cwd, env)
-        .and_then(|prepared| prepared.with_shell(shell))
-        .map_err(SpawnError::start)?;
-    if let Some(path) = log {
-        prepared = prepared.with_log(path).map_err(SpawnError::start)?;
-    }
-    let started = vfork_spawn::spawn(
-        &prepared,
-        io.output.as_fd(),
-        io.input.as_ref().map(AsFd::as_fd),
-        io.session,
-    )?;
-    match started {
-        Spawn::Started(child) => Ok(child),
-        Spawn::Refused { log: made } => start_with_std(shell, command, cwd, env, log, made, io),
-    }
-}
-
-/// The portable start, also where the kernel refused `vfork_spawn`'s way: the log (unless the
-/// refused child made it already, `made`), then the shell through std.
-fn start_with_std(
-    shell: &Shell,
-    command: &str,
-    cwd: &Path,
-    env: &TaskEnv,
-    log: Option<&Path>,
-    made: Option<OwnedFd>,
-    io: ChildIo,
-) -> Result<Child, SpawnError> {
-    let log = match (made, log) {
-        (Some(made), _) => Some(made),
-        (None, Some(path)) => Some(open_new(path).map_err(SpawnError::Log)?.into()),
-        (None, None) => None,
-    };
-    let log_made = log.is_some();
-    let pid = spawn_with_std(shell, command, cwd, env, io)
-        .map_err(|source| SpawnError::Start { source, log_made })?;
-    Ok(Child { pid, log })
-}
-
-/// The start through `std::process::Command`: the portable path, and where the kernel
-/// refuses `vfork_spawn`'s way. The child inherits every descriptor of ours that is not
-/// close-on-exec (std's behaviour), and of our environment nothing: it gets `env`.
-fn spawn_with_std(
-    shell: &Shell,
-    command: &str,
-    cwd: &Path,
-    env: &TaskEnv,
-    io: ChildIo,
-) -> io::Result<Pid> {
-    // `try_clone` dups with F_DUPFD_CLOEXEC.
-    let write_for_stderr = io.output.try_clone()?;
-    let mut child = Command::new(shell.path());
-    child
-        .args(shell.args())
-        .arg(command)
-        .current_dir(cwd)
-        .env_clear()
-        .envs(env)
-        .stdin(io.input.map_or_else(Stdio::null, Stdio::from))
-        .stdout(Stdio::from(io.output))
-        .stderr(Stdio::from(write_for_stderr));
-    if io.session {
-        crate::sys::start_session_on_terminal(&mut child);
-    } else {
-        child.process_group(0);
-    }
-    // Dropping the `Child` neither waits for nor kills it: `Leader` reaps it by pid.
-    let spawned = child.spawn()?;
-    i32::try_from(spawned.id())
-        .map(Pid::from_raw)
-        .map_err(|_| io::Error::other("spawned child has an impossible pid"))
-    // `child` drops here, and with it this side's copies of the write end.
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sh() -> Shell {
-        Shell::new("/bin/sh")
-    }
-
-    fn plain(output: OwnedFd) -> ChildIo {
-        ChildIo {
-            output,
-            input: None,
-            session: false,
-        }
-    }
 
     #[test]
     fn refuses_env_the_os_cannot_pass() {
@@ -345,69 +146,4 @@ mod tests {
         assert!(validate_env(&one("A", "x=y")).is_ok());
     }
 
-    /// The fallback creates the log itself, as the child would have, and refuses to
-    /// start when it cannot.
-    #[test]
-    fn std_fallback_creates_the_log_first_or_starts_nothing() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("bash_1.log");
-        let marker = dir.path().join("ran");
-        let command = format!("touch '{}'", marker.display());
-        let no_env = TaskEnv::new();
-        // Each start gets its own pipe; its read end lives as long as the caller keeps it.
-        let start = || {
-            let (read, write) = cloexec_pipe().unwrap();
-            let started = start_with_std(
-                &sh(),
-                &command,
-                dir.path(),
-                &no_env,
-                Some(&path),
-                None,
-                plain(write),
-            );
-            (started, read)
-        };
-
-        let (started, _read) = start();
-        let child = started.unwrap();
-        assert!(
-            crate::sys::reap(child.pid, true)
-                .unwrap()
-                .unwrap()
-                .success()
-        );
-        assert!(child.log.is_some() && marker.exists());
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
-
-        // The name is taken now: an error, and the command does not run again.
-        std::fs::remove_file(&marker).unwrap();
-        match start().0 {
-            Err(SpawnError::Log(error)) => {
-                assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
-            }
-            other => panic!("expected a log error, got {other:?}"),
-        }
-        assert!(!marker.exists());
-    }
-
-    /// The fallback for kernels that refuse `vfork_spawn`: same group, same output.
-    #[test]
-    fn std_fallback_starts_the_shell_in_its_own_group() {
-        use std::io::Read;
-        let (read, write) = cloexec_pipe().unwrap();
-        let env = TaskEnv::from([("GREETING".into(), "hi".into())]);
-        let command = "echo $GREETING; echo err >&2; read -r _ _ _ _ group _ </proc/$$/stat; \
-                       [ $group = $$ ] && echo leads; exit 4";
-        let pid = spawn_with_std(&sh(), command, Path::new("/"), &env, plain(write)).unwrap();
-        let mut output = String::new();
-        std::fs::File::from(read)
-            .read_to_string(&mut output)
-            .unwrap();
-        let status = crate::sys::reap(pid, true).unwrap().unwrap();
-        assert_eq!(output, "hi\nerr\nleads\n");
-        assert_eq!(status.code(), Some(4));
-    }
 }

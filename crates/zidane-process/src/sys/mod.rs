@@ -1,114 +1,22 @@
-//! Every call into the C library and the kernel that Rust cannot check: `waitpid` and
-//! `waitid`, taking ownership of a descriptor the kernel just handed out, and (Linux,
-//! in `vfork_child`) the `vfork`-style `clone` and what its child does before
-//! `exec`, (macOS, in `darwin`) the process table through `libproc` and `sysctl`. This is the crate's only `unsafe` code; each block says why it is sound.
+//! Every call into the C library, the kernel or the Windows API that Rust cannot
+//! check: this is the crate's only `unsafe` code, one module per platform; each block
+//! says why it is sound.
+//!
+//! - `unix`: `waitpid` and `waitid`, a terminal's session and window size; on Linux
+//!   (`vfork_child`) the `vfork`-style `clone` and what its child does before `exec`;
+//!   on macOS (`darwin`) the process table through `libproc` and `sysctl`.
+//! - `windows`: job objects, a suspended start, console control events and the
+//!   process table, through `windows-sys`.
 #![allow(unsafe_code)]
 
 #[cfg(target_os = "macos")]
 pub(crate) mod darwin;
+#[cfg(unix)]
+mod unix;
 #[cfg(target_os = "linux")]
 pub(crate) mod vfork_child;
+#[cfg(windows)]
+pub(crate) mod windows;
 
-use std::ffi::c_int;
-use std::io;
-use std::os::unix::process::ExitStatusExt;
-use std::process::ExitStatus;
-
-use nix::unistd::Pid;
-
-/// Reaps our child `pid`: blocks until it exits if `block`, else returns `Ok(None)`
-/// while it runs. The status is std's, so that every signal (realtime ones included,
-/// which `nix` cannot name) reads the same as through `std::process::Child`.
-pub(crate) fn reap(pid: Pid, block: bool) -> io::Result<Option<ExitStatus>> {
-    let flags = if block { 0 } else { libc::WNOHANG };
-    let mut status: c_int = 0;
-    loop {
-        // SAFETY: `waitpid` writes only `status`, a local.
-        let reaped = unsafe { libc::waitpid(pid.as_raw(), &raw mut status, flags) };
-        match reaped {
-            0 => return Ok(None),
-            r if r > 0 => return Ok(Some(ExitStatus::from_raw(status))),
-            _ => match io::Error::last_os_error() {
-                error if error.kind() == io::ErrorKind::Interrupted => {}
-                error => return Err(error),
-            },
-        }
-    }
-}
-
-/// Whether our child `pid` has not exited yet, asked without reaping it (`waitid` with
-/// `WNOWAIT`), so its owner still reaps it and reads its status. A zombie, or a child
-/// already reaped, has exited.
-pub(crate) fn has_not_exited(pid: Pid) -> bool {
-    let Ok(id) = libc::id_t::try_from(pid.as_raw()) else {
-        return false;
-    };
-    // SAFETY: a zeroed `siginfo_t` is valid; `waitid` writes only into it.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
-    // SAFETY: `waitid` writes only `info`, a local.
-    if unsafe { libc::waitid(libc::P_PID, id, &raw mut info, flags) } != 0 {
-        return false;
-    }
-    // With WNOHANG, no child in a waitable state leaves the pid zero.
-    signalled_pid(&info) == 0
-}
-
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn signalled_pid(info: &libc::siginfo_t) -> libc::pid_t {
-    // SAFETY: `waitid` filled the child fields of this `siginfo_t` (or left it zeroed).
-    unsafe { info.si_pid() }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn signalled_pid(info: &libc::siginfo_t) -> libc::pid_t {
-    info.si_pid
-}
-
-/// Has a child that `command` starts make its stdin its controlling terminal: a new
-/// session (`setsid`, so the child leads its own session and process group), then
-/// `TIOCSCTTY` on descriptor 0. Use instead of `process_group(0)`: a process that
-/// already leads a group cannot start a session.
-pub(crate) fn start_session_on_terminal(command: &mut std::process::Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: the closure runs in the forked child before exec and makes only two
-    // async-signal-safe system calls (`setsid`, `ioctl`); it allocates nothing and
-    // touches no lock.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::setsid() < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // The request's type differs between C libraries (an int on musl, an
-            // unsigned long on glibc and macOS).
-            #[allow(clippy::cast_lossless, trivial_numeric_casts)]
-            if libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-}
-
-/// Sets the size of the terminal whose master (or slave) is `terminal`; the kernel
-/// sends `SIGWINCH` to its foreground process group.
-pub(crate) fn set_window_size(
-    terminal: std::os::fd::BorrowedFd<'_>,
-    rows: u16,
-    cols: u16,
-) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let size = libc::winsize {
-        ws_row: rows,
-        ws_col: cols,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: `TIOCSWINSZ` only reads the `winsize` it is given, a local.
-    #[allow(clippy::cast_lossless, trivial_numeric_casts)]
-    let done = unsafe { libc::ioctl(terminal.as_raw_fd(), libc::TIOCSWINSZ as _, &raw const size) };
-    if done < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
+#[cfg(unix)]
+pub(crate) use unix::*;

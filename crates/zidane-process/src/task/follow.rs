@@ -4,12 +4,12 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use zidane_context::{ContextError, OutputChunk, Result};
 
+use crate::file_at;
 use crate::task::Task;
 
 /// Follows `task`'s log from `offset` (see `ExecutionContext::follow_output`).
@@ -66,7 +66,7 @@ fn read_at(path: &Path, offset: u64, max: usize) -> io::Result<OutputChunk> {
     let mut bytes = vec![0; want];
     let mut filled = 0;
     while filled < want {
-        match file.read_at(&mut bytes[filled..], offset + filled as u64) {
+        match file_at::read_at(&file, &mut bytes[filled..], offset + filled as u64) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

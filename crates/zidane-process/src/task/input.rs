@@ -131,11 +131,9 @@ impl InputEnd {
             return Err(ContextError::NotATerminal { task_id });
         }
         let sender = self.sender(task_id)?;
-        set_window_size(sender.as_fd(), size.rows, size.cols).map_err(|error| {
-            ContextError::Task {
-                task_id,
-                reason: format!("setting its terminal's size failed: {error}"),
-            }
+        set_window_size(sender.as_fd(), size.rows, size.cols).map_err(|error| ContextError::Task {
+            task_id,
+            reason: format!("setting its terminal's size failed: {error}"),
         })
     }
 

@@ -65,7 +65,7 @@ impl Escalation {
     }
 
     /// Sends `SIGTERM` and starts the grace period. Does nothing if already started.
-    pub(crate) fn start(&mut self, processes: TaskProcesses, grace: Duration) {
+    pub(crate) fn start(&mut self, processes: &TaskProcesses, grace: Duration) {
         if self.started() {
             return;
         }
@@ -98,7 +98,7 @@ impl Escalation {
 
     /// Advances the kill once its deadline passed. `leader_reaped`: the leader's exit
     /// status is already known.
-    pub(crate) fn on_deadline(&mut self, processes: TaskProcesses, leader_reaped: bool) -> Next {
+    pub(crate) fn on_deadline(&mut self, processes: &TaskProcesses, leader_reaped: bool) -> Next {
         match *self {
             Self::Idle => Next::Wait,
             Self::Terminating {

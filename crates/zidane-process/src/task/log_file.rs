@@ -4,20 +4,19 @@
 
 use std::fs::{DirBuilder, File};
 use std::io::{self, Write};
-use std::os::fd::BorrowedFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Arc;
 
-use nix::errno::Errno;
 use zidane_context::{ContextError, LogWriteFailure};
 
 use crate::builder::ProcessPath;
-use crate::task::terminal_screen::TerminalScreen;
 #[cfg(target_os = "linux")]
 use crate::task::log_splice::{self, Spliced};
+use crate::task::output_pipe::{PipeRef, read_pipe};
+use crate::task::terminal_screen::TerminalScreen;
 
 /// Mode of a task log: only the owner may read it (it holds whatever the task printed).
+#[cfg_attr(windows, allow(dead_code))]
 pub(crate) const LOG_MODE: u32 = 0o600;
 
 /// How a task log is opened, by [`open_new`] and by `vfork_spawn`'s child alike: new
@@ -28,7 +27,9 @@ pub(crate) const LOG_MODE: u32 = 0o600;
 pub(crate) const LOG_OPEN_FLAGS: libc::c_int =
     libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
 
-/// Mode of an output directory we create.
+/// Mode of an output directory we create (Unix; on Windows a new directory takes its
+/// parent's access list, private to the user under their profile).
+#[cfg_attr(windows, allow(dead_code))]
 const DIR_MODE: u32 = 0o700;
 
 /// A pipe's default capacity on Linux; a copy that moves this much found it full.
@@ -41,9 +42,11 @@ const SCRATCH_LEN: usize = 64 * 1024;
 /// Creates `output_dir` (mode `0700`, parents too): called once creating a log in it
 /// said it is missing, so the usual start costs no system call for it.
 pub(crate) fn create_output_dir(output_dir: &Path) -> Result<(), ContextError> {
-    DirBuilder::new()
-        .recursive(true)
-        .mode(DIR_MODE)
+    let mut builder = DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, DIR_MODE);
+    builder
         .create(output_dir)
         .map_err(|source| ContextError::OutputDir {
             path: output_dir.to_owned(),
@@ -55,12 +58,13 @@ pub(crate) fn create_output_dir(output_dir: &Path) -> Result<(), ContextError> {
 /// usually does this itself (see `vfork_spawn`); this is for where it cannot.
 pub(crate) fn open_new(path: &Path) -> io::Result<File> {
     // std opens close-on-exec itself; `create_new` is `O_CREAT | O_EXCL`.
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(LOG_MODE)
-        .open(path)
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, LOG_MODE);
+    // Windows: std shares read, write and delete access, so the log can be read (and
+    // removed) while the task writes it.
+    options.open(path)
 }
 
 /// A log that already exists is a clash of file names (an I/O error on that path);
@@ -152,7 +156,7 @@ impl LogWriter {
     }
 
     /// Moves what the pipe holds now (up to one chunk) into the log.
-    pub(crate) fn pump(&mut self, pipe: BorrowedFd<'_>) -> io::Result<Pumped> {
+    pub(crate) fn pump(&mut self, pipe: PipeRef<'_>) -> io::Result<Pumped> {
         loop {
             let room = match self.cap {
                 Some(cap) => cap.saturating_sub(self.kept),
@@ -221,7 +225,7 @@ impl LogWriter {
     }
 
     #[cfg(target_os = "linux")]
-    fn splice(&mut self, pipe: BorrowedFd<'_>, room: u64) -> io::Result<Step> {
+    fn splice(&mut self, pipe: PipeRef<'_>, room: u64) -> io::Result<Step> {
         match log_splice::splice_into(pipe, &self.file, room) {
             Spliced::Moved(n) => {
                 self.kept += n as u64;
@@ -243,11 +247,11 @@ impl LogWriter {
 
     /// No `splice` off Linux (`splice_works` is never set there).
     #[cfg(not(target_os = "linux"))]
-    fn splice(&mut self, pipe: BorrowedFd<'_>, room: u64) -> io::Result<Step> {
+    fn splice(&mut self, pipe: PipeRef<'_>, room: u64) -> io::Result<Step> {
         self.copy(pipe, room)
     }
 
-    fn copy(&mut self, pipe: BorrowedFd<'_>, room: u64) -> io::Result<Step> {
+    fn copy(&mut self, pipe: PipeRef<'_>, room: u64) -> io::Result<Step> {
         let len = usize::try_from(room).unwrap_or(usize::MAX).min(SCRATCH_LEN);
         self.scratch.resize(SCRATCH_LEN, 0);
         let n = self.read_output(pipe, len)?;
@@ -276,7 +280,7 @@ impl LogWriter {
         Ok(Step::Moved(n))
     }
 
-    fn discard(&mut self, pipe: BorrowedFd<'_>, why: Discard) -> io::Result<Step> {
+    fn discard(&mut self, pipe: PipeRef<'_>, why: Discard) -> io::Result<Step> {
         self.scratch.resize(SCRATCH_LEN, 0);
         let n = self.read_output(pipe, SCRATCH_LEN)?;
         match why {
@@ -288,13 +292,13 @@ impl LogWriter {
 
     /// One read of at most `len` bytes into the scratch buffer; a terminal's screen
     /// sees them too.
-    fn read_output(&mut self, pipe: BorrowedFd<'_>, len: usize) -> io::Result<usize> {
+    fn read_output(&mut self, pipe: PipeRef<'_>, len: usize) -> io::Result<usize> {
         let Some(terminal) = &self.terminal else {
             return read_pipe(pipe, &mut self.scratch[..len]);
         };
         match read_pipe(pipe, &mut self.scratch[..len]) {
             // A terminal's master reads EIO once every slave descriptor is closed.
-            Err(error) if error.raw_os_error() == Some(libc::EIO) => Ok(0),
+            Err(error) if crate::task::output_pipe::is_terminal_hangup(&error) => Ok(0),
             Ok(n) => {
                 terminal.feed(&self.scratch[..n]);
                 Ok(n)
@@ -309,11 +313,10 @@ impl LogWriter {
     }
 
     fn ends_with_newline(&self) -> bool {
-        use std::os::unix::fs::FileExt;
         let mut last = [0u8; 1];
         self.kept
             .checked_sub(1)
-            .and_then(|at| self.file.read_at(&mut last, at).ok())
+            .and_then(|at| crate::file_at::read_at(&self.file, &mut last, at).ok())
             .is_some_and(|n| n == 1 && last[0] == b'\n')
     }
 }
@@ -364,19 +367,9 @@ pub(crate) fn write_failure_marker(failure: &LogWriteFailure) -> String {
     )
 }
 
-/// One non-blocking read from the pipe; `WouldBlock` when it is empty.
-pub(crate) fn read_pipe(pipe: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
-    loop {
-        match nix::unistd::read(pipe, buf) {
-            Ok(n) => return Ok(n),
-            Err(Errno::EINTR) => {}
-            Err(errno) => return Err(errno.into()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    #[cfg(target_os = "linux")]
     use std::os::fd::AsFd;
 
     use super::*;
@@ -396,6 +389,7 @@ mod tests {
     /// A log on a device that takes nothing (`/dev/full`): everything read is lost and
     /// counted, the first error kept, and the marker that cannot be written reported.
     #[test]
+    #[cfg(target_os = "linux")]
     fn a_log_that_takes_nothing_counts_every_byte_lost() {
         let full = std::fs::OpenOptions::new()
             .write(true)
@@ -403,8 +397,11 @@ mod tests {
             .unwrap();
         let mut log = LogWriter::new(full, None, ProcessPath::platform_default());
         let (read, write) = nix::unistd::pipe().unwrap();
-        nix::fcntl::fcntl(&read, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK))
-            .unwrap();
+        nix::fcntl::fcntl(
+            &read,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+        )
+        .unwrap();
         let mut write = File::from(write);
         write.write_all(&[b'x'; 10_000]).unwrap();
         drop(write);

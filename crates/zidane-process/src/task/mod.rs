@@ -10,6 +10,10 @@ pub(crate) mod leader;
 pub(crate) mod log_file;
 #[cfg(target_os = "linux")]
 pub(crate) mod log_splice;
+/// The read end of a command's output: a pipe on the reactor (Unix), a reader thread's
+/// chunks (Windows).
+#[cfg_attr(windows, path = "output_pipe_windows.rs")]
+pub(crate) mod output_pipe;
 pub(crate) mod registry;
 pub(crate) mod spawn_on_wake;
 pub(crate) mod stall_diagnosis;
@@ -18,19 +22,16 @@ pub(crate) mod terminal_screen;
 pub(crate) mod timestamp;
 pub(crate) mod watchdog;
 
-use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use crate::containment::TaskProcesses;
-use crate::containment::scan_plan::ScanBound;
 use crate::task::input::InputEnd;
 use crate::task::leader::LeaderExit;
+use crate::task::output_pipe::OutputPipe;
 use crate::task::terminal_screen::TerminalScreen;
 use chrono::{DateTime, Utc};
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use tokio::net::unix::pipe::Receiver;
 use tokio::sync::watch;
 use zidane_context::{
     CancellationToken, ExitCallback, KillReason, LogWriteFailure, Signal, TaskEntry, TaskExitInfo,
@@ -63,8 +64,8 @@ pub(crate) struct Task {
     pub(crate) cwd: PathBuf,
     pub(crate) output_path: PathBuf,
     pub(crate) started_at: DateTime<Utc>,
-    /// Bounds the `/proc` scans that look for its escapees.
-    pub(crate) scan_bound: Option<ScanBound>,
+    /// Every process of the task: how it is asked to end, and killed.
+    pub(crate) processes: TaskProcesses,
     /// Bytes written so far (kept and dropped), updated live by the supervisor.
     pub(crate) bytes_written: AtomicU64,
     /// Bumped by the supervisor whenever output reaches the log, so a follower of the
@@ -76,7 +77,7 @@ pub(crate) struct Task {
     kill_request: OnceLock<KillRequest>,
     /// The read end of the output pipe, shared with the supervisor until it closes it,
     /// so a kill can see whether anything still holds the write end.
-    output: Mutex<Option<Arc<Receiver>>>,
+    output: Mutex<Option<Arc<OutputPipe>>>,
     /// Where input is written, for a task started to take it.
     pub(crate) input: Option<InputEnd>,
     /// The inode of the pipe that is the task's stdin, when it has one: how a stall
@@ -130,9 +131,9 @@ pub(crate) struct NewTask {
     pub(crate) cwd: PathBuf,
     pub(crate) output_path: PathBuf,
     pub(crate) started_at: DateTime<Utc>,
-    pub(crate) scan_bound: Option<ScanBound>,
+    pub(crate) processes: TaskProcesses,
     pub(crate) on_exit: Option<ExitCallback>,
-    pub(crate) output: Arc<Receiver>,
+    pub(crate) output: Arc<OutputPipe>,
     pub(crate) input: Option<InputEnd>,
     pub(crate) input_pipe: Option<u64>,
     pub(crate) terminal: Option<Arc<TerminalScreen>>,
@@ -147,7 +148,7 @@ impl Task {
             cwd: new.cwd,
             output_path: new.output_path,
             started_at: new.started_at,
-            scan_bound: new.scan_bound,
+            processes: new.processes,
             bytes_written: AtomicU64::new(0),
             output_moved: watch::Sender::new(0),
             kill: CancellationToken::new(),
@@ -220,7 +221,7 @@ impl Task {
     /// Records the first kill request (and why) and sends its `SIGTERM`; later ones do
     /// nothing.
     fn terminate_once(&self, reason: KillReason) {
-        let leader_was_running = leader::has_not_exited(self.pid);
+        let leader_was_running = self.processes.leader_running();
         let output_was_open = !leader_was_running && self.output_is_open();
         let first = self
             .kill_request
@@ -233,12 +234,9 @@ impl Task {
             .is_ok();
         // A settled task's leader is reaped and its group may be gone: nothing to
         // signal. Before that, the group cannot have been handed to anyone else.
-        if first
-            && self.is_running()
-            && let Some(processes) = TaskProcesses::of_leader(self.pid)
-        {
+        if first && self.is_running() {
             tracing::info!(task_id = %self.id, pid = self.pid, signal = %Signal::TERM, "task kill");
-            processes.terminate();
+            self.processes.terminate();
         }
     }
 
@@ -251,14 +249,7 @@ impl Task {
             // The supervisor closed it: the output had ended.
             return false;
         };
-        let mut fds = [PollFd::new(output.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::ZERO) {
-            Ok(_) => !fds[0]
-                .revents()
-                .is_some_and(|events| events.contains(PollFlags::POLLHUP)),
-            // Not knowing, assume what kept the task running still does.
-            Err(_) => true,
-        }
+        output.is_open()
     }
 
     /// Lets go of the output pipe and closes the input: called by the supervisor

@@ -17,8 +17,9 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Wake, Waker};
 
-use tokio::net::unix::pipe::Receiver;
 use tokio::runtime::Handle;
+
+use crate::task::output_pipe::OutputPipe;
 
 type Boxed = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
@@ -85,11 +86,11 @@ fn polling_in_place() -> bool {
     IN_PLACE.with(Cell::get)
 }
 
-/// Waits until a task's output is readable, as `Receiver::readable` does, except in the
+/// Waits until a task's output is readable, as `OutputPipe::readable` does, except in the
 /// first poll that [`spawn_on_wake`] runs in place: output that is there already is work
 /// for the runtime's workers, not for the thread still starting the task, so the future
 /// yields first and reports it once a worker polls it.
-pub(crate) async fn readable(output: &Receiver) -> std::io::Result<()> {
+pub(crate) async fn readable(output: &OutputPipe) -> std::io::Result<()> {
     let ready = output.readable().await;
     if polling_in_place() {
         tokio::task::yield_now().await;

@@ -17,25 +17,23 @@
 //! code beside it.
 
 use std::io;
-use std::os::fd::AsFd;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use tokio::net::unix::pipe::Receiver;
 use tokio::time::Instant;
 use zidane_context::{KillReason, Signal, StallInfo, TaskStatus};
 
 use crate::containment::TaskProcesses;
-use crate::task::budget::{self, Budgets};
+use crate::task::budget::Budgets;
 use crate::task::kill::{Escalation, Next};
 use crate::task::leader::Leader;
 use crate::task::leader::LeaderExit;
 use crate::task::log_file::{LogWriter, Pumped};
+use crate::task::output_pipe::OutputPipe;
 use crate::task::registry::Registry;
 use crate::task::spawn_on_wake;
-use crate::task::stall_diagnosis;
 use crate::task::watchdog::StallWatch;
 use crate::task::{Settlement, Task};
 
@@ -51,7 +49,7 @@ pub(crate) struct Supervisor {
     pub(crate) task: Arc<Task>,
     pub(crate) leader: Leader,
     /// Shared with [`Task`] (for [`Task::request_kill`]'s look) until settling.
-    pub(crate) output: Arc<Receiver>,
+    pub(crate) output: Arc<OutputPipe>,
     pub(crate) log: LogWriter,
     pub(crate) processes: TaskProcesses,
     pub(crate) kill_grace: Duration,
@@ -137,14 +135,14 @@ impl Supervisor {
                     } else {
                         killed_by_us = leader.poll_now().is_none();
                         output_cut = !killed_by_us && !eof;
-                        escalation.start(processes, kill_grace);
+                        escalation.start(&processes, kill_grace);
                     }
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {
                     let now = Instant::now();
                     if escalation.deadline().is_some_and(|at| at <= now) {
                         let reaped = leader.poll_now().is_some();
-                        match escalation.on_deadline(processes, reaped) {
+                        match escalation.on_deadline(&processes, reaped) {
                             Next::Probed | Next::StopWaitingForEof => {}
                             // SIGKILL is out: learn when the leader dies even if the
                             // pipe never closes.
@@ -162,7 +160,7 @@ impl Supervisor {
                         fire_stall(&task, log.total(), &callback, quiet);
                     }
                     if !escalation.started()
-                        && let Some(reason) = budgets.check(now, || budget::group_cpu_time(task.pid))
+                        && let Some(reason) = budgets.check(now, || processes.cpu_time())
                     {
                         // The usual kill: SIGTERM now, then the kill token starts the
                         // escalation on the next turn of this loop.
@@ -271,10 +269,10 @@ struct PumpOutcome {
 ///
 /// Goes through the reactor's `try_io`, so an empty pipe clears its readiness and the
 /// next `readable()` waits for the kernel's next event.
-fn pump(log: &mut LogWriter, output: &Receiver, budget: usize) -> PumpOutcome {
+fn pump(log: &mut LogWriter, output: &OutputPipe, budget: usize) -> PumpOutcome {
     let mut outcome = PumpOutcome::default();
     while outcome.moved < budget {
-        match output.try_io(|| log.pump(output.as_fd())) {
+        match output.try_read_with(|pipe| log.pump(pipe)) {
             Ok(Pumped::Moved(n)) => outcome.moved += n,
             Ok(Pumped::Eof) => {
                 outcome.eof = true;
@@ -294,10 +292,10 @@ fn pump(log: &mut LogWriter, output: &Receiver, budget: usize) -> PumpOutcome {
 
 /// Takes what the pipe holds right now, without asking the reactor (whose readiness
 /// may be stale): used once, when settling without end-of-file.
-fn drain(log: &mut LogWriter, output: &Receiver, limit: usize) {
+fn drain(log: &mut LogWriter, output: &OutputPipe, limit: usize) {
     let mut moved = 0;
     while moved < limit {
-        match log.pump(output.as_fd()) {
+        match log.pump(output.as_source()) {
             Ok(Pumped::Moved(n)) => moved += n,
             Ok(Pumped::Eof) | Err(_) => break,
         }
@@ -323,7 +321,7 @@ fn fire_stall(
         stalled_for: quiet,
         bytes_written,
         // The group is still there to ask: the task has not ended.
-        diagnosis: stall_diagnosis::diagnose(task.pid, &task.output_path, task.input_pipe),
+        diagnosis: task.processes.diagnose(&task.output_path, task.input_pipe),
         takes_input: task.input.is_some(),
         terminal: task.terminal.is_some(),
     };
