@@ -19,10 +19,11 @@ use zidane_context::{
 use zidane_context::{ChildEnv, EnvPolicy, WithheldVar, is_zidane_secret};
 
 use crate::builder::{ProcessContextBuilder, ProcessPath};
+use crate::containment;
+#[cfg(unix)]
 use crate::containment::lifeline::Lifeline;
 use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::containment::swept::SweptProcess;
-use crate::containment::{self, TaskProcesses};
 use crate::exec::{ForegroundRun, run as run_foreground};
 use crate::read::read_file;
 use crate::spawn::shell::Shell;
@@ -32,6 +33,7 @@ use crate::spawn::{resolve_cwd, validate_env};
 use crate::task::budget::Budgets;
 use crate::task::follow::follow;
 use crate::task::input::InputEnd;
+use crate::task::input_writer::pipe_identity;
 use crate::task::kill_wait::kill_and_wait;
 use crate::task::log_file::LogWriter;
 use crate::task::registry::Registry;
@@ -97,7 +99,9 @@ pub struct ProcessContext {
     /// the plain path.
     first_poll: FirstPoll,
     /// Ends this context's processes if the host dies without dropping it. Declared
-    /// last: it fires once the drop above has already ended everything.
+    /// last: it fires once the drop above has already ended everything. (On Windows a
+    /// task's job object does this: it ends with its host.)
+    #[cfg(unix)]
     _lifeline: Option<Lifeline>,
 }
 
@@ -133,6 +137,7 @@ impl ProcessContext {
             exec_serial: AtomicU64::new(0),
             startup_sweep,
             first_poll: FirstPoll::InPlace,
+            #[cfg(unix)]
             _lifeline: None,
         }
     }
@@ -146,8 +151,15 @@ impl ProcessContext {
 
     /// The same context with a lifeline for its processes (see
     /// [`ProcessContextBuilder::lifeline`]).
+    #[cfg(unix)]
     pub(crate) fn with_lifeline(mut self) -> Self {
         self._lifeline = Lifeline::start(self.owner, self.kill_grace);
+        self
+    }
+
+    /// Windows needs no lifeline: every task's job object ends with its host.
+    #[cfg(windows)]
+    pub(crate) fn with_lifeline(self) -> Self {
         self
     }
 
@@ -274,10 +286,8 @@ impl ProcessContext {
 impl Drop for ProcessContext {
     fn drop(&mut self) {
         for task in self.registry.all_tasks() {
-            if task.is_running()
-                && let Some(processes) = TaskProcesses::of_leader(task.pid)
-            {
-                processes.kill();
+            if task.is_running() {
+                task.processes.kill();
             }
         }
         // Escapees of any of our tasks or commands, running or ended: nothing of ours
@@ -289,7 +299,14 @@ impl Drop for ProcessContext {
 #[async_trait]
 impl ExecutionContext for ProcessContext {
     fn capabilities(&self) -> Capabilities {
-        Capabilities::new(DetachedTasks::ProcessLifetime).with_terminals()
+        let capabilities = Capabilities::new(DetachedTasks::ProcessLifetime);
+        // Terminal tasks need a pseudo-terminal: Unix has one, Windows' pseudo-console
+        // is not wired in.
+        if cfg!(unix) {
+            capabilities.with_terminals()
+        } else {
+            capabilities
+        }
     }
 
     fn shell(&self) -> Option<String> {
@@ -425,7 +442,7 @@ impl ExecutionContext for ProcessContext {
             TaskIo::Plain | TaskIo::InputPipe => None,
         };
         let input_pipe = match (&spawned.input, &terminal) {
-            (Some(fd), None) => nix::sys::stat::fstat(fd).ok().map(|stat| stat.st_ino),
+            (Some(end), None) => pipe_identity(end),
             _ => None,
         };
         let input = match spawned

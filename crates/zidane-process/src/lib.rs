@@ -64,48 +64,35 @@
 //! read/write copy and `waitpid`. The only `unsafe` code is in `sys`, one small module;
 //! see `docs/PROCESS.md`.
 
-#[cfg(not(unix))]
-compile_error!(
-    "zidane-process supports Linux and macOS (and other Unix systems through its portable \
-     path); this target is not Unix"
-);
+pub use builder::{BadEnvValue, PROCESS_PATH_VAR, ProcessContextBuilder, ProcessPath};
+pub use containment::owner_marker::OWNER_MARKER_VAR;
+pub use containment::swept::{OrphanOwner, SweptProcess};
+pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, TERMINAL_TERM};
+pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
+pub use spawn::shell::{BASH_PATH, SH_PATH, Shell};
+pub use task::kill::DEFAULT_KILL_GRACE;
+pub use task::timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
 
-/// Applies `#[cfg(unix)]` to each item given.
-macro_rules! unix_only {
-    ($($item:item)*) => { $(#[cfg(unix)] $item)* };
-}
-
-// Every item only on Unix, so that elsewhere the error above is the only one.
-unix_only! {
-    pub use builder::{BadEnvValue, PROCESS_PATH_VAR, ProcessContextBuilder, ProcessPath};
-    pub use containment::swept::{OrphanOwner, SweptProcess};
-    pub use containment::owner_marker::OWNER_MARKER_VAR;
-    pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, TERMINAL_TERM};
-    pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
-    pub use spawn::shell::{BASH_PATH, SH_PATH, Shell};
-    pub use task::kill::DEFAULT_KILL_GRACE;
-    pub use task::timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
-
-    /// How a context is configured and made.
-    mod builder;
-    /// Ending every process of a task: the owner marker, the `/proc` scan, escapees and
-    /// the orphan sweep.
-    mod containment;
-    /// The context's entry point: the `ExecutionContext` implementation that wires the
-    /// rooms together.
-    mod context;
-    mod exec;
-    /// Reading a file at an offset, without moving a shared cursor.
-    mod file_at;
-    /// Readiness probes of this machine: a port's connect, a URL's GET.
-    mod probe;
-    mod read;
-    /// Starting a command: the shell, validation, the spawn and its fallback.
-    mod spawn;
-    /// Every call Rust cannot check: the crate's only `unsafe` code.
-    mod sys;
-    /// A running task: registry, supervisor, leader, log file, watchdog and kill.
-    mod task;
-    #[cfg(test)]
-    mod test_children;
-}
+/// How a context is configured and made.
+mod builder;
+/// Ending every process of a task: the owner marker, the `/proc` scan, escapees and
+/// the orphan sweep.
+mod containment;
+/// The context's entry point: the `ExecutionContext` implementation that wires the
+/// rooms together.
+mod context;
+mod exec;
+/// Reading a file at an offset, without moving a shared cursor.
+mod file_at;
+/// Readiness probes of this machine: a port's connect, a URL's GET.
+mod probe;
+mod read;
+/// Starting a command: the shell, validation, the spawn and its fallback.
+mod spawn;
+/// Every call Rust cannot check: the crate's only `unsafe` code.
+mod sys;
+/// A running task: registry, supervisor, leader, log file, watchdog and kill.
+mod task;
+#[cfg(test)]
+#[cfg(unix)]
+mod test_children;

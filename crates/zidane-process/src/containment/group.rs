@@ -75,7 +75,11 @@ impl TaskProcesses {
 
     /// Why the task is quiet, from what the process table says its group is doing
     /// (see `stall_diagnosis`); `None` when nothing can be read.
-    pub(crate) fn diagnose(&self, log: &std::path::Path, input_pipe: Option<u64>) -> Option<String> {
+    pub(crate) fn diagnose(
+        &self,
+        log: &std::path::Path,
+        input_pipe: Option<u64>,
+    ) -> Option<String> {
         crate::task::stall_diagnosis::diagnose(self.leader_pid(), log, input_pipe)
     }
 

@@ -6,9 +6,9 @@ use std::time::Duration;
 use zidane_test_support::sweep_lock;
 
 use super::*;
-use zidane_context::TaskId;
 use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::test_children::sleep_1000;
+use zidane_context::TaskId;
 
 fn sleeper(marker: Option<OwnerMarker>) -> Child {
     match marker {

@@ -23,10 +23,13 @@ use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+#[cfg(unix)]
+use std::time::{Duration, Instant};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use zidane_context::TaskId;
 
+#[cfg(unix)]
 use crate::containment::procfs::{self, ProcLiveness, environ, stat};
 
 /// The environment variable that carries a task's owner marker.
@@ -59,13 +62,15 @@ impl OwnerId {
         let pid = std::process::id();
         Self {
             pid,
-            start_time: procfs::start_time(pid).unwrap_or(0),
+            start_time: start_time(pid),
             nonce: fresh_nonce(),
         }
     }
 
     /// What every marker of this owner starts with, `z1:<pid>:<start-time>:<nonce>:`:
     /// a scan for it finds every process of this context, whatever its work.
+    // Only Unix reads markers back (its scans); a Windows job needs none.
+    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn context_prefix(self) -> String {
         format!(
             "{MARKER_VERSION}:{}:{}:{:016x}:",
@@ -79,6 +84,7 @@ impl OwnerId {
     }
 
     /// Whether the owning process still runs: same pid, same start time, not a zombie.
+    #[cfg(unix)]
     ///
     /// Anything short of proof that it is gone counts as alive — a sweep must never end
     /// the tasks of a live host because one read failed.
@@ -88,6 +94,19 @@ impl OwnerId {
             ProcLiveness::Alive | ProcLiveness::Unknown => true,
         }
     }
+}
+
+/// The start time of process `pid` as markers carry it; `0` where it cannot be read.
+#[cfg(unix)]
+fn start_time(pid: u32) -> u64 {
+    procfs::start_time(pid).unwrap_or(0)
+}
+
+/// On Windows a task's job object, not its marker, decides what ends with it: no
+/// process table is read, and every marker carries `0`.
+#[cfg(windows)]
+fn start_time(_pid: u32) -> u64 {
+    0
 }
 
 /// What a marker names inside its owner's context.
@@ -103,6 +122,8 @@ pub(crate) enum MarkedWork {
 /// The prefix of a foreground command's name in a marker.
 const EXEC_PREFIX: &str = "exec_";
 
+// Only Unix reads markers back (its scans); a Windows job needs none.
+#[cfg_attr(windows, allow(dead_code))]
 impl MarkedWork {
     fn parse(s: &str) -> Option<Self> {
         match s.strip_prefix(EXEC_PREFIX) {
@@ -142,6 +163,8 @@ pub(crate) struct OwnerMarker {
 impl OwnerMarker {
     /// Parses a token; `None` for anything that is not exactly a token of this format
     /// (another version, a forged or truncated value), which callers leave alone.
+    // Only Unix reads markers back (its scans); a Windows job needs none.
+    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn parse(token: &str) -> Option<Self> {
         let mut parts = token.split(':');
         if parts.next()? != MARKER_VERSION {
@@ -181,6 +204,7 @@ impl fmt::Display for OwnerMarker {
 
 /// Canonical decimal only (no sign, no leading zeros), so one marker has one spelling
 /// and a token matches byte for byte or not at all.
+#[cfg_attr(windows, allow(dead_code))]
 fn parse_decimal(s: &str) -> Option<u64> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) || (s.len() > 1 && s.starts_with('0'))
     {
@@ -209,6 +233,7 @@ fn fresh_nonce() -> u64 {
 
 /// What a scan does on meeting a live process caught in the middle of `execve` (see
 /// [`read_marker`]).
+#[cfg(unix)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Patience {
     /// Wait, briefly, for its new environment: the read blocks up to [`EXEC_SETTLE`].
@@ -218,11 +243,13 @@ pub(crate) enum Patience {
 }
 
 /// A process was caught inside `execve` and the read was told not to wait.
+#[cfg(unix)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct WouldWait;
 
 /// How long a scan waits for a process caught in the middle of `execve` to show its
 /// new environment.
+#[cfg(unix)]
 const EXEC_SETTLE: Duration = Duration::from_millis(20);
 
 /// The owner marker in a process's environment, if it carries a well-formed one.
@@ -233,6 +260,7 @@ const EXEC_SETTLE: Duration = Duration::from_millis(20);
 /// until the exec completes (or, with [`Patience::Never`], the read gives up). Kernel
 /// threads (pid 2 and its children), zombies and processes inside `do_exit` have an
 /// empty environment for good and are not waited for.
+#[cfg(unix)]
 pub(crate) fn read_marker(pid: u32, patience: Patience) -> Result<Option<OwnerMarker>, WouldWait> {
     let Ok(mut block) = environ(pid) else {
         return Ok(None);
@@ -263,6 +291,7 @@ pub(crate) fn read_marker(pid: u32, patience: Patience) -> Result<Option<OwnerMa
 
 /// The value of `var` in a NUL-separated environment block. The first entry wins, as
 /// `getenv` would find it.
+#[cfg(unix)]
 pub(crate) fn env_value<'a>(environ: &'a [u8], var: &str) -> Option<&'a [u8]> {
     environ.split(|&b| b == 0).find_map(|entry| {
         entry
@@ -272,6 +301,7 @@ pub(crate) fn env_value<'a>(environ: &'a [u8], var: &str) -> Option<&'a [u8]> {
 }
 
 /// The kernel threads' parent: its children never carry an environment.
+#[cfg(unix)]
 const KTHREADD: u32 = 2;
 
 #[cfg(test)]

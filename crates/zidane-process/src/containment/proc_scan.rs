@@ -6,7 +6,6 @@
 //! never an error. Only a missing `/proc` as a whole is reported
 //! ([`ProcUnavailable`]), so that callers fall back to the process-group kill alone.
 
-
 use crate::containment::owner_marker::{self, OwnerMarker, Patience, WouldWait};
 use crate::containment::procfs::{command_line, list_pids, owner_uid, stat, thread_group};
 use crate::containment::scan_plan::{PROBE_RANGE, PROBE_ROUNDS, Plan, ScanBound, last_pid};

@@ -4,13 +4,11 @@ use std::time::{Duration, Instant};
 use zidane_context::TaskId;
 
 use super::*;
+use crate::containment::orphan_sweep::self_and_ancestors;
 use crate::containment::owner_marker::{
     MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker, env_value,
 };
-use crate::containment::procfs::{
-    ProcLiveness, liveness, parse_stat, start_time, thread_group,
-};
-use crate::containment::orphan_sweep::self_and_ancestors;
+use crate::containment::procfs::{ProcLiveness, liveness, parse_stat, start_time, thread_group};
 use crate::containment::scan_plan::{PID_ORDER_TRUST, Plan, ScanBound, last_pid};
 
 /// A `sleep 1000` with `env` added to its environment; killed and reaped on drop.

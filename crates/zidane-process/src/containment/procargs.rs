@@ -29,7 +29,11 @@ pub(crate) fn split_procargs(block: &[u8]) -> Option<(Vec<&[u8]>, &[u8])> {
         .windows(2)
         .position(|pair| pair == [0, 0])
         .map_or(env.len(), |at| at + 1);
-    let env = if env.first() == Some(&0) { &env[..0] } else { &env[..end] };
+    let env = if env.first() == Some(&0) {
+        &env[..0]
+    } else {
+        &env[..end]
+    };
     Some((args, env))
 }
 

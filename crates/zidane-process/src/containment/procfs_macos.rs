@@ -61,7 +61,9 @@ fn raw_pid(pid: u32) -> Option<libc::pid_t> {
 
 /// A process's parent, state and start time.
 pub(crate) fn stat(pid: u32) -> Option<StatFields> {
-    darwin::bsd_info(raw_pid(pid)?).ok().map(|info| from_info(&info))
+    darwin::bsd_info(raw_pid(pid)?)
+        .ok()
+        .map(|info| from_info(&info))
 }
 
 /// A process's start time.
@@ -111,7 +113,9 @@ pub(crate) fn environ(pid: u32) -> io::Result<Vec<u8>> {
 
 /// The effective uid of `pid`.
 pub(crate) fn owner_uid(pid: u32) -> Option<u32> {
-    darwin::bsd_info(raw_pid(pid)?).ok().map(|info| info.pbi_uid)
+    darwin::bsd_info(raw_pid(pid)?)
+        .ok()
+        .map(|info| info.pbi_uid)
 }
 
 /// Every pid on the machine; `None` when they cannot be listed.
@@ -146,7 +150,11 @@ pub(crate) fn group_members(pgid: u32) -> Option<Vec<(u32, String, char)>> {
                 .map(|&c| c.to_ne_bytes()[0])
                 .collect();
             let stat = from_info(&info);
-            (info.pbi_pid, String::from_utf8_lossy(&name).into_owned(), stat.state)
+            (
+                info.pbi_pid,
+                String::from_utf8_lossy(&name).into_owned(),
+                stat.state,
+            )
         })
         .collect();
     Some(members)

@@ -86,4 +86,3 @@ pub(crate) enum Plan {
     /// The listing of `/proc`, from `lowest` up when given.
     List { lowest: Option<u32> },
 }
-

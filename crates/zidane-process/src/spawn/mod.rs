@@ -131,7 +131,6 @@ impl SpawnError {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +144,4 @@ mod tests {
         assert!(validate_env(&one("A", "x\0")).is_err());
         assert!(validate_env(&one("A", "x=y")).is_ok());
     }
-
 }

@@ -17,6 +17,11 @@ const BASH_ENV: &str = "BASH_ENV";
 ///
 /// Models write bash (`[[ … ]]`, `{1..3}`, arrays), so the default
 /// ([`detect`](Self::detect)) is `/bin/bash` where it exists and `/bin/sh` elsewhere.
+/// On Windows it is PowerShell (`pwsh` when installed, else Windows PowerShell), or
+/// `cmd.exe` where neither runs; PowerShell runs as `-NoLogo -NoProfile
+/// -NonInteractive -Command COMMAND` with its output in UTF-8, `cmd.exe` as
+/// `/d /s /c "COMMAND"` (no AutoRun commands). A Git Bash or any other `bash.exe` given
+/// to [`new`](Self::new) runs as bash does.
 /// Bash runs non-login and without startup files, so a user's rc files never change
 /// what a command does: `bash --norc --noprofile -c COMMAND`, with `BASH_ENV` emptied
 /// for it when it is set (a non-interactive bash would source that file first). Any
@@ -36,7 +41,17 @@ pub struct Shell {
 }
 
 impl Shell {
-    /// `/bin/bash` if it is there, else `/bin/sh`.
+    /// `/bin/bash` if it is there, else `/bin/sh`; on Windows, the first of `pwsh`,
+    /// Windows PowerShell and `cmd.exe` that runs (asked once per process).
+    #[cfg(windows)]
+    pub fn detect() -> Self {
+        static DETECTED: std::sync::OnceLock<Shell> = std::sync::OnceLock::new();
+        DETECTED.get_or_init(windows::detect).clone()
+    }
+
+    /// `/bin/bash` if it is there, else `/bin/sh`; on Windows, the first of `pwsh`,
+    /// Windows PowerShell and `cmd.exe` that runs (asked once per process).
+    #[cfg(unix)]
     pub fn detect() -> Self {
         let bash = Path::new(BASH_PATH);
         if is_executable(bash) {
@@ -64,15 +79,43 @@ impl Shell {
         )
     }
 
+    /// Its file name without `.exe`, in lower case on Windows (whose file names
+    /// ignore case).
+    fn stem(&self) -> String {
+        let name = self.name();
+        if cfg!(windows) {
+            let lower = name.to_ascii_lowercase();
+            lower
+                .strip_suffix(".exe")
+                .map_or(lower.clone(), str::to_owned)
+        } else {
+            name
+        }
+    }
+
     /// Whether this is bash (by its file name).
     pub fn is_bash(&self) -> bool {
-        self.name() == "bash"
+        self.stem() == "bash"
+    }
+
+    /// Whether this is PowerShell, `pwsh` or Windows PowerShell (by its file name).
+    pub fn is_powershell(&self) -> bool {
+        matches!(self.stem().as_str(), "pwsh" | "powershell")
+    }
+
+    /// Whether this is Windows' `cmd.exe` (by its file name).
+    pub fn is_cmd(&self) -> bool {
+        cfg!(windows) && self.stem() == "cmd"
     }
 
     /// The arguments between the shell's path and the command.
     pub fn args(&self) -> &'static [&'static str] {
         if self.is_bash() {
             &["--norc", "--noprofile", "-c"]
+        } else if self.is_powershell() {
+            &["-NoLogo", "-NoProfile", "-NonInteractive", "-Command"]
+        } else if self.is_cmd() {
+            &["/d", "/s", "/c"]
         } else {
             &["-c"]
         }
@@ -100,10 +143,102 @@ impl Default for Shell {
     }
 }
 
+#[cfg(unix)]
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path)
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+/// Finding and starting the shell on Windows.
+#[cfg(windows)]
+pub(crate) mod windows {
+    use std::ffi::OsStr;
+    use std::os::windows::process::CommandExt;
+    use std::path::PathBuf;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use super::Shell;
+
+    /// What runs before a PowerShell command: its output, to a pipe, in UTF-8 rather
+    /// than the console's code page. A console that refuses is left as it is.
+    const POWERSHELL_UTF8: &str = "try { [Console]::OutputEncoding = [System.Text.Encoding]::UTF8 } catch {}; $OutputEncoding = [System.Text.Encoding]::UTF8; ";
+
+    /// How long a candidate shell may take to run `exit 0` during detection.
+    const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
+
+    /// The first of `pwsh` (on `PATH`), Windows PowerShell and `cmd.exe` that runs.
+    pub(super) fn detect() -> Shell {
+        let system_root = std::env::var_os("SystemRoot")
+            .map_or_else(|| PathBuf::from(r"C:\Windows"), PathBuf::from);
+        let system32 = system_root.join("System32");
+        let candidates = find_on_path("pwsh.exe")
+            .into_iter()
+            .chain([system32.join(r"WindowsPowerShell\v1.0\powershell.exe")]);
+        for candidate in candidates {
+            let shell = Shell::new(candidate);
+            if shell.path().is_file() && runs(&shell) {
+                return shell;
+            }
+        }
+        let cmd =
+            std::env::var_os("ComSpec").map_or_else(|| system32.join("cmd.exe"), PathBuf::from);
+        Shell::new(cmd)
+    }
+
+    fn find_on_path(name: &str) -> Option<PathBuf> {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|candidate| candidate.is_file())
+    }
+
+    /// Whether `shell` starts and runs `exit 0` within [`PROBE_TIMEOUT`].
+    fn runs(shell: &Shell) -> bool {
+        let mut command = Command::new(shell.path());
+        add_command(shell, &mut command, "exit 0");
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .creation_flags(
+                crate::sys::windows::task_creation_flags()
+                    & !windows_sys::Win32::System::Threading::CREATE_SUSPENDED,
+            );
+        let Ok(mut child) = command.spawn() else {
+            return false;
+        };
+        let deadline = Instant::now() + PROBE_TIMEOUT;
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => return status.success(),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Adds the shell's arguments and `command` to `process`, quoted as the shell
+    /// parses its command line: `cmd.exe` takes the command as it is, inside one pair
+    /// of quotes (`/s`), which std's quoting would break.
+    pub(crate) fn add_command(shell: &Shell, process: &mut Command, command: &str) {
+        if shell.is_cmd() {
+            process.raw_arg(format!("/d /s /c \"{command}\""));
+        } else if shell.is_powershell() {
+            process
+                .args(shell.args())
+                .arg(format!("{POWERSHELL_UTF8}{command}"));
+        } else {
+            process.args(shell.args()).arg(OsStr::new(command));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -86,7 +86,7 @@ pub(crate) fn group_cpu_time(pgid: u32) -> Option<Duration> {
 
 /// The CPU time the processes of group `pgid` have used, read from `/proc`; `None`
 /// when `/proc` cannot be read.
-#[cfg(not(target_os = "macos"))]
+#[cfg(all(unix, not(target_os = "macos")))]
 pub(crate) fn group_cpu_time(pgid: u32) -> Option<Duration> {
     let ticks_per_second = clock_ticks()?;
     let mut ticks = 0_u64;
@@ -104,7 +104,7 @@ pub(crate) fn group_cpu_time(pgid: u32) -> Option<Duration> {
 
 /// `(process group, utime + stime + cutime + cstime)` from `/proc/<pid>/stat`, in clock
 /// ticks. Fields are counted from the last `)`, since the name may hold spaces.
-#[cfg_attr(target_os = "macos", allow(dead_code))] // macOS shows no `/proc` to parse
+#[cfg_attr(any(target_os = "macos", windows), allow(dead_code))] // no `/proc` to parse there
 pub(crate) fn parse_cpu(stat: &str) -> Option<(u32, u64)> {
     let fields: Vec<&str> = stat
         .get(stat.rfind(')')? + 1..)?
@@ -121,7 +121,7 @@ pub(crate) fn parse_cpu(stat: &str) -> Option<(u32, u64)> {
     Some((pgrp, used))
 }
 
-#[cfg(not(target_os = "macos"))]
+#[cfg(all(unix, not(target_os = "macos")))]
 fn clock_ticks() -> Option<u64> {
     nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
         .ok()

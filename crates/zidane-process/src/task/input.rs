@@ -3,14 +3,13 @@
 //! gets an error back to the caller instead of a hang.
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::net::unix::pipe::Sender;
 use zidane_context::{ContextError, Result, TaskId, TaskInput, TtySize};
 
-use crate::sys::set_window_size;
+use crate::task::input_writer::{InputWriter, is_hangup};
 
 /// How long one [`write_input`](zidane_context::ExecutionContext::write_input) may
 /// wait for a task to take its bytes (a full pipe, a terminal nobody reads) before it
@@ -27,7 +26,7 @@ pub(crate) struct InputEnd {
     /// be set) rather than a pipe.
     terminal: bool,
     /// `None` once closed: end of input sent to a pipe, or the task settled.
-    sender: Mutex<Option<Arc<Sender>>>,
+    sender: Mutex<Option<Arc<InputWriter>>>,
     /// Set when end of input closed a pipe (as opposed to the task settling).
     eof_sent: std::sync::atomic::AtomicBool,
     /// One write at a time, so two callers' bytes never interleave.
@@ -35,12 +34,9 @@ pub(crate) struct InputEnd {
 }
 
 impl InputEnd {
-    /// Wraps `fd` (non-blocking: a pipe's write end or a terminal's master) on the
-    /// runtime's reactor.
-    pub(crate) fn new(fd: OwnedFd, terminal: bool) -> io::Result<Self> {
-        // "Unchecked" skips tokio's check that this is a FIFO: a terminal's master is
-        // not one, and both are made non-blocking where they are opened.
-        let sender = Sender::from_owned_fd_unchecked(fd)?;
+    /// Wraps `end`: a pipe's write end or a terminal's master.
+    pub(crate) fn new(end: crate::spawn::TaskInput, terminal: bool) -> io::Result<Self> {
+        let sender = InputWriter::new(end)?;
         Ok(Self {
             terminal,
             sender: Mutex::new(Some(Arc::new(sender))),
@@ -49,11 +45,11 @@ impl InputEnd {
         })
     }
 
-    fn sender(&self, task_id: TaskId) -> Result<Arc<Sender>> {
+    fn sender(&self, task_id: TaskId) -> Result<Arc<InputWriter>> {
         let sender = self.sender.lock().unwrap_or_else(PoisonError::into_inner);
         match sender.as_ref() {
             Some(sender) => Ok(sender.clone()),
-            None if self.eof_sent.load(std::sync::atomic::Ordering::Acquire) => {
+            None if self.eof_sent.load(Ordering::Acquire) => {
                 Err(ContextError::InputClosed { task_id })
             }
             None => Err(ContextError::TaskEnded { task_id }),
@@ -69,13 +65,12 @@ impl InputEnd {
                 let _one_at_a_time = self.writing.lock().await;
                 let mut sender = self.sender.lock().unwrap_or_else(PoisonError::into_inner);
                 if sender.take().is_some() {
-                    self.eof_sent
-                        .store(true, std::sync::atomic::Ordering::Release);
+                    self.eof_sent.store(true, Ordering::Release);
                     return Ok(());
                 }
                 drop(sender);
                 // Sent already: closing twice is no error. Ended: say so.
-                return if self.eof_sent.load(std::sync::atomic::Ordering::Acquire) {
+                return if self.eof_sent.load(Ordering::Acquire) {
                     Ok(())
                 } else {
                     Err(ContextError::TaskEnded { task_id })
@@ -84,40 +79,28 @@ impl InputEnd {
         };
         let sender = self.sender(task_id)?;
         let _one_at_a_time = self.writing.lock().await;
-        let mut written = 0;
-        let wrote = tokio::time::timeout(INPUT_WRITE_TIMEOUT, async {
-            while written < bytes.len() {
-                sender.writable().await?;
-                match sender.try_write(&bytes[written..]) {
-                    Ok(n) => written += n,
-                    Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
-                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                    Err(error) => return Err(error),
-                }
-            }
-            Ok(())
-        })
+        let written = Arc::new(AtomicUsize::new(0));
+        let total = bytes.len();
+        let wrote = tokio::time::timeout(
+            INPUT_WRITE_TIMEOUT,
+            sender.write_all(bytes, written.clone()),
+        )
         .await;
         match wrote {
             Ok(Ok(())) => Ok(()),
             Err(_elapsed) => Err(ContextError::Task {
                 task_id,
                 reason: format!(
-                    "is not reading its input: {written} of {} bytes written in {} s",
-                    bytes.len(),
+                    "is not reading its input: {} of {total} bytes written in {} s",
+                    written.load(Ordering::Acquire),
                     INPUT_WRITE_TIMEOUT.as_secs()
                 ),
             }),
             // A pipe nobody reads any more; a terminal whose every process is gone.
-            Ok(Err(error))
-                if error.kind() == io::ErrorKind::BrokenPipe
-                    || error.raw_os_error() == Some(libc::EIO) =>
-            {
-                Err(ContextError::Task {
-                    task_id,
-                    reason: "no process reads its input any more".to_owned(),
-                })
-            }
+            Ok(Err(error)) if is_hangup(&error) => Err(ContextError::Task {
+                task_id,
+                reason: "no process reads its input any more".to_owned(),
+            }),
             Ok(Err(error)) => Err(ContextError::Task {
                 task_id,
                 reason: format!("writing its input failed: {error}"),
@@ -131,7 +114,7 @@ impl InputEnd {
             return Err(ContextError::NotATerminal { task_id });
         }
         let sender = self.sender(task_id)?;
-        set_window_size(sender.as_fd(), size.rows, size.cols).map_err(|error| ContextError::Task {
+        sender.set_size(size).map_err(|error| ContextError::Task {
             task_id,
             reason: format!("setting its terminal's size failed: {error}"),
         })

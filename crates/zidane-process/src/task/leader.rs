@@ -17,9 +17,9 @@ use std::process::ExitStatus;
 use nix::unistd::Pid;
 
 use tokio::task::JoinHandle;
-use zidane_context::Signal;
 
 use crate::sys::{self, reap};
+pub(crate) use crate::task::leader_exit::LeaderExit;
 
 /// How many times a leader whose output just closed is polled (yielding in between)
 /// before a thread is set to wait for it: the kernel closes a dying process's
@@ -152,44 +152,6 @@ pub(crate) fn has_not_exited(pid: u32) -> bool {
 fn lost_status(error: &io::Error) -> LeaderExit {
     tracing::warn!(%error, "could not read a leader's exit status");
     LeaderExit::LOST
-}
-
-/// How a task's leader ended, as `TaskExitInfo` reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct LeaderExit {
-    /// The exit code; `128 + signo` for a signal.
-    pub(crate) code: i32,
-    /// The signal that ended it, if one did.
-    pub(crate) signal: Option<Signal>,
-}
-
-impl LeaderExit {
-    /// A status we could not learn (the leader was reaped elsewhere): reported as a
-    /// failure, never as success.
-    pub(crate) const LOST: Self = Self {
-        code: -1,
-        signal: None,
-    };
-
-    /// The exit of a process ended by `signal`.
-    pub(crate) fn signalled(signal: Signal) -> Self {
-        Self {
-            code: signal.exit_code(),
-            signal: Some(signal),
-        }
-    }
-
-    /// Reads a wait status the POSIX shell way: a signal `n` is exit code `128 + n`.
-    pub(crate) fn from_status(status: std::process::ExitStatus) -> Self {
-        use std::os::unix::process::ExitStatusExt;
-        match (status.code(), status.signal().and_then(Signal::from_number)) {
-            (Some(code), _) => Self { code, signal: None },
-            (None, Some(signal)) => Self::signalled(signal),
-            // Neither an exit nor a known signal cannot come out of a completed wait;
-            // report it as a failure rather than as success.
-            (None, None) => Self::LOST,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -4,9 +4,14 @@
 pub(crate) mod budget;
 pub(crate) mod follow;
 pub(crate) mod input;
+/// The platform's half of a task's input: how bytes are written and a size is set.
+#[cfg_attr(windows, path = "input_writer_windows.rs")]
+pub(crate) mod input_writer;
 pub(crate) mod kill;
 pub(crate) mod kill_wait;
+#[cfg_attr(windows, path = "leader_windows.rs")]
 pub(crate) mod leader;
+mod leader_exit;
 pub(crate) mod log_file;
 #[cfg(target_os = "linux")]
 pub(crate) mod log_splice;
@@ -16,6 +21,7 @@ pub(crate) mod log_splice;
 pub(crate) mod output_pipe;
 pub(crate) mod registry;
 pub(crate) mod spawn_on_wake;
+#[cfg(unix)]
 pub(crate) mod stall_diagnosis;
 pub(crate) mod supervise;
 pub(crate) mod terminal_screen;

@@ -1,0 +1,113 @@
+//! The leader process of a task or foreground command on Windows: std's child, whose
+//! handle tells its exit. Windows keeps no zombies, so nothing has to reap it; a
+//! leader nobody waits for any more is simply let go.
+
+use std::io;
+use std::process::{Child, ExitStatus};
+
+use tokio::task::JoinHandle;
+
+pub(crate) use crate::task::leader_exit::LeaderExit;
+
+/// How many times a leader whose output just closed is polled (yielding in between)
+/// before a thread is set to wait for it: a process closes its handles a moment before
+/// its exit is signalled.
+const POLLS_AFTER_EOF: usize = 4;
+
+/// A spawned leader and what we know of its exit.
+#[derive(Debug)]
+pub(crate) struct Leader {
+    state: State,
+}
+
+#[derive(Debug)]
+enum State {
+    /// Running, as far as we know; nobody is waiting for it.
+    Running(Child),
+    /// A blocking-pool thread is waiting for it.
+    Waiting(JoinHandle<io::Result<ExitStatus>>),
+    /// Exited (or given up on).
+    Exited(LeaderExit),
+}
+
+impl Leader {
+    /// The leader `child`.
+    pub(crate) fn new(child: Child) -> Self {
+        Self {
+            state: State::Running(child),
+        }
+    }
+
+    /// The exit, once known.
+    pub(crate) fn exit(&self) -> Option<LeaderExit> {
+        match self.state {
+            State::Exited(exit) => Some(exit),
+            State::Running(_) | State::Waiting(_) => None,
+        }
+    }
+
+    /// Reads the leader's exit if it has exited, without blocking.
+    pub(crate) fn poll_now(&mut self) -> Option<LeaderExit> {
+        if let State::Running(child) = &mut self.state {
+            let exit = match child.try_wait() {
+                Ok(Some(status)) => LeaderExit::from_status(status),
+                Ok(None) => return None,
+                Err(error) => lost_status(&error),
+            };
+            self.state = State::Exited(exit);
+        }
+        self.exit()
+    }
+
+    /// The output closed: read the exit now, or soon, or have a thread wait for it.
+    pub(crate) async fn after_eof(&mut self) {
+        for _ in 0..POLLS_AFTER_EOF {
+            if self.poll_now().is_some() {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+        self.wait_in_background();
+    }
+
+    /// Has a blocking-pool thread wait for the leader (no-op if already waiting or
+    /// exited); [`waited`](Self::waited) resolves when it is done.
+    pub(crate) fn wait_in_background(&mut self) {
+        if self.poll_now().is_some() {
+            return;
+        }
+        let state = std::mem::replace(&mut self.state, State::Exited(LeaderExit::LOST));
+        self.state = match state {
+            State::Running(mut child) => {
+                State::Waiting(tokio::task::spawn_blocking(move || child.wait()))
+            }
+            other => other,
+        };
+    }
+
+    /// Whether a thread is waiting for the leader.
+    pub(crate) fn is_waiting(&self) -> bool {
+        matches!(self.state, State::Waiting(_))
+    }
+
+    /// Resolves once the waiting thread saw the leader exit; never while none waits.
+    /// Cancel-safe: the thread keeps waiting if this future is dropped.
+    pub(crate) async fn waited(&mut self) -> LeaderExit {
+        let State::Waiting(handle) = &mut self.state else {
+            return std::future::pending().await;
+        };
+        let exit = match handle.await {
+            Ok(Ok(status)) => LeaderExit::from_status(status),
+            Ok(Err(error)) => lost_status(&error),
+            Err(join) => lost_status(&io::Error::other(join)),
+        };
+        self.state = State::Exited(exit);
+        exit
+    }
+}
+
+/// The exit of a leader whose status could not be read. Never reported as success.
+fn lost_status(error: &io::Error) -> LeaderExit {
+    tracing::warn!(%error, "could not read a leader's exit status");
+    LeaderExit::LOST
+}
