@@ -76,10 +76,16 @@ pub const DEFAULT_ENV_EXCLUDES: &[&str] = &["*KEY*", "*SECRET*", "*TOKEN*", "*PA
 /// What [`EnvInherit::Core`] keeps of the host's environment: where programs are
 /// (`PATH`), who and where the user is (`HOME`, `USER`, `LOGNAME`, `SHELL`), the locale
 /// (`LANG`, `LANGUAGE`, `LC_*`), the terminal type (`TERM`), the temporary directory
-/// (`TMPDIR`) and the time zone (`TZ`). `PWD` is not kept: the shell sets it to the
-/// task's own directory.
+/// (`TMPDIR`) and the time zone (`TZ`); on Windows, what its programs cannot start
+/// without (`SystemRoot`, `SystemDrive`, `windir`, `ComSpec`, `PATHEXT`), the user's
+/// folders (`USERPROFILE`, `HOMEDRIVE`, `HOMEPATH`, `APPDATA`, `LOCALAPPDATA`,
+/// `ProgramData`, `ProgramFiles*`), `USERNAME`, `TEMP` and `TMP` (names match in any
+/// case). `PWD` is not kept: the shell sets it to the task's own directory.
 pub const CORE_ENV_VARS: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TMPDIR", "TZ",
+    "SystemRoot", "SystemDrive", "windir", "ComSpec", "PATHEXT", "USERPROFILE", "HOMEDRIVE",
+    "HOMEPATH", "APPDATA", "LOCALAPPDATA", "ProgramData", "ProgramFiles*", "USERNAME", "TEMP",
+    "TMP",
 ];
 
 /// Which of the host's variables a task starts from, before excludes. Serialised as

@@ -36,20 +36,27 @@ pub use crate::env_lines::env_of;
 pub use crate::model_server::{
     Exchange, GATE_WAIT, Gate, OFF_SCRIPT_TEXT, ScriptedModel, Step, ToolCall, Turn, tool_results,
 };
+// Processes by pid, signals and `/proc`: the Unix process tests' helpers.
+#[cfg(unix)]
 pub use crate::orphans::{
     CLEANUP_WAIT, CrashingHost, SWEEP_LOCK_FILE, SweepLock, TokenCleanup, sweep_lock, unique_token,
 };
 pub use crate::poll::poll_until;
+#[cfg(unix)]
 pub use crate::procfs::{
     alive, kill_pid, live_processes_in_group, live_processes_with_env_prefix, processes_with_env,
 };
+#[cfg(unix)]
 pub use crate::tmpfs::Tmpfs;
 
 mod bench;
 mod binary;
 mod env_lines;
 mod model_server;
+#[cfg(unix)]
 mod orphans;
 mod poll;
+#[cfg(unix)]
 mod procfs;
+#[cfg(unix)]
 mod tmpfs;

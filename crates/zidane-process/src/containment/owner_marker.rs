@@ -305,5 +305,6 @@ pub(crate) fn env_value<'a>(environ: &'a [u8], var: &str) -> Option<&'a [u8]> {
 const KTHREADD: u32 = 2;
 
 #[cfg(test)]
+#[cfg(unix)]
 #[path = "owner_marker_tests.rs"]
 mod tests;

@@ -194,13 +194,15 @@ pub(crate) mod windows {
             .find(|candidate| candidate.is_file())
     }
 
-    /// Whether `shell` starts and runs `exit 0` within [`PROBE_TIMEOUT`].
+    /// Whether `shell` starts and answers `echo zidane` within [`PROBE_TIMEOUT`]
+    /// (a stand-in that exits 0 and prints nothing, as Wine's PowerShell does, does
+    /// not count).
     fn runs(shell: &Shell) -> bool {
         let mut command = Command::new(shell.path());
-        add_command(shell, &mut command, "exit 0");
+        add_command(shell, &mut command, "echo zidane");
         command
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .creation_flags(
                 crate::sys::windows::task_creation_flags()
@@ -209,10 +211,22 @@ pub(crate) mod windows {
         let Ok(mut child) = command.spawn() else {
             return false;
         };
+        // The answer is a few bytes: read on a thread, so the wait below stays bounded.
+        let stdout = child.stdout.take();
+        let answer = std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut stdout) = stdout {
+                let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
+            }
+            text
+        });
         let deadline = Instant::now() + PROBE_TIMEOUT;
         loop {
             match child.try_wait() {
-                Ok(Some(status)) => return status.success(),
+                Ok(Some(status)) => {
+                    return status.success()
+                        && answer.join().is_ok_and(|text| text.trim() == "zidane");
+                }
                 Ok(None) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(10));
                 }
@@ -258,6 +272,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn detect_prefers_bash() {
         let shell = Shell::detect();
         if Path::new(BASH_PATH).exists() {

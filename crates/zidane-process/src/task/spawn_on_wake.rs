@@ -251,6 +251,8 @@ mod tests {
     }
 }
 
+// Its commands are POSIX shell.
 #[cfg(test)]
+#[cfg(unix)]
 #[path = "spawn_on_wake_tests.rs"]
 mod plain_path_tests;
