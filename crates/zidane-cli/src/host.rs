@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+#[cfg(unix)]
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use zidane::agent::{Agent, DestroyReport, Model, SessionStore, WakeLoop};
 use zidane::context::EnvPolicy;
@@ -86,12 +87,14 @@ impl Host {
 }
 
 /// The signals that end a session the way a quit does: `SIGTERM`, `SIGHUP`, `SIGINT`.
+#[cfg(unix)]
 pub struct Stop {
     terminate: Signal,
     hangup: Signal,
     interrupt: Signal,
 }
 
+#[cfg(unix)]
 impl Stop {
     /// Starts listening (the signals no longer kill the process outright).
     pub fn new() -> std::io::Result<Self> {
@@ -108,6 +111,36 @@ impl Stop {
             _ = self.terminate.recv() => {}
             _ = self.hangup.recv() => {}
             _ = self.interrupt.recv() => {}
+        }
+    }
+}
+
+/// The console events that end a session the way a quit does: ctrl-c, ctrl-break and
+/// the console's close.
+#[cfg(windows)]
+pub struct Stop {
+    interrupt: tokio::signal::windows::CtrlC,
+    brk: tokio::signal::windows::CtrlBreak,
+    close: tokio::signal::windows::CtrlClose,
+}
+
+#[cfg(windows)]
+impl Stop {
+    /// Starts listening (the events no longer end the process outright).
+    pub fn new() -> std::io::Result<Self> {
+        Ok(Self {
+            interrupt: tokio::signal::windows::ctrl_c()?,
+            brk: tokio::signal::windows::ctrl_break()?,
+            close: tokio::signal::windows::ctrl_close()?,
+        })
+    }
+
+    /// Waits for one of them.
+    pub async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.brk.recv() => {}
+            _ = self.close.recv() => {}
         }
     }
 }

@@ -1,7 +1,6 @@
 //! The stdio transport: one session for the life of the process.
 
 use std::future::Future;
-use std::os::fd::AsFd;
 
 use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -16,9 +15,10 @@ use crate::session::McpSession;
 /// CLI passes [`shutdown_signal`](crate::shutdown_signal)); then tears the session down
 /// — every task's process group killed — and returns.
 ///
-/// The protocol owns stdout: the server writes to a copy of it and points the process's
-/// own stdout at stderr, so a stray print anywhere in the process lands in the host's
-/// log instead of corrupting the JSON-RPC stream.
+/// The protocol owns stdout: the server writes to a copy of it and, on Unix, points the
+/// process's own stdout at stderr, so a stray print anywhere in the process lands in
+/// the host's log instead of corrupting the JSON-RPC stream. (On Windows stdout stays
+/// as it is: nothing in the server prints, and tasks never inherit it.)
 pub async fn serve_stdio(
     options: ServeOptions,
     shutdown: impl Future<Output = ()>,
@@ -29,9 +29,19 @@ pub async fn serve_stdio(
 
 /// A writer on the process's stdout that only the protocol uses: stdout is duplicated,
 /// then fd 1 is made a copy of stderr.
+#[cfg(unix)]
 fn claim_stdout() -> std::io::Result<tokio::fs::File> {
+    use std::os::fd::AsFd;
     let protocol = std::io::stdout().as_fd().try_clone_to_owned()?;
     nix::unistd::dup2_stdout(std::io::stderr()).map_err(std::io::Error::from)?;
+    Ok(tokio::fs::File::from_std(std::fs::File::from(protocol)))
+}
+
+/// A writer on a copy of the process's stdout handle.
+#[cfg(windows)]
+fn claim_stdout() -> std::io::Result<tokio::fs::File> {
+    use std::os::windows::io::AsHandle;
+    let protocol = std::io::stdout().as_handle().try_clone_to_owned()?;
     Ok(tokio::fs::File::from_std(std::fs::File::from(protocol)))
 }
 

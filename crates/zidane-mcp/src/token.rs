@@ -4,7 +4,6 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::net::SocketAddr;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::McpServeError;
@@ -30,7 +29,9 @@ pub fn generate_token() -> Result<String, McpServeError> {
 /// The file a server's token is kept in while it runs, removed when this is dropped.
 ///
 /// It lives in `<user dir>/mcp-http/` (mode 0700) and is named after the address
-/// served, one per server (`127.0.0.1-8931.token`); the file is mode 0600. A server that
+/// served, one per server (`127.0.0.1-8931.token`); the file is mode 0600. On Windows
+/// the user dir is under the user's profile, whose access list already keeps other
+/// users out, and the files inherit it. A server that
 /// dies without stopping leaves its file behind, holding a token nothing accepts; the
 /// next server on the same address replaces it.
 #[derive(Debug)]
@@ -46,14 +47,15 @@ impl TokenFile {
             let path = path.to_path_buf();
             move |cause| McpServeError::TokenFile { path, cause }
         };
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)
-            .map_err(failed(&dir))?;
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&dir).map_err(failed(&dir))?;
         // A directory made earlier, or by hand, may be open to others; chmod also
         // fails on one this user does not own.
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+        #[cfg(unix)]
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .map_err(failed(&dir))?;
         let path = dir.join(format!("{}-{}.token", addr.ip(), addr.port()));
         match std::fs::remove_file(&path) {
@@ -63,12 +65,11 @@ impl TokenFile {
             _ => {}
         }
         // create_new: never through a link or into a file someone else made meanwhile.
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(failed(&path))?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&path).map_err(failed(&path))?;
         let written = file
             .write_all(format!("{token}\n").as_bytes())
             .and_then(|()| file.sync_all());
@@ -105,7 +106,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn the_file_is_private_and_goes_with_its_server() {
+        use std::os::unix::fs::PermissionsExt;
         let user_dir = tempfile::tempdir().unwrap();
         // A directory left open to others is closed again.
         std::fs::create_dir(user_dir.path().join(TOKEN_DIR)).unwrap();

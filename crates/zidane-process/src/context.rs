@@ -165,6 +165,7 @@ impl ProcessContext {
 
     /// The same context starting its supervisors on the plain path (`tokio::spawn`).
     #[cfg(test)]
+    #[cfg(unix)]
     pub(crate) fn on_the_plain_path(mut self) -> Self {
         self.first_poll = FirstPoll::OnRuntime;
         self

@@ -282,7 +282,9 @@ fn last_started(request: &ModelRequest) -> Option<(String, String)> {
 ///
 /// On Linux it reads `/proc`, skipping zombies: a child killed with its group, whose
 /// parent died first, stays a zombie until init reaps it — dead, but still a member of
-/// the group for `kill(-pgid, 0)`. Elsewhere that probe is all there is.
+/// the group for `kill(-pgid, 0)`. Elsewhere on Unix that probe is all there is. On
+/// Windows the task's job object ends every member with it; `tasklist` tells whether
+/// its leader still runs.
 fn live_processes_in_group(pgid: u32) -> Result<Vec<u32>, Box<dyn Error>> {
     #[cfg(target_os = "linux")]
     {
@@ -313,7 +315,20 @@ fn live_processes_in_group(pgid: u32) -> Result<Vec<u32>, Box<dyn Error>> {
         }
         Ok(live)
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
+    {
+        let filter = format!("PID eq {pgid}");
+        let listed = std::process::Command::new("tasklist")
+            .args(["/FI", &filter, "/NH", "/FO", "CSV"])
+            .output()?;
+        let listed = String::from_utf8_lossy(&listed.stdout);
+        Ok(if listed.contains(&format!("\"{pgid}\"")) {
+            vec![pgid]
+        } else {
+            Vec::new()
+        })
+    }
+    #[cfg(all(unix, not(target_os = "linux")))]
     {
         use nix::sys::signal::killpg;
         use nix::unistd::Pid;

@@ -24,7 +24,7 @@
 //! a user data dir, with the default tools and background mode on.
 //!
 //! ```
-//! # #[cfg(all(feature = "process", unix))]
+//! # #[cfg(feature = "process")]
 //! # tokio::runtime::Runtime::new()?.block_on(async {
 //! use std::sync::Arc;
 //! use zidane::prelude::*;
@@ -66,25 +66,25 @@
 
 pub use zidane_agent as agent;
 pub use zidane_context as context;
-#[cfg(all(feature = "mcp", unix))]
+#[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub use zidane_mcp as mcp;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub use zidane_models as models;
-#[cfg(all(feature = "process", unix))]
+#[cfg(feature = "process")]
 #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
 pub use zidane_process as process;
 pub use zidane_tools as tools;
 pub use zidane_wire as wire;
 
-#[cfg(all(feature = "process", unix))]
+#[cfg(feature = "process")]
 #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
 pub use local::{LocalAgentBuilder, local_agent};
 
 pub mod prelude;
 
-#[cfg(all(feature = "process", unix))]
+#[cfg(feature = "process")]
 mod local;
 
 /// The repository README's code sample, run as a doc test so that it cannot drift from

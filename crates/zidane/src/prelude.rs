@@ -12,13 +12,13 @@ pub use zidane_agent::{
     SessionSummary, StopReason, WakeLoop, WakeReport, WakeTrigger, async_trait,
 };
 pub use zidane_context::{ExecutionContext, TaskExitInfo, TaskId, TaskStatus};
-#[cfg(all(feature = "process", unix))]
+#[cfg(feature = "process")]
 #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
 pub use zidane_process::{ProcessContext, Shell};
 pub use zidane_wire::{
     Banner, ContentBlock, Painter, Role, StreamEvent, TaskNotification, Tone, Turn,
 };
 
-#[cfg(all(feature = "process", unix))]
+#[cfg(feature = "process")]
 #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
 pub use crate::{LocalAgentBuilder, local_agent};

@@ -1,5 +1,7 @@
 //! Integration tests of zidane-mcp, driven by rmcp's own client over an in-memory pipe,
 //! with real processes. One file per behaviour, all compiled as one binary.
+// Its commands are POSIX shell, its checks read Unix process state.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs, deprecated)]
 
 mod support;

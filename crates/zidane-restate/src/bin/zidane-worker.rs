@@ -264,14 +264,22 @@ async fn run(args: Args) -> Result<(), String> {
         .map_err(|e| format!("listen on {listen}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     let shutdown = async {
-        use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut term) = signal(SignalKind::terminate()) else {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let Ok(mut term) = signal(SignalKind::terminate()) else {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        // Windows has no SIGTERM: ctrl-c (or ctrl-break) is the stop.
+        #[cfg(not(unix))]
+        {
             let _ = tokio::signal::ctrl_c().await;
-            return;
-        };
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = tokio::signal::ctrl_c() => {}
         }
     };
     let serving = tokio::spawn(serve(Arc::clone(&worker), listener, keys, shutdown));
