@@ -183,8 +183,9 @@ impl Job {
 /// - `CREATE_SUSPENDED`, so that it runs nothing before [`Job::assign`] holds it (then
 ///   [`resume_threads`]);
 /// - `CREATE_NEW_PROCESS_GROUP`, so that a `CTRL_BREAK` ([`send_ctrl_break`]) reaches the
-///   task's processes alone, not the host nor other tasks (it also turns `CTRL_C` off in
-///   the task, which only `CTRL_BREAK` is meant to stop);
+///   task's processes alone, not the host nor other tasks; it also has the task ignore
+///   `CTRL_C`, so that a Ctrl+C typed at the host's console stops the host, not its
+///   background tasks (as a terminal's `SIGINT` reaches its foreground group alone);
 /// - `CREATE_NO_WINDOW` only when this process has no console ([`has_console`]).
 ///   With a console the task shares it, which is what lets a `CTRL_BREAK` reach it;
 ///   without one, a console program would get a new console with a visible window, so it
@@ -234,8 +235,8 @@ pub(crate) fn resume_threads(pid: u32) -> io::Result<()> {
     Ok(())
 }
 
-/// Resumes the thread `thread_id` once (a thread suspended once, as a process created
-/// suspended has its main thread, runs).
+/// Resumes the thread `thread_id` once: enough for the main thread of a process created
+/// suspended, which was suspended once.
 fn resume_thread(thread_id: u32) -> io::Result<()> {
     // SAFETY: the call takes no pointer; a null result is checked below.
     let raw = unsafe { OpenThread(THREAD_SUSPEND_RESUME, 0, thread_id) };
