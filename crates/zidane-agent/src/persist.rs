@@ -153,11 +153,26 @@ fn write_then_rename(temp: &Path, file: &Path, dir: &Path, bytes: &[u8]) -> Resu
     out.sync_all().map_err(io(temp))?;
     drop(out);
     std::fs::rename(temp, file).map_err(io(file))?;
-    // The rename is durable only once the directory entry is.
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))
+    sync_dir(dir).map_err(io(dir))
 }
 
-/// Opens with mode `0600`, never following a symlink at `path`.
+/// Makes a rename in `dir` durable: on Unix the directory entry is, once the directory
+/// is synced.
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir).and_then(|d| d.sync_all())
+}
+
+/// Windows cannot open a directory as a file to sync it (and std's rename replaces a
+/// file in one metadata operation NTFS journals): nothing more to do.
+#[cfg(windows)]
+fn sync_dir(_dir: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Opens with mode `0600`, never following a symlink at `path` (on Windows: the file
+/// inherits the private access list of the user's profile, and a reparse point at
+/// `path` is opened itself, not followed).
 fn open_private(options: &mut OpenOptions, path: &Path) -> Result<File> {
     #[cfg(unix)]
     {
@@ -165,6 +180,13 @@ fn open_private(options: &mut OpenOptions, path: &Path) -> Result<File> {
         options
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        /// `FILE_FLAG_OPEN_REPARSE_POINT`: the link itself, never its target.
+        const OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+        options.custom_flags(OPEN_REPARSE_POINT);
     }
     options.open(path).map_err(|source| AgentError::SessionIo {
         path: path.to_owned(),

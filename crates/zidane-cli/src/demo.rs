@@ -23,6 +23,68 @@ use zidane::wire::ContentBlock;
 /// The model's name in the footer.
 pub const DEMO_MODEL_NAME: &str = "demo (scripted)";
 
+/// The demo's commands, in one shell's syntax.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Commands {
+    /// About 1.5 s of "compiling".
+    pub build: &'static str,
+    /// A dev server that serves for two minutes, then stops by itself.
+    pub dev_server: &'static str,
+    /// A foreground command that takes half a minute.
+    pub slow: &'static str,
+    /// A quiet task that ends by itself after two minutes.
+    pub quiet_task: &'static str,
+    /// A task that asks a question in its terminal.
+    pub interactive: &'static str,
+}
+
+/// The commands for a POSIX shell (bash, sh).
+pub const POSIX: Commands = Commands {
+    build: BUILD,
+    dev_server: DEV_SERVER,
+    slow: SLOW,
+    quiet_task: QUIET_TASK,
+    interactive: INTERACTIVE,
+};
+
+/// The commands for Windows' `cmd.exe` (`ping` waits a second between its probes).
+/// Windows has no terminal tasks: the interactive one is refused, as the model is told.
+pub const CMD: Commands = Commands {
+    build: "for /l %n in (1,1,7) do @(echo compiling crate-%n & ping -n 1 127.0.0.1 >nul) & echo finished",
+    dev_server: "echo listening on :8080 & for /l %n in (1,1,24) do @(ping -n 6 127.0.0.1 >nul & echo GET / 200)",
+    slow: "ping -n 31 127.0.0.1 >nul & echo done",
+    quiet_task: "ping -n 121 127.0.0.1 >nul",
+    interactive: "set /p region=Deploy to which region? [eu/us] & call echo deploying to %region%",
+};
+
+/// The commands for PowerShell (`pwsh`, Windows PowerShell).
+pub const POWERSHELL: Commands = Commands {
+    build: "1..7 | ForEach-Object { \"compiling crate-$_\"; Start-Sleep -Milliseconds 200 }; 'finished'",
+    dev_server: "'listening on :8080'; 1..24 | ForEach-Object { Start-Sleep 5; 'GET / 200' }",
+    slow: "Start-Sleep 30; 'done'",
+    quiet_task: "Start-Sleep 120",
+    interactive: "$region = Read-Host 'Deploy to which region? [eu/us]'; \"deploying to $region\"",
+};
+
+/// The commands for the shell the `shell` tool says it runs (its description names
+/// it): a model writes for the shell it is given.
+pub fn commands_for(request: &ModelRequest) -> &'static Commands {
+    let shell = request
+        .tools
+        .iter()
+        .find(|tool| tool.name == "shell")
+        .map(|tool| tool.description.to_ascii_lowercase())
+        .unwrap_or_default();
+    let first_line = shell.lines().next().unwrap_or_default();
+    if first_line.contains("cmd.exe") {
+        &CMD
+    } else if first_line.contains("pwsh") || first_line.contains("powershell") {
+        &POWERSHELL
+    } else {
+        &POSIX
+    }
+}
+
 /// About 1.5 s of "compiling".
 pub const BUILD: &str =
     "for n in 1 2 3 4 5 6 7; do echo compiling crate-$n; sleep 0.2; done; echo finished";
@@ -87,7 +149,7 @@ pub fn respond(request: &ModelRequest) -> ModelResponse {
             ended.join("\n")
         ));
     }
-    let action = act_on(&prompt);
+    let action = act_on(&prompt, commands_for(request));
     if ended.is_empty() {
         return action;
     }
@@ -103,26 +165,26 @@ pub fn respond(request: &ModelRequest) -> ModelResponse {
 }
 
 /// What the demo does for a prompt.
-fn act_on(prompt: &str) -> ModelResponse {
+fn act_on(prompt: &str, commands: &Commands) -> ModelResponse {
     let prompt = prompt.to_lowercase();
     if prompt.contains("slow") {
         ModelResponse::text("Running it in the foreground; this takes a while.").with_tool_use(
             "",
             "shell",
-            json!({ "command": SLOW }),
+            json!({ "command": commands.slow }),
         )
     } else if prompt.contains("question") || prompt.contains("interactive") {
         ModelResponse::text("Starting it in a terminal of its own: it will ask you something.")
             .with_tool_use(
                 "",
                 "shell",
-                json!({ "command": INTERACTIVE, "run_in_background": true, "tty": true }),
+                json!({ "command": commands.interactive, "run_in_background": true, "tty": true }),
             )
     } else if prompt.contains("server") {
         ModelResponse::text("Starting the dev server in the background.").with_tool_use(
             "",
             "shell",
-            json!({ "command": DEV_SERVER, "run_in_background": true }),
+            json!({ "command": commands.dev_server, "run_in_background": true }),
         )
     } else if prompt.contains("eight") || prompt.split_whitespace().any(|word| word == "8") {
         (0..EIGHT).fold(
@@ -131,7 +193,7 @@ fn act_on(prompt: &str) -> ModelResponse {
                 response.with_tool_use(
                     "",
                     "shell",
-                    json!({ "command": QUIET_TASK, "run_in_background": true }),
+                    json!({ "command": commands.quiet_task, "run_in_background": true }),
                 )
             },
         )
@@ -139,7 +201,7 @@ fn act_on(prompt: &str) -> ModelResponse {
         ModelResponse::text("Building in the background.").with_tool_use(
             "",
             "shell",
-            json!({ "command": BUILD, "run_in_background": true }),
+            json!({ "command": commands.build, "run_in_background": true }),
         )
     }
 }
@@ -196,6 +258,31 @@ mod tests {
 
     fn prompt(text: &str) -> ModelRequest {
         request(vec![ContentBlock::Text { text: text.into() }])
+    }
+
+    /// `prompt` with a `shell` tool that says it runs `path`.
+    fn prompt_for_shell(text: &str, path: &str) -> ModelRequest {
+        let mut request = prompt(text);
+        request.tools = vec![zidane::tools::ToolSpec {
+            name: "shell".into(),
+            description: format!("Runs a shell command (`{path}`) in the foreground.\nMore."),
+            input_schema: json!({ "type": "object" }),
+            aliases: Vec::new(),
+        }];
+        request
+    }
+
+    #[test]
+    fn the_commands_are_written_for_the_shell_the_tool_names() {
+        let cmd = prompt_for_shell("build it", r"C:\Windows\system32\cmd.exe");
+        assert_eq!(commands(&respond(&cmd)), [CMD.build]);
+        let pwsh = prompt_for_shell(
+            "start the server",
+            r"C:\Program Files\PowerShell\7\pwsh.exe",
+        );
+        assert_eq!(commands(&respond(&pwsh)), [POWERSHELL.dev_server]);
+        let bash = prompt_for_shell("something slow", "/bin/bash");
+        assert_eq!(commands(&respond(&bash)), [POSIX.slow]);
     }
 
     fn commands(response: &ModelResponse) -> Vec<String> {

@@ -110,8 +110,9 @@ struct ShellTool {
 fn describe_shell(shell: Option<&str>) -> String {
     match shell {
         Some(path) => {
+            // A Windows path separates with `\` as well.
             let name = path
-                .rsplit('/')
+                .rsplit(['/', '\\'])
                 .next()
                 .filter(|n| !n.is_empty())
                 .unwrap_or(path);
@@ -486,5 +487,19 @@ fn render_foreground(output: &ExecOutput, timeout: Option<Duration>) -> ToolOutp
         ToolOutput::error_with(text, data)
     } else {
         ToolOutput::ok(text, data)
+    }
+}
+
+#[cfg(test)]
+mod describe_tests {
+    use super::describe_shell;
+
+    #[test]
+    fn the_shell_is_named_by_its_file_on_every_platform() {
+        assert!(describe_shell(Some("/bin/bash")).starts_with("Runs a bash command (`/bin/bash`)"));
+        assert!(
+            describe_shell(Some(r"C:\Windows\system32\cmd.exe"))
+                .starts_with(r"Runs a cmd.exe command (`C:\Windows\system32\cmd.exe`)")
+        );
     }
 }

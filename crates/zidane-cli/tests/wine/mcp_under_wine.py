@@ -1,0 +1,169 @@
+"""`zidane mcp` built for Windows, run under Wine, driven over stdio by the official
+Python MCP SDK (PyPI `mcp`) on the Linux side: `cargo xtask windows` runs it.
+
+    python mcp_under_wine.py <zidane.exe> <scratch dir>
+
+Each case starts a background task whose `start /b` grandchild appends to a file every
+second, then ends it one way and checks the file stops growing (a live grandchild grows
+it every second, so only its end can pass):
+
+- `shell_kill`: the kill answers, and no <task-notification> follows a kill;
+- a budget: `timeout_ms` ends the task, and the next tool result tells its exit, once;
+- the end of the session: the client closes stdin, the server tears down;
+- `SIGKILL` of the server: no teardown runs; the task's job object, kill-on-close, ends
+  with the server's last handle.
+
+Also: a task that ends on its own is told once. Exits non-zero on any failure.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import warnings
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+warnings.simplefilter("ignore")
+
+WAIT = 60.0
+# A command that runs for a long while: ping waits a second between its probes.
+LONG = "ping -n 1000 127.0.0.1 >nul"
+
+
+def windows_path(path: str) -> str:
+    return subprocess.run(["winepath", "-w", path], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def text(result) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+
+
+def grandchild(file: str) -> str:
+    return f'start /b cmd /d /c "for /l %i in (1,1,1000000) do @(echo %i>>"{windows_path(file)}" & ping -n 2 127.0.0.1 >nul)"'
+
+
+def wait_for(what: str, done) -> None:
+    deadline = time.monotonic() + WAIT
+    while not done():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def stopped_growing(file: str) -> bool:
+    size = lambda: os.path.getsize(file) if os.path.exists(file) else 0
+    before = size()
+    time.sleep(3.5)
+    return size() == before
+
+
+def server(user_dir: str, binary: str) -> StdioServerParameters:
+    return StdioServerParameters(command="wine", args=[binary, "mcp", "--user-dir", windows_path(user_dir)], env=dict(os.environ))
+
+
+async def start_with_grandchild(session: ClientSession, file: str, extra: dict) -> str:
+    started = await session.call_tool("shell", {"command": f"{grandchild(file)} & {LONG}", "run_in_background": True, **extra})
+    assert text(started).startswith("Started bash_"), text(started)
+    await anyio.to_thread.run_sync(lambda: wait_for("the grandchild's first line", lambda: os.path.exists(file)))
+    return text(started).split()[1]
+
+
+async def case_kill(binary: str, scratch: str) -> None:
+    grown = os.path.join(scratch, "kill.txt")
+    async with stdio_client(server(os.path.join(scratch, "kill-user"), binary)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            shell = next(t for t in (await session.list_tools()).tools if t.name == "shell")
+            assert "cmd.exe" in (shell.description or "").lower() or "powershell" in (shell.description or "").lower(), shell.description
+            task = await start_with_grandchild(session, grown, {})
+            killed = await session.call_tool("shell_kill", {"task_id": task})
+            assert text(killed).startswith(f"Killed {task}"), text(killed)
+            after = await session.call_tool("list_tasks", {})
+            assert "<task-notification>" not in text(after), text(after)
+    assert await anyio.to_thread.run_sync(stopped_growing, grown), "shell_kill left the grandchild running"
+
+
+async def case_budget_and_natural_exit(binary: str, scratch: str) -> None:
+    grown = os.path.join(scratch, "budget.txt")
+    async with stdio_client(server(os.path.join(scratch, "budget-user"), binary)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            task = await start_with_grandchild(session, grown, {"timeout_ms": 3000})
+            waited = await session.call_tool("wait_task", {"task_id": task, "timeout_ms": 30000})
+            told = text(waited)
+            print(f"wait_task after a budget: {told!r}", file=sys.stderr)
+            assert "timed out" in told.lower() or "budget" in told.lower() or "killed" in told.lower(), told
+            assert await anyio.to_thread.run_sync(stopped_growing, grown), "the budget left the grandchild running"
+            done = await session.call_tool("shell", {"command": "echo done", "run_in_background": True})
+            done_id = text(done).split()[1]
+            await session.call_tool("wait_task", {"task_id": done_id, "timeout_ms": 30000})
+            seen = []
+            for _ in range(3):
+                seen.append(text(await session.call_tool("list_tasks", {})))
+            blocks = sum(s.count(f"<task-id>{done_id}</task-id>") for s in seen if "<task-notification>" in s)
+            assert blocks <= 1, seen
+
+
+async def case_end_of_session(binary: str, scratch: str) -> None:
+    grown = os.path.join(scratch, "session.txt")
+    async with stdio_client(server(os.path.join(scratch, "session-user"), binary)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            await start_with_grandchild(session, grown, {})
+    assert await anyio.to_thread.run_sync(stopped_growing, grown), "the end of the session left the grandchild running"
+
+
+def case_sigkill(binary: str, scratch: str) -> None:
+    """The server is started by hand (not by the SDK, whose exit would close it
+    politely) and killed with SIGKILL once its task's grandchild runs."""
+    grown = os.path.join(scratch, "sigkill.txt")
+    user_dir = os.path.join(scratch, "sigkill-user")
+    proc = subprocess.Popen(["wine", binary, "mcp", "--user-dir", windows_path(user_dir)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    import json
+
+    def send(message: dict) -> None:
+        proc.stdin.write((json.dumps(message) + "\n").encode())
+        proc.stdin.flush()
+
+    def receive(id_: int) -> dict:
+        while True:
+            line = proc.stdout.readline()
+            if not line:
+                raise SystemExit("the server closed its output")
+            message = json.loads(line)
+            if message.get("id") == id_:
+                return message
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wine-test", "version": "1"}}})
+    receive(1)
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "shell", "arguments": {"command": f"{grandchild(grown)} & {LONG}", "run_in_background": True}}})
+    started = receive(2)
+    assert "Started bash_1" in json.dumps(started), started
+    wait_for("the grandchild's first line", lambda: os.path.exists(grown))
+    # The server's own process only (its tasks share its Unix process group, and must
+    # end through their job, not this signal): SIGKILL, nothing runs its teardown.
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=WAIT)
+    assert stopped_growing(grown), "SIGKILL of the server left the grandchild running"
+
+
+async def main() -> None:
+    binary, scratch = sys.argv[1], sys.argv[2]
+    if len(sys.argv) > 3 and sys.argv[3] == "sigkill":
+        await anyio.to_thread.run_sync(case_sigkill, binary, scratch)
+        print("ok sigkill")
+        return
+    await case_kill(binary, scratch)
+    await case_budget_and_natural_exit(binary, scratch)
+    await case_end_of_session(binary, scratch)
+    await anyio.to_thread.run_sync(case_sigkill, binary, scratch)
+    print("ok zidane mcp under Wine: shell_kill, a budget, the end of the session and SIGKILL each ended a start /b grandchild")
+
+
+if __name__ == "__main__":
+    anyio.run(main)
