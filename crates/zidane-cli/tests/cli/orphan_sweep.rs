@@ -117,9 +117,11 @@ async fn a_host_dead_without_its_lifeline() -> (u32, Vec<u32>, Leftovers) {
         .await
         .unwrap()
         .unwrap();
+    // A process caught inside `execve` shows no environment for a moment, so this may
+    // miss one: the checks below look for these, and then for anything of the host.
     let orphans = owned_processes(host);
     assert!(
-        orphans.iter().copied().any(leads_its_session) && orphans.len() >= 3,
+        orphans.iter().copied().any(leads_its_session),
         "the dead host left {orphans:?}"
     );
     (host, orphans, leftovers)
@@ -216,11 +218,9 @@ async fn zidane_sweeps_as_it_starts_and_not_when_told_not_to() {
         WAIT,
     );
     assert!(output.status.success(), "{output:?}");
-    let mut left = owned_processes(dead);
-    left.sort_unstable();
-    let mut expected = orphans.clone();
-    expected.sort_unstable();
-    assert_eq!(left, expected, "swept though told not to");
+    for pid in &orphans {
+        assert!(alive(*pid), "{pid} was swept though zidane was told not to");
+    }
 
     let mut command = zidane(dir.path(), &["--demo", "-p", "hello"]);
     command.env(SWEEP_ON.0, SWEEP_ON.1);
