@@ -28,7 +28,8 @@ fields: times in µs unless named otherwise), or of the agent ops `wake`, `idle`
 const PEERS_SCRIPT: &str = "../shared/bench/run.sh";
 
 /// Every op of the protocol with the size of one quick run (a minute or so on two
-/// cores), then the driver's own ops for input and terminals (a line written → back in
+/// cores), then the driver's own ops: a SIGKILLed host's processes ended by its
+/// lifeline (its rounds' percentiles), input and terminals (a line written → back in
 /// the log, on a pipe and in a terminal; a terminal task's start), run by the process
 /// layer's driver.
 const OPS: &[(&str, &str)] = &[
@@ -40,6 +41,7 @@ const OPS: &[(&str, &str)] = &[
     ("concurrent", "100"),
     ("escape", "10"),
     ("orphan", "10"),
+    ("lifeline", "20"),
     ("input", "2000"),
     ("input-tty", "2000"),
     ("spawn-tty", "300"),

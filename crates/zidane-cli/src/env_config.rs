@@ -1,8 +1,8 @@
 //! What zidane takes from its own environment and the user's config file: the
 //! environment policy of its tasks (the `[env]` table of
 //! `<config dir>/zidane/config.toml`, `zidane mcp`'s `--env-*` flags over it, and
-//! `--print-env-policy` to see what is withheld), and the variables whose bad values
-//! stop a command before it does anything.
+//! `--print-env-policy` to see what is withheld), whether to sweep orphans at start, and
+//! the variables whose bad values stop a command before it does anything.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -12,6 +12,7 @@ use zidane::context::{
     DEFAULT_ENV_EXCLUDES, EnvInherit, EnvPattern, EnvPolicy, EnvPolicyError,
     ZIDANE_SECRET_ENV_VARS, parse_env_assignment,
 };
+use zidane::process::BadEnvValue;
 
 use crate::error::CliError;
 
@@ -208,7 +209,39 @@ pub(crate) fn print_env_policy(policy: &EnvPolicy) -> Result<(), CliError> {
 /// a value it does not accept is an error naming the variable and what it accepts.
 pub(crate) fn check_env() -> Result<(), CliError> {
     zidane::process::ProcessPath::from_env()?;
+    sweep_orphans()?;
     Ok(())
+}
+
+/// The variable that turns off the orphan sweep `zidane` and `zidane mcp` run as they
+/// start: `off` (or `0`, `false`, `no`); `on` (or `1`, `true`, `yes`), empty or unset
+/// keeps it.
+pub const SWEEP_ORPHANS_VAR: &str = "ZIDANE_SWEEP_ORPHANS";
+
+/// What [`SWEEP_ORPHANS_VAR`] accepts, as an error message says it.
+const SWEEP_ORPHANS_VALUES: &str =
+    "`on` or `off` (also 1/0, true/false, yes/no; any case), or unset for on";
+
+/// Whether to end, at start, the tasks that crashed hosts of this user left running
+/// ([`SWEEP_ORPHANS_VAR`]; default yes).
+pub(crate) fn sweep_orphans() -> Result<bool, BadEnvValue> {
+    sweep_orphans_from(std::env::var_os(SWEEP_ORPHANS_VAR))
+}
+
+fn sweep_orphans_from(value: Option<std::ffi::OsString>) -> Result<bool, BadEnvValue> {
+    let Some(value) = value.filter(|value| !value.is_empty()) else {
+        return Ok(true);
+    };
+    let on = value.to_str().map(|v| v.trim().to_ascii_lowercase());
+    match on.as_deref() {
+        Some("on" | "1" | "true" | "yes") => Ok(true),
+        Some("off" | "0" | "false" | "no") => Ok(false),
+        _ => Err(BadEnvValue {
+            var: SWEEP_ORPHANS_VAR,
+            value: value.to_string_lossy().into_owned(),
+            accepted: SWEEP_ORPHANS_VALUES,
+        }),
+    }
 }
 
 /// The log filter of [`LOG_VAR`], else `default`. A value tracing cannot parse is an
@@ -261,6 +294,27 @@ mod tests {
             let error = parse_config(text).unwrap_err();
             assert!(error.contains(says), "{text:?}: {error}");
         }
+    }
+
+    #[test]
+    fn the_sweep_is_on_unless_the_variable_turns_it_off() {
+        let read = |value: Option<&str>| sweep_orphans_from(value.map(Into::into));
+        for on in [
+            None,
+            Some(""),
+            Some("on"),
+            Some("1"),
+            Some("TRUE"),
+            Some(" yes "),
+        ] {
+            assert_eq!(read(on), Ok(true), "{on:?}");
+        }
+        for off in ["off", "0", "false", "No", "OFF"] {
+            assert_eq!(read(Some(off)), Ok(false), "{off}");
+        }
+        let error = read(Some("never")).unwrap_err();
+        assert_eq!(error.var, SWEEP_ORPHANS_VAR);
+        assert!(error.to_string().contains("`on` or `off`"), "{error}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 use zidane::agent::{Agent, DestroyReport, Model, SessionStore, WakeLoop};
 use zidane::context::EnvPolicy;
 
+use crate::env_config;
 use crate::error::CliError;
 
 /// The variable that chooses the user dir (sessions and task logs).
@@ -55,7 +56,9 @@ pub struct Host {
 impl Host {
     /// Builds the agent — the stored session `resume`, or a new one, its tasks'
     /// environment computed by `env_policy` — and starts its wake loop. Must run inside
-    /// the tokio runtime.
+    /// the tokio runtime. Its context ends, in the background, what crashed hosts of this
+    /// user left running, unless [`SWEEP_ORPHANS_VAR`](crate::env_config::SWEEP_ORPHANS_VAR)
+    /// turns that off.
     pub fn start(
         model: Arc<dyn Model>,
         model_name: String,
@@ -63,7 +66,9 @@ impl Host {
         env_policy: EnvPolicy,
     ) -> Result<Self, CliError> {
         let user_dir = user_dir()?;
-        let mut builder = zidane::local_agent(model, &user_dir).env_policy(env_policy);
+        let mut builder = zidane::local_agent(model, &user_dir)
+            .env_policy(env_policy)
+            .sweep_orphans(env_config::sweep_orphans()?);
         if let Some(id) = resume {
             stored_session(&SessionStore::new(&user_dir), id)?;
             builder = builder.session_id(id);

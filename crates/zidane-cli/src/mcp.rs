@@ -67,7 +67,8 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
     let options = ServeOptions::new(user_dir)
         .env_policy(env_policy)
         .kill_grace(Duration::from_millis(args.kill_grace_ms))
-        .result_budget(args.result_budget_bytes);
+        .result_budget(args.result_budget_bytes)
+        .sweep_orphans(env_config::sweep_orphans()?);
     let options = match args.wait_cap_secs {
         Some(secs) => options.wait_cap(Duration::from_secs(secs)),
         None => options,

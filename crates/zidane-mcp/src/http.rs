@@ -28,6 +28,7 @@ use crate::error::McpServeError;
 use crate::options::{McpHttpOptions, ServeOptions};
 use crate::origin::OriginPolicy;
 use crate::server::{HttpSessions, McpServer};
+use crate::startup_sweep;
 
 /// The path the MCP endpoint is served at: `http://127.0.0.1:PORT/mcp`.
 pub const MCP_PATH: &str = "/mcp";
@@ -45,6 +46,8 @@ pub struct HttpServer {
 
 impl HttpServer {
     /// Checks the security rules ([`McpHttpOptions::validate`]) and binds the address.
+    /// Once bound, it ends what crashed hosts left running, in the background, unless
+    /// [`ServeOptions::sweep_orphans`] says not to.
     pub async fn bind(options: ServeOptions, http: McpHttpOptions) -> Result<Self, McpServeError> {
         http.validate()?;
         let listener = tokio::net::TcpListener::bind(http.addr)
@@ -53,6 +56,7 @@ impl HttpServer {
                 addr: http.addr,
                 cause: source,
             })?;
+        startup_sweep::start(&options);
         let sessions = Arc::new(HttpSessions::new(options));
         let cancel = CancellationToken::new();
         let mut config =

@@ -23,7 +23,10 @@
 //!    they latch nothing.
 //!
 //! When the session ends (stdin closed, an HTTP session deleted, SIGTERM or SIGINT) its
-//! agent is destroyed: every task's process group is killed.
+//! agent is destroyed: every task's process group is killed. A server that dies without
+//! a word (`SIGKILL`) has its tasks ended by its contexts' lifelines (Linux), and, as
+//! the backstop, by the orphan sweep the next server runs as it starts
+//! ([`ServeOptions::sweep_orphans`]).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), zidane_mcp::McpServeError> {
@@ -71,6 +74,7 @@ mod schema;
 mod server;
 mod session;
 mod shutdown;
+mod startup_sweep;
 mod stdio;
 mod token;
 mod waits;

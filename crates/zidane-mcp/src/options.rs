@@ -54,6 +54,16 @@ pub struct ServeOptions {
     /// ([`EnvPolicy::default`]: all but those named like a secret, never
     /// [`TOKEN_ENV`]).
     pub env_policy: EnvPolicy,
+    /// Whether the server, as it starts, ends the tasks that hosts of this user left
+    /// running when they died without cleaning up (default: yes). Each session's context
+    /// has a lifeline that ends its tasks when the server dies, however it dies, where
+    /// the platform has one (Linux); this sweep is the backstop where it has none (macOS)
+    /// or it could not run. Only processes whose owner marker names a host that is gone
+    /// are touched (see
+    /// [`ProcessContext::sweep_orphans`](zidane_process::ProcessContext::sweep_orphans));
+    /// it runs in the background, and what it ends is logged (`tracing`, `info`, target
+    /// `zidane_process`).
+    pub sweep_orphans: bool,
 }
 
 impl ServeOptions {
@@ -66,7 +76,16 @@ impl ServeOptions {
             result_budget: MCP_DEFAULT_RESULT_BUDGET,
             wait_cap: None,
             env_policy: EnvPolicy::default(),
+            sweep_orphans: true,
         }
+    }
+
+    /// Sets whether the server ends, as it starts, what crashed hosts left running
+    /// ([`sweep_orphans`](Self#structfield.sweep_orphans)).
+    #[must_use]
+    pub fn sweep_orphans(mut self, sweep: bool) -> Self {
+        self.sweep_orphans = sweep;
+        self
     }
 
     /// Sets the environment policy of every session's tasks.

@@ -10,10 +10,13 @@ use crate::options::ServeOptions;
 use crate::oversized::{MAX_REQUEST_BYTES, StdioTransport};
 use crate::server::McpServer;
 use crate::session::McpSession;
+use crate::startup_sweep;
 
 /// Serves one session over stdin/stdout until stdin closes or `shutdown` resolves (the
 /// CLI passes [`shutdown_signal`](crate::shutdown_signal)); then tears the session down
-/// — every task's process group killed — and returns.
+/// — every task's process group killed — and returns. As it starts, it ends what
+/// crashed hosts left running, in the background, unless
+/// [`ServeOptions::sweep_orphans`] says not to.
 ///
 /// The protocol owns stdout: the server writes to a copy of it and, on Unix, points the
 /// process's own stdout at stderr, so a stray print anywhere in the process lands in
@@ -59,6 +62,7 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let session = McpSession::new(&options)?;
+    startup_sweep::start(&options);
     let server = McpServer::new(session.clone());
     tokio::pin!(shutdown);
     let served = tokio::select! {

@@ -10,7 +10,9 @@
 //! Ops: `spawn N`, `roundtrip N`, `throughput BYTES`, `interleave LINES`, `kill N`,
 //! `concurrent N`, `escape N`, `orphan N` (and `orphan`'s hidden `orphan-host N TOKEN`),
 //! and this driver's own `input N`, `input-tty N` and `spawn-tty N` (see
-//! `driver/interactive.rs`). Prints one JSON line on stdout and exits 0, or 1 with `"ok": false`
+//! `driver/interactive.rs`) and `lifeline N` (N rounds of a host SIGKILLed with its
+//! tasks and an escapee running, timed from its death until its lifeline has ended the
+//! last of them; its hidden `lifeline-host TOKEN`; see `driver/containment.rs`). Prints one JSON line on stdout and exits 0, or 1 with `"ok": false`
 //! and an `"error"` when a check fails. Logs go under `$BENCH_DIR` (default: a fresh
 //! temporary directory). The `--bench` flag cargo appends is ignored.
 //!
@@ -70,6 +72,24 @@ fn orphan_host(args: &[String]) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// The hidden sub-op of `lifeline`: `lifeline-host TOKEN` starts its tasks and SIGKILLs
+/// itself, so it only returns (with a failure) when something went wrong.
+fn lifeline_host(args: &[String]) -> ExitCode {
+    let Some(token) = args.get(1) else {
+        eprintln!("usage: driver {} TOKEN", containment::LIFELINE_HOST_OP);
+        return ExitCode::FAILURE;
+    };
+    let error = match bench_dir() {
+        Ok((dir, _temp)) => match tokio::runtime::Runtime::new() {
+            Ok(runtime) => runtime.block_on(containment::lifeline_host(token, &dir)),
+            Err(error) => error.to_string(),
+        },
+        Err(failure) => failure.error,
+    };
+    eprintln!("[zidane] lifeline-host: {error}");
+    ExitCode::FAILURE
+}
+
 /// A containment op's JSON line as this driver's fields (`op` and `ok` are added back
 /// by `main`).
 fn containment_fields(line: Value) -> Result<Fields, Failure> {
@@ -120,6 +140,9 @@ fn main() -> ExitCode {
     if op == containment::ORPHAN_HOST_OP {
         return orphan_host(&args);
     }
+    if op == containment::LIFELINE_HOST_OP {
+        return lifeline_host(&args);
+    }
     let result = run(&op, args.get(1).map(String::as_str));
     match result {
         Ok(fields) => print_driver_line(&op, fields, None),
@@ -153,6 +176,7 @@ fn run(op: &str, arg: Option<&str>) -> Result<Fields, Failure> {
             "concurrent" => concurrent(&dir, count).await,
             "escape" => containment_fields(containment::escape(count, &dir).await),
             "orphan" => containment_fields(containment::orphan(count, &dir).await),
+            "lifeline" => containment_fields(containment::lifeline(count, &dir).await),
             "input" => interactive::input(&dir, count, false).await,
             "input-tty" => interactive::input(&dir, count, true).await,
             "spawn-tty" => spawn(&dir, count, true).await,

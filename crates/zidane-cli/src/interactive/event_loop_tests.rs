@@ -54,7 +54,11 @@ where
 {
     let dir = tempfile::tempdir().unwrap();
     let (model, model_name) = crate::demo::model();
-    let agent = zidane::local_agent(model, dir.path()).build().unwrap();
+    // No start-up sweep: it would end the orphans other tests make and look at.
+    let agent = zidane::local_agent(model, dir.path())
+        .sweep_orphans(false)
+        .build()
+        .unwrap();
     let wake = Arc::new(WakeLoop::spawn(agent.clone()));
     let host = Host {
         agent,

@@ -224,6 +224,21 @@ fn a_bad_process_path_stops_every_command_naming_what_it_accepts() {
 }
 
 #[test]
+fn a_bad_sweep_setting_stops_every_command_naming_what_it_accepts() {
+    let bogus = [("ZIDANE_SWEEP_ORPHANS", "sometimes")];
+    for args in [&["mcp"][..], &["sessions"], &["--demo", "-p", "hi"]] {
+        let (code, stderr) = refused(args, &bogus, None);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr,
+            "zidane: ZIDANE_SWEEP_ORPHANS=\"sometimes\" is not a valid value: ZIDANE_SWEEP_ORPHANS \
+             accepts `on` or `off` (also 1/0, true/false, yes/no; any case), or unset for on\n",
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
 fn a_bad_policy_config_file_or_log_filter_stops_zidane_mcp() {
     let bad_file = config_home("[env]\ninherit = \"some\"\n");
     let (code, stderr) = refused(&["mcp"], &[], Some(bad_file.path()));

@@ -13,6 +13,7 @@ use tokio::net::TcpStream;
 use tokio::process::{Child, Command};
 
 use crate::mcp_support::{BIN, WAIT};
+use crate::support::NO_SWEEP;
 
 /// A running `zidane mcp --http 127.0.0.1:0`.
 pub struct Served {
@@ -62,14 +63,27 @@ impl Served {
 }
 
 /// Starts `zidane mcp --http 127.0.0.1:0 ARGS`, with `ZIDANE_MCP_TOKEN` set to `token`
-/// if given, and reads what it prints up to how to connect. The rest of its stderr is
-/// drained, so a later warning never meets a closed pipe.
+/// if given and no start-up sweep ([`NO_SWEEP`]), and reads what it prints up to how to
+/// connect. The rest of its stderr is drained, so a later warning never meets a closed
+/// pipe.
 pub async fn start_http(args: &[&str], token: Option<&str>, dir: &Path) -> Served {
+    start_http_with(args, token, dir, &[NO_SWEEP]).await
+}
+
+/// [`start_http`] with `env` added to the server's environment (in place of
+/// [`NO_SWEEP`]).
+pub async fn start_http_with(
+    args: &[&str],
+    token: Option<&str>,
+    dir: &Path,
+    env: &[(&str, &str)],
+) -> Served {
     let mut command = Command::new(BIN);
     command
         .args(["mcp", "--http", "127.0.0.1:0", "--user-dir"])
         .arg(dir)
         .args(args)
+        .envs(env.iter().copied())
         .env_remove("ZIDANE_MCP_TOKEN")
         .stdin(Stdio::null())
         .stderr(Stdio::piped())

@@ -26,6 +26,7 @@ mod http;
 mod interactive;
 mod measure;
 mod no_provider;
+mod orphan_sweep;
 mod print_wait;
 mod provider;
 mod python;

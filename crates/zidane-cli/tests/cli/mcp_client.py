@@ -169,11 +169,23 @@ async def exercise_env(read, write) -> list[int]:
         return [started.structured_content["pid"]]
 
 
+# Whether zidane sweeps orphans as it starts: the test's choice, passed on to a server
+# started with the SDK's default environment, which would drop it.
+SWEEP_VAR = "ZIDANE_SWEEP_ORPHANS"
+
+
+def passed_on(*names: str) -> dict[str, str]:
+    """Those of `names` this process has, for a server's environment."""
+    return {name: os.environ[name] for name in names if name in os.environ}
+
+
 async def main() -> None:
     mode = sys.argv[1]
     if mode == "stdio":
         binary, user_dir = sys.argv[2], sys.argv[3]
-        params = StdioServerParameters(command=binary, args=["mcp", "--user-dir", user_dir])
+        params = StdioServerParameters(
+            command=binary, args=["mcp", "--user-dir", user_dir], env=passed_on(SWEEP_VAR)
+        )
         async with stdio_client(params) as streams:
             pids = await exercise(streams[0], streams[1])
     elif mode == "http":

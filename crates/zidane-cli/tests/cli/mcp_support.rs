@@ -8,6 +8,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use crate::support::NO_SWEEP;
+
 /// Longest a test waits for something that should happen.
 pub const WAIT: Duration = Duration::from_secs(10);
 
@@ -39,11 +41,16 @@ impl StdioServer {
         Self::start_configured(by, &[], &[]).await
     }
 
-    /// `zidane mcp ARGS` with `env` added to its environment.
+    /// `zidane mcp ARGS` with `env` added to its environment, without the start-up sweep
+    /// unless `env` turns it on ([`NO_SWEEP`](crate::support::NO_SWEEP)).
     pub async fn start_configured(by: UserDirBy, args: &[&str], env: &[(&str, &str)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let mut command = Command::new(BIN);
-        command.arg("mcp").args(args).envs(env.iter().copied());
+        command
+            .arg("mcp")
+            .args(args)
+            .env(NO_SWEEP.0, NO_SWEEP.1)
+            .envs(env.iter().copied());
         match by {
             UserDirBy::Flag => command.arg("--user-dir").arg(dir.path()),
             UserDirBy::Env => command.env("ZIDANE_USER_DIR", dir.path()),

@@ -9,7 +9,7 @@ use tokio::process::Command;
 
 use crate::http::start_http;
 use crate::mcp_support::BIN;
-use crate::support::owned_processes;
+use crate::support::{NO_SWEEP, owned_processes};
 
 /// Where xtask says the venv is; else `target/mcp-venv` of this workspace.
 const VENV_ENV: &str = "ZIDANE_MCP_VENV";
@@ -43,7 +43,11 @@ fn script() -> PathBuf {
 async fn run_script(python: &PathBuf, args: &[&str]) {
     let output = tokio::time::timeout(
         Duration::from_secs(60),
-        Command::new(python).arg(script()).args(args).output(),
+        Command::new(python)
+            .arg(script())
+            .args(args)
+            .env(NO_SWEEP.0, NO_SWEEP.1)
+            .output(),
     )
     .await
     .expect("the Python client hung")

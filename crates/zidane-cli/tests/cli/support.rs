@@ -12,6 +12,13 @@ use zidane_test_support::{alive, live_processes_with_env_prefix};
 /// token starts with `z1:<host pid>:`.
 pub const OWNER_MARKER_VAR: &str = zidane::process::OWNER_MARKER_VAR;
 
+/// Turns off the orphan sweep `zidane` and `zidane mcp` run as they start: every test
+/// that starts one sets it, but the tests of that sweep. A sweep ends every dead host's
+/// processes, whoever's they are, so a binary started by one test could end the orphans
+/// another test (in this binary or another, under nextest) made and is looking at; the
+/// sweep's own tests hold [`zidane_test_support::sweep_lock`] instead.
+pub const NO_SWEEP: (&str, &str) = ("ZIDANE_SWEEP_ORPHANS", "off");
+
 /// Every variable a provider is configured with: removed, so no test depends on the
 /// machine's configuration.
 pub const PROVIDER_VARS: &[&str] = zidane::models::PROVIDER_ENV_VARS;
@@ -45,7 +52,8 @@ pub fn provider_env(base_url: &str) -> (Vec<String>, Vec<(String, String)>) {
     )
 }
 
-/// `zidane ARGS` with the user dir set, provider variables removed, stdin closed.
+/// `zidane ARGS` with the user dir set, provider variables removed, no start-up sweep
+/// ([`NO_SWEEP`]), stdin closed.
 pub fn zidane(user_dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(bin());
     for var in PROVIDER_VARS {
@@ -53,6 +61,7 @@ pub fn zidane(user_dir: &Path, args: &[&str]) -> Command {
     }
     command
         .env("ZIDANE_USER_DIR", user_dir)
+        .env(NO_SWEEP.0, NO_SWEEP.1)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -116,7 +125,8 @@ pub struct Tmux {
 }
 
 impl Tmux {
-    /// Starts `zidane ARGS` in a 120×40 terminal.
+    /// Starts `zidane ARGS` in a 120×40 terminal, without the start-up sweep
+    /// ([`NO_SWEEP`]).
     pub fn start(user_dir: &Path, args: &[String], env: &[(String, String)]) -> Self {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let socket = format!(
@@ -130,7 +140,10 @@ impl Tmux {
             line.push_str(&format!(" -u {var}"));
         }
         let dir = quote(&user_dir.display().to_string());
-        line.push_str(&format!(" ZIDANE_USER_DIR={dir}"));
+        line.push_str(&format!(
+            " ZIDANE_USER_DIR={dir} {}={}",
+            NO_SWEEP.0, NO_SWEEP.1
+        ));
         for (key, value) in env {
             line.push_str(&format!(" {key}={}", quote(value)));
         }

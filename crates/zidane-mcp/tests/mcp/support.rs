@@ -139,7 +139,9 @@ async fn start_client(
     let (server_read, server_write) = tokio::io::split(server_end);
     let stop = Arc::new(Notify::new());
     let stopped = Arc::clone(&stop);
-    let options = options(ServeOptions::new(dir.path()));
+    // No start-up sweep: it would end the orphans other tests (in other processes,
+    // under nextest) make and look at; `zidane mcp`'s own tests cover it.
+    let options = options(ServeOptions::new(dir.path()).sweep_orphans(false));
     let server = tokio::spawn(async move {
         serve_io(options, server_read, server_write, async move {
             stopped.notified().await;

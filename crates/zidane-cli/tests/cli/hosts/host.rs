@@ -32,6 +32,7 @@ pub const HOST_WAIT: Duration = Duration::from_secs(90);
 pub const GONE_WAIT: Duration = Duration::from_secs(10);
 
 pub use crate::mcp_support::BIN;
+use crate::support::NO_SWEEP;
 
 /// A host under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -255,6 +256,7 @@ impl Sandbox {
         let env = json!({
             "ZIDANE_USER_DIR": self.user_dir(),
             TOKEN_VAR: self.token(),
+            (NO_SWEEP.0): NO_SWEEP.1,
         });
         (args, env)
     }

@@ -14,6 +14,7 @@ use tokio::process::Command;
 use zidane_test_support::{TokenCleanup, poll_until, unique_token};
 
 use crate::hosts::host::{BIN, GONE_WAIT, HOST_WAIT, TOKEN_VAR, carrier_runs, hosts_dir};
+use crate::support::NO_SWEEP;
 
 /// One `--cli` invocation against `zidane mcp --user-dir <user_dir>`; its JSON answer.
 async fn inspect(hosts: &Path, user_dir: &Path, token: &str, method: &[&str]) -> Value {
@@ -25,6 +26,7 @@ async fn inspect(hosts: &Path, user_dir: &Path, token: &str, method: &[&str]) ->
         .current_dir(package.join("build"))
         .arg("--cli")
         .args(["-e", &format!("{TOKEN_VAR}={token}")])
+        .args(["-e", &format!("{}={}", NO_SWEEP.0, NO_SWEEP.1)])
         .arg(BIN)
         .args(["mcp", "--user-dir"])
         .arg(user_dir)
@@ -273,6 +275,7 @@ async fn the_inspector_cli_starts_a_background_task_that_ends_with_its_connectio
         .env(TOKEN_VAR, token)
         .args(["--cli", "--format", "json"])
         .args(["-e", &format!("{TOKEN_VAR}={token}")])
+        .args(["-e", &format!("{}={}", NO_SWEEP.0, NO_SWEEP.1)])
         .arg(BIN)
         .args(["mcp", "--user-dir"])
         .arg(dir.path().join("user"))
@@ -312,7 +315,7 @@ impl Mcpdo {
         let catalog = json!({ "mcpServers": { "zidane": {
             "command": BIN,
             "args": ["mcp", "--user-dir", dir.path().join("user")],
-            "env": { TOKEN_VAR: cleanup.token() },
+            "env": { TOKEN_VAR: cleanup.token(), (NO_SWEEP.0): NO_SWEEP.1 },
         } } });
         std::fs::write(dir.path().join("catalog.json"), catalog.to_string()).unwrap();
         Self {
@@ -512,7 +515,7 @@ async fn the_inspector_web_ui_starts_waits_for_and_kills_a_background_task() {
     let servers = json!({ "mcpServers": { "zidane": {
         "command": BIN,
         "args": ["mcp", "--user-dir", root.join("user")],
-        "env": { TOKEN_VAR: token },
+        "env": { TOKEN_VAR: token, (NO_SWEEP.0): NO_SWEEP.1 },
     } } });
     std::fs::write(&config, servers.to_string()).unwrap();
     let mut ui = WebUi::start(&launcher, &config, root, token).await;

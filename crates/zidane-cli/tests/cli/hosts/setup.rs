@@ -11,6 +11,7 @@ use tokio::process::Command;
 use zidane_test_support::{TokenCleanup, unique_token};
 
 use super::host::{BIN, TOKEN_VAR, hosts_dir};
+use crate::support::NO_SWEEP;
 
 /// Longest one `add` or `list` may take.
 const STEP: Duration = Duration::from_secs(90);
@@ -81,6 +82,7 @@ async fn run(hosts: &Path, home: &Path, token: &str, bin: &str, words: &[&str]) 
         // The server each list starts carries the token, so nothing of it outlives
         // the test.
         .env(TOKEN_VAR, token)
+        .env(NO_SWEEP.0, NO_SWEEP.1)
         .current_dir(home)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
