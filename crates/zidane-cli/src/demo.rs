@@ -50,7 +50,7 @@ pub const POSIX: Commands = Commands {
 /// The commands for Windows' `cmd.exe` (`ping` waits a second between its probes).
 /// Windows has no terminal tasks: the interactive one is refused, as the model is told.
 pub const CMD: Commands = Commands {
-    build: "for /l %n in (1,1,7) do @(echo compiling crate-%n & ping -n 1 127.0.0.1 >nul) & echo finished",
+    build: "(for /l %n in (1,1,7) do @echo compiling crate-%n) & ping -n 2 127.0.0.1 >nul & echo finished",
     dev_server: "echo listening on :8080 & for /l %n in (1,1,24) do @(ping -n 6 127.0.0.1 >nul & echo GET / 200)",
     slow: "ping -n 31 127.0.0.1 >nul & echo done",
     quiet_task: "ping -n 121 127.0.0.1 >nul",
