@@ -24,6 +24,7 @@ use std::time::Instant;
 mod apt;
 mod bench;
 mod chromium;
+mod cross;
 mod dist;
 mod macos_check;
 mod mcp_hosts;
@@ -135,7 +136,7 @@ fn ci() -> Result<(), String> {
             ("CARGO_INCREMENTAL", "0"),
         ],
     )?;
-    macos_check::check(&bench::workspace_root()?)?;
+    macos_check::check(&root)?;
     dist::check(&root, &dist_venv)?;
     println!("xtask ci: all steps passed in {:.1?}", started.elapsed());
     Ok(())
