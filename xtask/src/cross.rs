@@ -1,5 +1,6 @@
-//! Building the workspace for another OS on this Linux machine: the target's std, the
-//! cargo command, and how a step is announced and timed.
+//! Building the workspace for another OS on this Linux machine, shared by the macOS check
+//! and the Windows step: the target's std, the tools from Debian's archive, the cargo
+//! command both run, and how a step is announced and timed.
 //!
 //! The std is rustup's prebuilt one for the pinned toolchain (`rustup target add`), so
 //! the cross builds use the compiler every other step uses. Debian's own Rust
@@ -29,6 +30,39 @@ pub fn ensure_std(step: &str, workspace: &Path, targets: &[&str]) -> Result<bool
             .args(targets),
     )?;
     Ok(true)
+}
+
+/// Makes sure the tools `present` looks for are installed, with apt-get from `packages`
+/// where they are missing; `Ok(false)` with a note (`elsewhere`: what to do instead)
+/// where there is no apt-get.
+pub fn ensure_tools(
+    step: &str,
+    packages: &[&str],
+    present: impl Fn() -> bool,
+    elsewhere: &str,
+) -> Result<bool, String> {
+    if present() {
+        return Ok(true);
+    }
+    if !crate::apt::available() {
+        println!(
+            "==> {step}: skipped: no apt-get to install Debian's {} ({elsewhere})",
+            packages.join(", ")
+        );
+        return Ok(false);
+    }
+    println!("==> {step}: apt-get install {}", packages.join(" "));
+    let started = Instant::now();
+    crate::apt::install(step, packages)?;
+    println!("<== {step}: installed in {:.1?}", started.elapsed());
+    if present() {
+        Ok(true)
+    } else {
+        Err(format!(
+            "{step}: installed {}, but the tools are still missing",
+            packages.join(", ")
+        ))
+    }
 }
 
 /// The build directory of a cross step: `name` under the target directory
