@@ -2,6 +2,11 @@
 
 use std::process::Command;
 
+/// Whether this machine has apt-get (Debian and its kin).
+pub fn available() -> bool {
+    Command::new("apt-get").arg("--version").output().is_ok()
+}
+
 /// `apt-get update` and `apt-get install -y PACKAGES` (as CI runs, root); errors name
 /// `what` they were for.
 pub fn install(what: &str, packages: &[&str]) -> Result<(), String> {

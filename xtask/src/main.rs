@@ -3,11 +3,14 @@
 //! ```text
 //! cargo xtask ci      fmt, clippy, tests (the whole suite twice: on the fast and the
 //!                     portable path), doc tests, docs, the macOS
-//!                     type-check — as CI runs them
+//!                     type-check, the Windows build and tests under Wine — as CI
+//!                     runs them
 //! cargo xtask bench   the process layer's benchmark driver: its table, written to
 //!                     crates/zidane-process/benches/RESULTS.md (--peers: then the
 //!                     comparison with the reference peers, where they are present)
 //! cargo xtask macos-check   the workspace type-checked for aarch64 and x86_64 macOS
+//! cargo xtask windows the crates that build for x86_64 Windows built, their tests run
+//!                     under Wine
 //! cargo xtask restate install the Restate server the zidane-restate tests run against
 //! cargo xtask dist    the shipping checks alone: workflows and install scripts linted,
 //!                     the crates' publish dry run, the packaged files
@@ -24,12 +27,14 @@ use std::time::Instant;
 mod apt;
 mod bench;
 mod chromium;
+mod cross;
 mod dist;
 mod macos_check;
 mod mcp_hosts;
 mod mcp_venv;
 mod restate;
 mod tmux;
+mod windows;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -37,6 +42,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("bench") => bench::bench(&args[1..]),
         Some("macos-check") => bench::workspace_root().and_then(|root| macos_check::check(&root)),
+        Some("windows") => bench::workspace_root().and_then(|root| windows::check(&root)),
         Some("restate") => restate::install().map(|path| println!("{}", path.display())),
         Some("dist") => bench::workspace_root()
             .and_then(|root| dist::ensure_venv(&root).and_then(|venv| dist::check(&root, &venv))),
@@ -44,7 +50,9 @@ fn main() -> ExitCode {
             .and_then(|path| chromium::ensure().map(|()| path))
             .map(|path| println!("{}", path.display())),
         _ => {
-            eprintln!("usage: cargo xtask <ci|bench [--peers]|macos-check|restate|dist|hosts>");
+            eprintln!(
+                "usage: cargo xtask <ci|bench [--peers]|macos-check|windows|restate|dist|hosts>"
+            );
             return ExitCode::from(2);
         }
     };
@@ -135,7 +143,8 @@ fn ci() -> Result<(), String> {
             ("CARGO_INCREMENTAL", "0"),
         ],
     )?;
-    macos_check::check(&bench::workspace_root()?)?;
+    macos_check::check(&root)?;
+    windows::check(&root)?;
     dist::check(&root, &dist_venv)?;
     println!("xtask ci: all steps passed in {:.1?}", started.elapsed());
     Ok(())

@@ -132,9 +132,10 @@ impl ContextError {
     /// ```
     /// use zidane_context::{COMMAND_EXCERPT_CHARS, ContextError};
     /// let huge = "x".repeat(10 << 20);
-    /// let error = ContextError::spawn(&huge, std::io::Error::from_raw_os_error(7));
+    /// let too_long = std::io::Error::from(std::io::ErrorKind::ArgumentListTooLong);
+    /// let error = ContextError::spawn(&huge, too_long);
     /// let message = error.to_string();
-    /// assert!(message.starts_with("Argument list too long"));
+    /// assert!(message.starts_with("argument list too long"));
     /// assert!(message.ends_with("…\" (10485760 bytes)"));
     /// assert!(message.len() < COMMAND_EXCERPT_CHARS + 100);
     /// ```

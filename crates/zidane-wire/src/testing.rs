@@ -5,7 +5,7 @@
 //! | what | example | becomes |
 //! |---|---|---|
 //! | a task log path | `/home/u/.zidane/sessions/s1/tasks/bash_1.20260523-024147-123.log` | `[LOG bash_1]` |
-//! | a temp dir | `/tmp/.tmpAbC123/work` | `[TMP]/work` |
+//! | a temp dir | `/tmp/.tmpAbC123/work`, on Windows `C:\…\Temp\.tmpAbC123\work` | `[TMP]/work` |
 //! | a generated session id | `s-20260523-024147-123-4242-0` | `[SESSION]` |
 //! | a context timestamp, an RFC 3339 time | `20260523-024147-123`, `2026-05-23T02:41:47.5Z` | `[TS]` |
 //! | a duration | `<duration-ms>4200</duration-ms>`, `(4.2s) — `, a banner's `4.2s`, `"duration_ms": 4200`, `after 514ms`, `started 1.5s ago` | `<duration-ms>[DURATION]</duration-ms>`, `([DURATION]) — `, `[DURATION]`, `"duration_ms": "[DURATION]"`, `after [DURATION]`, `started [DURATION] ago` |
@@ -43,18 +43,29 @@ pub const DURATION_PATTERN: &str = r"(?:\d+ms|\d+\.\d+s|\d+m \d{2}s|\d+h \d{2}m)
 /// not `[TMP]/…`), and before timestamps.
 pub fn filters() -> Vec<(String, String)> {
     let mut filters = vec![
-        // A task log path: any directory part, `bash_<n>`, an optional context
-        // timestamp, `.log`.
+        // A task log path: any directory part (`/` or, on Windows, `\` between
+        // components), `bash_<n>`, an optional context timestamp, `.log`.
         (
-            r#"(?:[^\s<>"'()\[\]]*/)?(bash_\d+)(?:\.\d{8}-\d{6}-\d{3})?\.log\b"#.to_owned(),
+            r#"(?:[^\s<>"'()\[\]]*[/\\])?(bash_\d+)(?:\.\d{8}-\d{6}-\d{3})?\.log\b"#.to_owned(),
             "[LOG $1]".to_owned(),
         ),
     ];
     for dir in temp_dirs() {
-        let dir = regex_escape(dir.trim_end_matches('/'));
+        // Windows spells it with a final `\`.
+        let dir = regex_escape(dir.trim_end_matches(SEPARATORS));
         // A tempfile-made directory first, then the temp dir itself.
-        filters.push((format!(r"{dir}/\.tmp[A-Za-z0-9]+"), "[TMP]".to_owned()));
+        filters.push((format!(r"{dir}[/\\]\.tmp[A-Za-z0-9]+"), "[TMP]".to_owned()));
         filters.push((format!(r"{dir}\b"), "[TMP]".to_owned()));
+    }
+    // Windows separates the components below the temp dir with `\`: each becomes `/`,
+    // so a snapshot reads the same on every OS. A filter turns one per path.
+    if cfg!(windows) {
+        for _ in 0..TMP_DEPTH {
+            filters.push((
+                r#"(\[TMP\][^\s\\<>"'()\[\]]*)\\"#.to_owned(),
+                "$1/".to_owned(),
+            ));
+        }
     }
     filters.extend(
         [
@@ -120,10 +131,16 @@ fn temp_dirs() -> Vec<String> {
 fn push_dir(dirs: &mut Vec<String>, dir: &Path) {
     let dir = dir.to_string_lossy().into_owned();
     // `/` alone would match every path.
-    if dir.trim_end_matches('/').len() > 1 && !dirs.contains(&dir) {
+    if dir.trim_end_matches(SEPARATORS).len() > 1 && !dirs.contains(&dir) {
         dirs.push(dir);
     }
 }
+
+/// The most components below the temp dir whose separators become `/` on Windows.
+const TMP_DEPTH: usize = 8;
+
+/// What separates a path's components: `/`, and on Windows `\` too.
+const SEPARATORS: [char; 2] = ['/', '\\'];
 
 /// `s` with regex metacharacters escaped.
 fn regex_escape(s: &str) -> String {

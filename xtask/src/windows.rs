@@ -1,0 +1,325 @@
+//! The Windows step: the workspace built for `x86_64-pc-windows-gnu` on this Linux
+//! machine, and the tests of the crates that build run under Wine.
+//!
+//! What it needs: the target's std from rustup and the pinned toolchain
+//! (`crate::cross`), MinGW-w64's gcc as the linker, and Wine 8 as the runner (Debian's
+//! `gcc-mingw-w64-x86-64-win32`, `wine`, `wine64`, installed with apt-get where they
+//! are missing; skipped, saying why, where there is no apt-get).
+//!
+//! Wine runs in a prefix of its own under the step's target directory
+//! (`target/windows/wine-prefix`), made once by `wineboot --init`, with no display:
+//! `DISPLAY` and `WAYLAND_DISPLAY` are removed and the prefix's graphics driver is set
+//! to `null`, so nothing tries to open a window. Wine 8 lacks `bcryptprimitives.dll`,
+//! whose `ProcessPrng` Rust's std imports, so every Rust program stops before `main`;
+//! `xtask/wine/bcryptprimitives.c` stands in for it, built into the prefix's
+//! `system32`. There, not beside the executables, because doc tests run from temp
+//! directories of their own; no `WINEDLLOVERRIDES` entry is needed, since Wine has no
+//! built-in DLL of that name for the native one to override.
+//!
+//! The tests run with `cargo test` (the target's runner is `wine`): one Wine start per
+//! test binary, and the doc tests too, which nextest does not run. They see
+//! [`UNDER_WINE_ENV`]. Wine is not Windows: what passes here is only confirmed by the
+//! native `windows` job of `.github/workflows/ci.yml`.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::cross;
+
+/// The target built.
+const TARGET: &str = "x86_64-pc-windows-gnu";
+
+/// The linker, and the C compiler of the DLL Wine lacks.
+const GCC: &str = "x86_64-w64-mingw32-gcc";
+
+/// What provides the linker and Wine, in Debian's archive.
+const PACKAGES: [&str; 3] = ["gcc-mingw-w64-x86-64-win32", "wine", "wine64"];
+
+/// The source of the `bcryptprimitives.dll` Wine 8 lacks, from the workspace root.
+const PRNG_SHIM: &str = "xtask/wine/bcryptprimitives.c";
+
+/// Set to `1` for the tests run under Wine, so a test that needs what Wine does not
+/// serve as Windows does can skip, saying why (the native Windows job runs it). None
+/// needs to yet: the crates tested here start no processes.
+const UNDER_WINE_ENV: &str = "ZIDANE_UNDER_WINE";
+
+/// The longest the tests may run under Wine before they are killed: a program waiting
+/// on something Wine never delivers would otherwise hold CI until its own timeout.
+const TEST_TIMEOUT: Duration = Duration::from_secs(20 * 60);
+
+/// The longest making the prefix (or ending its processes) may take.
+const WINE_SETUP_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// How often a bounded wait looks at its child: std has no wait with a timeout.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Written into the prefix once it is fully made, so a prefix left half-made by an
+/// interrupted run is made again.
+const PREFIX_READY: &str = ".zidane-prefix-ready";
+
+/// What of a crate the step builds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// Every target, and its tests run under Wine.
+    Tests,
+    /// Its library alone: its tests need a crate that does not build for Windows yet.
+    Library,
+}
+
+/// The crates built for Windows, and how far. The rest of the workspace does not build
+/// for Windows yet: `zidane-process` stops with a `compile_error!` off Unix (and with it
+/// `zidane-mcp`, `zidane-restate`, `zidane-cli`), `zidane-test-support` uses `nix` and
+/// Unix-only std (and with it the end-to-end tests and most suites). When they do, this
+/// list becomes the workspace, every target.
+const CRATES: [(&str, Scope); 6] = [
+    ("zidane-context", Scope::Tests),
+    ("zidane-wire", Scope::Tests),
+    ("zidane-models", Scope::Tests),
+    // Tests need zidane-process.
+    ("zidane-tools", Scope::Library),
+    // Tests need zidane-process and zidane-test-support.
+    ("zidane-agent", Scope::Library),
+    // Examples and tests need zidane-test-support.
+    ("zidane", Scope::Library),
+];
+
+/// Builds [`CRATES`] for Windows and runs the tests of those with [`Scope::Tests`]
+/// under Wine; `Ok` with a note where this machine cannot.
+pub fn check(workspace: &Path) -> Result<(), String> {
+    let started = Instant::now();
+    let present = cross::ensure_tools(
+        "windows",
+        &PACKAGES,
+        tools_present,
+        "on Windows, `cargo test --workspace` does this and more",
+    )?;
+    if !present || !cross::ensure_std("windows", workspace, &[TARGET])? {
+        return Ok(());
+    }
+    let target_dir = cross::target_dir(workspace, "windows");
+    let prefix = target_dir.join("wine-prefix");
+    ensure_prefix(&prefix)?;
+    build_prng_shim(workspace, &prefix)?;
+
+    let cargo = |args: &[&str], scope: Scope| {
+        let mut command = cross::cargo(workspace, &target_dir);
+        command.args(args).args(["--target", TARGET]);
+        for (name, _) in CRATES.iter().filter(|(_, s)| *s == scope) {
+            command.args(["-p", name]);
+        }
+        wine_env(&mut command, &prefix)
+            .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER", GCC)
+            .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER", "wine")
+            .env(UNDER_WINE_ENV, "1")
+            // insta asks `cargo metadata` for the workspace root, and a Windows
+            // program under Wine cannot start a Linux one.
+            .env("INSTA_WORKSPACE_ROOT", workspace)
+            .env("INSTA_UPDATE", "no");
+        command
+    };
+    cross::run(
+        "windows: build (tested crates)",
+        &mut cargo(&["build", "--all-targets"], Scope::Tests),
+    )?;
+    cross::run(
+        "windows: build (libraries)",
+        &mut cargo(&["build", "--lib"], Scope::Library),
+    )?;
+    let tested = run_bounded(
+        "windows: test under Wine",
+        &mut cargo(&["test", "--no-fail-fast"], Scope::Tests),
+        TEST_TIMEOUT,
+        || end_wine(&prefix),
+    );
+    // What a test left running in the prefix ends with the step.
+    end_wine(&prefix);
+    tested?;
+    println!("<== windows: all done in {:.1?}", started.elapsed());
+    Ok(())
+}
+
+/// Whether MinGW-w64's gcc and Wine answer.
+fn tools_present() -> bool {
+    [GCC, "wine"].iter().all(|program| {
+        Command::new(program)
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.status.success())
+    })
+}
+
+/// The environment every Wine program of the step runs in: the private prefix, quiet,
+/// 64-bit, and no display to open.
+fn wine_env<'a>(command: &'a mut Command, prefix: &Path) -> &'a mut Command {
+    command
+        .env("WINEPREFIX", prefix)
+        .env("WINEARCH", "win64")
+        .env("WINEDEBUG", "-all")
+        // No offer to install Mono or Gecko (nothing here needs .NET or HTML), and no
+        // menu entries written into the user's desktop.
+        .env("WINEDLLOVERRIDES", "mscoree,mshtml,winemenubuilder.exe=")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+}
+
+/// Makes the Wine prefix unless it is fully made: `wineboot --init`, then the null
+/// graphics driver.
+fn ensure_prefix(prefix: &Path) -> Result<(), String> {
+    let ready = prefix.join(PREFIX_READY);
+    if ready.exists() {
+        println!("==> windows: Wine prefix {} (ready)", prefix.display());
+        return Ok(());
+    }
+    if prefix.exists() {
+        std::fs::remove_dir_all(prefix)
+            .map_err(|e| format!("windows: cannot remove {}: {e}", prefix.display()))?;
+    }
+    std::fs::create_dir_all(prefix)
+        .map_err(|e| format!("windows: cannot create {}: {e}", prefix.display()))?;
+    run_bounded(
+        "windows: Wine prefix",
+        wine_env(Command::new("wineboot").arg("--init"), prefix),
+        WINE_SETUP_TIMEOUT,
+        || end_wine(prefix),
+    )?;
+    run_bounded(
+        "windows: Wine prefix, no display",
+        wine_env(&mut Command::new("wine"), prefix).args([
+            "reg",
+            "add",
+            r"HKCU\Software\Wine\Drivers",
+            "/v",
+            "Graphics",
+            "/d",
+            "null",
+            "/f",
+        ]),
+        WINE_SETUP_TIMEOUT,
+        || end_wine(prefix),
+    )?;
+    // The registry reaches the prefix's files when its server ends.
+    run_bounded(
+        "windows: Wine prefix, saved",
+        wine_env(Command::new("wineserver").arg("-w"), prefix),
+        WINE_SETUP_TIMEOUT,
+        || end_wine(prefix),
+    )?;
+    std::fs::write(&ready, "")
+        .map_err(|e| format!("windows: cannot write {}: {e}", ready.display()))
+}
+
+/// Builds the `bcryptprimitives.dll` Wine lacks into the prefix's `system32`.
+fn build_prng_shim(workspace: &Path, prefix: &Path) -> Result<(), String> {
+    let dll = prefix.join("drive_c/windows/system32/bcryptprimitives.dll");
+    cross::run(
+        "windows: bcryptprimitives.dll",
+        Command::new(GCC)
+            .args(["-shared", "-O2", "-Wall", "-Werror", "-o"])
+            .arg(&dll)
+            .arg(workspace.join(PRNG_SHIM))
+            .arg("-ladvapi32"),
+    )
+}
+
+/// Runs `command` in a process group of its own as the step `name`; past `limit`, kills
+/// the group, calls `on_timeout` (which ends what lives outside it) and fails.
+fn run_bounded(
+    name: &str,
+    command: &mut Command,
+    limit: Duration,
+    on_timeout: impl FnOnce(),
+) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    println!("==> {name}: {}", cross::shown(command));
+    let started = Instant::now();
+    let mut child = command
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("{name}: cannot start {}: {e}", cross::shown(command)))?;
+    let status = loop {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|e| format!("{name}: cannot wait: {e}"))?
+        {
+            break status;
+        }
+        if started.elapsed() >= limit {
+            // The group holds the command and what it started, but for daemons such as
+            // Wine's server and the programs it serves, which `on_timeout` ends.
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.wait();
+            on_timeout();
+            return Err(format!("{name}: still running after {limit:?}, killed"));
+        }
+        std::thread::sleep(POLL);
+    };
+    let elapsed = started.elapsed();
+    if status.success() {
+        println!("<== {name}: ok in {elapsed:.1?}");
+        Ok(())
+    } else {
+        Err(format!("{name}: failed ({status}) after {elapsed:.1?}"))
+    }
+}
+
+/// Ends every Wine program of the prefix and its server (`wineserver -k`); quiet when
+/// none runs.
+fn end_wine(prefix: &Path) {
+    let _ = wine_env(Command::new("wineserver").arg("-k"), prefix)
+        .stderr(std::process::Stdio::null())
+        .status();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_past_its_limit_is_killed_with_its_group() {
+        let pid_file = std::env::temp_dir().join(format!("xtask-bounded-{}", std::process::id()));
+        let mut timed_out = false;
+        // The shell writes its background child's pid, then waits on it.
+        let result = run_bounded(
+            "bounded",
+            Command::new("sh")
+                .arg("-c")
+                .arg(r#"sleep 60 & echo $! > "$1"; wait"#)
+                .arg("sh")
+                .arg(&pid_file),
+            Duration::from_millis(500),
+            || timed_out = true,
+        );
+        let pid = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        let _ = std::fs::remove_file(&pid_file);
+        let error = result.unwrap_err();
+        assert!(error.contains("killed"), "{error}");
+        assert!(timed_out);
+        let pid = pid.trim();
+        assert!(!pid.is_empty(), "the shell wrote no pid");
+        // Killed with its group: gone, or a zombie until init reaps it. The kill is
+        // delivered at once, its effect shortly after; the wait is bounded.
+        let dead = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+                stat.rsplit(") ")
+                    .next()
+                    .is_some_and(|rest| rest.starts_with('Z'))
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !dead() && Instant::now() < deadline {
+            std::thread::sleep(POLL);
+        }
+        assert!(dead(), "the background sleep {pid} outlived the timeout");
+    }
+
+    #[test]
+    fn a_command_within_its_limit_reports_its_status() {
+        let limit = Duration::from_secs(60);
+        assert!(run_bounded("true", &mut Command::new("true"), limit, || ()).is_ok());
+        let failed = run_bounded("false", &mut Command::new("false"), limit, || ());
+        assert!(failed.unwrap_err().contains("failed"));
+    }
+}
