@@ -42,7 +42,10 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("bench") => bench::bench(&args[1..]),
         Some("macos-check") => bench::workspace_root().and_then(|root| macos_check::check(&root)),
-        Some("windows") => bench::workspace_root().and_then(|root| windows::check(&root)),
+        Some("windows") => bench::workspace_root().and_then(|root| {
+            let venv = mcp_venv::ensure()?;
+            windows::check(&root, &venv)
+        }),
         Some("restate") => restate::install().map(|path| println!("{}", path.display())),
         Some("dist") => bench::workspace_root()
             .and_then(|root| dist::ensure_venv(&root).and_then(|venv| dist::check(&root, &venv))),
@@ -144,7 +147,7 @@ fn ci() -> Result<(), String> {
         ],
     )?;
     macos_check::check(&root)?;
-    windows::check(&root)?;
+    windows::check(&root, &mcp_venv::ensure()?)?;
     dist::check(&root, &dist_venv)?;
     println!("xtask ci: all steps passed in {:.1?}", started.elapsed());
     Ok(())

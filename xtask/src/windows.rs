@@ -58,35 +58,17 @@ const POLL: Duration = Duration::from_millis(100);
 /// interrupted run is made again.
 const PREFIX_READY: &str = ".zidane-prefix-ready";
 
-/// What of a crate the step builds.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Scope {
-    /// Every target, and its tests run under Wine.
-    Tests,
-    /// Its library alone: its tests need a crate that does not build for Windows yet.
-    Library,
-}
+/// What is not built for Windows: xtask drives this machine's tools.
+const EXCLUDED: &str = "xtask";
 
-/// The crates built for Windows, and how far. The rest of the workspace does not build
-/// for Windows yet: `zidane-process` stops with a `compile_error!` off Unix (and with it
-/// `zidane-mcp`, `zidane-restate`, `zidane-cli`), `zidane-test-support` uses `nix` and
-/// Unix-only std (and with it the end-to-end tests and most suites). When they do, this
-/// list becomes the workspace, every target.
-const CRATES: [(&str, Scope); 6] = [
-    ("zidane-context", Scope::Tests),
-    ("zidane-wire", Scope::Tests),
-    ("zidane-models", Scope::Tests),
-    // Tests need zidane-process.
-    ("zidane-tools", Scope::Library),
-    // Tests need zidane-process and zidane-test-support.
-    ("zidane-agent", Scope::Library),
-    // Examples and tests need zidane-test-support.
-    ("zidane", Scope::Library),
-];
+/// The Python MCP SDK's drive of `zidane mcp` built for Windows, under Wine.
+const MCP_UNDER_WINE: &str = "crates/zidane-cli/tests/wine/mcp_under_wine.py";
 
-/// Builds [`CRATES`] for Windows and runs the tests of those with [`Scope::Tests`]
-/// under Wine; `Ok` with a note where this machine cannot.
-pub fn check(workspace: &Path) -> Result<(), String> {
+/// Builds the workspace for Windows (every crate but xtask: libraries, binaries, tests
+/// and examples; the benchmark drivers are Unix's), runs its tests and doc tests under
+/// Wine, then has the Python MCP SDK in `venv` drive `zidane.exe mcp` under Wine
+/// ([`MCP_UNDER_WINE`]); `Ok` with a note where this machine cannot.
+pub fn check(workspace: &Path, venv: &Path) -> Result<(), String> {
     let started = Instant::now();
     let present = cross::ensure_tools(
         "windows",
@@ -102,12 +84,11 @@ pub fn check(workspace: &Path) -> Result<(), String> {
     ensure_prefix(&prefix)?;
     build_prng_shim(workspace, &prefix)?;
 
-    let cargo = |args: &[&str], scope: Scope| {
+    let cargo = |args: &[&str]| {
         let mut command = cross::cargo(workspace, &target_dir);
-        command.args(args).args(["--target", TARGET]);
-        for (name, _) in CRATES.iter().filter(|(_, s)| *s == scope) {
-            command.args(["-p", name]);
-        }
+        command
+            .args(args)
+            .args(["--target", TARGET, "--workspace", "--exclude", EXCLUDED]);
         wine_env(&mut command, &prefix)
             .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER", GCC)
             .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER", "wine")
@@ -119,19 +100,30 @@ pub fn check(workspace: &Path) -> Result<(), String> {
         command
     };
     cross::run(
-        "windows: build (tested crates)",
-        &mut cargo(&["build", "--all-targets"], Scope::Tests),
+        "windows: build",
+        &mut cargo(&["build", "--lib", "--bins", "--tests", "--examples"]),
     )?;
-    cross::run(
-        "windows: build (libraries)",
-        &mut cargo(&["build", "--lib"], Scope::Library),
-    )?;
-    let tested = run_bounded(
+    let mut tested = run_bounded(
         "windows: test under Wine",
-        &mut cargo(&["test", "--no-fail-fast"], Scope::Tests),
+        &mut cargo(&["test", "--no-fail-fast"]),
         TEST_TIMEOUT,
         || end_wine(&prefix),
     );
+    if tested.is_ok() {
+        let zidane = target_dir.join(TARGET).join("debug").join("zidane.exe");
+        let scratch = target_dir.join("mcp-under-wine");
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch)
+            .map_err(|e| format!("windows: cannot create {}: {e}", scratch.display()))?;
+        let mut drive = Command::new(venv.join("bin/python"));
+        drive.arg(workspace.join(MCP_UNDER_WINE)).arg(&zidane).arg(&scratch);
+        tested = run_bounded(
+            "windows: zidane mcp under Wine, through the Python MCP SDK",
+            wine_env(&mut drive, &prefix),
+            TEST_TIMEOUT,
+            || end_wine(&prefix),
+        );
+    }
     // What a test left running in the prefix ends with the step.
     end_wine(&prefix);
     tested?;
