@@ -535,7 +535,7 @@ impl ExecutionContext for MockContext {
         Self::check_handle(&state, handle)?;
         let task_id = TaskId::from_number(state.next_task);
         state.next_task += 1;
-        let output_path = options.output_dir.join(format!("{task_id}.mock.log"));
+        let output_path = mock_log_path(&options.output_dir, task_id);
         let pid = 10_000 + u32::try_from(task_id.number()).unwrap_or(u32::MAX - 10_000);
         let entry = TaskEntry {
             task_id,
@@ -792,6 +792,21 @@ impl ExecutionContext for MockContext {
         }
         task.entry.tty = Some(size);
         Ok(Some(()))
+    }
+}
+
+
+/// Where the mock says a task's log is: `<output_dir>/<task-id>.mock.log`, joined with the
+/// separator the directory is written with. Tests pass Unix paths such as
+/// `/session/tasks`; kept as `/` on Windows too, their snapshots read the same on every
+/// OS.
+fn mock_log_path(output_dir: &std::path::Path, task_id: TaskId) -> std::path::PathBuf {
+    let name = format!("{task_id}.mock.log");
+    match output_dir.to_str() {
+        Some(dir) if dir.contains('/') && !dir.contains('\\') => {
+            format!("{}/{name}", dir.trim_end_matches('/')).into()
+        }
+        _ => output_dir.join(name),
     }
 }
 

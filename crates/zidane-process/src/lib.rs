@@ -39,7 +39,16 @@
 //! let (exits, exited) = mpsc::channel();
 //! let options = BackgroundOptions::new(tasks.path())
 //!     .on_exit(move |exit| exits.send(exit).unwrap());
-//! let started = context.exec_background(handle, "echo built; echo warned >&2", options).await?;
+//! // bash on Unix; on Windows the same in PowerShell's or cmd.exe's words.
+//! # #[cfg(windows)]
+//! # let command = if context.shell().is_powershell() {
+//! #     "'built'; [Console]::Error.WriteLine('warned')"
+//! # } else {
+//! #     "echo built& echo warned>&2"
+//! # };
+//! # #[cfg(unix)]
+//! let command = "echo built; echo warned >&2";
+//! let started = context.exec_background(handle, command, options).await?;
 //! assert_eq!(started.task_id.to_string(), "bash_1");
 //!
 //! let exit = context
@@ -48,7 +57,8 @@
 //!     .expect("the task ends");
 //! assert_eq!((exit.status, exit.exit_code), (TaskStatus::Exited, 0));
 //! assert_eq!(exited.recv()?, exit);
-//! assert_eq!(std::fs::read_to_string(&started.output_path)?, "built\nwarned\n");
+//! let log = std::fs::read_to_string(&started.output_path)?;
+//! assert_eq!(log.lines().collect::<Vec<_>>(), ["built", "warned"]);
 //!
 //! let name = started.output_path.file_name().unwrap().to_str().unwrap();
 //! assert_eq!(parse_task_log_filename(name).unwrap().1, context.context_timestamp());

@@ -1,5 +1,5 @@
 //! Helpers the tests and bench drivers of the zidane crates share, so that each lives
-//! once: `/proc` probes, a tmpfs for a real full disk, the orphan-sweep lock and the
+//! once: (on Unix) `/proc` probes, a tmpfs for a real full disk, the orphan-sweep lock and the
 //! plumbing of a helper test that crashes a host, a bounded async wait, the `--help` and
 //! `--version` check of a binary, a scripted model server for real MCP hosts, and the
 //! output line and percentile summary of the bench drivers.
@@ -9,6 +9,7 @@
 //! zidane type (a marker variable's name, a context) is passed in by the caller.
 //!
 //! ```
+//! # #[cfg(unix)] {
 //! use zidane_test_support::{TokenCleanup, alive, processes_with_env, unique_token};
 //!
 //! // A process marked with a token no other test uses, found again through `/proc`.
@@ -27,6 +28,7 @@
 //! drop(cleanup); // SIGKILLs every process still carrying the token
 //! child.wait()?;
 //! assert_eq!(processes_with_env("ZIDANE_DOC_TOKEN", &token), Vec::<u32>::new());
+//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

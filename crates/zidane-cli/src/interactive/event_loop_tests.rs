@@ -193,6 +193,8 @@ async fn the_task_count_follows_tasks_without_a_key() {
     .await;
 }
 
+// Terminal tasks: Unix has them, Windows refuses them.
+#[cfg(unix)]
 #[tokio::test]
 async fn attached_keys_reach_the_task_its_screen_follows_and_ctrl_bracket_returns() {
     with_session(|session| async move {
