@@ -116,7 +116,10 @@ pub fn check(workspace: &Path, venv: &Path) -> Result<(), String> {
         std::fs::create_dir_all(&scratch)
             .map_err(|e| format!("windows: cannot create {}: {e}", scratch.display()))?;
         let mut drive = Command::new(venv.join("bin/python"));
-        drive.arg(workspace.join(MCP_UNDER_WINE)).arg(&zidane).arg(&scratch);
+        drive
+            .arg(workspace.join(MCP_UNDER_WINE))
+            .arg(&zidane)
+            .arg(&scratch);
         tested = run_bounded(
             "windows: zidane mcp under Wine, through the Python MCP SDK",
             wine_env(&mut drive, &prefix),

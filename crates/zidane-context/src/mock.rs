@@ -795,7 +795,6 @@ impl ExecutionContext for MockContext {
     }
 }
 
-
 /// Where the mock says a task's log is: `<output_dir>/<task-id>.mock.log`, joined with the
 /// separator the directory is written with. Tests pass Unix paths such as
 /// `/session/tasks`; kept as `/` on Windows too, their snapshots read the same on every
