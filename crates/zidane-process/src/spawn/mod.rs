@@ -17,8 +17,10 @@ pub(crate) mod vfork_spawn;
 #[cfg(windows)]
 mod windows;
 
+#[cfg(target_os = "linux")]
+pub(crate) use unix::Child;
 #[cfg(unix)]
-pub(crate) use unix::{Child, TaskInput, spawn_shell};
+pub(crate) use unix::{TaskInput, spawn_shell};
 #[cfg(windows)]
 pub(crate) use windows::{TaskInput, spawn_shell};
 
