@@ -96,6 +96,15 @@ pub fn run(name: &str, command: &mut Command) -> Result<(), String> {
     let status = command
         .status()
         .map_err(|e| format!("{name}: cannot start {}: {e}", shown(command)))?;
+    report(name, started, status)
+}
+
+/// Says how the step `name`, started at `started`, ended: `ok in …`, or an error.
+pub fn report(
+    name: &str,
+    started: Instant,
+    status: std::process::ExitStatus,
+) -> Result<(), String> {
     let elapsed = started.elapsed();
     if status.success() {
         println!("<== {name}: ok in {elapsed:.1?}");

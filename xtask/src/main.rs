@@ -165,21 +165,7 @@ fn has_nextest() -> bool {
 
 /// Runs one `cargo` step, printing its name and duration.
 fn step(name: &str, args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
-    println!("==> {name}: cargo {}", args.join(" "));
-    let started = Instant::now();
     let mut command = Command::new(env!("CARGO"));
-    command.args(args);
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let status = command
-        .status()
-        .map_err(|e| format!("{name}: cannot start cargo: {e}"))?;
-    let elapsed = started.elapsed();
-    if status.success() {
-        println!("<== {name}: ok in {elapsed:.1?}");
-        Ok(())
-    } else {
-        Err(format!("{name}: failed ({status}) after {elapsed:.1?}"))
-    }
+    command.args(args).envs(env.iter().copied());
+    cross::run(name, &mut command)
 }

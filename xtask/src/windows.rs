@@ -251,13 +251,7 @@ fn run_bounded(
         }
         std::thread::sleep(POLL);
     };
-    let elapsed = started.elapsed();
-    if status.success() {
-        println!("<== {name}: ok in {elapsed:.1?}");
-        Ok(())
-    } else {
-        Err(format!("{name}: failed ({status}) after {elapsed:.1?}"))
-    }
+    cross::report(name, started, status)
 }
 
 /// Ends every Wine program of the prefix and its server (`wineserver -k`); quiet when

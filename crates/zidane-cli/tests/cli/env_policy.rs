@@ -42,13 +42,7 @@ async fn envs_seen(args: &[&str], env: &[(&str, &str)]) -> [(&'static str, Strin
         .as_str()
         .unwrap()
         .to_owned();
-    let started = server
-        .call(
-            2,
-            "shell",
-            json!({ "command": "env", "run_in_background": true }),
-        )
-        .await;
+    let started = server.start_background(2, "env").await;
     let log = started["structuredContent"]["output_path"]
         .as_str()
         .unwrap()

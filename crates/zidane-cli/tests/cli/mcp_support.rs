@@ -137,4 +137,15 @@ impl StdioServer {
             .await;
         response["result"].clone()
     }
+
+    /// Starts `command` in the background with the `shell` tool (request `id`); returns
+    /// the result object.
+    pub async fn start_background(&mut self, id: u64, command: &str) -> Value {
+        self.call(
+            id,
+            "shell",
+            json!({ "command": command, "run_in_background": true }),
+        )
+        .await
+    }
 }

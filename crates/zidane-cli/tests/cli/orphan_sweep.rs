@@ -90,13 +90,7 @@ async fn a_host_dead_without_its_lifeline() -> (u32, Vec<u32>, Leftovers) {
         (1, "sleep 600"),
         (2, "setsid sleep 600 >/dev/null 2>&1 </dev/null & sleep 600"),
     ] {
-        let started = server
-            .call(
-                id,
-                "shell",
-                json!({ "command": command, "run_in_background": true }),
-            )
-            .await;
+        let started = server.start_background(id, command).await;
         assert!(started["structuredContent"]["pid"].is_u64(), "{started}");
     }
     poll_until(WAIT, POLL, "the escapee leads a session of its own", || {
@@ -130,13 +124,7 @@ async fn a_host_dead_without_its_lifeline() -> (u32, Vec<u32>, Leftovers) {
 /// A live `zidane mcp` with `bash_1`, a `sleep`, running: what no sweep may touch.
 async fn a_live_host() -> (StdioServer, u32) {
     let mut server = StdioServer::start().await;
-    let started = server
-        .call(
-            1,
-            "shell",
-            json!({ "command": "sleep 600", "run_in_background": true }),
-        )
-        .await;
+    let started = server.start_background(1, "sleep 600").await;
     let pid = u32::try_from(started["structuredContent"]["pid"].as_u64().unwrap()).unwrap();
     (server, pid)
 }

@@ -18,13 +18,7 @@ async fn start_tasks(server: &mut StdioServer) -> Vec<u32> {
         (2, "trap '' TERM; sleep 60"),
         (3, "setsid sleep 60 & sleep 60"),
     ] {
-        let started = server
-            .call(
-                id,
-                "shell",
-                json!({ "command": command, "run_in_background": true }),
-            )
-            .await;
+        let started = server.start_background(id, command).await;
         pids.push(u32::try_from(started["structuredContent"]["pid"].as_u64().unwrap()).unwrap());
     }
     pids
@@ -32,13 +26,7 @@ async fn start_tasks(server: &mut StdioServer) -> Vec<u32> {
 
 /// Starts `bash_1`, a `sleep 60` in the background, with request id 1; its pid.
 async fn start_sleeper(server: &mut StdioServer) -> u32 {
-    let started = server
-        .call(
-            1,
-            "shell",
-            json!({ "command": "sleep 60", "run_in_background": true }),
-        )
-        .await;
+    let started = server.start_background(1, "sleep 60").await;
     u32::try_from(started["structuredContent"]["pid"].as_u64().unwrap()).unwrap()
 }
 
@@ -207,13 +195,7 @@ async fn a_cancelled_wait_leaves_the_task_running() {
 #[tokio::test(flavor = "multi_thread")]
 async fn zidane_user_dir_chooses_where_the_logs_go_as_for_every_other_command() {
     let mut server = StdioServer::start_with(UserDirBy::Env).await;
-    let started = server
-        .call(
-            1,
-            "shell",
-            json!({ "command": "echo hi", "run_in_background": true }),
-        )
-        .await;
+    let started = server.start_background(1, "echo hi").await;
     let text = started["content"][0]["text"].as_str().unwrap().to_owned();
     let user_dir = server._dir.path().canonicalize().unwrap();
     let log = text
