@@ -21,7 +21,7 @@ use crate::spawn::terminal::open_terminal;
 #[cfg(target_os = "linux")]
 use crate::spawn::vfork_spawn;
 use crate::spawn::{SpawnError, Spawned, TaskEnv, TaskIo};
-use crate::task::leader::Leader;
+use crate::task::leader::{Leader, LeaderProcess};
 use crate::task::log_file::open_new;
 use crate::task::output_pipe::OutputPipe;
 
@@ -112,7 +112,7 @@ pub(crate) fn spawn_shell(
     };
     // Only the child holds the write end now.
     let log_made = child.log.is_some();
-    let leader = Leader::new(child.pid);
+    let leader = Leader::new(LeaderProcess::new(child.pid));
     let pid = child.pid.as_raw().unsigned_abs();
     let processes = TaskProcesses::of_leader(pid).ok_or_else(|| SpawnError::Start {
         source: io::Error::other("spawned child has an impossible pid"),

@@ -13,7 +13,7 @@ use crate::containment::TaskProcesses;
 use crate::spawn::shell::{Shell, windows::add_command};
 use crate::spawn::{SpawnError, Spawned, TaskEnv, TaskIo};
 use crate::sys::windows::{self as sys, Job};
-use crate::task::leader::Leader;
+use crate::task::leader::{Leader, LeaderProcess};
 use crate::task::log_file::open_new;
 use crate::task::output_pipe::OutputPipe;
 
@@ -95,7 +95,7 @@ pub(crate) fn spawn_shell(
         failed(source)
     })?;
     Ok(Spawned {
-        leader: Leader::new(child),
+        leader: Leader::new(LeaderProcess::new(child)),
         pid,
         processes,
         output,

@@ -9,9 +9,11 @@ pub(crate) mod input;
 pub(crate) mod input_writer;
 pub(crate) mod kill;
 pub(crate) mod kill_wait;
-#[cfg_attr(windows, path = "leader_windows.rs")]
 pub(crate) mod leader;
 mod leader_exit;
+/// The platform's half of a leader: how its exit is read.
+#[cfg_attr(windows, path = "leader_process_windows.rs")]
+mod leader_process;
 pub(crate) mod log_file;
 #[cfg(target_os = "linux")]
 pub(crate) mod log_splice;
