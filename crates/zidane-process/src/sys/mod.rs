@@ -17,6 +17,10 @@ mod unix;
 pub(crate) mod vfork_child;
 #[cfg(windows)]
 pub(crate) mod windows;
+// Beside the module, not inside it: the Windows benches include `windows.rs` itself.
+#[cfg(test)]
+#[cfg(windows)]
+mod windows_tests;
 
 #[cfg(unix)]
 pub(crate) use unix::*;

@@ -298,9 +298,8 @@ pub(crate) struct ProcessEntry {
     pub(crate) exe: String,
 }
 
-/// The processes among `pids` that a Toolhelp32 process snapshot finds, in the order of
-/// `pids` (those that have ended are left out), for a stall diagnosis.
-pub(crate) fn describe_processes(pids: &[u32]) -> io::Result<Vec<ProcessEntry>> {
+/// Every process a Toolhelp32 process snapshot finds.
+pub(crate) fn processes() -> io::Result<Vec<ProcessEntry>> {
     let snapshot = snapshot(TH32CS_SNAPPROCESS)?;
     let mut entry = PROCESSENTRY32W {
         dwSize: size_u32::<PROCESSENTRY32W>(),
@@ -311,22 +310,30 @@ pub(crate) fn describe_processes(pids: &[u32]) -> io::Result<Vec<ProcessEntry>> 
     // its size, as the call requires; the call writes only `entry`.
     let mut more = unsafe { Process32FirstW(snapshot.as_raw_handle(), &raw mut entry) };
     while more != 0 {
-        if pids.contains(&entry.th32ProcessID) {
-            let name = &entry.szExeFile;
-            let len = name
-                .iter()
-                .position(|&unit| unit == 0)
-                .unwrap_or(name.len());
-            found.push(ProcessEntry {
-                pid: entry.th32ProcessID,
-                parent_pid: entry.th32ParentProcessID,
-                exe: String::from_utf16_lossy(&name[..len]),
-            });
-        }
+        let name = &entry.szExeFile;
+        let len = name
+            .iter()
+            .position(|&unit| unit == 0)
+            .unwrap_or(name.len());
+        found.push(ProcessEntry {
+            pid: entry.th32ProcessID,
+            parent_pid: entry.th32ParentProcessID,
+            exe: String::from_utf16_lossy(&name[..len]),
+        });
         // SAFETY: as for `Process32FirstW`.
         more = unsafe { Process32NextW(snapshot.as_raw_handle(), &raw mut entry) };
     }
     end_of_snapshot()?;
+    Ok(found)
+}
+
+/// The processes among `pids` that a process snapshot finds, in the order of `pids`
+/// (those that have ended are left out), for a stall diagnosis.
+pub(crate) fn describe_processes(pids: &[u32]) -> io::Result<Vec<ProcessEntry>> {
+    let mut found: Vec<ProcessEntry> = processes()?
+        .into_iter()
+        .filter(|process| pids.contains(&process.pid))
+        .collect();
     found.sort_by_key(|process| pids.iter().position(|&pid| pid == process.pid));
     Ok(found)
 }
@@ -381,7 +388,3 @@ fn ticks_to_duration(ticks: u64) -> Duration {
     Duration::from_secs(ticks / TICKS_PER_SECOND)
         + Duration::from_nanos((ticks % TICKS_PER_SECOND) * NANOS_PER_TICK)
 }
-
-#[cfg(test)]
-#[path = "windows_tests.rs"]
-mod tests;

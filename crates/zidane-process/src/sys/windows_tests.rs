@@ -10,7 +10,11 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::*;
+use std::io;
+
+use windows_sys::Win32::System::Threading::CREATE_NO_WINDOW;
+
+use super::windows::*;
 
 /// How long a test waits for what it expects before it fails: a bound, not a pause.
 const PATIENCE: Duration = Duration::from_secs(30);
