@@ -30,10 +30,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
-use zidane_context::{BackgroundOptions, ExecutionContext, ExecutionHandle, TaskExitInfo, TtySize};
-use zidane_process::{ProcessContext, SH_PATH, Shell};
+use serde_json::{Value, json};
+use zidane_context::{ExecutionContext, TtySize};
+use zidane_process::{SH_PATH, Shell};
 use zidane_test_support::{percentiles, print_driver_line, round1};
 
 /// The shell of every context the driver makes: `/bin/sh`, as the protocol's commands
@@ -42,13 +41,15 @@ fn protocol_shell() -> Shell {
     Shell::new(SH_PATH)
 }
 
-/// How long any single wait for exits may take before the run is declared failed.
-const EXIT_WAIT: Duration = Duration::from_secs(240);
-
-type Fields = Map<String, Value>;
-
 #[path = "driver/cargo_env.rs"]
 mod cargo_env;
+#[path = "driver/host.rs"]
+mod host;
+#[path = "protocol.rs"]
+mod protocol;
+
+use host::Host;
+use protocol::{Failure, Fields, fail};
 #[path = "driver/containment.rs"]
 mod containment;
 #[path = "driver/interactive.rs"]
@@ -105,28 +106,6 @@ fn containment_fields(line: Value) -> Result<Fields, Failure> {
     } else {
         let error = error.and_then(|e| e.as_str().map(str::to_owned));
         Err(fail(fields, error.unwrap_or_else(|| "check failed".into())))
-    }
-}
-
-/// A failed check: the fields measured so far and what went wrong.
-struct Failure {
-    fields: Fields,
-    error: String,
-}
-
-impl<E: std::fmt::Display> From<E> for Failure {
-    fn from(error: E) -> Self {
-        Self {
-            fields: Fields::new(),
-            error: error.to_string(),
-        }
-    }
-}
-
-fn fail(fields: Fields, error: impl Into<String>) -> Failure {
-    Failure {
-        fields,
-        error: error.into(),
     }
 }
 
@@ -197,48 +176,6 @@ fn bench_dir() -> Result<(PathBuf, Option<tempfile::TempDir>), Failure> {
         None => {
             let temp = tempfile::Builder::new().prefix("bench-zidane-").tempdir()?;
             Ok((temp.path().to_owned(), Some(temp)))
-        }
-    }
-}
-
-/// A context and handle as a host would set them up, exits arriving on a channel.
-struct Host {
-    context: ProcessContext,
-    handle: ExecutionHandle,
-    exits_tx: mpsc::UnboundedSender<TaskExitInfo>,
-    exits: mpsc::UnboundedReceiver<TaskExitInfo>,
-    dir: PathBuf,
-}
-
-impl Host {
-    async fn new(dir: &Path, max_tasks: usize) -> Result<Self, Failure> {
-        let context = ProcessContext::builder()
-            .max_background_tasks(max_tasks)
-            .shell(protocol_shell())
-            .build();
-        let handle = context.create_handle().await?;
-        let (exits_tx, exits) = mpsc::unbounded_channel();
-        Ok(Self {
-            context,
-            handle,
-            exits_tx,
-            exits,
-            dir: dir.to_owned(),
-        })
-    }
-
-    fn options(&self) -> BackgroundOptions {
-        let tx = self.exits_tx.clone();
-        BackgroundOptions::new(&self.dir).on_exit(move |exit| {
-            let _ = tx.send(exit);
-        })
-    }
-
-    async fn next_exit(&mut self) -> Result<TaskExitInfo, Failure> {
-        match tokio::time::timeout(EXIT_WAIT, self.exits.recv()).await {
-            Ok(Some(exit)) => Ok(exit),
-            Ok(None) => Err("the exit channel closed".into()),
-            Err(_) => Err("timed out waiting for an exit".into()),
         }
     }
 }

@@ -36,13 +36,25 @@ use std::process::ExitCode;
 #[path = "windows/common.rs"]
 mod common;
 #[cfg(windows)]
+#[path = "driver/host.rs"]
+mod host;
+#[cfg(windows)]
 #[path = "windows_driver/ops.rs"]
 mod ops;
+#[cfg(windows)]
+#[path = "protocol.rs"]
+mod protocol;
 // The job and resuming a suspended process are the floor's.
 #[cfg(windows)]
 #[allow(dead_code)]
 #[path = "windows/sys.rs"]
 mod sys;
+
+/// The shell every task of the driver runs under: `cmd.exe`, as the floor's.
+#[cfg(windows)]
+fn protocol_shell() -> zidane_process::Shell {
+    zidane_process::Shell::new(common::comspec())
+}
 
 #[cfg(windows)]
 fn main() -> ExitCode {

@@ -40,6 +40,9 @@ mod common;
 #[path = "windows_floor/ops.rs"]
 mod ops;
 #[cfg(windows)]
+#[path = "protocol.rs"]
+mod protocol;
+#[cfg(windows)]
 #[path = "windows/sys.rs"]
 mod sys;
 

@@ -10,12 +10,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
+pub use crate::protocol::{Failure, Fields, fail};
 use crate::sys;
-
-/// The fields of one JSON line (`op` and `ok` are added by `print_driver_line`).
-pub type Fields = Map<String, Value>;
 
 /// `true`: a command that does nothing and exits 0.
 pub const TRUE_COMMAND: &str = "exit /b 0";
@@ -51,29 +49,6 @@ pub const BEFORE_KILL: Duration = Duration::from_millis(20);
 
 /// The exit code a survivor is ended with.
 const SURVIVOR_EXIT_CODE: u32 = 1;
-
-/// A failed check: the fields measured so far and what went wrong.
-pub struct Failure {
-    pub fields: Fields,
-    pub error: String,
-}
-
-impl<E: std::fmt::Display> From<E> for Failure {
-    fn from(error: E) -> Self {
-        Self {
-            fields: Fields::new(),
-            error: error.to_string(),
-        }
-    }
-}
-
-/// A failure with the fields measured so far.
-pub fn fail(fields: Fields, error: impl Into<String>) -> Failure {
-    Failure {
-        fields,
-        error: error.into(),
-    }
-}
 
 /// The op's positive count argument.
 pub fn count_arg(arg: Option<&str>) -> Result<u64, Failure> {

@@ -1,24 +1,18 @@
-//! The protocol's ops over [`ProcessContext`] on Windows.
+//! The protocol's ops over `ProcessContext` on Windows.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tokio::sync::mpsc;
-use zidane_context::{
-    BackgroundOptions, ExecutionContext, ExecutionHandle, TaskExitInfo, TaskStatus,
-};
-use zidane_process::{ProcessContext, Shell};
+use zidane_context::{ExecutionContext, TaskStatus};
 use zidane_test_support::{percentiles, round1};
 
 use crate::common::{
     self, BEFORE_KILL, Failure, Fields, KILL_TREE, SLEEP_ONE_SECOND, TEARDOWN_WAIT, TREE_WAIT,
     TRUE_COMMAND, fail, round3,
 };
+use crate::host::Host;
 use crate::sys;
-
-/// How long any single wait for exits may take before the run is declared failed.
-const EXIT_WAIT: Duration = Duration::from_secs(240);
 
 /// How often the kill op looks at the process table while it waits.
 const TABLE_POLL: Duration = Duration::from_millis(1);
@@ -43,48 +37,6 @@ pub fn run(op: &str, arg: Option<&str>) -> Result<Fields, Failure> {
             other => Err(format!("unknown op {other}").into()),
         }
     })
-}
-
-/// A context and handle as a host would set them up, exits arriving on a channel.
-struct Host {
-    context: ProcessContext,
-    handle: ExecutionHandle,
-    exits_tx: mpsc::UnboundedSender<TaskExitInfo>,
-    exits: mpsc::UnboundedReceiver<TaskExitInfo>,
-    dir: PathBuf,
-}
-
-impl Host {
-    async fn new(dir: &Path, max_tasks: usize) -> Result<Self, Failure> {
-        let context = ProcessContext::builder()
-            .max_background_tasks(max_tasks)
-            .shell(Shell::new(common::comspec()))
-            .build();
-        let handle = context.create_handle().await?;
-        let (exits_tx, exits) = mpsc::unbounded_channel();
-        Ok(Self {
-            context,
-            handle,
-            exits_tx,
-            exits,
-            dir: dir.to_owned(),
-        })
-    }
-
-    fn options(&self) -> BackgroundOptions {
-        let tx = self.exits_tx.clone();
-        BackgroundOptions::new(&self.dir).on_exit(move |exit| {
-            let _ = tx.send(exit);
-        })
-    }
-
-    async fn next_exit(&mut self) -> Result<TaskExitInfo, Failure> {
-        match tokio::time::timeout(EXIT_WAIT, self.exits.recv()).await {
-            Ok(Some(exit)) => Ok(exit),
-            Ok(None) => Err("the exit channel closed".into()),
-            Err(_) => Err("timed out waiting for an exit".into()),
-        }
-    }
 }
 
 async fn spawn(dir: &Path, n: usize) -> Result<Fields, Failure> {
