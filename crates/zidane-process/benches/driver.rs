@@ -184,47 +184,18 @@ fn bench_dir() -> Result<(PathBuf, Option<tempfile::TempDir>), Failure> {
 /// its own, what a terminal costs a start.
 async fn spawn(dir: &Path, n: usize, tty: bool) -> Result<Fields, Failure> {
     let mut host = Host::new(dir, n).await?;
-    let mut samples = Vec::with_capacity(n);
-    for _ in 0..n {
-        let mut options = host.options();
+    host.time_starts(n, "true", |options| {
         if tty {
-            options = options.tty(TtySize::DEFAULT);
+            options.tty(TtySize::DEFAULT)
+        } else {
+            options
         }
-        let t0 = Instant::now();
-        host.context
-            .exec_background(host.handle, "true", options)
-            .await?;
-        samples.push(t0.elapsed());
-    }
-    let mut bad = 0;
-    for _ in 0..n {
-        if host.next_exit().await?.exit_code != 0 {
-            bad += 1;
-        }
-    }
-    let fields = percentiles(&mut samples);
-    if bad > 0 {
-        return Err(fail(fields, format!("{bad} of {n} tasks exited non-zero")));
-    }
-    Ok(fields)
+    })
+    .await
 }
 
 async fn roundtrip(dir: &Path, n: usize) -> Result<Fields, Failure> {
-    let mut host = Host::new(dir, 1).await?;
-    let mut samples = Vec::with_capacity(n);
-    for _ in 0..n {
-        let options = host.options();
-        let t0 = Instant::now();
-        host.context
-            .exec_background(host.handle, "true", options)
-            .await?;
-        let exit = host.next_exit().await?;
-        samples.push(t0.elapsed());
-        if exit.exit_code != 0 {
-            return Err(format!("task exited {}", exit.exit_code).into());
-        }
-    }
-    Ok(percentiles(&mut samples))
+    Host::new(dir, 1).await?.time_roundtrips(n, "true").await
 }
 
 async fn throughput(dir: &Path, bytes: u64) -> Result<Fields, Failure> {
@@ -374,28 +345,10 @@ async fn kill(dir: &Path, n: usize) -> Result<Fields, Failure> {
 
 async fn concurrent(dir: &Path, n: usize) -> Result<Fields, Failure> {
     let mut host = Host::new(dir, n).await?;
-    // Warm up (as the floor does): the runtime's reactor and the first spawn's lazily
-    // made state exist before descriptors are counted.
-    host.context
-        .exec_background(host.handle, "true", host.options())
-        .await?;
-    host.next_exit().await?;
-
+    // Warm up (as the floor does) before descriptors are counted.
+    host.warm_up("true").await?;
     let fds_before = open_fds();
-    let t0 = Instant::now();
-    for _ in 0..n {
-        let options = host.options();
-        host.context
-            .exec_background(host.handle, "sleep 1", options)
-            .await?;
-    }
-    let mut bad = 0;
-    for _ in 0..n {
-        if host.next_exit().await?.exit_code != 0 {
-            bad += 1;
-        }
-    }
-    let seconds = t0.elapsed().as_secs_f64();
+    let (seconds, bad) = host.start_all(n, "sleep 1").await?;
     let fds_after = open_fds();
     let mut fields = Fields::new();
     fields.insert("n".into(), json!(n));

@@ -3,13 +3,15 @@
 //! (`protocol_shell`).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use zidane_context::{BackgroundOptions, ExecutionContext, ExecutionHandle, TaskExitInfo};
 use zidane_process::ProcessContext;
 
-use crate::protocol::Failure;
+use zidane_test_support::percentiles;
+
+use crate::protocol::{Failure, Fields, fail};
 
 /// How long an op waits for any one exit.
 const EXIT_WAIT: Duration = Duration::from_secs(240);
@@ -53,5 +55,91 @@ impl Host {
             Ok(None) => Err("the exit channel closed".into()),
             Err(_) => Err("timed out waiting for an exit".into()),
         }
+    }
+
+    /// The `spawn` op: `n` times, one after another, starts `command` (with `options`
+    /// applied) and times the call; then waits for every exit.
+    pub(crate) async fn time_starts(
+        &mut self,
+        n: usize,
+        command: &str,
+        options: impl Fn(BackgroundOptions) -> BackgroundOptions,
+    ) -> Result<Fields, Failure> {
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let options = options(self.options());
+            let t0 = Instant::now();
+            self.context
+                .exec_background(self.handle, command, options)
+                .await?;
+            samples.push(t0.elapsed());
+        }
+        let (_, bad) = self.wait_for(n).await?;
+        let fields = percentiles(&mut samples);
+        if bad > 0 {
+            return Err(fail(fields, format!("{bad} of {n} tasks exited non-zero")));
+        }
+        Ok(fields)
+    }
+
+    /// The `roundtrip` op: `n` times, starts `command` and times it until its exit is told.
+    pub(crate) async fn time_roundtrips(
+        &mut self,
+        n: usize,
+        command: &str,
+    ) -> Result<Fields, Failure> {
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let options = self.options();
+            let t0 = Instant::now();
+            self.context
+                .exec_background(self.handle, command, options)
+                .await?;
+            let exit = self.next_exit().await?;
+            samples.push(t0.elapsed());
+            if exit.exit_code != 0 {
+                return Err(format!("task exited {}", exit.exit_code).into());
+            }
+        }
+        Ok(percentiles(&mut samples))
+    }
+
+    /// Runs `command` once to its end: the runtime's threads and the first spawn's lazily
+    /// made state exist before anything is counted.
+    pub(crate) async fn warm_up(&mut self, command: &str) -> Result<(), Failure> {
+        self.context
+            .exec_background(self.handle, command, self.options())
+            .await?;
+        self.next_exit().await?;
+        Ok(())
+    }
+
+    /// The body of the `concurrent` op: starts `n` of `command` as fast as it can and
+    /// waits for every exit; the seconds that took, and how many exited non-zero.
+    pub(crate) async fn start_all(
+        &mut self,
+        n: usize,
+        command: &str,
+    ) -> Result<(f64, usize), Failure> {
+        let t0 = Instant::now();
+        for _ in 0..n {
+            let options = self.options();
+            self.context
+                .exec_background(self.handle, command, options)
+                .await?;
+        }
+        let (_, bad) = self.wait_for(n).await?;
+        Ok((t0.elapsed().as_secs_f64(), bad))
+    }
+
+    /// Waits for `n` exits; how many there were, and how many were non-zero.
+    async fn wait_for(&mut self, n: usize) -> Result<(usize, usize), Failure> {
+        let mut bad = 0;
+        for _ in 0..n {
+            if self.next_exit().await?.exit_code != 0 {
+                bad += 1;
+            }
+        }
+        Ok((n, bad))
     }
 }

@@ -40,45 +40,17 @@ pub fn run(op: &str, arg: Option<&str>) -> Result<Fields, Failure> {
 }
 
 async fn spawn(dir: &Path, n: usize) -> Result<Fields, Failure> {
-    let mut host = Host::new(dir, n).await?;
-    let mut samples = Vec::with_capacity(n);
-    for _ in 0..n {
-        let options = host.options();
-        let t0 = Instant::now();
-        host.context
-            .exec_background(host.handle, TRUE_COMMAND, options)
-            .await?;
-        samples.push(t0.elapsed());
-    }
-    let mut bad = 0;
-    for _ in 0..n {
-        if host.next_exit().await?.exit_code != 0 {
-            bad += 1;
-        }
-    }
-    let fields = percentiles(&mut samples);
-    if bad > 0 {
-        return Err(fail(fields, format!("{bad} of {n} tasks exited non-zero")));
-    }
-    Ok(fields)
+    Host::new(dir, n)
+        .await?
+        .time_starts(n, TRUE_COMMAND, |options| options)
+        .await
 }
 
 async fn roundtrip(dir: &Path, n: usize) -> Result<Fields, Failure> {
-    let mut host = Host::new(dir, 1).await?;
-    let mut samples = Vec::with_capacity(n);
-    for _ in 0..n {
-        let options = host.options();
-        let t0 = Instant::now();
-        host.context
-            .exec_background(host.handle, TRUE_COMMAND, options)
-            .await?;
-        let exit = host.next_exit().await?;
-        samples.push(t0.elapsed());
-        if exit.exit_code != 0 {
-            return Err(format!("task exited {}", exit.exit_code).into());
-        }
-    }
-    Ok(percentiles(&mut samples))
+    Host::new(dir, 1)
+        .await?
+        .time_roundtrips(n, TRUE_COMMAND)
+        .await
 }
 
 async fn throughput(dir: &Path, bytes: u64) -> Result<Fields, Failure> {
@@ -199,28 +171,10 @@ async fn kill(dir: &Path, n: usize) -> Result<Fields, Failure> {
 
 async fn concurrent(dir: &Path, n: usize) -> Result<Fields, Failure> {
     let mut host = Host::new(dir, n).await?;
-    // Warm up (as the floor does): the runtime's threads and the first spawn's lazily
-    // made state exist before handles are counted.
-    host.context
-        .exec_background(host.handle, TRUE_COMMAND, host.options())
-        .await?;
-    host.next_exit().await?;
-
+    // Warm up (as the floor does) before handles are counted.
+    host.warm_up(TRUE_COMMAND).await?;
     let handles_before = sys::handle_count();
-    let t0 = Instant::now();
-    for _ in 0..n {
-        let options = host.options();
-        host.context
-            .exec_background(host.handle, SLEEP_ONE_SECOND, options)
-            .await?;
-    }
-    let mut bad = 0;
-    for _ in 0..n {
-        if host.next_exit().await?.exit_code != 0 {
-            bad += 1;
-        }
-    }
-    let seconds = t0.elapsed().as_secs_f64();
+    let (seconds, bad) = host.start_all(n, SLEEP_ONE_SECOND).await?;
     let handles_after = sys::handle_count();
     let mut fields = Fields::new();
     fields.insert("n".into(), json!(n));
