@@ -49,7 +49,7 @@ mod host;
 mod protocol;
 
 use host::Host;
-use protocol::{Failure, Fields, fail};
+use protocol::{Failure, Fields, check_interleave, fail, round3};
 #[path = "driver/containment.rs"]
 mod containment;
 #[path = "driver/interactive.rs"]
@@ -242,48 +242,13 @@ async fn interleave(dir: &Path, lines: u64) -> Result<Fields, Failure> {
     let exit = host.next_exit().await?;
     let seconds = t0.elapsed().as_secs_f64();
 
-    let log = std::fs::read_to_string(&started.output_path)?;
-    let expected = 2 * lines;
-    let (mut seen, mut displaced, mut runs) = (0u64, 0u64, 0u64);
-    let mut first_bad = None;
-    let mut previous = None;
-    for line in log.lines() {
-        let stream = line.chars().next();
-        if stream != previous {
-            runs += 1;
-        }
-        previous = stream;
-        let want = (seen < expected).then(|| {
-            let kind = if seen % 2 == 0 { "out" } else { "err" };
-            format!("{kind}{}", seen / 2)
-        });
-        if want.as_deref() != Some(line) {
-            displaced += 1;
-            first_bad.get_or_insert(seen + 1);
-        }
-        seen += 1;
-    }
-    if seen < expected {
-        displaced += expected - seen;
-        first_bad.get_or_insert(seen + 1);
-    }
-    let mut fields = Fields::new();
-    fields.insert("lines".into(), json!(lines));
-    fields.insert("seconds".into(), json!(round3(seconds)));
-    fields.insert("complete".into(), json!(seen == expected && displaced == 0));
-    fields.insert("order_held".into(), json!(displaced == 0));
-    fields.insert("displaced".into(), json!(displaced));
-    fields.insert("runs".into(), json!(runs));
+    let log = std::fs::read(&started.output_path)?;
+    let (fields, error) = check_interleave(&log, lines, seconds);
     if exit.exit_code != 0 {
         return Err(fail(fields, format!("loop exited {}", exit.exit_code)));
     }
-    if let Some(first) = first_bad {
-        return Err(fail(
-            fields,
-            format!(
-                "{displaced} of {expected} lines missing or out of place (first at line {first})"
-            ),
-        ));
+    if let Some(error) = error {
+        return Err(fail(fields, error));
     }
     Ok(fields)
 }
@@ -366,10 +331,6 @@ async fn concurrent(dir: &Path, n: usize) -> Result<Fields, Failure> {
         ));
     }
     Ok(fields)
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 /// This process's peak resident set (`VmHWM`), in KiB; -1 if unknown.

@@ -48,21 +48,7 @@ mod sys;
 
 #[cfg(windows)]
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|arg| arg != "--bench")
-        .collect();
-    let op = args.first().cloned().unwrap_or_default();
-    let arg = args.get(1).map(String::as_str);
-    if op == common::PRODUCE_OP {
-        return common::produce(arg);
-    }
-    match ops::run(&op, arg) {
-        Ok(fields) => zidane_test_support::print_driver_line(&op, fields, None),
-        Err(failure) => {
-            zidane_test_support::print_driver_line(&op, failure.fields, Some(failure.error))
-        }
-    }
+    common::serve(ops::run)
 }
 
 #[cfg(not(windows))]

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-pub use crate::protocol::{Failure, Fields, fail};
+pub use crate::protocol::{Failure, Fields, check_interleave, fail, round3};
 use crate::sys;
 
 /// `true`: a command that does nothing and exits 0.
@@ -120,49 +120,6 @@ pub fn interleave_command(lines: u64) -> String {
     )
 }
 
-/// Checks that `log` holds every line of [`interleave_command`], stdout's and stderr's
-/// in the order written (a line's trailing spaces and `\r` aside); the protocol's fields
-/// and the error, if any.
-pub fn check_interleave(log: &[u8], lines: u64, seconds: f64) -> (Fields, Option<String>) {
-    let log = String::from_utf8_lossy(log);
-    let expected = 2 * lines;
-    let (mut seen, mut displaced, mut runs) = (0_u64, 0_u64, 0_u64);
-    let mut first_bad = None;
-    let mut previous = None;
-    for line in log.lines() {
-        let line = line.trim_end();
-        let stream = line.chars().next();
-        if stream != previous {
-            runs += 1;
-        }
-        previous = stream;
-        let want = (seen < expected).then(|| {
-            let kind = if seen % 2 == 0 { "out" } else { "err" };
-            format!("{kind}{}", seen / 2)
-        });
-        if want.as_deref() != Some(line) {
-            displaced += 1;
-            first_bad.get_or_insert(seen + 1);
-        }
-        seen += 1;
-    }
-    if seen < expected {
-        displaced += expected - seen;
-        first_bad.get_or_insert(seen + 1);
-    }
-    let mut fields = Fields::new();
-    fields.insert("lines".into(), json!(lines));
-    fields.insert("seconds".into(), json!(round3(seconds)));
-    fields.insert("complete".into(), json!(seen == expected && displaced == 0));
-    fields.insert("order_held".into(), json!(displaced == 0));
-    fields.insert("displaced".into(), json!(displaced));
-    fields.insert("runs".into(), json!(runs));
-    let error = first_bad.map(|first| {
-        format!("{displaced} of {expected} lines missing or out of place (first at line {first})")
-    });
-    (fields, error)
-}
-
 /// The executables of a [`KILL_TREE`]: the shell, the console host Windows gives a
 /// console program without a console, `start.exe` (Wine's `start`) and the `ping`s.
 const KILL_TREE_EXES: [&str; 4] = ["cmd.exe", "conhost.exe", "start.exe", KILL_TREE_EXE];
@@ -226,11 +183,6 @@ pub fn end_survivors(survivors: &[sys::ProcessEntry]) {
     }
 }
 
-/// `x` rounded to three decimal places.
-pub fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
-}
-
 /// The memory and handle fields: `peak_rss_kib` (the peak working set) and, given the
 /// counts, `fds_before` and `fds_after` (handles); a field Windows does not give is left
 /// out.
@@ -241,5 +193,25 @@ pub fn memory_fields(fields: &mut Fields, handles: Option<(Option<u32>, Option<u
     if let Some((Some(before), Some(after))) = handles {
         fields.insert("fds_before".into(), json!(before));
         fields.insert("fds_after".into(), json!(after));
+    }
+}
+
+/// A Windows bench program's whole life: `PROGRAM <op> [arg]` (cargo's `--bench`
+/// ignored) runs `run` and prints its one JSON line, or serves the hidden producer op.
+pub fn serve(run: fn(&str, Option<&str>) -> Result<Fields, Failure>) -> ExitCode {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| arg != "--bench")
+        .collect();
+    let op = args.first().cloned().unwrap_or_default();
+    let arg = args.get(1).map(String::as_str);
+    if op == PRODUCE_OP {
+        return produce(arg);
+    }
+    match run(&op, arg) {
+        Ok(fields) => zidane_test_support::print_driver_line(&op, fields, None),
+        Err(failure) => {
+            zidane_test_support::print_driver_line(&op, failure.fields, Some(failure.error))
+        }
     }
 }
