@@ -6,7 +6,8 @@
 //! zidane that touches processes, signals and file descriptors.
 //!
 //! - **Start**: `/bin/bash --norc --noprofile -c COMMAND` (or `/bin/sh -c COMMAND` where
-//!   there is no bash; see [`Shell`]) in a new process group, stdin on `/dev/null`.
+//!   there is no bash; see [`Shell`]) in a new process group, stdin on `/dev/null`; on
+//!   Windows PowerShell (or `cmd.exe`) in a job object of its own, stdin on `NUL`.
 //!   [`exec_background`](zidane_context::ExecutionContext::exec_background) returns
 //!   `bash_1`, `bash_2`, … with the log path and pid as soon as the process exists.
 //! - **Log**: stdout and stderr share one pipe, so they reach
@@ -17,7 +18,8 @@
 //! - **Settle**: a task ends when its leader exited *and* its output reached
 //!   end-of-file. Then the log is closed, `on_exit` fires exactly once, and waiters wake.
 //! - **Kill**: `SIGTERM` to the group, `SIGKILL` after the grace period, bounded even if
-//!   something outside the group holds the log open.
+//!   something outside the group holds the log open; on Windows `CTRL_BREAK` to the
+//!   task's console group, then the job's end.
 //! - **Limits**: an output cap (later bytes counted and dropped, a marker line at the
 //!   end), a stall watchdog (one `on_stall` per quiet period, never a kill), and a cap
 //!   on running tasks per context.
@@ -68,11 +70,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Supported on Linux and macOS; other Unix systems run the portable path
+//! Supported on Linux, macOS and Windows; other Unix systems run the portable path
 //! ([`ProcessPath::Portable`]). On Linux the fast path uses `splice`, `close_range`, a
 //! `vfork`-style `clone` and `/proc`; the portable path uses std's spawn, a plain
-//! read/write copy and `waitpid`. The only `unsafe` code is in `sys`, one small module;
-//! see `docs/PROCESS.md`.
+//! read/write copy and `waitpid`; Windows puts each task in a kill-on-close job object
+//! and reads its output on a thread (no terminal tasks there). The only `unsafe` code is
+//! in `sys`, one module per platform; see `docs/PROCESS.md`.
 
 pub use builder::{BadEnvValue, PROCESS_PATH_VAR, ProcessContextBuilder, ProcessPath};
 pub use containment::owner_marker::OWNER_MARKER_VAR;

@@ -12,11 +12,11 @@
 //! | module | crate | what it is for |
 //! |---|---|---|
 //! | [`context`] | `zidane-context` | the [`ExecutionContext`](context::ExecutionContext) trait and every type that crosses it |
-//! | `process` | `zidane-process` | `ProcessContext`: tasks on the local machine (feature `process`, on by default, Unix) |
+//! | `process` | `zidane-process` | `ProcessContext`: tasks on the local machine (feature `process`, on by default) |
 //! | [`wire`] | `zidane-wire` | the text the model sees, sessions on disk, replay and banners |
 //! | [`tools`] | `zidane-tools` | the model-facing tools: `shell`, `shell_kill`, `wait_task`, `read_file` |
 //! | [`agent`] | `zidane-agent` | the run loop, delivery (queue, reconcile, latch), the wake loop, destroy |
-//! | `mcp` | `zidane-mcp` | the MCP server: these tasks for any MCP host (feature `mcp`, Unix) |
+//! | `mcp` | `zidane-mcp` | the MCP server: these tasks for any MCP host (feature `mcp`) |
 //! | `models` | `zidane-models` | model providers: OpenAI-compatible chat completions, Anthropic Messages, `from_env()` (features `openai`, `anthropic`) |
 //!
 //! The [`prelude`] names what a host usually touches, and `local_agent` assembles the
