@@ -36,7 +36,7 @@ target() {
   case "$os" in
     Linux) echo "$arch-unknown-linux-musl" ;;
     Darwin) echo "$arch-apple-darwin" ;;
-    *) fail "no release build for $os; zidane runs on Linux and macOS (on Windows, inside WSL)" ;;
+    *) fail "no release build for $os; this installer serves Linux and macOS (on Windows: cargo install zidane-cli)" ;;
   esac
 }
 
