@@ -15,18 +15,18 @@
 //! would keep its own host's lifeline from ever firing). The lifeline's own environment
 //! is `PATH` alone: it carries no marker and no secret.
 //!
-//! The marker scan reads `/proc/<pid>/environ`, so the lifeline runs where `/proc` has
-//! it (Linux). Elsewhere there is none, and the orphan sweep at the next start of a
-//! host ([`sweep_orphans_on_start`](crate::ProcessContextBuilder::sweep_orphans_on_start))
-//! remains the backstop.
+//! The marker scan reads `/proc/<pid>/environ` on Linux; on other Unix systems it reads
+//! every process's environment as `ps -E` shows it (macOS's `ps`). The orphan sweep at
+//! the next start of a host
+//! ([`sweep_orphans_on_start`](crate::ProcessContextBuilder::sweep_orphans_on_start))
+//! remains the backstop for a lifeline that could not start or was itself killed.
 
 use std::time::Duration;
 
 use crate::containment::owner_marker::OwnerId;
 
 /// How many times the lifeline rescans after its kills, for processes forked while it
-/// was signalling. (Its script exists only where `/proc` does.)
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+/// was signalling.
 const PASSES: u32 = 3;
 
 /// A running lifeline: dropping it (with its context) closes the pipe, and the lifeline
@@ -75,24 +75,20 @@ impl Lifeline {
     }
 }
 
-/// The lifeline's shell script for `owner`, or `None` where there is no `/proc` to scan.
-#[cfg(target_os = "linux")]
+/// The lifeline's shell script for `owner`, or `None` where it cannot find marked
+/// processes: it waits for end of file on the pipe, then ends what [`scan`] finds.
 fn script(owner: OwnerId, grace: Duration) -> Option<String> {
-    if !std::path::Path::new("/proc/self/environ").exists() {
-        tracing::warn!("no lifeline: /proc is not mounted");
-        return None;
-    }
     let marker = format!("{}={}", crate::OWNER_MARKER_VAR, owner.context_prefix());
+    let scan = scan(&marker)?;
     let grace = format!("{}.{:03}", grace.as_secs(), grace.subsec_millis());
     // `exec 3<&0`: a background list's stdin is /dev/null, so the pipe travels as fd 3.
-    // `grep -z` reads each environment NUL-separated, `^` anchoring at each variable.
     Some(format!(
         r#"exec 3<&0
 (
   trap '' HUP INT
   cat <&3 >/dev/null
   exec 3<&-
-  scan() {{ grep -lsz '^{marker}' /proc/[0-9]*/environ 2>/dev/null | sed -n 's|^/proc/\([0-9]*\)/environ$|\1|p'; }}
+  {scan}
   pids=$(scan)
   [ -n "$pids" ] || exit 0
   kill -TERM $pids 2>/dev/null
@@ -109,9 +105,69 @@ fn script(owner: OwnerId, grace: Duration) -> Option<String> {
     ))
 }
 
-/// Elsewhere there is no `/proc` to find marked processes in: no lifeline, and the
-/// orphan sweep at a host's next start is the backstop.
+/// The shell function `scan`, printing the pid of every process whose environment
+/// holds `marker` (`VAR=prefix`) as a variable: on Linux, `grep -z` over
+/// `/proc/*/environ` (each environment NUL-separated, `^` anchoring at each variable);
+/// `None` when `/proc` is not mounted.
+#[cfg(target_os = "linux")]
+fn scan(marker: &str) -> Option<String> {
+    if !std::path::Path::new("/proc/self/environ").exists() {
+        tracing::warn!("no lifeline: /proc is not mounted");
+        return None;
+    }
+    Some(format!(
+        r#"scan() {{ grep -lsz '^{marker}' /proc/[0-9]*/environ 2>/dev/null | sed -n 's|^/proc/\([0-9]*\)/environ$|\1|p'; }}"#
+    ))
+}
+
+/// The shell function `scan` without `/proc`: every process with its environment after
+/// its command (`ps -A -E`, macOS's `ps`), filtered by [`PS_FILTER`].
 #[cfg(not(target_os = "linux"))]
-fn script(_owner: OwnerId, _grace: Duration) -> Option<String> {
-    None
+fn scan(marker: &str) -> Option<String> {
+    Some(format!(
+        r#"scan() {{ ps -A -E -ww -o pid= -o command= 2>/dev/null | M='{marker}' awk '{PS_FILTER}'; }}"#
+    ))
+}
+
+/// The `awk` program that picks, from `ps` lines of a pid, a command and its environment,
+/// the pids whose environment holds the variable in `$M` (`VAR=prefix`): it must follow
+/// a space, as a variable after a command does. So neither `awk` itself, whose own
+/// environment shows `M=VAR=…`, nor the lifeline's shell, whose script holds
+/// `M='VAR=…'`, is ever picked. (A process whose command line holds this context's
+/// marker after a space would be: only one searching for it, with its random nonce.)
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+const PS_FILTER: &str = r#"index($0, " " ENVIRON["M"]) { print $1 }"#;
+
+#[cfg(test)]
+mod tests {
+    use super::PS_FILTER;
+
+    /// The filter over lines as `ps -A -E` prints them (pid, command, environment),
+    /// run by this machine's `awk` as the lifeline's shell runs it.
+    #[test]
+    fn the_ps_filter_picks_marked_processes_and_never_itself() {
+        let marker = "ZIDANE_TASK_OWNER=z1:42:7:00000000000000ff:";
+        let lines = [
+            format!("  101 sleep 600 PATH=/usr/bin {marker}bash_1"),
+            format!("  102 sh -c setsid sleep 600 HOME=/root {marker}bash_2 TERM=dumb"),
+            "  103 sleep 600 PATH=/usr/bin ZIDANE_TASK_OWNER=z1:42:7:00000000000000fe:bash_1"
+                .to_owned(),
+            format!("  104 awk {PS_FILTER} M={marker} PATH=/usr/bin"),
+            format!("  105 /bin/sh -c exec 3<&0 ... M='{marker}' awk ... PATH=/usr/bin"),
+        ];
+        let mut awk = std::process::Command::new("awk")
+            .arg(PS_FILTER)
+            .env("M", marker)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(
+            awk.stdin.as_mut().unwrap(),
+            (lines.join("\n") + "\n").as_bytes(),
+        )
+        .unwrap();
+        let out = awk.wait_with_output().unwrap();
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), "101\n102\n");
+    }
 }

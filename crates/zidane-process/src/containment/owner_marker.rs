@@ -69,8 +69,8 @@ impl OwnerId {
 
     /// What every marker of this owner starts with, `z1:<pid>:<start-time>:<nonce>:`:
     /// a scan for it finds every process of this context, whatever its work.
-    // Only the lifeline asks for it, which runs where `/proc` does.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    // Only the lifeline asks for it, which is Unix's.
+    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn context_prefix(self) -> String {
         format!(
             "{MARKER_VERSION}:{}:{}:{:016x}:",
