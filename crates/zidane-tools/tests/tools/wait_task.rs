@@ -51,7 +51,17 @@ async fn timeout_leaves_the_task_running() {
         )
         .await;
     assert!(!harness.mock.task(task_id).unwrap().status.is_terminal());
+    let _guard = wall_clock_filtered().bind_to_scope();
     assert_snapshot!("wait_task_timed_out", show(&output));
+}
+
+/// Snapshot settings for a wait on paused time: how long the task has run is the wall
+/// clock's, a millisecond or two on a slow machine, so it is not pinned.
+fn wall_clock_filtered() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"started \d+ms ago", "started [RUNNING] ago");
+    settings.add_filter(r#""running_ms": \d+"#, r#""running_ms": "[RUNNING]""#);
+    settings
 }
 
 #[tokio::test(start_paused = true)]
@@ -78,12 +88,7 @@ async fn default_and_capped_timeouts() {
         .await;
     assert_eq!(started.elapsed(), MAX_WAIT_TIMEOUT, "capped, not refused");
     assert!(!output.is_error);
-    // The wait ran on paused time; how long the task has run is the wall clock's, a
-    // millisecond or two on a slow machine.
-    let mut settings = insta::Settings::clone_current();
-    settings.add_filter(r"started \d+ms ago", "started [RUNNING] ago");
-    settings.add_filter(r#""running_ms": \d+"#, r#""running_ms": "[RUNNING]""#);
-    let _guard = settings.bind_to_scope();
+    let _guard = wall_clock_filtered().bind_to_scope();
     assert_snapshot!("wait_task_capped", show(&output));
 }
 
