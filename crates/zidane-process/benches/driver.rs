@@ -26,7 +26,7 @@
 // A driver's whole interface is one line on stdout; progress goes to stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -49,7 +49,7 @@ mod host;
 mod protocol;
 
 use host::Host;
-use protocol::{Failure, Fields, check_interleave, fail, round3};
+use protocol::{Failure, Fields, bench_dir, check_interleave, fail, round3};
 #[path = "driver/containment.rs"]
 mod containment;
 #[path = "driver/interactive.rs"]
@@ -62,7 +62,7 @@ fn orphan_host(args: &[String]) -> ExitCode {
         eprintln!("usage: driver {} N TOKEN", containment::ORPHAN_HOST_OP);
         return ExitCode::FAILURE;
     };
-    let error = match bench_dir() {
+    let error = match bench_dir("bench-zidane-") {
         Ok((dir, _temp)) => match tokio::runtime::Runtime::new() {
             Ok(runtime) => runtime.block_on(containment::orphan_host(n, token, &dir)),
             Err(error) => error.to_string(),
@@ -80,7 +80,7 @@ fn lifeline_host(args: &[String]) -> ExitCode {
         eprintln!("usage: driver {} TOKEN", containment::LIFELINE_HOST_OP);
         return ExitCode::FAILURE;
     };
-    let error = match bench_dir() {
+    let error = match bench_dir("bench-zidane-") {
         Ok((dir, _temp)) => match tokio::runtime::Runtime::new() {
             Ok(runtime) => runtime.block_on(containment::lifeline_host(token, &dir)),
             Err(error) => error.to_string(),
@@ -134,7 +134,7 @@ fn run(op: &str, arg: Option<&str>) -> Result<Fields, Failure> {
         .and_then(|a| a.parse().ok())
         .filter(|n| *n > 0)
         .ok_or_else(|| format!("usage: driver <op> <positive integer>, got {arg:?}"))?;
-    let (dir, _temp) = bench_dir()?;
+    let (dir, _temp) = bench_dir("bench-zidane-")?;
     eprintln!("[zidane] {op} {n} -> {}", dir.display());
     let runtime = match std::env::var("ZIDANE_BENCH_RUNTIME").as_deref() {
         Ok("current_thread") => tokio::runtime::Builder::new_current_thread()
@@ -164,22 +164,6 @@ fn run(op: &str, arg: Option<&str>) -> Result<Fields, Failure> {
     })
 }
 
-/// `$BENCH_DIR` (created if missing) or a fresh temporary directory kept alive by the
-/// second value.
-fn bench_dir() -> Result<(PathBuf, Option<tempfile::TempDir>), Failure> {
-    match std::env::var_os("BENCH_DIR").filter(|d| !d.is_empty()) {
-        Some(dir) => {
-            let dir = PathBuf::from(dir);
-            std::fs::create_dir_all(&dir)?;
-            Ok((dir, None))
-        }
-        None => {
-            let temp = tempfile::Builder::new().prefix("bench-zidane-").tempdir()?;
-            Ok((temp.path().to_owned(), Some(temp)))
-        }
-    }
-}
-
 /// `spawn N`; with `tty`, the driver's own `spawn-tty N`: each task in a terminal of
 /// its own, what a terminal costs a start.
 async fn spawn(dir: &Path, n: usize, tty: bool) -> Result<Fields, Failure> {
@@ -200,14 +184,7 @@ async fn roundtrip(dir: &Path, n: usize) -> Result<Fields, Failure> {
 
 async fn throughput(dir: &Path, bytes: u64) -> Result<Fields, Failure> {
     let mut host = Host::new(dir, 1).await?;
-    let options = host.options();
-    let t0 = Instant::now();
-    let started = host
-        .context
-        .exec_background(host.handle, &format!("head -c {bytes} /dev/zero"), options)
-        .await?;
-    let exit = host.next_exit().await?;
-    let seconds = t0.elapsed().as_secs_f64();
+    let (started, exit, seconds) = host.run_once(&format!("head -c {bytes} /dev/zero")).await?;
     let size = std::fs::metadata(&started.output_path)?.len();
     let mut fields = Fields::new();
     fields.insert("bytes".into(), json!(bytes));
@@ -233,14 +210,7 @@ async fn interleave(dir: &Path, lines: u64) -> Result<Fields, Failure> {
     let mut host = Host::new(dir, 1).await?;
     let command =
         format!("i=0; while [ $i -lt {lines} ]; do echo out$i; echo err$i >&2; i=$((i+1)); done");
-    let options = host.options();
-    let t0 = Instant::now();
-    let started = host
-        .context
-        .exec_background(host.handle, &command, options)
-        .await?;
-    let exit = host.next_exit().await?;
-    let seconds = t0.elapsed().as_secs_f64();
+    let (started, exit, seconds) = host.run_once(&command).await?;
 
     let log = std::fs::read(&started.output_path)?;
     let (fields, error) = check_interleave(&log, lines, seconds);

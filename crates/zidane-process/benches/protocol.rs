@@ -1,6 +1,8 @@
 //! What every driver op returns: the protocol's fields, or a failed check with the
 //! fields measured so far (`shared/bench-protocol.md`).
 
+use std::path::PathBuf;
+
 use serde_json::{Map, Value, json};
 
 /// An op's JSON fields, besides `op` and `ok`.
@@ -77,4 +79,20 @@ pub fn check_interleave(log: &[u8], lines: u64, seconds: f64) -> (Fields, Option
         format!("{displaced} of {expected} lines missing or out of place (first at line {first})")
     });
     (fields, error)
+}
+
+/// `$BENCH_DIR` (created if missing) or a fresh temporary directory named `prefix…`,
+/// kept alive by the second value.
+pub fn bench_dir(prefix: &str) -> Result<(PathBuf, Option<tempfile::TempDir>), Failure> {
+    match std::env::var_os("BENCH_DIR").filter(|d| !d.is_empty()) {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            std::fs::create_dir_all(&dir)?;
+            Ok((dir, None))
+        }
+        None => {
+            let temp = tempfile::Builder::new().prefix(prefix).tempdir()?;
+            Ok((temp.path().to_owned(), Some(temp)))
+        }
+    }
 }

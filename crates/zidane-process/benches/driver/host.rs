@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
-use zidane_context::{BackgroundOptions, ExecutionContext, ExecutionHandle, TaskExitInfo};
+use zidane_context::{
+    BackgroundOptions, BackgroundStarted, ExecutionContext, ExecutionHandle, TaskExitInfo,
+};
 use zidane_process::ProcessContext;
 
 use zidane_test_support::percentiles;
@@ -102,6 +104,23 @@ impl Host {
             }
         }
         Ok(percentiles(&mut samples))
+    }
+
+    /// Starts `command` and waits for its exit: what the start returned, the exit, and
+    /// the seconds from the start call to the exit told (the `throughput` and
+    /// `interleave` ops).
+    pub(crate) async fn run_once(
+        &mut self,
+        command: &str,
+    ) -> Result<(BackgroundStarted, TaskExitInfo, f64), Failure> {
+        let options = self.options();
+        let t0 = Instant::now();
+        let started = self
+            .context
+            .exec_background(self.handle, command, options)
+            .await?;
+        let exit = self.next_exit().await?;
+        Ok((started, exit, t0.elapsed().as_secs_f64()))
     }
 
     /// Runs `command` once to its end: the runtime's threads and the first spawn's lazily

@@ -13,6 +13,11 @@ use std::time::Duration;
 use serde_json::json;
 
 pub use crate::protocol::{Failure, Fields, check_interleave, fail, round3};
+
+/// `$BENCH_DIR`, or a temporary directory of the Windows programs.
+pub fn bench_dir() -> Result<(std::path::PathBuf, Option<tempfile::TempDir>), Failure> {
+    crate::protocol::bench_dir("bench-win-")
+}
 use crate::sys;
 
 /// `true`: a command that does nothing and exits 0.
@@ -63,22 +68,6 @@ pub fn comspec() -> PathBuf {
         || PathBuf::from(r"C:\Windows\System32\cmd.exe"),
         PathBuf::from,
     )
-}
-
-/// `$BENCH_DIR` (created if missing) or a fresh temporary directory kept alive by the
-/// second value.
-pub fn bench_dir() -> Result<(PathBuf, Option<tempfile::TempDir>), Failure> {
-    match std::env::var_os("BENCH_DIR").filter(|d| !d.is_empty()) {
-        Some(dir) => {
-            let dir = PathBuf::from(dir);
-            std::fs::create_dir_all(&dir)?;
-            Ok((dir, None))
-        }
-        None => {
-            let temp = tempfile::Builder::new().prefix("bench-win-").tempdir()?;
-            Ok((temp.path().to_owned(), Some(temp)))
-        }
-    }
 }
 
 /// `head -c BYTES /dev/zero`: this program again, as the producer.

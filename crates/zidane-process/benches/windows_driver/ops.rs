@@ -56,14 +56,7 @@ async fn roundtrip(dir: &Path, n: usize) -> Result<Fields, Failure> {
 async fn throughput(dir: &Path, bytes: u64) -> Result<Fields, Failure> {
     let mut host = Host::new(dir, 1).await?;
     let command = common::produce_command(bytes)?;
-    let options = host.options();
-    let t0 = Instant::now();
-    let started = host
-        .context
-        .exec_background(host.handle, &command, options)
-        .await?;
-    let exit = host.next_exit().await?;
-    let seconds = t0.elapsed().as_secs_f64();
+    let (started, exit, seconds) = host.run_once(&command).await?;
     let size = std::fs::metadata(&started.output_path)?.len();
     let mut fields = Fields::new();
     fields.insert("bytes".into(), json!(bytes));
@@ -91,14 +84,7 @@ async fn throughput(dir: &Path, bytes: u64) -> Result<Fields, Failure> {
 async fn interleave(dir: &Path, lines: u64) -> Result<Fields, Failure> {
     let mut host = Host::new(dir, 1).await?;
     let command = common::interleave_command(lines);
-    let options = host.options();
-    let t0 = Instant::now();
-    let started = host
-        .context
-        .exec_background(host.handle, &command, options)
-        .await?;
-    let exit = host.next_exit().await?;
-    let seconds = t0.elapsed().as_secs_f64();
+    let (started, exit, seconds) = host.run_once(&command).await?;
     let log = std::fs::read(&started.output_path)?;
     let (fields, error) = common::check_interleave(&log, lines, seconds);
     if exit.exit_code != 0 {
