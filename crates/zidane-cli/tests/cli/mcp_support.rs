@@ -149,3 +149,19 @@ impl StdioServer {
         .await
     }
 }
+
+/// The session still answers (request `id`), and `bash_1` (pid `pid`) still runs.
+pub async fn assert_still_running(server: &mut StdioServer, id: u64, pid: u32) {
+    let listed = server.call(id, "list_tasks", json!({})).await;
+    assert!(
+        listed["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("bash_1  running"),
+        "{listed}"
+    );
+    assert!(
+        zidane_test_support::alive(pid),
+        "bash_1 (pid {pid}) no longer runs"
+    );
+}

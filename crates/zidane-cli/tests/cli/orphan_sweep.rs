@@ -16,7 +16,7 @@ use serde_json::json;
 use zidane_test_support::{SweepLock, alive, kill_pid, poll_until, sweep_lock};
 
 use crate::http::start_http_with;
-use crate::mcp_support::{StdioServer, UserDirBy, WAIT};
+use crate::mcp_support::{StdioServer, UserDirBy, WAIT, assert_still_running};
 use crate::support::{NO_SWEEP, OWNER_MARKER_VAR, owned_processes, wait_bounded, zidane};
 
 /// The environment that turns the start-up sweep back on over [`NO_SWEEP`].
@@ -143,19 +143,6 @@ async fn all_gone(host: u32, orphans: &[u32]) {
     }
 }
 
-/// The live host's task still runs, and its session still answers.
-async fn still_running(live: &mut StdioServer, pid: u32) {
-    assert!(alive(pid), "a live host's task was swept");
-    let listed = live.call(2, "list_tasks", json!({})).await;
-    assert!(
-        listed["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("bash_1  running"),
-        "{listed}"
-    );
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_zidane_mcp_ends_what_a_host_without_its_lifeline_left_running() {
     let _lock = lock().await;
@@ -165,7 +152,8 @@ async fn a_new_zidane_mcp_ends_what_a_host_without_its_lifeline_left_running() {
     let mut next = StdioServer::start_configured(UserDirBy::Flag, &[], &[SWEEP_ON]).await;
     all_gone(dead, &orphans).await;
 
-    still_running(&mut live, live_task).await;
+    // A live host's task is never swept.
+    assert_still_running(&mut live, 2, live_task).await;
     // The new server serves as it would have without the sweep.
     let listed = next.call(1, "list_tasks", json!({})).await;
     assert_eq!(listed["isError"], json!(false), "{listed}");

@@ -8,7 +8,7 @@ use nix::unistd::Pid;
 use serde_json::json;
 use zidane_test_support::alive;
 
-use crate::mcp_support::{StdioServer, UserDirBy, WAIT};
+use crate::mcp_support::{StdioServer, UserDirBy, WAIT, assert_still_running};
 use crate::support::owned_processes;
 
 async fn start_tasks(server: &mut StdioServer) -> Vec<u32> {
@@ -28,19 +28,6 @@ async fn start_tasks(server: &mut StdioServer) -> Vec<u32> {
 async fn start_sleeper(server: &mut StdioServer) -> u32 {
     let started = server.start_background(1, "sleep 60").await;
     u32::try_from(started["structuredContent"]["pid"].as_u64().unwrap()).unwrap()
-}
-
-/// The session still answers (request `id`), and `bash_1` (pid `pid`) still runs.
-async fn assert_still_running(server: &mut StdioServer, id: u64, pid: u32) {
-    let listed = server.call(id, "list_tasks", json!({})).await;
-    assert!(
-        listed["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("bash_1  running"),
-        "{listed}"
-    );
-    assert!(alive(pid));
 }
 
 #[tokio::test(flavor = "multi_thread")]
