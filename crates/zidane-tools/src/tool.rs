@@ -8,6 +8,10 @@ use zidane_context::ExecutionContext;
 use crate::context::ToolContext;
 use crate::gate::BackgroundGate;
 
+/// What a model is told of a tool: plain data, so it lives with the other model-facing
+/// formats in `zidane-wire`, and the crates that only carry it need no tools.
+pub use zidane_wire::ToolSpec;
+
 /// A tool the model can call.
 ///
 /// Used as `Arc<dyn Tool>` in a [`ToolRegistry`](crate::ToolRegistry). A call never
@@ -51,21 +55,6 @@ pub trait Tool: Send + Sync {
 
     /// Runs the tool on `input` (the JSON the model sent).
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput;
-}
-
-/// How a tool presents itself to the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolSpec {
-    /// The name the model calls the tool by.
-    pub name: String,
-    /// What the tool does and when to use it — a prompt, written for the model.
-    pub description: String,
-    /// The JSON Schema of the tool's input (an object schema).
-    pub input_schema: serde_json::Value,
-    /// Older names that still dispatch to this tool, so a renamed tool keeps resumed
-    /// sessions working. Not shown to the model.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub aliases: Vec<String>,
 }
 
 /// What a tool call returns: text for the model, structured data for hosts.

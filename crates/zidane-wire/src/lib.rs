@@ -71,10 +71,11 @@ pub use banner::{Banner, TASK_GLYPH, TOOL_GLYPH, Tone, file_url};
 pub use error::WireError;
 pub use notification::{TaskNotification, kill_reason_text};
 pub use paint::{MAX_RESULT_LINES, Painter};
-pub use parse::{WireBlock, parse};
+pub use parse::{WireBlock, is_wire_block, parse};
 pub use replay::{StreamEvent, events_from_turn, events_from_turns};
 pub use stall::{STALL_HINT, STALL_INPUT_HINT, STALL_TERMINAL_HINT, TaskStall};
 pub use summary::{SUMMARY_COMMAND_CHARS, command_preview, exit_summary, format_duration};
+pub use tool_spec::ToolSpec;
 pub use turn::{ContentBlock, Role, Turn};
 /// The context types this crate's functions take and give, re-exported so that a host
 /// (or a snapshot test) needs no `zidane-context` dependency of its own.
@@ -94,6 +95,7 @@ mod parse;
 mod replay;
 mod stall;
 mod summary;
+mod tool_spec;
 mod turn;
 
 /// This crate's README, run as a doc test: its example compiles with `zidane-wire`

@@ -81,6 +81,23 @@ pub fn parse(text: &str) -> Result<Vec<WireBlock>, WireError> {
     Ok(blocks)
 }
 
+/// Whether a text block is a `<task-notification>` or `<task-stall>` block: it holds
+/// at least one block and [`parse`]s cleanly.
+///
+/// ```
+/// use zidane_wire::is_wire_block;
+/// let block = "<task-notification>\n<task-id>bash_2</task-id>\n<status>exited</status>\n\
+///     <exit-code>1</exit-code>\n<command>make</command>\n<output-file>/t/bash_2.log</output-file>\n\
+///     <duration-ms>850</duration-ms>\n<summary>make (850ms) — exited 1</summary>\n\
+///     </task-notification>";
+/// assert!(is_wire_block(block));
+/// assert!(!is_wire_block("What happened?"));
+/// assert!(!is_wire_block("<task-stall>\n<task-id>bash_1</task-id>"));
+/// ```
+pub fn is_wire_block(text: &str) -> bool {
+    parse(text).is_ok_and(|blocks| !blocks.is_empty())
+}
+
 /// A piece of a text split by [`segments`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Segment<'a> {
