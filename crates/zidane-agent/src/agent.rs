@@ -25,10 +25,10 @@ use crate::delivery::Delivery;
 use crate::destroy::Resource;
 use crate::error::{AgentError, KillTaskError, Result};
 use crate::hooks::{HookBus, HookEvent, TaskStart};
-use crate::model::Model;
 use crate::persist::SessionLock;
 use crate::session::{Session, SessionStore};
 use crate::wake::DEFAULT_DURABLE_SWEEP_INTERVAL;
+use zidane_llm::Model;
 
 const LIVE: u8 = 0;
 const DESTROYING: u8 = 1;

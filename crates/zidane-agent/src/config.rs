@@ -11,9 +11,9 @@ use zidane_tools::{BackgroundPolicy, ExitChannel, Tool};
 use crate::agent::Agent;
 use crate::error::Result;
 use crate::hooks::HookBus;
-use crate::model::Model;
 use crate::session::{Session, SessionStore};
 use crate::spawn::SpawnToolOptions;
+use zidane_llm::Model;
 
 /// How long a whole destroy may take. It leaves room for a context's kill grace (the
 /// local `ProcessContext` waits five seconds between `SIGTERM` and `SIGKILL`), so a task

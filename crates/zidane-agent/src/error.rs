@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use zidane_context::{ContextError, TaskId};
 use zidane_tools::ToolError;
 
-use crate::model::ModelError;
+use zidane_llm::ModelError;
 
 /// What can go wrong when building, running or tearing down an [`Agent`](crate::Agent).
 ///

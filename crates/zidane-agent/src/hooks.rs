@@ -12,7 +12,7 @@ use zidane_context::{ExecutionHandle, StallInfo, TaskEntry, TaskExitInfo, TaskId
 use zidane_tools::ToolOutput;
 use zidane_wire::StreamEvent;
 
-use crate::model::ModelDelta;
+use zidane_llm::ModelDelta;
 
 /// Something that happened on an agent, delivered to every [`HookBus::subscribe`]r.
 ///

@@ -19,7 +19,7 @@ use zidane_wire::{TaskNotification, TaskStall};
 use crate::agent::Agent;
 use crate::config::AgentBuilder;
 use crate::error::Result;
-use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
+use zidane_llm::{Model, ModelError, ModelRequest, ModelResponse};
 
 /// One tool call a host dispatches with [`Agent::call_tool`].
 #[derive(Debug, Clone)]

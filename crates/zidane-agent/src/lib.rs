@@ -58,26 +58,18 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use agent::Agent;
-/// The attribute a [`Model`] implementation needs on its `impl` block (re-exported so
-/// hosts need no `async-trait` dependency of their own).
-pub use async_trait::async_trait;
 pub use config::{
     AgentBuilder, Behavior, CANCEL_GRACE, DEFAULT_DESTROY_TIMEOUT, DEFAULT_MAX_STEPS,
     DirectJournal, ReconcileJournal,
 };
 pub use destroy::{DestroyReport, DestroyStep, FnResource, Resource, StepOutcome};
 pub use error::{AgentError, AttachError, KillTaskError, Result};
-pub use error_chain::error_chain;
 pub use hooks::{
     HookBus, HookEvent, Reconcile, SubscriptionId, TaskReassign, TaskStart, ToolCallEvent,
     ToolResultEvent,
 };
 pub use host::{Notifications, ToolCall};
 pub use listing::{SessionListing, SessionSummary, UnreadableSession};
-pub use model::{
-    DeltaSink, ErrorSource, FinishReason, Model, ModelDelta, ModelError, ModelErrorKind,
-    ModelRequest, ModelResponse, Usage,
-};
 pub use persist::SESSION_LOCK_FILE;
 pub use picker::{PickerKind, PickerRow};
 pub use run::{RunOptions, RunOutcome, StopReason};
@@ -88,17 +80,24 @@ pub use session::{
 };
 pub use spawn::{DEFAULT_MAX_SPAWN_DEPTH, SPAWN, SpawnInput, SpawnToolOptions, create_spawn_tool};
 pub use wake::{DEFAULT_DURABLE_SWEEP_INTERVAL, WakeLoop, WakeReport, WakeTrigger};
+/// The attribute a [`Model`] implementation needs on its `impl` block (re-exported so
+/// hosts need no `async-trait` dependency of their own).
+pub use zidane_llm::async_trait;
+// The model seam (`zidane-llm`): the `Model` trait and what crosses it, named here too so
+// that a host needs only this crate.
+pub use zidane_llm::{
+    DeltaSink, ErrorSource, FinishReason, Model, ModelDelta, ModelError, ModelErrorKind,
+    ModelRequest, ModelResponse, Usage, error_chain,
+};
 
 mod agent;
 mod config;
 mod delivery;
 mod destroy;
 mod error;
-mod error_chain;
 mod hooks;
 mod host;
 mod listing;
-mod model;
 mod persist;
 mod picker;
 mod run;

@@ -9,8 +9,8 @@ use zidane_wire::{ContentBlock, Role};
 
 use crate::agent::Agent;
 use crate::error::{AgentError, Result};
-use crate::model::is_wire_block;
 use crate::session::{SESSION_FILE, SESSIONS_DIR, Session, SessionStore};
+use zidane_wire::is_wire_block;
 
 /// One stored session, as a picker shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]

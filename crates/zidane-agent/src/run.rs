@@ -16,9 +16,9 @@ use crate::config::CANCEL_GRACE;
 use crate::error::{AgentError, Result};
 use crate::hooks::{HookEvent, Reconcile, ToolCallEvent, ToolResultEvent};
 use crate::host::Notifications;
-use crate::model::ModelRequest;
 use crate::session::AcknowledgedLog;
 use crate::suppress::{Acknowledgement, acknowledgement};
+use zidane_llm::ModelRequest;
 
 /// What to run: a prompt (empty for a drain-only run) and a cancellation token.
 #[derive(Debug, Clone, Default)]

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use zidane_wire::ContentBlock;
 
-use crate::model::{Model, ModelError, ModelRequest, ModelResponse};
+use zidane_llm::{Model, ModelError, ModelRequest, ModelResponse};
 
 type Reaction = Arc<dyn Fn(&ModelRequest) -> ModelResponse + Send + Sync>;
 

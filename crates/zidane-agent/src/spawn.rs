@@ -25,9 +25,9 @@ use crate::agent::Agent;
 use crate::agent::Inner;
 use crate::config::{AgentBuilder, Behavior};
 use crate::error::Result;
-use crate::model::Model;
 use crate::run::StopReason;
 use crate::subagent::{ChildReport, Subagent};
+use zidane_llm::Model;
 
 /// The name of the spawn tool.
 pub const SPAWN: &str = "spawn";

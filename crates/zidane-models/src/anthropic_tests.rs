@@ -1,5 +1,5 @@
 use serde_json::json;
-use zidane_agent::{FinishReason, ModelDelta, ModelErrorKind, Usage};
+use zidane_llm::{FinishReason, ModelDelta, ModelErrorKind, Usage};
 use zidane_wire::{ContentBlock, Role, Turn};
 
 use super::*;

@@ -4,7 +4,7 @@
 //! handed back once the stream ends.
 
 use serde_json::{Value, json};
-use zidane_agent::{
+use zidane_llm::{
     DeltaSink, ErrorSource, FinishReason, ModelDelta, ModelError, ModelErrorKind, ModelResponse,
     Usage,
 };

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use zidane_agent::Model;
+use zidane_llm::Model;
 
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 use crate::error::BuildError;

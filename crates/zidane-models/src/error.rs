@@ -1,5 +1,5 @@
 //! The errors of building a provider. Errors of a model call are
-//! [`zidane_agent::ModelError`]s.
+//! [`zidane_llm::ModelError`]s.
 
 /// Why a provider could not be built.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
-use zidane_agent::{DeltaSink, ErrorSource, ModelError, ModelErrorKind, ModelResponse};
+use zidane_llm::{DeltaSink, ErrorSource, ModelError, ModelErrorKind, ModelResponse};
 
 use crate::assemble::{Assemble, Flow};
 use crate::error::BuildError;

@@ -1,9 +1,9 @@
 //! Model providers for zidane agents: OpenAI-compatible chat completions and Anthropic
 //! Messages, streamed, with tool calls, retries and cancellation.
 //!
-//! Each provider implements [`zidane_agent::Model`]: hand it to `Agent::builder` and
-//! the agent streams every model call — its hook bus's
-//! [`subscribe_deltas`](zidane_agent::HookBus::subscribe_deltas) gets the text while it
+//! Each provider implements [`zidane_llm::Model`], the model seam (`zidane-agent`
+//! re-exports it as `zidane_agent::Model`): hand it to `Agent::builder` and the agent
+//! streams every model call — its hook bus's `subscribe_deltas` gets the text while it
 //! is generated, each tool call as it starts, and the usage at the end.
 //!
 //! - [`OpenAi`] (feature `openai`): `POST {base}/chat/completions` — OpenAI,
@@ -19,7 +19,7 @@
 //! Requests time out (connect, first byte, between chunks), are retried with jittered
 //! exponential backoff on 408/429/5xx and connection errors (honouring `retry-after`,
 //! bounded in attempts and total time), and fail with a
-//! [`ModelError::Request`](zidane_agent::ModelError::Request) that says what kind of
+//! [`ModelError::Request`](zidane_llm::ModelError::Request) that says what kind of
 //! failure it was, with the HTTP status and a short excerpt of the body. A stream that
 //! breaks the protocol, or grows past its size limits, is such an error too. Dropping a
 //! call's future (a cancelled run) aborts its request. The API key never appears in
@@ -27,7 +27,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use zidane_agent::Model;
+//! use zidane_llm::Model;
 //! use zidane_models::{HttpOptions, OpenAi, RetryPolicy};
 //!
 //! let model: Arc<dyn Model> = Arc::new(

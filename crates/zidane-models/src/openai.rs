@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use reqwest::header::AUTHORIZATION;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use zidane_agent::{
+use zidane_llm::{
     DeltaSink, FinishReason, Model, ModelDelta, ModelError, ModelErrorKind, ModelRequest,
     ModelResponse, Usage,
 };

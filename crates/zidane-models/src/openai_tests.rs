@@ -1,5 +1,5 @@
 use serde_json::json;
-use zidane_agent::{FinishReason, ModelDelta, ModelError, ModelErrorKind, Usage};
+use zidane_llm::{FinishReason, ModelDelta, ModelError, ModelErrorKind, Usage};
 use zidane_wire::ContentBlock;
 
 use super::*;

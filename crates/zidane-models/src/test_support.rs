@@ -1,13 +1,11 @@
 //! A conversation that exercises every mapping rule, shared by the providers' tests.
 
 use serde_json::json;
-use zidane_agent::ModelRequest;
-use zidane_context::{TaskId, TaskStatus};
-use zidane_tools::ToolSpec;
-use zidane_wire::{ContentBlock, Role, TaskNotification, Turn};
+use zidane_llm::ModelRequest;
+use zidane_wire::{ContentBlock, Role, TaskId, TaskNotification, TaskStatus, ToolSpec, Turn};
 
 use crate::assemble::{Assemble, Flow};
-use zidane_agent::{DeltaSink, ModelDelta, ModelError, ModelResponse};
+use zidane_llm::{DeltaSink, ModelDelta, ModelError, ModelResponse};
 
 /// A `<task-notification>` block as the agent renders it.
 pub(crate) fn notification() -> String {

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! use zidane_agent::{Model, ModelRequest};
+//! use zidane_llm::{Model, ModelRequest};
 //! use zidane_models::OpenAi;
 //! use zidane_models::testing::{Reply, ScriptedServer, fixtures};
 //!

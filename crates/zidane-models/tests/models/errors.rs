@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use zidane_agent::{Model, ModelError, ModelErrorKind};
+use zidane_llm::{Model, ModelError, ModelErrorKind};
 use zidane_models::testing::{Reply, ScriptedServer, fixtures};
 use zidane_models::{HttpOptions, RetryPolicy};
 

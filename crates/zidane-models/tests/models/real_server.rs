@@ -4,7 +4,7 @@
 
 #![allow(clippy::print_stderr)]
 
-use zidane_agent::{Model, ModelDelta};
+use zidane_llm::{Model, ModelDelta};
 use zidane_models::{HttpOptions, OpenAi};
 
 use crate::support::{prompt, recording_sink, streamed_text};

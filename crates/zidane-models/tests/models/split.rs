@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use proptest::prelude::*;
-use zidane_agent::ModelResponse;
+use zidane_llm::ModelResponse;
 use zidane_models::testing::{Reply, ScriptedServer, fixtures};
 
 use crate::support::{Provider, fast, prompt, recording_sink, streamed_text};

@@ -1,7 +1,7 @@
 //! The recorded fixtures, streamed over HTTP, assemble into the responses they describe.
 
 use serde_json::json;
-use zidane_agent::{FinishReason, Model, ModelDelta, ModelResponse, Usage};
+use zidane_llm::{FinishReason, Model, ModelDelta, ModelResponse, Usage};
 use zidane_models::testing::{Reply, ScriptedServer, fixtures};
 use zidane_wire::ContentBlock;
 

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use zidane_agent::{DeltaSink, Model, ModelDelta, ModelRequest};
+use zidane_llm::{DeltaSink, Model, ModelDelta, ModelRequest};
 use zidane_models::testing::ScriptedServer;
 use zidane_models::{Anthropic, HttpOptions, OpenAi, RetryPolicy};
 use zidane_wire::{ContentBlock, Role, Turn};

@@ -6,7 +6,7 @@
 ///
 /// ```
 /// let error = std::io::Error::other("connection refused");
-/// assert_eq!(zidane_agent::error_chain(&error), "connection refused");
+/// assert_eq!(zidane_llm::error_chain(&error), "connection refused");
 /// ```
 pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use zidane_tools::ToolSpec;
-use zidane_wire::{ContentBlock, Role, TaskNotification, TaskStall, Turn, WireBlock};
+use zidane_wire::{
+    ContentBlock, Role, TaskNotification, TaskStall, ToolSpec, Turn, WireBlock, is_wire_block,
+};
 
-/// The language model an [`Agent`](crate::Agent) talks to.
+/// The language model an agent (zidane-agent's `Agent`) talks to.
 ///
 /// Used as `Arc<dyn Model>`. An implementation turns a request (system prompt, the
 /// session's turns, the tools the model may call) into one assistant response. A
@@ -24,13 +25,13 @@ use zidane_wire::{ContentBlock, Role, TaskNotification, TaskStall, Turn, WireBlo
 /// Dropping the returned future must stop the work (a cancelled run drops it): an HTTP
 /// provider's request is aborted with it.
 ///
-/// The trait is object safe through [`macro@async_trait`], re-exported here (and in the
-/// `zidane` prelude): put `#[async_trait]` on your `impl` too — a plain `async fn`
-/// without it does not match the trait's signature (E0195). No dependency on the
-/// `async-trait` crate is needed.
+/// The trait is object safe through [`macro@async_trait`], re-exported here (and by
+/// `zidane-agent` and the `zidane` prelude): put `#[async_trait]` on your `impl` too —
+/// a plain `async fn` without it does not match the trait's signature (E0195). No
+/// dependency on the `async-trait` crate is needed.
 ///
 /// ```
-/// use zidane_agent::{async_trait, Model, ModelError, ModelRequest, ModelResponse};
+/// use zidane_llm::{async_trait, Model, ModelError, ModelRequest, ModelResponse};
 ///
 /// /// Answers every request by repeating the prompt (your LLM client goes here).
 /// struct Echo;
@@ -85,8 +86,7 @@ type DeltaFn = Arc<dyn Fn(&ModelDelta) + Send + Sync>;
 
 /// Where a [`Model`] puts [`ModelDelta`]s. Cheap to clone.
 ///
-/// The agent passes one that delivers to its hook bus's
-/// [`subscribe_deltas`](crate::HookBus::subscribe_deltas) subscribers.
+/// The agent passes one that delivers to its hook bus's `subscribe_deltas` subscribers.
 #[derive(Clone, Default)]
 pub struct DeltaSink {
     callback: Option<DeltaFn>,
@@ -267,11 +267,6 @@ impl ModelRequest {
     }
 }
 
-/// Whether a text block is a `<task-notification>` or `<task-stall>` block.
-pub(crate) fn is_wire_block(text: &str) -> bool {
-    zidane_wire::parse(text).is_ok_and(|blocks| !blocks.is_empty())
-}
-
 /// One assistant response: text and tool uses. No tool uses means the model is done.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelResponse {
@@ -291,10 +286,8 @@ impl ModelResponse {
         Self::default().with_text(text)
     }
 
-    /// A response of one tool use. An empty `id` is filled in by [`ScriptedModel`]
-    /// (`call_<n>`); other models should always give one.
-    ///
-    /// [`ScriptedModel`]: crate::ScriptedModel
+    /// A response of one tool use. An empty `id` is filled in by zidane-agent's
+    /// `ScriptedModel` (`call_<n>`); other models should always give one.
     pub fn tool_use(
         id: impl Into<String>,
         name: impl Into<String>,
@@ -350,8 +343,8 @@ impl ModelResponse {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelError {
-    /// A [`ScriptedModel`](crate::ScriptedModel) was asked for more responses than its
-    /// script holds.
+    /// A scripted model (zidane-agent's `ScriptedModel`) was asked for more responses
+    /// than its script holds.
     #[error("the scripted model's script is exhausted after {calls} responses")]
     ScriptExhausted {
         /// How many responses the script gave before it ran out.
@@ -481,3 +474,7 @@ impl PartialEq for ErrorSource {
 }
 
 impl Eq for ErrorSource {}
+
+#[cfg(test)]
+#[path = "model_tests.rs"]
+mod tests;
