@@ -14,6 +14,7 @@
 //! | [`context`] | `zidane-context` | the [`ExecutionContext`](context::ExecutionContext) trait and every type that crosses it |
 //! | `process` | `zidane-process` | `ProcessContext`: tasks on the local machine (feature `process`, on by default) |
 //! | [`wire`] | `zidane-wire` | the text the model sees, sessions on disk, replay and banners |
+//! | [`llm`] | `zidane-llm` | the model seam: the [`Model`](llm::Model) trait and what crosses it (also in [`agent`]) |
 //! | [`tools`] | `zidane-tools` | the model-facing tools: `shell`, `shell_kill`, `wait_task`, `read_file` |
 //! | [`agent`] | `zidane-agent` | the run loop, delivery (queue, reconcile, latch), the wake loop, destroy |
 //! | `mcp` | `zidane-mcp` | the MCP server: these tasks for any MCP host (feature `mcp`) |
@@ -66,6 +67,7 @@
 
 pub use zidane_agent as agent;
 pub use zidane_context as context;
+pub use zidane_llm as llm;
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub use zidane_mcp as mcp;
