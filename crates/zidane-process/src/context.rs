@@ -18,13 +18,14 @@ use zidane_context::{
 };
 use zidane_context::{ChildEnv, EnvPolicy, WithheldVar, is_zidane_secret};
 
-use crate::builder::{ProcessContextBuilder, ProcessPath};
+use crate::builder::ProcessContextBuilder;
 use crate::containment;
 #[cfg(unix)]
 use crate::containment::lifeline::Lifeline;
 use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
 use crate::containment::swept::SweptProcess;
 use crate::exec::{ForegroundRun, run as run_foreground};
+use crate::process_path::ProcessPath;
 use crate::read::read_file;
 use crate::spawn::shell::Shell;
 use crate::spawn::task_shell::start_task_shell;

@@ -9,9 +9,9 @@ use zidane_context::{
     CancellationToken, ContextError, DEFAULT_EXEC_OUTPUT_BYTES, ExecOutput, Result, Signal,
 };
 
-use crate::builder::ProcessPath;
 use crate::containment::TaskProcesses;
 use crate::containment::owner_marker::OwnerMarker;
+use crate::process_path::ProcessPath;
 use crate::spawn::shell::Shell;
 use crate::spawn::{TaskEnv, spawn_shell};
 use crate::task::kill::{Escalation, Next};

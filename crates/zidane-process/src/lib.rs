@@ -77,10 +77,11 @@
 //! and reads its output on a thread (no terminal tasks there). The only `unsafe` code is
 //! in `sys`, one module per platform; see `docs/PROCESS.md`.
 
-pub use builder::{BadEnvValue, PROCESS_PATH_VAR, ProcessContextBuilder, ProcessPath};
+pub use builder::ProcessContextBuilder;
 pub use containment::owner_marker::OWNER_MARKER_VAR;
 pub use containment::swept::{OrphanOwner, SweptProcess};
 pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, TERMINAL_TERM};
+pub use process_path::{BadEnvValue, PROCESS_PATH_VAR, ProcessPath};
 pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
 pub use spawn::shell::{BASH_PATH, SH_PATH, Shell};
 pub use task::kill::DEFAULT_KILL_GRACE;
@@ -97,8 +98,10 @@ mod context;
 mod exec;
 /// Reading a file at an offset, without moving a shared cursor.
 mod file_at;
+mod log_open;
 /// Readiness probes of this machine: a port's connect, a URL's GET.
 mod probe;
+mod process_path;
 mod read;
 /// Starting a command: the shell, validation, the spawn and its fallback.
 mod spawn;

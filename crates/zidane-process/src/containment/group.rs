@@ -15,18 +15,6 @@ use crate::containment::scan_plan::ScanBound;
 use crate::containment::swept::SweptProcess;
 use crate::containment::{orphan_sweep, pid_escalation, proc_scan};
 
-/// Whether a process we once saw (pid + start time) still runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ProcLiveness {
-    /// It runs (or sleeps, or is stopped): not a zombie.
-    Alive,
-    /// It exited (even if its zombie still waits for a reap), or its pid now belongs to
-    /// another process.
-    Gone,
-    /// It could not be told (its stat could not be read for a reason other than absence).
-    Unknown,
-}
-
 /// Every process that belongs to one task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TaskProcesses {

@@ -38,6 +38,8 @@ mod job;
 #[cfg(unix)]
 pub(crate) mod lifeline;
 #[cfg(unix)]
+mod liveness;
+#[cfg(unix)]
 pub(crate) mod orphan_sweep;
 pub(crate) mod owner_marker;
 #[cfg(unix)]
@@ -59,3 +61,5 @@ pub(crate) mod swept;
 pub(crate) use group::*;
 #[cfg(windows)]
 pub(crate) use job::*;
+#[cfg(unix)]
+pub(crate) use liveness::ProcLiveness;

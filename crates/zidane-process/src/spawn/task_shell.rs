@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use zidane_context::{ContextError, Result, TaskId};
 
-use crate::builder::ProcessPath;
+use crate::process_path::ProcessPath;
 use crate::spawn::shell::Shell;
 use crate::spawn::{SpawnError, Spawned, TaskEnv, TaskIo, spawn_shell};
 use crate::task::log_file::{create_output_dir, log_error};

@@ -13,28 +13,17 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use crate::builder::ProcessPath;
 use crate::containment::TaskProcesses;
+use crate::process_path::ProcessPath;
 use crate::spawn::pipe::cloexec_pipe;
 use crate::spawn::shell::Shell;
+use crate::spawn::spawned::{Child, SpawnError, Spawned, TaskEnv, TaskIo};
 use crate::spawn::terminal::open_terminal;
 #[cfg(target_os = "linux")]
 use crate::spawn::vfork_spawn;
-use crate::spawn::{SpawnError, Spawned, TaskEnv, TaskIo};
 use crate::task::leader::{Leader, LeaderProcess};
 use crate::task::log_file::open_new;
 use crate::task::output_pipe::OutputPipe;
-
-/// The write end of a task's input: its stdin pipe, or its terminal's master.
-pub(crate) type TaskInput = OwnedFd;
-
-/// A child a spawn started.
-#[derive(Debug)]
-pub(crate) struct Child {
-    pub(crate) pid: Pid,
-    /// The log it created, if one was asked for.
-    pub(crate) log: Option<OwnedFd>,
-}
 
 /// The descriptors a child is started with: its stdout and stderr (`output`), its
 /// stdin (`None`: `/dev/null`), and whether it starts a session on that stdin (a

@@ -45,7 +45,7 @@ use nix::fcntl::OFlag;
 use nix::unistd::dup3;
 
 use crate::spawn::shell::Shell;
-use crate::spawn::{Child, SpawnError, TaskEnv};
+use crate::spawn::spawned::{Child, SpawnError, TaskEnv};
 use crate::sys::reap;
 use crate::sys::vfork_child::{self, ChildArgs, Stage, open_dev_null};
 #[cfg(doc)]

@@ -8,17 +8,14 @@ use std::os::windows::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::builder::ProcessPath;
 use crate::containment::TaskProcesses;
+use crate::process_path::ProcessPath;
 use crate::spawn::shell::{Shell, windows::add_command};
-use crate::spawn::{SpawnError, Spawned, TaskEnv, TaskIo};
+use crate::spawn::spawned::{SpawnError, Spawned, TaskEnv, TaskIo};
 use crate::sys::windows::{self as sys, Job};
 use crate::task::leader::{Leader, LeaderProcess};
 use crate::task::log_file::open_new;
 use crate::task::output_pipe::OutputPipe;
-
-/// The write end of a task's stdin pipe.
-pub(crate) type TaskInput = io::PipeWriter;
 
 /// Starts `command` under `shell` in a job object of its own, stdout and stderr both
 /// the write end of one pipe (so their bytes stay in write order), stdin on `NUL`

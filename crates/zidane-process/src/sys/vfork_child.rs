@@ -23,7 +23,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, pthread_sigmask};
 use nix::sys::stat::Mode;
 use nix::unistd::Pid;
 
-use crate::task::log_file::{LOG_MODE, LOG_OPEN_FLAGS};
+use crate::log_open::{LOG_MODE, LOG_OPEN_FLAGS};
 
 /// Signals are numbered below this on Linux (`_NSIG`).
 const NSIG: c_int = 65;

@@ -9,23 +9,13 @@ use std::sync::Arc;
 
 use zidane_context::{ContextError, LogWriteFailure};
 
-use crate::builder::ProcessPath;
+#[cfg(unix)]
+use crate::log_open::LOG_MODE;
+use crate::process_path::ProcessPath;
 #[cfg(target_os = "linux")]
 use crate::task::log_splice::{self, Spliced};
 use crate::task::output_pipe::{PipeRef, read_pipe};
 use crate::task::terminal_screen::TerminalScreen;
-
-/// Mode of a task log: only the owner may read it (it holds whatever the task printed).
-#[cfg_attr(windows, allow(dead_code))]
-pub(crate) const LOG_MODE: u32 = 0o600;
-
-/// How a task log is opened, by [`open_new`] and by `vfork_spawn`'s child alike: new
-/// (`O_EXCL`: never over an existing file), close-on-exec, and readable as well as
-/// writable, so that `finish` can look at the last kept byte (splice never shows us
-/// the bytes it moves).
-#[cfg(target_os = "linux")]
-pub(crate) const LOG_OPEN_FLAGS: libc::c_int =
-    libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC;
 
 /// Mode of an output directory we create (Unix; on Windows a new directory takes its
 /// parent's access list, private to the user under their profile).
@@ -54,7 +44,7 @@ pub(crate) fn create_output_dir(output_dir: &Path) -> Result<(), ContextError> {
         })
 }
 
-/// Creates a task log ([`LOG_OPEN_FLAGS`], mode [`LOG_MODE`]). A task's spawn child
+/// Creates a task log (`log_open::LOG_OPEN_FLAGS`, mode `LOG_MODE`). A task's spawn child
 /// usually does this itself (see `vfork_spawn`); this is for where it cannot.
 pub(crate) fn open_new(path: &Path) -> io::Result<File> {
     // std opens close-on-exec itself; `create_new` is `O_CREAT | O_EXCL`.
