@@ -1,5 +1,6 @@
 //! The HTTP seam both providers share: one POST whose answer streams server-sent
-//! events, with timeouts, retries, size caps and typed errors.
+//! events, with timeouts, retries, size caps and typed errors; and the check of a
+//! provider's base URL.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,6 +15,18 @@ use crate::assemble::{Assemble, Flow};
 use crate::error::BuildError;
 use crate::key::ApiKey;
 use crate::options::HttpOptions;
+
+/// `url` without its trailing slashes, if it is an http(s) URL.
+pub(crate) fn base_url(url: &str) -> Result<&str, BuildError> {
+    let trimmed = url.trim().trim_end_matches('/');
+    let scheme = trimmed.starts_with("http://") || trimmed.starts_with("https://");
+    if !scheme || trimmed.len() <= "https://".len() {
+        return Err(BuildError::InvalidBaseUrl {
+            url: url.to_owned(),
+        });
+    }
+    Ok(trimmed)
+}
 
 /// How much of an error response's body an error keeps, in characters.
 pub const BODY_EXCERPT_CHARS: usize = 500;

@@ -90,16 +90,3 @@ mod options;
 #[cfg(test)]
 #[cfg(feature = "http")]
 mod test_support;
-
-/// `url` without its trailing slashes, if it is an http(s) URL.
-#[cfg(feature = "http")]
-fn base_url(url: &str) -> Result<&str, BuildError> {
-    let trimmed = url.trim().trim_end_matches('/');
-    let scheme = trimmed.starts_with("http://") || trimmed.starts_with("https://");
-    if !scheme || trimmed.len() <= "https://".len() {
-        return Err(BuildError::InvalidBaseUrl {
-            url: url.to_owned(),
-        });
-    }
-    Ok(trimmed)
-}

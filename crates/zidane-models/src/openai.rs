@@ -16,9 +16,9 @@ use crate::assemble::{
     Assemble, Flow, ended_early, malformed, malformed_json, reported_mid_stream, respond,
     tool_input,
 };
-use crate::base_url;
 use crate::choice::ToolChoice;
 use crate::error::BuildError;
+use crate::http::base_url;
 use crate::http::{Endpoint, secret_header};
 use crate::key::ApiKey;
 use crate::options::HttpOptions;
