@@ -73,7 +73,7 @@ impl RestateContext {
         let mut workers = Vec::new();
         for id in worker_ids {
             let id = id.into();
-            crate::validate_worker_id(&id)?;
+            crate::ids::validate_worker_id(&id)?;
             workers.push(service_name(&id));
         }
         if workers.is_empty() {
@@ -254,7 +254,7 @@ impl ExecutionContext for RestateContext {
 
     async fn create_handle(&self) -> Result<ExecutionHandle> {
         // Random, and within JSON's exact integers: handles are minted by many hosts.
-        Ok(ExecutionHandle::new(crate::random_u64() >> 11))
+        Ok(ExecutionHandle::new(crate::ids::random_u64() >> 11))
     }
 
     async fn destroy(&self, handle: ExecutionHandle) -> Result<()> {

@@ -104,7 +104,8 @@ impl RestateServer {
 
     async fn start_once(private_key_pem: Option<&Path>) -> Result<Self, RestateError> {
         let binary = find_server_binary()?;
-        let dir = std::env::temp_dir().join(format!("zidane-restate-{}", crate::random_token()));
+        let dir =
+            std::env::temp_dir().join(format!("zidane-restate-{}", crate::ids::random_token()));
         std::fs::create_dir_all(&dir).map_err(|source| RestateError::Io {
             path: dir.clone(),
             cause: source,

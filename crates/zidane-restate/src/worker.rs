@@ -88,7 +88,7 @@ impl Worker {
     /// [`WorkerConfig::env_policy`] computes from the worker's. A policy that cannot be
     /// applied, or a bad `ZIDANE_PROCESS_PATH`, is [`RestateError::Config`](crate::RestateError::Config).
     pub fn new(config: WorkerConfig) -> Result<Self, crate::RestateError> {
-        crate::validate_worker_id(&config.worker_id)?;
+        crate::ids::validate_worker_id(&config.worker_id)?;
         config
             .env_policy
             .validate()
@@ -107,7 +107,7 @@ impl Worker {
         );
         Ok(Self {
             service: crate::protocol::service_name(&config.worker_id),
-            boot: crate::random_token(),
+            boot: crate::ids::random_token(),
             process,
             ingress,
             runtime,
