@@ -1,10 +1,10 @@
 //! Project automation for zidane. No product logic lives here.
 //!
 //! ```text
-//! cargo xtask ci      fmt, clippy, tests (the whole suite twice: on the fast and the
-//!                     portable path), doc tests, docs, the macOS
-//!                     type-check, the Windows build and tests under Wine — as CI
-//!                     runs them
+//! cargo xtask ci      fmt, clippy, the module-layering check, tests (the whole suite
+//!                     twice: on the fast and the portable path), doc tests, docs, the
+//!                     macOS type-check, the Windows build and tests under Wine — as
+//!                     CI runs them
 //! cargo xtask bench   the process layer's benchmark driver: its table, written to
 //!                     crates/zidane-process/benches/RESULTS.md (--peers: then the
 //!                     comparison with the reference peers, where they are present)
