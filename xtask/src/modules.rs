@@ -65,11 +65,7 @@ pub fn check(workspace: &Path, not_yet_checked: &[&str]) -> Result<(), String> {
             report.files,
             if largest == 1 { "" } else { "s" }
         );
-        let over: Vec<&Vec<String>> = report
-            .components
-            .iter()
-            .filter(|c| c.len() > MAX_CIRCLE)
-            .collect();
+        let over = report.over_limit();
         for component in &over {
             println!("{}", report.describe(component));
         }
@@ -155,6 +151,14 @@ struct Report {
 }
 
 impl Report {
+    /// The components the check fails on: more than [`MAX_CIRCLE`] files.
+    fn over_limit(&self) -> Vec<&Vec<String>> {
+        self.components
+            .iter()
+            .filter(|c| c.len() > MAX_CIRCLE)
+            .collect()
+    }
+
     /// A component as a closed walk through all its files, then each of its edges.
     fn describe(&self, component: &[String]) -> String {
         let members: BTreeSet<&str> = component.iter().map(String::as_str).collect();
