@@ -123,7 +123,10 @@ fn ci() -> Result<(), String> {
         ],
         env,
     )?;
+    println!("==> modules: cargo xtask modules");
+    let modules_started = Instant::now();
     modules::check(&root, NOT_YET_CHECKED)?;
+    println!("<== modules: ok in {:.1?}", modules_started.elapsed());
     if has_nextest() {
         step(
             "test (nextest)",
