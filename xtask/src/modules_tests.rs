@@ -286,3 +286,60 @@ proptest::proptest! {
         }
     }
 }
+
+/// A workspace on disk: `crates/<name>/src/<file>` for each entry, and an xtask crate.
+fn workspace(crates: &[(&str, &[(&str, &str)])]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let write = |path: PathBuf, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    for (name, files) in crates {
+        for (file, text) in *files {
+            write(
+                dir.path().join("crates").join(name).join("src").join(file),
+                text,
+            );
+        }
+    }
+    write(dir.path().join("xtask/src/main.rs"), "fn main() {}");
+    dir
+}
+
+const CIRCLE: &[(&str, &str)] = &[
+    ("lib.rs", "mod a; mod b; mod c;"),
+    ("a.rs", "pub struct A(crate::b::B);"),
+    ("b.rs", "pub struct B(crate::c::C);"),
+    ("c.rs", "pub struct C(Box<crate::a::A>);"),
+];
+const CHAIN: &[(&str, &str)] = &[
+    ("lib.rs", "mod a; pub struct R;"),
+    ("a.rs", "use crate::R;"),
+];
+
+#[test]
+fn the_check_fails_naming_the_crate_with_a_circle() {
+    let dir = workspace(&[("tangled", CIRCLE), ("tidy", CHAIN)]);
+    let Err(message) = check(dir.path(), &[]) else {
+        panic!("a three-file circle must fail the check");
+    };
+    assert!(
+        message.contains("tangled") && !message.contains("tidy"),
+        "{message}"
+    );
+    assert!(check(workspace(&[("tidy", CHAIN)]).path(), &[]).is_ok());
+}
+
+#[test]
+fn a_crate_not_yet_checked_is_reported_until_it_passes() {
+    let dir = workspace(&[("tangled", CIRCLE), ("tidy", CHAIN)]);
+    assert!(check(dir.path(), &["tangled"]).is_ok());
+    let Err(message) = check(dir.path(), &["tidy"]) else {
+        panic!("a listed crate that passes must be taken off the list");
+    };
+    assert!(message.contains("take it off the list"), "{message}");
+    let Err(message) = check(dir.path(), &["tangled", "gone"]) else {
+        panic!("a listed crate that does not exist must fail the check");
+    };
+    assert!(message.contains("gone"), "{message}");
+}
