@@ -1,9 +1,11 @@
 #!/bin/sh
 # Packages one built `zidane` binary as a release archive: the binary, its shell
 # completions and man pages (made by the binary itself from its clap definitions), the
-# README, CHANGELOG and licenses, in `zidane-<target>/` inside `zidane-<target>.tar.gz`,
-# with a `zidane-<target>.tar.gz.sha256` beside it. The release workflow runs it for
-# every target and the dist tests run it on the binary they built, so what is tested is
+# README, CHANGELOG and licenses, in `zidane-<target>/` inside `zidane-<target>.tar.gz`
+# (for a Windows target: `zidane.exe` inside `zidane-<target>.zip`, with the same
+# completions, PowerShell's among them), with a `<archive>.sha256` beside it. The
+# release workflow runs it for every target, the dist tests run it on the binary they
+# built and `cargo xtask windows` on the Windows binary it built, so what is tested is
 # what ships.
 #
 # usage: dist/package.sh --target <triple> --binary <path> --out <dir> [--assets-from <path>]
@@ -41,14 +43,19 @@ trap 'rm -rf "$stage"' EXIT INT TERM
 dir="$stage/$name"
 mkdir -p "$dir/completions" "$dir/man/man1"
 
-# Artifacts passed between CI jobs lose their mode bits: set them here.
-cp "$binary" "$dir/zidane"
-chmod 755 "$dir/zidane"
+case "$target" in
+  *-windows-*) windows=1; exe=zidane.exe; archive="$name.zip" ;;
+  *) windows=""; exe=zidane; archive="$name.tar.gz" ;;
+esac
 
+# Artifacts passed between CI jobs lose their mode bits: set them here.
+cp "$binary" "$dir/$exe"
+chmod 755 "$dir/$exe"
+
+"$assets_from" completions powershell > "$dir/completions/_zidane.ps1"
 "$assets_from" completions bash > "$dir/completions/zidane.bash"
 "$assets_from" completions zsh > "$dir/completions/_zidane"
 "$assets_from" completions fish > "$dir/completions/zidane.fish"
-"$assets_from" completions powershell > "$dir/completions/_zidane.ps1"
 "$assets_from" completions elvish > "$dir/completions/zidane.elv"
 "$assets_from" man --out-dir "$dir/man/man1"
 
@@ -56,10 +63,16 @@ for file in README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE; do
   cp "$root/$file" "$dir/"
 done
 
-archive="$name.tar.gz"
 # Sorted names, no owner: the same inputs give the same listing on every runner.
-(cd "$stage" && find "$name" -print | LC_ALL=C sort > "$stage/files" \
-  && tar -cf - --no-recursion -T "$stage/files" | gzip -9 > "$out/$archive")
+(cd "$stage" && find "$name" -print | LC_ALL=C sort > "$stage/files")
+rm -f "$out/$archive"
+if [ -n "$windows" ]; then
+  command -v zip > /dev/null 2>&1 || { echo "package.sh: zip is not installed" >&2; exit 1; }
+  # -X: no Unix owners or extra times; -D: no directory entries; names from the list.
+  (cd "$stage" && zip -X -D -q -9 "$out/$archive" -@ < "$stage/files")
+else
+  (cd "$stage" && tar -cf - --no-recursion -T "$stage/files" | gzip -9 > "$out/$archive")
+fi
 
 if command -v sha256sum > /dev/null 2>&1; then
   (cd "$out" && sha256sum "$archive" > "$archive.sha256")
