@@ -3,7 +3,9 @@
 //! GitHub workflows and the install scripts lint clean. Also the Python venv under
 //! `target/` those checks and the dist tests (crates/zidane-cli/tests/dist.rs) use:
 //! `jsonschema` for server.json against the MCP registry's schema, `check-jsonschema`
-//! for the workflows, and actionlint where it can be installed.
+//! for the workflows, tree-sitter's PowerShell grammar for install.ps1 (no PowerShell
+//! runs here: the release workflow runs the script on Windows), and actionlint where it
+//! can be installed.
 //!
 //! Publishing is checked by `cargo publish --workspace --dry-run --no-verify`: it
 //! resolves every crate's dependencies the way crates.io will. Its verification build
@@ -21,9 +23,21 @@ pub const VENV_DIR: &str = "target/dist-venv";
 /// The variable the dist tests read the venv's location from.
 pub const VENV_ENV: &str = "ZIDANE_DIST_VENV";
 
-/// What the venv holds: a JSON Schema validator with its format checkers, and
-/// check-jsonschema, which ships the GitHub workflow schema.
-const PACKAGES: [&str; 2] = ["jsonschema[format-nongpl]", "check-jsonschema"];
+/// What the venv holds: a JSON Schema validator with its format checkers,
+/// check-jsonschema, which ships the GitHub workflow schema, and a PowerShell grammar
+/// with the parser that reads it.
+const PACKAGES: [&str; 4] = [
+    "jsonschema[format-nongpl]",
+    "check-jsonschema",
+    "tree-sitter",
+    "tree-sitter-powershell",
+];
+
+/// The PowerShell scripts users and the release workflow run.
+const POWERSHELL_SCRIPTS: [&str; 1] = ["install.ps1"];
+
+/// The syntax check of [`POWERSHELL_SCRIPTS`], from the workspace root.
+const PARSE_POWERSHELL: &str = "dist/parse_powershell.py";
 
 /// Crates no published crate may need: their names as they appear in Rust code.
 const UNPUBLISHED: [&str; 2] = ["zidane_test_support", "zidane_e2e"];
@@ -54,7 +68,10 @@ pub fn ensure_venv(root: &Path) -> Result<PathBuf, String> {
     let ready = |python: &Path| {
         python.exists()
             && Command::new(python)
-                .args(["-c", "import jsonschema, check_jsonschema"])
+                .args([
+                    "-c",
+                    "import jsonschema, check_jsonschema, tree_sitter, tree_sitter_powershell",
+                ])
                 .output()
                 .is_ok_and(|out| out.status.success())
     };
@@ -71,7 +88,7 @@ pub fn ensure_venv(root: &Path) -> Result<PathBuf, String> {
             .args(PACKAGES))?;
         if !ready(&python) {
             return Err(format!(
-                "dist venv: {} cannot import jsonschema after install",
+                "dist venv: {} cannot import what it holds after install",
                 python.display()
             ));
         }
@@ -88,6 +105,12 @@ pub fn ensure_venv(root: &Path) -> Result<PathBuf, String> {
 pub fn check(root: &Path, venv: &Path) -> Result<(), String> {
     lint_workflows(root, venv)?;
     lint_scripts(root)?;
+    timed("scripts (PowerShell syntax, tree-sitter)", || {
+        run(Command::new(venv.join("bin/python"))
+            .current_dir(root)
+            .arg(PARSE_POWERSHELL)
+            .args(POWERSHELL_SCRIPTS))
+    })?;
     crate::step(
         "publish (dry run)",
         &[
@@ -99,7 +122,8 @@ pub fn check(root: &Path, venv: &Path) -> Result<(), String> {
         ],
         &[],
     )?;
-    check_packaged_files(root)
+    check_packaged_files(root)?;
+    check_packaged_readmes(root)
 }
 
 /// actionlint from the venv or PATH, where it is installed.
@@ -230,6 +254,88 @@ fn check_packaged_files(root: &Path) -> Result<(), String> {
     })
 }
 
+/// Every published crate's README, as crates.io and docs.rs show it: a link relative
+/// to the repository (`../../docs/X.md`) leads nowhere there, so every link is
+/// absolute or an anchor of the page.
+fn check_packaged_readmes(root: &Path) -> Result<(), String> {
+    timed("packaged READMEs (no relative links)", || {
+        let mut problems = Vec::new();
+        for (name, dir) in published_crates(root)? {
+            let readme = dir.join("README.md");
+            let text = std::fs::read_to_string(&readme)
+                .map_err(|e| format!("{name}: cannot read {}: {e}", readme.display()))?;
+            for (line, link) in relative_links(&text) {
+                problems.push(format!(
+                    "{name}: README.md:{line} links to {link}, which crates.io and docs.rs \
+                     cannot follow; link https://github.com/zidane-rs/zidane/blob/main/… instead"
+                ));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("packaged READMEs:\n  {}", problems.join("\n  ")))
+        }
+    })
+}
+
+/// The links of a Markdown text that are neither absolute (a scheme such as `https:`
+/// or `mailto:`) nor an anchor of the page, with their line numbers: inline links and
+/// images (`[text](target)`) and reference definitions (`[label]: target`). Code spans
+/// and fenced blocks are skipped: what looks like a link there is code.
+fn relative_links(text: &str) -> Vec<(usize, String)> {
+    let absolute = |target: &str| {
+        target.starts_with('#')
+            || target.split_once(':').is_some_and(|(scheme, _)| {
+                !scheme.is_empty()
+                    && scheme
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            })
+    };
+    let mut found = Vec::new();
+    let mut fenced = false;
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        // Code spans out: the text between pairs of backticks.
+        let prose: String = line
+            .split('`')
+            .enumerate()
+            .map(|(i, part)| if i % 2 == 0 { part } else { "" })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut targets: Vec<&str> = prose
+            .match_indices("](")
+            .filter_map(|(at, _)| {
+                let rest = &prose[at + 2..];
+                let end = rest.find(')')?;
+                // `[text](target "title")`: the target is the first word.
+                rest[..end].split_whitespace().next()
+            })
+            .collect();
+        if let Some(rest) = trimmed.strip_prefix('[')
+            && let Some((_, target)) = rest.split_once("]:")
+            && let Some(target) = target.split_whitespace().next()
+        {
+            targets.push(target);
+        }
+        for target in targets {
+            let target = target.trim_start_matches('<').trim_end_matches('>');
+            if !absolute(target) {
+                found.push((index + 1, target.to_owned()));
+            }
+        }
+    }
+    found
+}
+
 /// The workspace's crates that publish, with their directories.
 fn published_crates(root: &Path) -> Result<Vec<(String, PathBuf)>, String> {
     let text = output(Command::new(env!("CARGO")).current_dir(root).args([
@@ -322,5 +428,32 @@ fn output(command: &mut Command) -> Result<String, String> {
             out.status,
             String::from_utf8_lossy(&out.stderr)
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_links_are_found_and_absolute_ones_pass() {
+        let text = "\
+The [repository](../../README.md), [docs](https://github.com/zidane-rs/zidane/blob/main/docs/CLI.md)
+and [mail](mailto:a@b.c); [this part](#install) and ![logo](img/logo.png \"Logo\").
+`[not a link](../x)` in code.
+```
+[also code](../y)
+```
+[ref]: ../../docs/WIRE.md
+[abs]: https://crates.io/crates/zidane
+";
+        assert_eq!(
+            relative_links(text),
+            [
+                (1, "../../README.md".to_owned()),
+                (2, "img/logo.png".to_owned()),
+                (7, "../../docs/WIRE.md".to_owned()),
+            ]
+        );
     }
 }
