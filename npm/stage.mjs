@@ -2,7 +2,8 @@
 // Stages the npm packages of a release in a directory and, with --pack, packs them with
 // `npm pack`: the main package `zidane-mcp` (the `zidane` launcher, its version and its
 // optionalDependencies set to the release's) and one platform package per binary
-// (`@zidane/<os>-<cpu>`, holding that binary, installed by npm only on its os and cpu).
+// (`@zidane/<os>-<cpu>`, holding that binary as `bin/zidane`, `bin/zidane.exe` on
+// Windows, installed by npm only on its os and cpu).
 // The release workflow and the dist tests both run it, so what is tested is what ships.
 //
 // usage: node npm/stage.mjs --version <semver> --out <dir> [--pack]
@@ -15,7 +16,10 @@ import { fileURLToPath } from "node:url";
 const npmDir = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(npmDir);
 
-/** The platform package of each target triple the release builds (and the host's gnu one). */
+/**
+ * The platform package of each target triple the release builds, and of those built
+ * here: the host's gnu one, and Windows' gnu one (`cargo xtask windows`).
+ */
 const PLATFORMS = {
   "x86_64-unknown-linux-musl": { os: "linux", cpu: "x64" },
   "x86_64-unknown-linux-gnu": { os: "linux", cpu: "x64" },
@@ -23,7 +27,15 @@ const PLATFORMS = {
   "aarch64-unknown-linux-gnu": { os: "linux", cpu: "arm64" },
   "x86_64-apple-darwin": { os: "darwin", cpu: "x64" },
   "aarch64-apple-darwin": { os: "darwin", cpu: "arm64" },
+  "x86_64-pc-windows-msvc": { os: "win32", cpu: "x64" },
+  "x86_64-pc-windows-gnu": { os: "win32", cpu: "x64" },
+  "aarch64-pc-windows-msvc": { os: "win32", cpu: "arm64" },
 };
+
+/** The binary's name in a platform package: the launcher looks for the same. */
+function binaryName(os) {
+  return os === "win32" ? "zidane.exe" : "zidane";
+}
 
 function parseArgs(argv) {
   const args = { binaries: [], pack: false };
@@ -85,6 +97,7 @@ function stagePlatform(version, out, main, { target, file }) {
     throw new Error(`${name} is not an optionalDependency of zidane-mcp`);
   }
   const dir = path.join(out, `${platform.os}-${platform.cpu}`);
+  const binary = path.join("bin", binaryName(platform.os));
   mkdirSync(path.join(dir, "bin"), { recursive: true });
   writeJson(path.join(dir, "package.json"), {
     name,
@@ -94,10 +107,10 @@ function stagePlatform(version, out, main, { target, file }) {
     repository: main.manifest.repository,
     os: [platform.os],
     cpu: [platform.cpu],
-    files: ["bin/zidane"],
+    files: [`bin/${binaryName(platform.os)}`],
   });
-  copyFileSync(file, path.join(dir, "bin", "zidane"));
-  chmodSync(path.join(dir, "bin", "zidane"), 0o755);
+  copyFileSync(file, path.join(dir, binary));
+  chmodSync(path.join(dir, binary), 0o755);
   copyLicenses(dir);
   return dir;
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // The `zidane` command of the npm package: finds the native binary that npm installed
 // with this machine's platform package (one of the optionalDependencies, each holding
-// one binary) and runs it with the same arguments, stdio and environment.
+// one binary) and runs it with the same arguments, stdio and environment. On Linux and
+// macOS it becomes the binary where Node can; on Windows it runs `zidane.exe` as its
+// child and ends with its exit code.
 "use strict";
 
 const { spawn } = require("node:child_process");
@@ -13,15 +15,19 @@ const PACKAGES = {
   "linux arm64": "@zidane/linux-arm64",
   "darwin x64": "@zidane/darwin-x64",
   "darwin arm64": "@zidane/darwin-arm64",
+  "win32 x64": "@zidane/win32-x64",
+  "win32 arm64": "@zidane/win32-arm64",
 };
+
+const WINDOWS = process.platform === "win32";
 
 function binaryPath() {
   const key = `${process.platform} ${process.arch}`;
   const pkg = PACKAGES[key];
   if (!pkg) {
     throw new Error(
-      `zidane has no prebuilt binary for ${key}; it runs on Linux and macOS ` +
-        "(x64, arm64). Build it from source: cargo install zidane-cli",
+      `zidane has no prebuilt binary for ${key}; it runs on Linux, macOS ` +
+        "and Windows (x64, arm64). Build it from source: cargo install zidane-cli",
     );
   }
   let dir;
@@ -33,7 +39,7 @@ function binaryPath() {
         "Reinstall without --omit=optional (npm install -g zidane-mcp).",
     );
   }
-  const binary = path.join(dir, "bin", "zidane");
+  const binary = path.join(dir, "bin", WINDOWS ? "zidane.exe" : "zidane");
   if (!existsSync(binary)) {
     throw new Error(`${pkg} holds no binary at ${binary}; reinstall zidane-mcp`);
   }
@@ -44,25 +50,30 @@ const binary = binaryPath();
 const args = process.argv.slice(2);
 
 // Where Node can, become the binary: signals, the exit status and the stdio an MCP host
-// talks over then go to it with no process in between.
-if (typeof process.execve === "function") {
+// talks over then go to it with no process in between. Windows has no exec.
+if (!WINDOWS && typeof process.execve === "function") {
   process.execve(binary, [binary, ...args], process.env);
 }
 
-const child = spawn(binary, args, { stdio: "inherit" });
+// No console window of its own where the caller has none (an MCP host's child).
+const child = spawn(binary, args, { stdio: "inherit", windowsHide: true });
 child.on("error", (error) => {
   console.error(`zidane: cannot start ${binary}: ${error.message}`);
   process.exit(1);
 });
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(signal, () => {
+    // On Windows, Ctrl+C and Ctrl+Break reach every process of the console, the
+    // binary too, which ends as it chooses; a kill from here would end it outright,
+    // before its own teardown. So the launcher only outlives it, to pass on its code.
+    if (WINDOWS) return;
     if (child.exitCode === null && child.signalCode === null) {
       child.kill(signal);
     }
   });
 }
 child.on("exit", (code, signal) => {
-  if (signal) {
+  if (signal && !WINDOWS) {
     // Die of the same signal, so the caller sees how the binary ended.
     process.removeAllListeners(signal);
     process.kill(process.pid, signal);
