@@ -288,34 +288,40 @@ fn assert_serves_mcp(program: &Path, scratch: &Path) {
     server.finish();
 }
 
-/// The `[package.metadata.binstall]` values of zidane-cli's manifest.
-fn binstall_value(key: &str) -> String {
+/// A value of zidane-cli's manifest in `section` (such as `package.metadata.binstall`).
+fn manifest_value(section: &str, key: &str) -> Option<String> {
     let manifest =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
-    let section = manifest
-        .split("[package.metadata.binstall]")
-        .nth(1)
-        .expect("zidane-cli's Cargo.toml has [package.metadata.binstall]");
-    section
-        .lines()
+    let body = manifest.split(&format!("[{section}]\n")).nth(1)?;
+    body.lines()
         .take_while(|line| !line.starts_with('['))
         .find_map(|line| {
             let (k, v) = line.split_once('=')?;
             (k.trim() == key).then(|| v.trim().trim_matches('"').to_owned())
         })
+}
+
+/// The `[package.metadata.binstall]` values of zidane-cli's manifest.
+fn binstall_value(key: &str) -> String {
+    manifest_value("package.metadata.binstall", key)
         .unwrap_or_else(|| panic!("no {key} in [package.metadata.binstall]"))
 }
 
-/// A binstall template with its placeholders filled as cargo-binstall fills them.
+/// A binstall template with its placeholders filled as cargo-binstall fills them for
+/// `target`.
 fn render_binstall(template: &str, target: &str) -> String {
     let repo = "https://github.com/zidane-rs/zidane";
+    let windows = target.contains("-windows-");
     [
         ("{ repo }", repo),
         ("{ version }", VERSION),
         ("{ target }", target),
         ("{ bin }", "zidane"),
-        ("{ binary-ext }", ""),
-        ("{ archive-suffix }", ".tar.gz"),
+        ("{ binary-ext }", if windows { ".exe" } else { "" }),
+        (
+            "{ archive-suffix }",
+            if windows { ".zip" } else { ".tar.gz" },
+        ),
     ]
     .iter()
     .fold(template.to_owned(), |text, (key, value)| {
@@ -406,6 +412,68 @@ fn the_archive_installs_with_install_sh_and_serves_mcp() {
     }
 
     assert_serves_mcp(&zidane, scratch.path());
+}
+
+/// What cargo-binstall fetches on Windows is the zip dist/package.sh makes there, and
+/// the binary it looks for is the one in it (`cargo xtask windows` packs that zip).
+#[test]
+fn binstall_finds_the_windows_zips() {
+    for target in ["x86_64-pc-windows-msvc", "aarch64-pc-windows-msvc"] {
+        let overrides = format!("package.metadata.binstall.overrides.{target}");
+        assert_eq!(
+            manifest_value(&overrides, "pkg-fmt").as_deref(),
+            Some("zip"),
+            "[{overrides}]"
+        );
+        assert_eq!(
+            render_binstall(&binstall_value("pkg-url"), target),
+            format!(
+                "https://github.com/zidane-rs/zidane/releases/download/v{VERSION}/zidane-{target}.zip"
+            )
+        );
+        assert_eq!(
+            render_binstall(&binstall_value("bin-dir"), target),
+            format!("zidane-{target}/zidane.exe")
+        );
+    }
+}
+
+/// install.ps1 mirrors install.sh: every setting install.sh reads, it reads too (but
+/// the XDG fallback, which Windows has no use for), and it says the same things.
+#[test]
+fn install_ps1_takes_install_sh_settings() {
+    let root = workspace();
+    let sh = std::fs::read_to_string(root.join("install.sh")).unwrap();
+    let ps1 = std::fs::read_to_string(root.join("install.ps1")).unwrap();
+    let settings = |text: &str, prefix: &str| -> std::collections::BTreeSet<String> {
+        text.match_indices(prefix)
+            .map(|(at, _)| {
+                text[at + prefix.len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                    .collect::<String>()
+            })
+            .filter(|name| name.starts_with("ZIDANE_"))
+            .collect()
+    };
+    let from_sh = settings(&sh, "${");
+    let from_ps1 = settings(&ps1, "$env:");
+    assert!(from_sh.len() >= 5, "{from_sh:?}");
+    for name in &from_sh {
+        assert!(from_ps1.contains(name), "install.ps1 ignores {name}");
+    }
+    assert!(from_ps1.contains("ZIDANE_NO_MODIFY_PATH"), "{from_ps1:?}");
+    for said in [
+        "zidane install: ",
+        "checksum mismatch for ",
+        "nothing installed",
+        "no artifact at ",
+        "no checksum at ",
+        "cargo install zidane-cli",
+    ] {
+        assert!(sh.contains(said), "install.sh no longer says {said:?}");
+        assert!(ps1.contains(said), "install.ps1 does not say {said:?}");
+    }
 }
 
 #[test]
