@@ -36,7 +36,7 @@ target() {
   case "$os" in
     Linux) echo "$arch-unknown-linux-musl" ;;
     Darwin) echo "$arch-apple-darwin" ;;
-    *) fail "no release build for $os; this installer serves Linux and macOS (on Windows: cargo install zidane-cli)" ;;
+    *) fail "no release build for $os; this installer serves Linux and macOS (on Windows, in PowerShell: irm https://github.com/$repo/releases/latest/download/install.ps1 | iex)" ;;
   esac
 }
 
