@@ -4,8 +4,10 @@
 //! `npm/stage.mjs` and installed with `npm install --prefix`, and in both cases a real
 //! MCP client (raw JSON-RPC over stdio: `initialize`, `tools/list`) talking to the
 //! installed `zidane mcp`. Also the completions and man pages the archives carry, the
-//! `cargo binstall` metadata against the archive's names, and `server.json` against the
-//! MCP registry's schema.
+//! `cargo binstall` metadata against the archives' names (Windows' zips included),
+//! install.ps1's settings against install.sh's, and `server.json` against the MCP
+//! registry's schema. The Windows zip and npm package themselves are made and run under
+//! Wine by `cargo xtask windows` (tests/wine/dist_under_wine.py).
 //!
 //! The binary is this build's (`CARGO_BIN_EXE_zidane`, a debug build, stripped for
 //! packing): the release workflow packs release builds with the same scripts. Where npm
