@@ -107,7 +107,7 @@ function stagePlatform(version, out, main, { target, file }) {
     repository: main.manifest.repository,
     os: [platform.os],
     cpu: [platform.cpu],
-    files: [`bin/${binaryName(platform.os)}`],
+    files: [`bin/${binaryName(platform.os)}`, "LICENSE-MIT", "LICENSE-APACHE"],
   });
   copyFileSync(file, path.join(dir, binary));
   chmodSync(path.join(dir, binary), 0o755);

@@ -525,6 +525,13 @@ fn the_npm_package_installs_and_serves_mcp() {
             .arg(&platform)
             .env("npm_config_cache", scratch.path().join("npm-cache")),
     );
+    // Both packages carry the licenses (npm packs only what `files` names).
+    for package in ["zidane-mcp", &format!("@zidane/linux-{cpu}")] {
+        for license in ["LICENSE-MIT", "LICENSE-APACHE"] {
+            let path = prefix.join("node_modules").join(package).join(license);
+            assert!(path.is_file(), "{} not installed", path.display());
+        }
+    }
     let launcher = prefix.join("node_modules/.bin/zidane");
     let version = run_ok(Command::new(&launcher).arg("--version"));
     assert_eq!(

@@ -114,7 +114,8 @@ def check_npm(workspace: str, exe: str, scratch: str, want: str, node: str | Non
     assert manifest["name"] == "@zidane/win32-x64", manifest
     assert manifest["version"] == want, manifest
     assert manifest["os"] == ["win32"] and manifest["cpu"] == ["x64"], manifest
-    assert manifest["files"] == ["bin/zidane.exe"], manifest
+    assert manifest["files"] == ["bin/zidane.exe", "LICENSE-MIT", "LICENSE-APACHE"], manifest
+    assert {"package/LICENSE-MIT", "package/LICENSE-APACHE"} <= names, names
     with tarfile.open(platform) as t:
         packed = t.extractfile("package/bin/zidane.exe").read()
     with open(exe, "rb") as f:
@@ -122,6 +123,7 @@ def check_npm(workspace: str, exe: str, scratch: str, want: str, node: str | Non
 
     names, manifest = tarball_manifest(main)
     assert "package/bin/zidane.js" in names, names
+    assert {"package/LICENSE-MIT", "package/LICENSE-APACHE"} <= names, names
     assert manifest["bin"] == {"zidane": "bin/zidane.js"}, manifest
     assert "win32" in manifest["os"], manifest
     assert manifest["optionalDependencies"].get("@zidane/win32-x64") == want, manifest
