@@ -1,9 +1,10 @@
 //! The ways to install `zidane` without a Rust toolchain, run as a user would run them:
 //! the release archive made by `dist/package.sh` and installed by `install.sh` from a
 //! local artifact into an empty prefix, the npm packages staged and packed by
-//! `npm/stage.mjs` and installed with `npm install --prefix`, and in both cases a real
-//! MCP client (raw JSON-RPC over stdio: `initialize`, `tools/list`) talking to the
-//! installed `zidane mcp`. Also the completions and man pages the archives carry, the
+//! `npm/stage.mjs` and installed with `npm install --prefix`, and in both cases MCP
+//! clients talking to the installed `zidane mcp`: raw JSON-RPC over stdio (`initialize`,
+//! `tools/list`), then the official Python SDK running its scenario of
+//! `tests/cli/mcp_client.py`. Also the completions and man pages the archives carry, the
 //! `cargo binstall` metadata against the archives' names (Windows' zips included),
 //! install.ps1's settings against install.sh's, and `server.json` against the MCP
 //! registry's schema. The Windows zip and npm package themselves are made and run under
@@ -288,6 +289,22 @@ fn assert_serves_mcp(program: &Path, scratch: &Path) {
         assert!(tools.iter().any(|t| t == tool), "{tool} not in {tools:?}");
     }
     server.finish();
+
+    // And the official Python SDK, as a host would drive it: background tasks, the
+    // notification on the next result, a kill, nothing left running after it leaves.
+    if let Some(python) = zidane_test_support::mcp_sdk_python(&workspace()) {
+        let script = workspace().join("crates/zidane-cli/tests/cli/mcp_client.py");
+        let output = run_ok(
+            Command::new(python)
+                .arg(script)
+                .arg("stdio")
+                .arg(program)
+                .arg(scratch.join("sdk-user"))
+                .env("ZIDANE_SWEEP_ORPHANS", "off"),
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.starts_with("ok "), "the Python SDK said:\n{stdout}");
+    }
 }
 
 /// A value of zidane-cli's manifest in `section` (such as `package.metadata.binstall`).

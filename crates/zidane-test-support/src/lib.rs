@@ -1,7 +1,7 @@
 //! Helpers the tests and bench drivers of the zidane crates share, so that each lives
 //! once: (on Unix) `/proc` probes, a tmpfs for a real full disk, the orphan-sweep lock and the
 //! plumbing of a helper test that crashes a host, a bounded async wait, the `--help` and
-//! `--version` check of a binary, a scripted model server for real MCP hosts, and the
+//! `--version` check of a binary, the Python MCP SDK's venv, a scripted model server for real MCP hosts, and the
 //! output line and percentile summary of the bench drivers.
 //!
 //! Dev-only (`publish = false`): crates name it under `[dev-dependencies]`. It depends
@@ -48,6 +48,7 @@ pub use crate::poll::poll_until;
 pub use crate::procfs::{
     alive, kill_pid, live_processes_in_group, live_processes_with_env_prefix, processes_with_env,
 };
+pub use crate::python_sdk::{MCP_VENV_ENV, mcp_sdk_python};
 #[cfg(unix)]
 pub use crate::tmpfs::Tmpfs;
 
@@ -60,5 +61,6 @@ mod orphans;
 mod poll;
 #[cfg(unix)]
 mod procfs;
+mod python_sdk;
 #[cfg(unix)]
 mod tmpfs;

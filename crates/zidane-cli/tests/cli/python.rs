@@ -11,29 +11,9 @@ use crate::http::start_http;
 use crate::mcp_support::BIN;
 use crate::support::{NO_SWEEP, owned_processes};
 
-/// Where xtask says the venv is; else `target/mcp-venv` of this workspace.
-const VENV_ENV: &str = "ZIDANE_MCP_VENV";
-
-/// The venv's python, or `None` (with the reason printed) when it is not installed
-/// outside CI. Under CI a missing venv fails the test.
+/// The Python MCP SDK's interpreter, or `None` (with the reason) outside CI.
 fn python() -> Option<PathBuf> {
-    let venv = std::env::var_os(VENV_ENV)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-venv"));
-    let python = venv.join("bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    let reason = format!(
-        "no Python MCP SDK at {} (run `cargo xtask ci`, or set {VENV_ENV})",
-        venv.display()
-    );
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{reason}");
-    #[allow(clippy::print_stderr)]
-    {
-        eprintln!("skipped: {reason}");
-    }
-    None
+    zidane_test_support::mcp_sdk_python(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
 }
 
 fn script() -> PathBuf {
