@@ -1,6 +1,7 @@
 //! The shipping checks of `cargo xtask ci` (and `cargo xtask dist` alone): the crates
 //! publish, the packaged crates hold nothing that needs an unpublished crate, the
-//! GitHub workflows and the install scripts lint clean. Also the Python venv under
+//! crates meant to build without an async runtime pull none, the GitHub workflows and
+//! the install scripts lint clean. Also the Python venv under
 //! `target/` those checks and the dist tests (crates/zidane-cli/tests/dist.rs) use:
 //! `jsonschema` for server.json against the MCP registry's schema, `check-jsonschema`
 //! for the workflows, tree-sitter's PowerShell grammar for install.ps1 (no PowerShell
@@ -58,6 +59,14 @@ const KNOWN_TEST_ONLY: [(&str, &str, &str); 2] = [
     ),
 ];
 
+/// Crates that build without an async runtime, each with the `cargo` arguments that
+/// select the build a user gets: zidane-wire as it is, zidane-context without its
+/// default `runtime` feature.
+const RUNTIME_FREE: [(&str, &[&str]); 2] = [
+    ("zidane-wire", &[]),
+    ("zidane-context", &["--no-default-features"]),
+];
+
 /// The shell scripts users and the release workflow run.
 const SCRIPTS: [&str; 2] = ["install.sh", "dist/package.sh"];
 
@@ -111,6 +120,7 @@ pub fn check(root: &Path, venv: &Path) -> Result<(), String> {
             .arg(PARSE_POWERSHELL)
             .args(POWERSHELL_SCRIPTS))
     })?;
+    check_runtime_free(root)?;
     crate::step(
         "publish (dry run)",
         &[
@@ -196,6 +206,53 @@ fn lint_scripts(root: &Path) -> Result<(), String> {
             .args(["--shell=sh"])
             .args(SCRIPTS))
     })
+}
+
+/// Each crate of [`RUNTIME_FREE`] builds in the configuration a user gets, and its
+/// normal dependencies, on every target, hold no async runtime crate.
+fn check_runtime_free(root: &Path) -> Result<(), String> {
+    timed("runtime-free crates", || {
+        let mut problems = Vec::new();
+        for (name, args) in RUNTIME_FREE {
+            run(Command::new(env!("CARGO"))
+                .current_dir(root)
+                .args(["check", "-p", name])
+                .args(args))?;
+            let tree = output(
+                Command::new(env!("CARGO"))
+                    .current_dir(root)
+                    .args(["tree", "-p", name, "-e", "normal", "--target", "all"])
+                    .args(["--prefix", "none"])
+                    .args(args),
+            )?;
+            let mut pulled: Vec<&str> = tree
+                .lines()
+                .filter_map(|line| line.split_whitespace().next())
+                .filter(|krate| is_runtime_crate(krate))
+                .collect();
+            pulled.sort_unstable();
+            pulled.dedup();
+            if !pulled.is_empty() {
+                problems.push(format!(
+                    "{name}{}: pulls {}; gate what needs it behind a feature",
+                    args.iter().map(|arg| format!(" {arg}")).collect::<String>(),
+                    pulled.join(", ")
+                ));
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("\n  {}", problems.join("\n  ")))
+        }
+    })
+}
+
+/// Whether a crate is the async runtime or the async-trait machinery the contract's
+/// `runtime` feature brings. The `futures-*` crates are not counted: chrono's clock
+/// reaches them on wasm through js-sys, and they run nothing by themselves.
+fn is_runtime_crate(name: &str) -> bool {
+    name == "tokio" || name.starts_with("tokio-") || name == "async-trait"
 }
 
 /// Every published crate's package: no file in it names an unpublished crate, and

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "runtime")]
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ContextError;
@@ -32,6 +33,8 @@ pub struct ExecOptions {
     /// [`DEFAULT_EXEC_OUTPUT_BYTES`]).
     pub max_output_bytes: Option<u64>,
     /// Cancelling it kills the process group.
+    #[cfg(feature = "runtime")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
     #[serde(skip)]
     pub cancel: Option<CancellationToken>,
 }
@@ -71,6 +74,8 @@ impl ExecOptions {
     }
 
     /// Sets the cancellation token.
+    #[cfg(feature = "runtime")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
     #[must_use]
     pub fn cancel(mut self, cancel: CancellationToken) -> Self {
         self.cancel = Some(cancel);

@@ -10,7 +10,18 @@
 //!
 //! This crate knows nothing of processes. Most users want the `zidane` facade; depend on
 //! this crate alone to implement a new context or to write a layer that works over any
-//! context. The `mock` feature adds `MockContext`, an in-memory context for tests.
+//! context.
+//!
+//! # Features
+//!
+//! - `runtime` (default): the async side of the contract — the [`ExecutionContext`]
+//!   trait, [`wait_for_exit`], the [`CancellationToken`] re-export and
+//!   [`ExecOptions::cancel`]. It brings tokio, tokio-util and async-trait. Without it
+//!   (`default-features = false`) the crate is the data types alone — [`TaskId`],
+//!   [`TaskExitInfo`], [`TaskEntry`], [`Signal`], [`TaskLimits`], [`EnvPolicy`], … — on
+//!   serde, thiserror and chrono: what a crate that only reads or writes them needs.
+//! - `mock`: `MockContext`, an in-memory context for tests (turns on `runtime`).
+//! - `schema`: `schemars::JsonSchema` for the types a host shows as structured data.
 //!
 //! ```
 //! use std::time::Duration;
@@ -32,8 +43,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// The data types' docs name the trait methods that take or return them; without the
+// `runtime` feature the trait is not built and those links have no target.
+#![cfg_attr(not(feature = "runtime"), allow(rustdoc::broken_intra_doc_links))]
 
 pub use capabilities::{Capabilities, DetachedTasks};
+#[cfg(feature = "runtime")]
+#[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
 pub use context::ExecutionContext;
 pub use env_policy::{
     CORE_ENV_VARS, ChildEnv, DEFAULT_ENV_EXCLUDES, EnvInherit, EnvPattern, EnvPolicy,
@@ -45,6 +61,8 @@ pub use exec::{
     DEFAULT_EXEC_OUTPUT_BYTES, DEFAULT_READ_LIMIT, ExecOptions, ExecOutput, ReadRange, ReadResult,
     validate_command,
 };
+#[cfg(feature = "runtime")]
+#[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
 pub use exit_watch::wait_for_exit;
 pub use handle::ExecutionHandle;
 pub use interactive::{Screen, StdinMode, TaskInput, TtySize};
@@ -61,16 +79,20 @@ pub use task::{
 };
 pub use task_id::{MAX_TASK_ID_DIGITS, TASK_ID_PREFIX, TaskId};
 /// Re-exported so implementors and callers name one `CancellationToken`.
+#[cfg(feature = "runtime")]
+#[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
 pub use tokio_util::sync::CancellationToken;
 
 pub mod duration_ms;
 
 mod capabilities;
+#[cfg(feature = "runtime")]
 mod context;
 /// Which of the host's environment variables a task gets.
 mod env_policy;
 mod error;
 mod exec;
+#[cfg(feature = "runtime")]
 mod exit_watch;
 mod handle;
 mod interactive;

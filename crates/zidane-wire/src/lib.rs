@@ -14,6 +14,9 @@
 //! ([`TaskExitInfo`], [`TaskId`], …) are re-exported. The `testing` feature adds
 //! `insta` filters so hosts can snapshot all of this stably.
 //!
+//! Nothing here is async: the crate takes `zidane-context` without its `runtime`
+//! feature, so it builds without tokio or any other runtime.
+//!
 //! ```
 //! use std::time::Duration;
 //! use zidane_wire::{
