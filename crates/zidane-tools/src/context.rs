@@ -44,6 +44,10 @@ pub struct ToolContext {
     /// Cancelled when the call should stop (a user abort): a foreground command's
     /// process group is killed, a `wait_task` returns at once.
     pub cancel: CancellationToken,
+    /// Fired by the host to move the call's foreground command to the background now
+    /// (a user's key), where the settings have a
+    /// [`foreground_budget`](BackgroundSettings::foreground_budget); ignored elsewhere.
+    pub move_to_background: CancellationToken,
 }
 
 impl ToolContext {
@@ -56,6 +60,7 @@ impl ToolContext {
             background: BackgroundSettings::default(),
             sinks: BackgroundSinks::default(),
             cancel: CancellationToken::new(),
+            move_to_background: CancellationToken::new(),
         }
     }
 
@@ -87,6 +92,13 @@ impl ToolContext {
         self
     }
 
+    /// Replaces the move trigger (see [`move_to_background`](Self::move_to_background)).
+    #[must_use]
+    pub fn with_move_trigger(mut self, trigger: CancellationToken) -> Self {
+        self.move_to_background = trigger;
+        self
+    }
+
     /// Whether background mode can work here: the settings against the context's
     /// capabilities. The one place this is decided.
     pub fn gate(&self) -> BackgroundGate {
@@ -96,6 +108,7 @@ impl ToolContext {
             self.context.capabilities(),
         )
         .with_exit_channel(self.background.exit_channel)
+        .with_foreground_budget(self.background.foreground_budget)
     }
 }
 
@@ -107,6 +120,7 @@ impl fmt::Debug for ToolContext {
             .field("background", &self.background)
             .field("sinks", &self.sinks)
             .field("cancelled", &self.cancel.is_cancelled())
+            .field("moved", &self.move_to_background.is_cancelled())
             .finish()
     }
 }
@@ -130,6 +144,17 @@ pub struct BackgroundSettings {
     /// How a background task's end reaches the model, so the tools say what holds.
     #[serde(default)]
     pub exit_channel: ExitChannel,
+    /// How long a foreground `shell` command runs before it moves to the background,
+    /// where background mode is open: the call then returns with the task's id and log,
+    /// and the task's end is told like any background task's. `None` (the default): a
+    /// foreground command runs to its end.
+    #[serde(
+        default,
+        rename = "foreground_budget_ms",
+        with = "zidane_context::duration_ms::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub foreground_budget: Option<std::time::Duration>,
 }
 
 /// Whether an agent lets the model start background tasks.

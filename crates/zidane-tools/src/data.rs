@@ -29,8 +29,14 @@ pub struct ShellData {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_path: Option<String>,
     /// Background, where the result waits for the task to end (an MCP task): its exit.
+    /// Foreground, when the command ran as a task that could move to the background and
+    /// ended in time: that task's exit, which the call has told.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit: Option<TaskExitInfo>,
+    /// A foreground command that ran past its budget (or was moved by the user) and now
+    /// runs as the background task `task_id`: `true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_to_background: Option<bool>,
 }
 
 /// What `shell_kill` answers besides its text.

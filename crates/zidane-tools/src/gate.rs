@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::path::Path;
+use std::time::Duration;
 
 use zidane_context::{Capabilities, DetachedTasks};
 
@@ -33,6 +34,9 @@ pub struct BackgroundGate {
     task_input: bool,
     /// The context's tasks can run in a terminal (`tty`, `shell_screen`).
     terminals: bool,
+    /// How long a foreground command runs before it moves to the background, when the
+    /// session moves them.
+    foreground_budget: Option<Duration>,
 }
 
 impl BackgroundGate {
@@ -65,6 +69,7 @@ impl BackgroundGate {
             channel: ExitChannel::NextTurn,
             task_input: open && (capabilities.task_input || capabilities.terminals),
             terminals: open && capabilities.terminals,
+            foreground_budget: None,
         }
     }
 
@@ -76,6 +81,7 @@ impl BackgroundGate {
             channel: ExitChannel::NextTurn,
             task_input: true,
             terminals: true,
+            foreground_budget: None,
         }
     }
 
@@ -86,6 +92,7 @@ impl BackgroundGate {
             channel: ExitChannel::NextTurn,
             task_input: false,
             terminals: false,
+            foreground_budget: None,
         }
     }
 
@@ -96,6 +103,7 @@ impl BackgroundGate {
             channel: ExitChannel::NextTurn,
             task_input: false,
             terminals: false,
+            foreground_budget: None,
         }
     }
 
@@ -105,6 +113,24 @@ impl BackgroundGate {
     pub const fn with_exit_channel(mut self, channel: ExitChannel) -> Self {
         self.channel = channel;
         self
+    }
+
+    /// The same gate, for a session whose foreground commands move to the background
+    /// after `budget` (`None`: they run to their end).
+    #[must_use]
+    pub const fn with_foreground_budget(mut self, budget: Option<Duration>) -> Self {
+        self.foreground_budget = budget;
+        self
+    }
+
+    /// How long a foreground command runs before it moves to the background: the
+    /// session's budget while background tasks are allowed, else `None`.
+    pub const fn foreground_budget(&self) -> Option<Duration> {
+        if self.reason.is_none() {
+            self.foreground_budget
+        } else {
+            None
+        }
     }
 
     /// How a background task's end reaches the model in this session.

@@ -66,6 +66,7 @@ mod data;
 mod error;
 mod exit_channel;
 mod extra_arguments;
+mod foreground_move;
 mod gate;
 mod input;
 mod keys;

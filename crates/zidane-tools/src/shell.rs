@@ -10,6 +10,7 @@ use zidane_context::{
 };
 
 use crate::context::ToolContext;
+use crate::foreground_move::run_movable;
 use crate::gate::BackgroundGate;
 use crate::input::{ShellInput, StdinChoice, input_schema, parse};
 use crate::tool::{Tool, ToolOutput, ToolSpec};
@@ -106,8 +107,24 @@ struct ShellTool {
 }
 
 /// "Runs a bash command (`/bin/bash`)" for a context that names its shell, else "Runs
-/// a shell command": the model is told the dialect it gets.
-fn describe_shell(shell: Option<&str>) -> String {
+/// a shell command": the model is told the dialect it gets. With a move budget, the
+/// paragraph says what happens to a command that outlives it.
+fn describe_shell(shell: Option<&str>, budget: Option<Duration>) -> String {
+    let mut description = describe_dialect(shell);
+    if let Some(budget) = budget {
+        description.push_str(&format!(
+            " A command still running after {} moves to the background: the call returns \
+             with its task id and log path, the command keeps running as a background task \
+             (its `timeout_ms` still ends it), and its end is told like any background \
+             task's, as below.",
+            crate::wait_task::limit_text(budget)
+        ));
+    }
+    description
+}
+
+/// The first sentence and paragraph, naming the shell.
+fn describe_dialect(shell: Option<&str>) -> String {
     match shell {
         Some(path) => {
             // A Windows path separates with `\` as well.
@@ -136,7 +153,7 @@ impl ShellTool {
         }
         ToolSpec {
             name: SHELL.to_owned(),
-            description: describe_shell(shell),
+            description: describe_shell(shell, None),
             input_schema,
             aliases: Vec::new(),
         }
@@ -161,7 +178,10 @@ impl ShellTool {
         }
         let background =
             BACKGROUND_DESCRIPTION.replace("{AFTER_START}", gate.exit_channel().after_start());
-        let mut description = format!("{}\n\n{background}", describe_shell(shell));
+        let mut description = format!(
+            "{}\n\n{background}",
+            describe_shell(shell, gate.foreground_budget())
+        );
         if gate.terminals() {
             description.push_str(&format!("\n\n{TERMINAL_DESCRIPTION}"));
         } else if gate.task_input() {
@@ -371,8 +391,34 @@ impl Tool for ShellTool {
                  `run_in_background: true`."
             ))
         } else {
+            if let Some((budget, tasks_dir)) = self.move_budget(context, timeout)
+                && let Some(output) =
+                    run_movable(context, &input.command, timeout, budget, tasks_dir).await
+            {
+                return output;
+            }
             Self::run_foreground(context, &input.command, timeout).await
         }
+    }
+}
+
+impl ShellTool {
+    /// The move budget and tasks directory of a foreground call, when it may move to the
+    /// background: the tool allows background, the session's gate is open with a budget,
+    /// and `timeout_ms` (which kills) is not already within the budget.
+    fn move_budget(
+        &self,
+        context: &ToolContext,
+        timeout: Option<Duration>,
+    ) -> Option<(Duration, std::path::PathBuf)> {
+        if !self.allow_background {
+            return None;
+        }
+        let budget = context.gate().foreground_budget()?;
+        if timeout.is_some_and(|timeout| timeout <= budget) {
+            return None;
+        }
+        Some((budget, context.background.tasks_dir.clone()?))
     }
 }
 
@@ -446,7 +492,7 @@ fn positive_ms(field: &str, value: Option<i64>) -> Result<Option<Duration>, Tool
 }
 
 /// The model's view of a foreground run: output, then how it ended.
-fn render_foreground(output: &ExecOutput, timeout: Option<Duration>) -> ToolOutput {
+pub(crate) fn render_foreground(output: &ExecOutput, timeout: Option<Duration>) -> ToolOutput {
     let mut text = String::new();
     if output.truncated_bytes > 0 {
         text.push_str(&format!(
@@ -496,9 +542,12 @@ mod describe_tests {
 
     #[test]
     fn the_shell_is_named_by_its_file_on_every_platform() {
-        assert!(describe_shell(Some("/bin/bash")).starts_with("Runs a bash command (`/bin/bash`)"));
         assert!(
-            describe_shell(Some(r"C:\Windows\system32\cmd.exe"))
+            describe_shell(Some("/bin/bash"), None)
+                .starts_with("Runs a bash command (`/bin/bash`)")
+        );
+        assert!(
+            describe_shell(Some(r"C:\Windows\system32\cmd.exe"), None)
                 .starts_with(r"Runs a cmd.exe command (`C:\Windows\system32\cmd.exe`)")
         );
     }

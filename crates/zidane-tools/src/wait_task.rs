@@ -75,7 +75,7 @@ pub fn wait_task_description(limits: WaitLimits, channel: ExitChannel) -> String
 }
 
 /// A limit as a person says it: `2 minutes`, `50 seconds`.
-fn limit_text(limit: Duration) -> String {
+pub(crate) fn limit_text(limit: Duration) -> String {
     let secs = limit.as_secs();
     let (n, unit) = if secs >= 60 && secs.is_multiple_of(60) {
         (secs / 60, "minute")

@@ -19,8 +19,8 @@ const BOUND: Duration = Duration::from_secs(20);
 pub(super) struct Session {
     pub(super) context: ToolContext,
     registry: ToolRegistry,
-    exits: mpsc::UnboundedReceiver<TaskExitInfo>,
-    dir: TempDir,
+    pub(super) exits: mpsc::UnboundedReceiver<TaskExitInfo>,
+    pub(super) dir: TempDir,
 }
 
 impl Session {
@@ -84,7 +84,7 @@ impl Session {
     }
 }
 
-fn regex_escape(text: &str) -> String {
+pub(super) fn regex_escape(text: &str) -> String {
     text.chars()
         .flat_map(|c| {
             let special = "\\.+*?()|[]{}^$".contains(c);
