@@ -80,6 +80,8 @@ pub(crate) struct InFlightCall {
     pub(crate) name: String,
     pub(crate) started_at: DateTime<Utc>,
     pub(crate) cancel: CancellationToken,
+    /// Fired to move the call's foreground command to the background now.
+    pub(crate) move_now: CancellationToken,
 }
 
 #[derive(Debug, Default)]
@@ -234,6 +236,7 @@ impl Agent {
             self.inner.context.capabilities(),
         )
         .with_exit_channel(self.exit_channel())
+        .with_foreground_budget(self.inner.behavior.foreground_budget)
     }
 
     /// How a background task's end reaches this agent's model
@@ -366,6 +369,7 @@ impl Agent {
             remote_readiness: behavior.remote_readiness,
             limits: behavior.task_limits,
             exit_channel: self.exit_channel(),
+            foreground_budget: behavior.foreground_budget,
         }
     }
 
@@ -413,6 +417,19 @@ impl Agent {
             }
             None => false,
         }
+    }
+
+    /// Moves the foreground commands of the calls in flight to the background now (the
+    /// terminal host's ctrl+b): each such `shell` call returns at once with its task's id
+    /// and log, and the task's end is told like any background task's. Only calls that
+    /// can move do ([`Behavior::foreground_budget`](crate::Behavior::foreground_budget)
+    /// set, background tasks allowed); others go on. Returns how many calls were asked.
+    pub fn move_calls_to_background(&self) -> usize {
+        let run_state = self.run_state();
+        for call in &run_state.calls {
+            call.move_now.cancel();
+        }
+        run_state.calls.len()
     }
 
     /// Registers something the agent must close on destroy (after the run is aborted,

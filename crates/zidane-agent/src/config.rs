@@ -61,6 +61,11 @@ pub struct Behavior {
     /// `None`: the agent's own way — the next turn for an agent with a run loop, the next
     /// tool result for a [host-driven](crate::Agent::host_driven) one.
     pub exit_channel: Option<ExitChannel>,
+    /// How long a foreground `shell` command runs before it moves to the background,
+    /// where background tasks are allowed: the call then returns with the task's id and
+    /// log, and the task's end is told like any background task's. `None` (the default):
+    /// a foreground command runs to its end.
+    pub foreground_budget: Option<Duration>,
 }
 
 impl Default for Behavior {
@@ -75,6 +80,7 @@ impl Default for Behavior {
             max_steps: DEFAULT_MAX_STEPS,
             system: None,
             exit_channel: None,
+            foreground_budget: None,
         }
     }
 }
@@ -119,6 +125,14 @@ impl Behavior {
     #[must_use]
     pub fn exit_channel(mut self, channel: ExitChannel) -> Self {
         self.exit_channel = Some(channel);
+        self
+    }
+
+    /// Moves a foreground `shell` command still running after `budget` to the
+    /// background (see [`Behavior::foreground_budget`]).
+    #[must_use]
+    pub fn foreground_budget(mut self, budget: Duration) -> Self {
+        self.foreground_budget = Some(budget);
         self
     }
 

@@ -37,6 +37,11 @@ pub struct ToolCall {
     /// How this call's background task, if it starts one, tells the model of its end,
     /// when not the agent's way ([`Agent::exit_channel`]): the tool's text says it.
     pub exit_channel: Option<ExitChannel>,
+    /// How long this call's foreground command runs before it moves to the background,
+    /// when not the agent's
+    /// ([`Behavior::foreground_budget`](crate::Behavior::foreground_budget)): an MCP
+    /// server sizes it to the client's own request ceiling.
+    pub foreground_budget: Option<std::time::Duration>,
 }
 
 impl ToolCall {
@@ -52,7 +57,16 @@ impl ToolCall {
             input,
             cancel: CancellationToken::new(),
             exit_channel: None,
+            foreground_budget: None,
         }
+    }
+
+    /// Sets how long this call's foreground command runs before it moves to the
+    /// background.
+    #[must_use]
+    pub fn foreground_budget(mut self, budget: std::time::Duration) -> Self {
+        self.foreground_budget = Some(budget);
+        self
     }
 
     /// Sets how this call's background task tells the model of its end.
@@ -181,7 +195,10 @@ impl Agent {
                 &call.call_id,
                 &call.name,
                 call.input,
-                call.exit_channel.unwrap_or_else(|| self.exit_channel()),
+                crate::run::CallSettings {
+                    exit_channel: call.exit_channel.unwrap_or_else(|| self.exit_channel()),
+                    foreground_budget: call.foreground_budget,
+                },
             )
             .await)
     }

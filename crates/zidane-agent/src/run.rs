@@ -295,7 +295,10 @@ impl Agent {
                             &call_id,
                             &name,
                             input,
-                            self.exit_channel(),
+                            CallSettings {
+                                exit_channel: self.exit_channel(),
+                                foreground_budget: None,
+                            },
                         )
                         .instrument(span.clone())
                         .await;
@@ -367,7 +370,7 @@ impl Agent {
         call_id: &str,
         name: &str,
         input: serde_json::Value,
-        exit_channel: ExitChannel,
+        settings: CallSettings,
     ) -> ToolOutput {
         let tool = self.inner.tools.resolve(name).map(|tool| tool.spec().name);
         self.hooks().emit(&HookEvent::ToolBefore(ToolCallEvent {
@@ -377,6 +380,7 @@ impl Agent {
             input: input.clone(),
         }));
         let cancel = run_token.child_token();
+        let move_now = CancellationToken::new();
         let started_at = Utc::now();
         let started = Instant::now();
         self.run_state().calls.push(InFlightCall {
@@ -384,6 +388,7 @@ impl Agent {
             name: name.to_owned(),
             started_at,
             cancel: cancel.clone(),
+            move_now: move_now.clone(),
         });
 
         let output = match self
@@ -392,8 +397,13 @@ impl Agent {
         {
             Some(refused) => refused,
             None => {
-                let mut context = self.tool_context(handle, cancel.clone());
-                context.background.exit_channel = exit_channel;
+                let mut context = self
+                    .tool_context(handle, cancel.clone())
+                    .with_move_trigger(move_now);
+                context.background.exit_channel = settings.exit_channel;
+                if let Some(budget) = settings.foreground_budget {
+                    context.background.foreground_budget = Some(budget);
+                }
                 let call = self.inner.tools.dispatch(&context, name, input);
                 tokio::pin!(call);
                 tokio::select! {
@@ -516,4 +526,12 @@ impl Agent {
             ))
         })
     }
+}
+
+/// What one call runs with besides its input: how a background task's end reaches the
+/// model, and a move budget of the host's own for this call (else the agent's).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallSettings {
+    pub(crate) exit_channel: ExitChannel,
+    pub(crate) foreground_budget: Option<std::time::Duration>,
 }

@@ -3,6 +3,7 @@
 //!
 //! | call | acknowledges |
 //! |---|---|
+//! | `shell` with `{"exit": …}` (a foreground command run as a task that ended in time) | that task's exit |
 //! | `shell_kill` with `{"exit": …}` | that task's exit |
 //! | `wait_task` with `{"exit": …}` | that task's exit |
 //! | `wait_task` with `{"timed_out": true}` | nothing (the task still runs) |
@@ -11,7 +12,7 @@
 use std::path::PathBuf;
 
 use zidane_context::{TaskExitInfo, TaskId};
-use zidane_tools::{READ_FILE, SHELL_KILL, ToolOutput, WAIT_TASK};
+use zidane_tools::{READ_FILE, SHELL, SHELL_KILL, ToolOutput, WAIT_TASK};
 
 /// What a tool call may have told the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +27,7 @@ pub(crate) enum Acknowledgement {
 /// resolved). Anything unexpected in `data` acknowledges nothing.
 pub(crate) fn acknowledgement(tool: &str, output: &ToolOutput) -> Option<Acknowledgement> {
     match tool {
-        SHELL_KILL | WAIT_TASK => exit_of(&output.data).map(Acknowledgement::Exit),
+        SHELL | SHELL_KILL | WAIT_TASK => exit_of(&output.data).map(Acknowledgement::Exit),
         READ_FILE if !output.is_error => output
             .data
             .get("path")
@@ -58,7 +59,7 @@ mod tests {
     #[test]
     fn kill_and_completed_wait_acknowledge_the_exit() {
         let id = TaskId::parse("bash_1").ok();
-        for tool in [SHELL_KILL, WAIT_TASK] {
+        for tool in [SHELL, SHELL_KILL, WAIT_TASK] {
             let output = ToolOutput::ok("done", json!({ "exit": exit_json("bash_1") }));
             assert_eq!(
                 acknowledgement(tool, &output),
@@ -91,6 +92,6 @@ mod tests {
             acknowledgement(READ_FILE, &read),
             Some(Acknowledgement::Read("/t/bash_1.log".into()))
         );
-        assert_eq!(acknowledgement("shell", &read), None);
+        assert_eq!(acknowledgement(SHELL, &read), None);
     }
 }

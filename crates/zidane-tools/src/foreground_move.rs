@@ -218,12 +218,14 @@ pub(crate) async fn run_movable(
             }
         },
         Outcome::Cancelled => {
-            guard.armed = false;
-            match context
+            // Armed while the kill runs: a host that stops waiting for the call must
+            // not leave the command running.
+            let killed = context
                 .context
                 .kill_background(context.handle, started.task_id)
-                .await
-            {
+                .await;
+            guard.armed = false;
+            match killed {
                 Ok(Some(exit)) => answer_foreground(context, exit, timeout).await,
                 Ok(None) => ToolOutput::error(format!(
                     "{SHELL}: cancelled; the command's task {} was already gone",

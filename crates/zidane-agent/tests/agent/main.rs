@@ -10,6 +10,8 @@ mod destroy;
 #[cfg(unix)]
 mod destroy_bound;
 #[cfg(unix)]
+mod foreground_move;
+#[cfg(unix)]
 mod full_disk;
 mod host;
 mod notify;
