@@ -3,10 +3,11 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 #[cfg(unix)]
 use tokio::signal::unix::{Signal, SignalKind, signal};
-use zidane::agent::{Agent, DestroyReport, Model, SessionStore, WakeLoop};
+use zidane::agent::{Agent, Behavior, DestroyReport, Model, SessionStore, WakeLoop};
 use zidane::context::EnvPolicy;
 
 use crate::env_config;
@@ -56,17 +57,22 @@ pub struct Host {
 impl Host {
     /// Builds the agent — the stored session `resume`, or a new one, its tasks'
     /// environment computed by `env_policy` — and starts its wake loop. Must run inside
-    /// the tokio runtime. Its context ends, in the background, what crashed hosts of this
-    /// user left running, unless [`SWEEP_ORPHANS_VAR`](crate::env_config::SWEEP_ORPHANS_VAR)
-    /// turns that off.
+    /// the tokio runtime. A foreground command still running after `move_after` moves to
+    /// the background (`None`: never). Its context ends, in the background, what crashed
+    /// hosts of this user left running, unless
+    /// [`SWEEP_ORPHANS_VAR`](crate::env_config::SWEEP_ORPHANS_VAR) turns that off.
     pub fn start(
         model: Arc<dyn Model>,
         model_name: String,
         resume: Option<&str>,
         env_policy: EnvPolicy,
+        move_after: Option<Duration>,
     ) -> Result<Self, CliError> {
         let user_dir = user_dir()?;
+        let mut behavior = Behavior::new();
+        behavior.foreground_budget = move_after;
         let mut builder = zidane::local_agent(model, &user_dir)
+            .behavior(behavior)
             .env_policy(env_policy)
             .sweep_orphans(env_config::sweep_orphans()?);
         if let Some(id) = resume {

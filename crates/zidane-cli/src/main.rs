@@ -58,7 +58,15 @@ struct Cli {
     /// Run on a built-in scripted model: no network, no keys.
     #[arg(long)]
     demo: bool,
+    /// Move a foreground shell command still running after this many seconds to the
+    /// background, where it runs on and its end is told (0: never; ctrl+b moves one at
+    /// once).
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_MOVE_AFTER.as_secs())]
+    move_after_secs: u64,
 }
+
+/// How long a foreground command runs in a session before it moves to the background.
+const DEFAULT_MOVE_AFTER: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
@@ -125,7 +133,15 @@ fn session(cli: &Cli) -> Result<ExitCode, CliError> {
         .build()
         .map_err(CliError::Runtime)?;
     runtime.block_on(async {
-        let host = host::Host::start(model, model_name, cli.resume.as_deref(), env_policy)?;
+        let move_after =
+            (cli.move_after_secs > 0).then(|| std::time::Duration::from_secs(cli.move_after_secs));
+        let host = host::Host::start(
+            model,
+            model_name,
+            cli.resume.as_deref(),
+            env_policy,
+            move_after,
+        )?;
         match &cli.prompt {
             Some(prompt) => print::run(host, prompt, cli.wait).await,
             None => interactive::run(host).await,

@@ -216,6 +216,11 @@ fn carry_out<K>(
             host.wake.abort();
             app.note("aborted; background tasks run on, and wake-ups wait for your next prompt");
         }
+        Action::MoveToBackground => {
+            if agent.move_calls_to_background() == 0 {
+                app.note("no command is running in the foreground");
+            }
+        }
         Action::OpenPicker => {
             app.open_picker(app.rows(agent.in_flight_tools()));
             inputs.tasks.changed();

@@ -161,6 +161,8 @@ pub enum Action {
     Abort,
     /// Read the picker's rows and open it.
     OpenPicker,
+    /// Move the foreground commands of the calls in flight to the background now.
+    MoveToBackground,
     /// Cancel this tool call, or kill this task's group.
     Cancel(PickerRow),
     /// Start showing this task's terminal and sending it keys (the state is attached).
@@ -441,6 +443,7 @@ impl App {
         }
         match key.code {
             KeyCode::Char('k') if ctrl => Some(Action::OpenPicker),
+            KeyCode::Char('b') if ctrl => Some(Action::MoveToBackground),
             KeyCode::Esc => {
                 self.suppressed = true;
                 Some(Action::Abort)

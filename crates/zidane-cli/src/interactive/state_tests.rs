@@ -65,8 +65,14 @@ fn esc_aborts_and_pauses_wakes_until_the_next_prompt() {
 #[test]
 fn the_picker_opens_chooses_and_closes() {
     let mut app = App::new("m", "s");
+    assert_eq!(app.handle_key(ctrl('b')), Some(Action::MoveToBackground));
     assert_eq!(app.handle_key(ctrl('k')), Some(Action::OpenPicker));
     app.open_picker(super::super::view::tests::rows());
+    assert_eq!(
+        app.handle_key(ctrl('b')),
+        None,
+        "the picker takes keys while open"
+    );
     assert_eq!(app.handle_key(key(KeyCode::Down)), None);
     assert_eq!(app.handle_key(key(KeyCode::Down)), None);
     assert_eq!(
@@ -275,7 +281,7 @@ mod props {
     fn any_key() -> impl Strategy<Value = KeyEvent> {
         prop_oneof![
             any::<char>().prop_map(|c| key(KeyCode::Char(c))),
-            prop::sample::select(vec!['c', 'd', 'k', 'u', ']']).prop_map(ctrl),
+            prop::sample::select(vec!['b', 'c', 'd', 'k', 'u', ']']).prop_map(ctrl),
             Just(key(KeyCode::Char('a'))),
             prop::sample::select(vec![
                 KeyCode::Enter,
@@ -349,6 +355,11 @@ mod props {
                         all.push(tty_row("bash_3"));
                         app.open_picker(all.into_iter().take(rows).collect());
                     }
+                    Some(Action::MoveToBackground) => prop_assert!(
+                        !picker_open
+                            && key.code == KeyCode::Char('b')
+                            && key.modifiers == KeyModifiers::CONTROL
+                    ),
                     Some(Action::Cancel(_)) => prop_assert!(picker_open && rows > 0),
                     Some(Action::Attach(row)) => {
                         prop_assert!(picker_open && row.tty.is_some());

@@ -142,7 +142,7 @@ pub fn footer_line(app: &App) -> Line<'static> {
     } else {
         Span::styled("ctrl+k cancel", dim)
     };
-    Line::from(vec![
+    let mut spans = vec![
         Span::styled(
             app.model_name.clone(),
             Style::new().add_modifier(Modifier::BOLD),
@@ -153,8 +153,13 @@ pub fn footer_line(app: &App) -> Line<'static> {
         state,
         Span::styled(" · ", dim),
         chip,
-        Span::styled(" · ctrl+d quit", dim),
-    ])
+    ];
+    spans.push(Span::styled(" · ctrl+d quit", dim));
+    if app.running && app.in_flight > 0 {
+        // A foreground command in flight can be moved to the background.
+        spans.push(Span::styled(" · ctrl+b background", dim));
+    }
+    Line::from(spans)
 }
 
 /// One visual line of the transcript: its text, style, and a link in it.

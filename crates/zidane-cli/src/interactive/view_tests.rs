@@ -142,7 +142,7 @@ fn footer_counts_calls_and_tasks() {
     let mut app = session();
     app.in_flight = 3;
     app.running = true;
-    let (text, _) = screen(&app, 100, 6);
+    let (text, _) = screen(&app, 120, 6);
     insta::assert_snapshot!("footer_running", text);
     app.in_flight = 0;
     app.running = false;
