@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use clap::Args;
 use zidane_mcp::{
-    MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET, ServeOptions,
-    serve_stdio, shutdown_signal,
+    MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET, MoveAfter,
+    ServeOptions, serve_stdio, shutdown_signal,
 };
 
 use crate::env_config::{self, EnvArgs};
@@ -45,6 +45,11 @@ pub(crate) struct McpArgs {
     /// …), else under a minute.
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     wait_cap_secs: Option<u64>,
+    /// Move a foreground shell command still running after this many seconds to the
+    /// background, where it runs on and its end is told (0: never). Default: the margin
+    /// under the connected client's request ceiling that wait_task's cap keeps.
+    #[arg(long, value_name = "SECS")]
+    move_after_secs: Option<u64>,
 }
 
 /// Runs the server until the session ends or SIGTERM/SIGINT.
@@ -69,6 +74,11 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
         .kill_grace(Duration::from_millis(args.kill_grace_ms))
         .result_budget(args.result_budget_bytes)
         .sweep_orphans(env_config::sweep_orphans()?);
+    let options = options.move_after(match args.move_after_secs {
+        None => MoveAfter::ClientCeiling,
+        Some(0) => MoveAfter::Never,
+        Some(secs) => MoveAfter::Fixed(Duration::from_secs(secs)),
+    });
     let options = match args.wait_cap_secs {
         Some(secs) => options.wait_cap(Duration::from_secs(secs)),
         None => options,

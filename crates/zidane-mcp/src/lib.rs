@@ -44,7 +44,7 @@ pub use http::{HttpServer, MCP_PATH, SHUTDOWN_GRACE, serve_http};
 pub use list_tasks::{LIST_TASKS, ListTasksInput, ListTasksTool};
 pub use options::{
     MCP_DEFAULT_DESTROY_TIMEOUT, MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_SESSION_IDLE, McpHttpOptions,
-    ServeOptions, TOKEN_ENV,
+    MoveAfter, ServeOptions, TOKEN_ENV,
 };
 pub use origin::{AllowedOrigin, Origin, OriginParseError};
 pub use oversized::MAX_REQUEST_BYTES;

@@ -33,6 +33,23 @@ pub const MCP_DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(60 * 60);
 /// ([`ZIDANE_SECRET_ENV_VARS`](zidane_context::ZIDANE_SECRET_ENV_VARS)).
 pub const TOKEN_ENV: &str = zidane_context::MCP_TOKEN_VAR;
 
+/// When a foreground `shell` command of an MCP session moves to the background: then the
+/// call returns with the task's id and log before the client gives up on it, and the
+/// task's end is told like any background task's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MoveAfter {
+    /// A margin under the connected client's request ceiling, the one `wait_task`'s cap
+    /// keeps, where the ceiling is known; under a minute for a client not known.
+    #[default]
+    ClientCeiling,
+    /// After this long, for every client.
+    Fixed(Duration),
+    /// Never: a foreground command runs to its end, or until the client gives up on the
+    /// call (the command is then killed).
+    Never,
+}
+
 /// What every session of a server shares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -50,6 +67,9 @@ pub struct ServeOptions {
     /// `wait_task`'s cap for every client; `None` sizes it to the client's known request
     /// ceiling, or under a minute for one not known.
     pub wait_cap: Option<Duration>,
+    /// When a foreground `shell` command moves to the background
+    /// ([`MoveAfter::ClientCeiling`] by default).
+    pub move_after: MoveAfter,
     /// Which of the server's environment variables every session's tasks get
     /// ([`EnvPolicy::default`]: all but those named like a secret, never
     /// [`TOKEN_ENV`]).
@@ -75,6 +95,7 @@ impl ServeOptions {
             destroy_timeout: MCP_DEFAULT_DESTROY_TIMEOUT,
             result_budget: MCP_DEFAULT_RESULT_BUDGET,
             wait_cap: None,
+            move_after: MoveAfter::ClientCeiling,
             env_policy: EnvPolicy::default(),
             sweep_orphans: true,
         }
@@ -99,6 +120,13 @@ impl ServeOptions {
     #[must_use]
     pub fn wait_cap(mut self, cap: Duration) -> Self {
         self.wait_cap = Some(cap);
+        self
+    }
+
+    /// Sets when a foreground `shell` command moves to the background.
+    #[must_use]
+    pub fn move_after(mut self, move_after: MoveAfter) -> Self {
+        self.move_after = move_after;
         self
     }
 

@@ -43,7 +43,7 @@ use crate::options::ServeOptions;
 use crate::result::tool_result;
 use crate::schema::output_schema;
 use crate::session::McpSession;
-use crate::waits::{fit_wait, wait_limits};
+use crate::waits::{fit_wait, move_budget, wait_limits};
 use crate::{mcp_tasks, resources};
 
 /// What the model reads about the server, where a host shows it (and what a host's tool
@@ -327,7 +327,13 @@ impl ServerHandler for McpServer {
         let channel = exit_channel(&context);
         let limits = limits(&session, &context);
         let shape = result_shape(&context);
-        let gate = agent.background_gate().with_exit_channel(channel);
+        let gate = agent
+            .background_gate()
+            .with_exit_channel(channel)
+            .with_foreground_budget(move_budget(
+                context.client_info().as_ref(),
+                session.move_after,
+            ));
         let tools = agent
             .tools()
             // As the run loop asks: the shell tool names the context's shell.
@@ -381,12 +387,25 @@ impl ServerHandler for McpServer {
                 .await
                 .map_err(|error| McpError::internal_error(error, None))?
         } else {
-            let call = ToolCall::new(context.id.to_string(), request.name.into_owned(), input)
+            let mut call = ToolCall::new(context.id.to_string(), request.name.into_owned(), input)
                 .cancel(context.ct.clone())
                 .exit_channel(exit_channel(&context));
+            // Before the client gives up on the call, a foreground command moves.
+            call.foreground_budget =
+                move_budget(context.client_info().as_ref(), session.move_after);
             agent.call_tool(call).await.map_err(agent_error)?
         };
-        if is_background_start && takes_tasks && !output.is_error {
+        // A foreground command that moved is a background start too.
+        let moved = output.data.get("moved_to_background") == Some(&serde_json::Value::Bool(true));
+        let mut output = output;
+        if tool.as_deref() == Some(SHELL) && !is_background_start && !moved {
+            // A foreground answer's exit acknowledged the command's task in the agent; the
+            // client's model reads the answer as before, without it.
+            if let Some(data) = output.data.as_object_mut() {
+                data.remove("exit");
+            }
+        }
+        if (is_background_start || moved) && takes_tasks && !output.is_error {
             let started = output
                 .data
                 .get("task_id")

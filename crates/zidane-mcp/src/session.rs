@@ -38,6 +38,8 @@ pub struct McpSession {
     pub(crate) result_budget: usize,
     /// `wait_task`'s cap when the server was given one ([`ServeOptions::wait_cap`]).
     pub(crate) wait_cap: Option<Duration>,
+    /// When foreground commands move to the background ([`ServeOptions::move_after`]).
+    pub(crate) move_after: crate::options::MoveAfter,
     hook: SubscriptionId,
     stop_pushes: CancellationToken,
     torn_down: OnceCell<()>,
@@ -97,6 +99,7 @@ impl McpSession {
             joins: Joins::default(),
             result_budget: options.result_budget,
             wait_cap: options.wait_cap,
+            move_after: options.move_after,
             hook,
             stop_pushes,
             torn_down: OnceCell::new(),

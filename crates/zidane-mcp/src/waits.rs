@@ -12,6 +12,8 @@ use serde_json::{Map, Value};
 use tokio::task::JoinHandle;
 use zidane_tools::{DEFAULT_WAIT_TIMEOUT, WaitLimits};
 
+use crate::options::MoveAfter;
+
 /// The cap for a client whose ceiling is not known: under the shortest common one.
 pub const MCP_UNKNOWN_CLIENT_WAIT_CAP: Duration = Duration::from_secs(50);
 
@@ -57,20 +59,38 @@ pub(crate) fn report_progress(
     }))
 }
 
+/// A margin under the client's known request ceiling, else
+/// [`MCP_UNKNOWN_CLIENT_WAIT_CAP`]: how long one call of this client may safely run.
+fn under_ceiling(client: Option<&Implementation>) -> Duration {
+    crate::clients::known(client)
+        .and_then(|known| known.ceiling)
+        .map_or(MCP_UNKNOWN_CLIENT_WAIT_CAP, |ceiling| {
+            ceiling.saturating_sub((ceiling / 10).max(Duration::from_secs(10)))
+        })
+}
+
 /// The wait limits for a client: the cap `cap` when the server was given one, else a
 /// margin under the client's known ceiling, else [`MCP_UNKNOWN_CLIENT_WAIT_CAP`]; the
 /// default is the usual one when it fits under the cap.
 pub(crate) fn wait_limits(client: Option<&Implementation>, cap: Option<Duration>) -> WaitLimits {
-    let cap = cap.unwrap_or_else(|| {
-        crate::clients::known(client)
-            .and_then(|known| known.ceiling)
-            .map_or(MCP_UNKNOWN_CLIENT_WAIT_CAP, |ceiling| {
-                ceiling.saturating_sub((ceiling / 10).max(Duration::from_secs(10)))
-            })
-    });
+    let cap = cap.unwrap_or_else(|| under_ceiling(client));
     WaitLimits {
         default: DEFAULT_WAIT_TIMEOUT.min(cap),
         max: cap,
+    }
+}
+
+/// How long a foreground `shell` command of `client` runs before it moves to the
+/// background: the same margin under its ceiling as a wait's cap, unless the server says
+/// otherwise; `None` when it never moves.
+pub(crate) fn move_budget(
+    client: Option<&Implementation>,
+    move_after: MoveAfter,
+) -> Option<Duration> {
+    match move_after {
+        MoveAfter::ClientCeiling => Some(under_ceiling(client)),
+        MoveAfter::Fixed(after) => Some(after),
+        MoveAfter::Never => None,
     }
 }
 
@@ -115,6 +135,32 @@ mod tests {
         assert!(wait_limits(None, None).max < Duration::from_secs(60));
         let flagged = wait_limits(Some(&client("Zed")), Some(Duration::from_secs(600)));
         assert_eq!(flagged.max, Duration::from_secs(600));
+    }
+
+    #[test]
+    fn a_foreground_command_moves_under_the_clients_ceiling_as_a_wait_is_capped() {
+        let budget = |name: &str, after| move_budget(Some(&client(name)), after);
+        assert_eq!(
+            budget("codex-mcp-client", MoveAfter::ClientCeiling),
+            Some(Duration::from_secs(270))
+        );
+        assert_eq!(
+            budget("opencode", MoveAfter::ClientCeiling),
+            Some(Duration::from_secs(50))
+        );
+        assert_eq!(
+            budget("my-host", MoveAfter::ClientCeiling),
+            Some(MCP_UNKNOWN_CLIENT_WAIT_CAP)
+        );
+        assert_eq!(
+            move_budget(None, MoveAfter::ClientCeiling),
+            Some(MCP_UNKNOWN_CLIENT_WAIT_CAP)
+        );
+        assert_eq!(
+            budget("codex", MoveAfter::Fixed(Duration::from_secs(1))),
+            Some(Duration::from_secs(1))
+        );
+        assert_eq!(budget("codex", MoveAfter::Never), None);
     }
 
     #[test]

@@ -26,7 +26,10 @@ async fn the_tools_are_zidane_tools_own_plus_list_tasks() {
     // The server's sessions run on the local context, whose shell the description names.
     let local = zidane_process::ProcessContext::new();
     // This client takes no MCP tasks: an exit comes with the next tool result.
-    let gate = BackgroundGate::open().with_exit_channel(zidane_tools::ExitChannel::NextToolResult);
+    let gate = BackgroundGate::open()
+        .with_exit_channel(zidane_tools::ExitChannel::NextToolResult)
+        // A foreground command moves under the client's ceiling, as a wait is capped.
+        .with_foreground_budget(Some(zidane_mcp::MCP_UNKNOWN_CLIENT_WAIT_CAP));
     for spec in registry.specs_in(&gate, &local) {
         let tool = tools.iter().find(|t| t.name == spec.name).unwrap();
         // The wait's limits are the client's (`waits.rs`); its text is the tool's own.
