@@ -3,6 +3,7 @@
     python mcp_client.py stdio <zidane binary> <user dir>
     python mcp_client.py http <url> <file holding the bearer token>
     python mcp_client.py env <zidane binary> <user dir>
+    python mcp_client.py move <zidane binary> <user dir>
 
 Starts background tasks, waits for the resource-updated notification of the first one,
 checks that the next tool result (and only that one) opens with its
@@ -12,6 +13,10 @@ disconnects, and checks that no task process is left. Exits non-zero on any fail
 `env` starts `zidane mcp` with secrets in its environment and checks that neither a
 foreground command's `env` nor a background task's shows any of them, while what the
 policy passes and sets is there.
+
+`move` starts `zidane mcp --move-after-secs 1`: a foreground command that outlives the
+second comes back as a background task whose end is told once, with the next tool
+result; one that ends in time comes back as a foreground answer and is never told.
 """
 
 import json
@@ -169,6 +174,45 @@ async def exercise_env(read, write) -> list[int]:
         return [started.structured_content["pid"]]
 
 
+async def exercise_move(read, write) -> list[int]:
+    updated = anyio.Event()
+
+    async def on_message(message) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification) and message.params.uri == "task://bash_1":
+            updated.set()
+
+    async with ClientSession(read, write, message_handler=on_message) as session:
+        await session.initialize()
+        shell = next(tool for tool in (await session.list_tools()).tools if tool.name == "shell")
+        assert "A command still running after 1 second moves to the background" in shell.description, shell.description
+
+        began = time.monotonic()
+        moved = await session.call_tool("shell", {"command": "echo start; sleep 3; echo done"})
+        assert time.monotonic() - began < 2.5, time.monotonic() - began
+        assert not moved.is_error, text(moved)
+        assert moved.structured_content["moved_to_background"] is True, moved.structured_content
+        assert moved.structured_content["task_id"] == "bash_1", moved.structured_content
+        assert text(moved).startswith("Still running after 1.0s: moved to the background as bash_1 (pid "), text(moved)
+        assert "Last lines:\nstart" in text(moved), text(moved)
+        await session.subscribe_resource("task://bash_1")
+
+        fast = await session.call_tool("shell", {"command": "echo hi"})
+        assert text(fast) == "hi\n\nExit code: 0", text(fast)
+        assert fast.structured_content == {"exit_code": 0, "text": "hi\n\nExit code: 0"}, fast.structured_content
+
+        with anyio.fail_after(WAIT):
+            await updated.wait()
+        told = await session.call_tool("list_tasks", {})
+        assert text(told).startswith("<task-notification>\n<task-id>bash_1</task-id>"), text(told)
+        # Once, and the command that ended in time never.
+        assert text(told).count("<task-notification>") == 1, text(told)
+        again = await session.call_tool("list_tasks", {})
+        assert "<task-notification>" not in text(again), text(again)
+        log = await session.call_tool("read_file", {"path": moved.structured_content["output_path"]})
+        assert text(log).startswith("     1\tstart\n     2\tdone"), text(log)
+        return [moved.structured_content["pid"]]
+
+
 # Whether zidane sweeps orphans as it starts: the test's choice, passed on to a server
 # started with the SDK's default environment, which would drop it.
 SWEEP_VAR = "ZIDANE_SWEEP_ORPHANS"
@@ -214,6 +258,15 @@ async def main() -> None:
         )
         async with stdio_client(params) as streams:
             pids = await exercise_env(streams[0], streams[1])
+    elif mode == "move":
+        binary, user_dir = sys.argv[2], sys.argv[3]
+        params = StdioServerParameters(
+            command=binary,
+            args=["mcp", "--user-dir", user_dir, "--move-after-secs", "1"],
+            env=passed_on(SWEEP_VAR),
+        )
+        async with stdio_client(params) as streams:
+            pids = await exercise_move(streams[0], streams[1])
     else:
         raise SystemExit(f"unknown mode {mode!r}")
 

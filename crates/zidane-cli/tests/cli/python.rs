@@ -76,3 +76,13 @@ async fn the_python_sdk_sees_no_secret_of_the_server_in_a_command() {
     let dir = tempfile::tempdir().unwrap();
     run_script(&python, &["env", BIN, dir.path().to_str().unwrap()]).await;
 }
+
+/// The same SDK against `zidane mcp --move-after-secs 1`: a foreground command past the
+/// second moves to the background and its end is told once; one that ends in time is
+/// answered as before and never told.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_sees_a_long_foreground_command_move() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    run_script(&python, &["move", BIN, dir.path().to_str().unwrap()]).await;
+}
