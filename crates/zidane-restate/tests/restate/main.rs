@@ -19,6 +19,8 @@ mod destroy;
 mod env_policy;
 #[path = "exec.rs"]
 mod exec;
+#[path = "foreground_move.rs"]
+mod foreground_move;
 #[path = "host_crash.rs"]
 mod host_crash;
 #[path = "identity.rs"]
