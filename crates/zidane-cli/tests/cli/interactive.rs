@@ -1,6 +1,7 @@
 //! The interactive session in a real terminal: a prompt starts a background build, its
-//! banner and the woken reply appear by themselves, `ctrl+k` kills a dev server, and
-//! quitting leaves no process of the session behind.
+//! banner and the woken reply appear by themselves, `ctrl+k` kills a dev server, `ctrl+b`
+//! moves a slow foreground command to the background, and quitting leaves no process of
+//! the session behind.
 
 use std::time::Duration;
 
@@ -145,6 +146,38 @@ fn resume_repaints_the_stored_transcript_first() {
     tmux.wait_text("press ctrl+c again to quit", STEP);
     tmux.keys(&["C-c"]);
     tmux.wait_ended("ctrl+c twice", STEP);
+}
+
+#[test]
+fn ctrl_b_moves_a_foreground_command_to_the_background() {
+    if !tmux_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (args, env) = model_args();
+    let tmux = Tmux::start(dir.path(), &args, &env);
+    tmux.wait_text("ctrl+k cancel", STEP);
+    prompt(&tmux, "run something slow");
+    tmux.wait_text("running · esc abort · ctrl+k cancel (1)", STEP);
+    tmux.keys(&["C-b"]);
+    // The call answers at once; the command runs on as a task.
+    let screen = tmux.wait_text("The tool said: Moved by the user after", STEP);
+    assert!(
+        screen.contains("moved to the background as bash_1"),
+        "{screen}"
+    );
+    let screen = tmux.wait_text("· idle ·", STEP);
+    assert!(!screen.contains("cancelled"), "{screen}");
+    tmux.keys(&["C-k"]);
+    let picker = tmux.wait_text("enter cancels a call / kills a task", STEP);
+    assert!(
+        picker.contains("⌁ bash_1"),
+        "the moved task runs on: {picker}"
+    );
+    tmux.keys(&["Escape"]);
+    let before = owned_processes(tmux.pid);
+    tmux.keys(&["C-d"]);
+    ended_clean(&tmux, "ctrl+d", &before);
 }
 
 /// SIGTERM to a process.
