@@ -12,5 +12,6 @@ mod ceiling;
 mod claude_tasks;
 mod inspector;
 mod latency;
+mod moved;
 mod scenarios;
 mod setup;

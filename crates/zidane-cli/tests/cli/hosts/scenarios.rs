@@ -240,7 +240,7 @@ async fn nothing_runs_after_the_host_exits(host: Host) {
 }
 
 /// Whether `task`'s log under `user_dir` ends with `tail`.
-fn task_log_ends_with(user_dir: &std::path::Path, task: &str, tail: &str) -> bool {
+pub(super) fn task_log_ends_with(user_dir: &std::path::Path, task: &str, tail: &str) -> bool {
     let Ok(sessions) = std::fs::read_dir(user_dir.join("sessions")) else {
         return false;
     };
@@ -267,7 +267,7 @@ fn mentions_exit_code_0(result: &str) -> bool {
 /// How many `<task-notification>` blocks of `task` a result holds, however the host
 /// rendered it (the block's own text, or inside a JSON string): a block is the only
 /// place a `<task-id>` element appears.
-fn blocks_of(result: &str, task: &str) -> usize {
+pub(super) fn blocks_of(result: &str, task: &str) -> usize {
     result
         .matches(&format!("<task-id>{task}</task-id>"))
         .count()
