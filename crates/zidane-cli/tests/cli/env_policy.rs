@@ -47,8 +47,10 @@ async fn envs_seen(args: &[&str], env: &[(&str, &str)]) -> [(&'static str, Strin
         .as_str()
         .unwrap()
         .to_owned();
+    // The foreground command ran as a task too (it could have moved): not `bash_1`.
+    let task_id = started["structuredContent"]["task_id"].clone();
     let waited = server
-        .call(3, "wait_task", json!({ "task_id": "bash_1" }))
+        .call(3, "wait_task", json!({ "task_id": task_id }))
         .await;
     assert_eq!(
         waited["structuredContent"]["exit"]["exit_code"], 0,

@@ -320,7 +320,8 @@ async fn a_foreign_origin_gets_403_on_every_method_and_runs_nothing() {
     assert_eq!(ran.status, 200, "{}", ran.body);
     assert!(legit.exists(), "the allowed call did not run: {}", ran.body);
     assert!(!pwned.exists(), "a refused call ran");
-    // Had a refused call reached the session, it would have a background task.
+    // Had a refused call reached the session, it would have a task (the allowed call has
+    // one: a foreground command runs as a task that can move to the background).
     let tasks = send(
         served.authority(),
         "POST",
@@ -330,7 +331,13 @@ async fn a_foreign_origin_gets_403_on_every_method_and_runs_nothing() {
     )
     .await;
     assert_eq!(tasks.status, 200);
-    assert!(tasks.body.contains(r#""tasks":[]"#), "{}", tasks.body);
+    assert!(
+        tasks.body.contains(r#""task_id":"bash_1""#),
+        "{}",
+        tasks.body
+    );
+    assert!(!tasks.body.contains("bash_2"), "{}", tasks.body);
+    assert!(!tasks.body.contains("pwned"), "{}", tasks.body);
     assert!(served.stop().await.success());
 }
 
