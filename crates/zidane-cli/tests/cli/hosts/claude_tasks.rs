@@ -37,8 +37,18 @@ impl Drop for Session {
 /// one prompt, then every step until none is left, within `bound`. The tmux session is
 /// gone when this returns; what the model was asked is in the returned run.
 pub async fn interactive(sandbox: &Sandbox, steps: Vec<Step>, bound: Duration) -> Ran {
+    interactive_with(sandbox, steps, &[], bound).await
+}
+
+/// [`interactive`], with `zidane_args` after `mcp` on zidane's command line.
+pub async fn interactive_with(
+    sandbox: &Sandbox,
+    steps: Vec<Step>,
+    zidane_args: &[&str],
+    bound: Duration,
+) -> Ran {
     let model = ScriptedModel::start(SERVER, steps).await.unwrap();
-    drive(sandbox, &model, &[], bound, || false).await;
+    drive_with(sandbox, &model, &[], zidane_args, bound, || false).await;
     Ran { model }
 }
 
@@ -52,10 +62,22 @@ pub async fn drive(
     bound: Duration,
     linger: impl Fn() -> bool,
 ) {
+    drive_with(sandbox, model, more_tools, &[], bound, linger).await;
+}
+
+/// [`drive`], with `zidane_args` after `mcp` on zidane's command line.
+async fn drive_with(
+    sandbox: &Sandbox,
+    model: &ScriptedModel,
+    more_tools: &[&str],
+    zidane_args: &[&str],
+    bound: Duration,
+    linger: impl Fn() -> bool,
+) {
     let root = sandbox.root();
     let home = root.join("home");
     let work = root.join("work");
-    let (args, env) = sandbox.server();
+    let (args, env) = sandbox.zidane_server(zidane_args);
     let config = json!({ "mcpServers": { SERVER: {
         "type": "stdio", "command": BIN, "args": args, "env": env,
     } } });
@@ -186,6 +208,50 @@ async fn claude_code_wakes_the_model_with_the_task_s_notification() {
     let log = sandbox.user_dir().display().to_string();
     assert!(
         conversation.contains(&format!("<output-file>{log}")),
+        "{conversation}"
+    );
+}
+
+/// A foreground command past `--move-after-secs` is answered as a background start is:
+/// an MCP task, which Claude Code moves to its own background with zidane's "moved"
+/// text as the placeholder, and whose result, the `<task-notification>`, it hands the
+/// model when the task ends.
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_code_takes_a_moved_command_as_a_task() {
+    let Some(sandbox) = Sandbox::new(Host::ClaudeCode) else {
+        return;
+    };
+    if !tmux_present() {
+        return;
+    }
+    let steps = vec![
+        Step::call(Host::ClaudeCode.call(
+            "shell",
+            json!({ "command": "echo start; sleep 3; echo done" }),
+        )),
+        Step::text("It moved; I will hear when it ends."),
+        Step::text("It ended."),
+    ];
+    let ran = interactive_with(&sandbox, steps, &["--move-after-secs", "1"], BOUND).await;
+    let requests = ran.main_requests();
+    let placeholder = super::host::results_in(&requests[1]).join("\n");
+    assert!(
+        placeholder.contains("started server-side task")
+            && placeholder.contains("Still running after 1.0s: moved to the background as bash_1"),
+        "{placeholder}"
+    );
+    let last = requests.last().unwrap();
+    let conversation = last.body["messages"]
+        .to_string()
+        .replace("&lt;", "<")
+        .replace("&gt;", ">");
+    assert_eq!(
+        conversation.matches("<task-id>bash_1</task-id>").count(),
+        1,
+        "{conversation}"
+    );
+    assert!(
+        conversation.contains("<exit-code>0</exit-code>"),
         "{conversation}"
     );
 }

@@ -248,7 +248,7 @@ impl Sandbox {
     }
 
     /// `zidane mcp` as the host launches it: the command, its arguments, its environment.
-    fn zidane_server(&self, zidane_args: &[&str]) -> (Vec<String>, Value) {
+    pub fn zidane_server(&self, zidane_args: &[&str]) -> (Vec<String>, Value) {
         let args = std::iter::once("mcp")
             .chain(zidane_args.iter().copied())
             .map(str::to_owned)
