@@ -200,11 +200,6 @@ impl Sandbox {
         &self.hosts
     }
 
-    /// `zidane mcp` as the host launches it (see [`Sandbox::run`]).
-    pub fn server(&self) -> (Vec<String>, Value) {
-        self.zidane_server(&[])
-    }
-
     /// The live processes of this run.
     pub fn processes(&self) -> Vec<u32> {
         zidane_test_support::processes_with_env(TOKEN_VAR, self.token())
@@ -247,7 +242,8 @@ impl Sandbox {
         Ran { model }
     }
 
-    /// `zidane mcp` as the host launches it: the command, its arguments, its environment.
+    /// `zidane mcp` as the host launches it, `zidane_args` after `mcp`: its arguments
+    /// and its environment (see [`Sandbox::run`]).
     pub fn zidane_server(&self, zidane_args: &[&str]) -> (Vec<String>, Value) {
         let args = std::iter::once("mcp")
             .chain(zidane_args.iter().copied())
