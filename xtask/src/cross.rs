@@ -1,6 +1,7 @@
-//! Building the workspace for another OS on this Linux machine, shared by the macOS check
-//! and the Windows step: the target's std, the tools from Debian's archive, the cargo
-//! command both run, and how a step is announced and timed.
+//! How a step of `cargo xtask` runs a command, announced and timed (`step` for a cargo
+//! command, `run` for any), and building the workspace for another OS on this Linux
+//! machine, shared by the macOS check and the Windows step: the target's std, the tools
+//! from Debian's archive, the cargo command both run.
 //!
 //! The std is rustup's prebuilt one for the pinned toolchain (`rustup target add`), so
 //! the cross builds use the compiler every other step uses. Debian's own Rust
@@ -121,4 +122,11 @@ pub fn shown(command: &Command) -> String {
         .map(|part| part.to_string_lossy())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Runs one `cargo` step, printing its name and duration.
+pub fn step(name: &str, args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
+    let mut command = Command::new(env!("CARGO"));
+    command.args(args).envs(env.iter().copied());
+    run(name, &mut command)
 }

@@ -121,7 +121,7 @@ pub fn check(root: &Path, venv: &Path) -> Result<(), String> {
             .args(POWERSHELL_SCRIPTS))
     })?;
     check_runtime_free(root)?;
-    crate::step(
+    crate::cross::step(
         "publish (dry run)",
         &[
             "publish",

@@ -110,8 +110,8 @@ fn ci() -> Result<(), String> {
         .copied()
         .chain([(PROCESS_PATH_VAR, "portable")])
         .collect();
-    step("fmt", &["fmt", "--all", "--check"], env)?;
-    step(
+    cross::step("fmt", &["fmt", "--all", "--check"], env)?;
+    cross::step(
         "clippy",
         &[
             "clippy",
@@ -128,27 +128,27 @@ fn ci() -> Result<(), String> {
     modules::check(&root, NOT_YET_CHECKED)?;
     println!("<== modules: ok in {:.1?}", modules_started.elapsed());
     if has_nextest() {
-        step(
+        cross::step(
             "test (nextest)",
             &["nextest", "run", "--workspace", "--no-fail-fast"],
             env,
         )?;
-        step(
+        cross::step(
             "test on the portable path (nextest)",
             &["nextest", "run", "--workspace", "--no-fail-fast"],
             &portable,
         )?;
-        step("doc tests", &["test", "--workspace", "--doc"], env)?;
+        cross::step("doc tests", &["test", "--workspace", "--doc"], env)?;
     } else {
         // `cargo test` runs doc tests too.
-        step("test", &["test", "--workspace"], env)?;
-        step(
+        cross::step("test", &["test", "--workspace"], env)?;
+        cross::step(
             "test on the portable path",
             &["test", "--workspace"],
             &portable,
         )?;
     }
-    step(
+    cross::step(
         "doc",
         &["doc", "--workspace", "--no-deps"],
         &[
@@ -176,11 +176,4 @@ fn has_nextest() -> bool {
         .args(["nextest", "--version"])
         .output()
         .is_ok_and(|out| out.status.success())
-}
-
-/// Runs one `cargo` step, printing its name and duration.
-fn step(name: &str, args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
-    let mut command = Command::new(env!("CARGO"));
-    command.args(args).envs(env.iter().copied());
-    cross::run(name, &mut command)
 }

@@ -160,7 +160,7 @@ fn check_dist(
     prefix: &Path,
     zidane: &Path,
 ) -> Result<(), String> {
-    crate::step(
+    crate::cross::step(
         "windows: this machine's zidane, for the zip's completions and man pages",
         &["build", "-p", "zidane-cli", "--bin", "zidane"],
         &[],
