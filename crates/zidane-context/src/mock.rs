@@ -147,7 +147,7 @@ impl MockContext {
             }),
             output_changed: watch::Sender::new(0),
             config: Mutex::new(Config {
-                capabilities: Capabilities::new(DetachedTasks::ProcessLifetime),
+                capabilities: Capabilities::new(DetachedTasks::ProcessLifetime).with_follow_output(),
                 push_exits: true,
                 reassign: true,
                 destroy_delay: None,

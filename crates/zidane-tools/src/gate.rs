@@ -33,6 +33,8 @@ pub struct BackgroundGate {
     task_input: bool,
     /// The context's tasks can run in a terminal (`tty`, `shell_screen`).
     terminals: bool,
+    /// The context's task logs can be followed (`notify_on`, `shell_notify`).
+    task_events: bool,
 }
 
 impl BackgroundGate {
@@ -65,27 +67,31 @@ impl BackgroundGate {
             channel: ExitChannel::NextTurn,
             task_input: open && (capabilities.task_input || capabilities.terminals),
             terminals: open && capabilities.terminals,
+            task_events: open && capabilities.follow_output,
         }
     }
 
-    /// An open gate, with input and terminals (for tests and hosts that decide
-    /// elsewhere).
+    /// An open gate, with input, terminals and task events (for tests and hosts that
+    /// decide elsewhere).
     pub const fn open() -> Self {
         Self {
             reason: None,
             channel: ExitChannel::NextTurn,
             task_input: true,
             terminals: true,
+            task_events: true,
         }
     }
 
-    /// An open gate for a context whose tasks take no input and have no terminal.
+    /// An open gate for a context whose tasks take no input, have no terminal and whose
+    /// logs cannot be followed.
     pub const fn open_without_input() -> Self {
         Self {
             reason: None,
             channel: ExitChannel::NextTurn,
             task_input: false,
             terminals: false,
+            task_events: false,
         }
     }
 
@@ -96,6 +102,7 @@ impl BackgroundGate {
             channel: ExitChannel::NextTurn,
             task_input: false,
             terminals: false,
+            task_events: false,
         }
     }
 
@@ -122,6 +129,12 @@ impl BackgroundGate {
     /// read (`shell_screen`).
     pub const fn terminals(&self) -> bool {
         self.terminals
+    }
+
+    /// Whether background tasks may carry `notify_on` patterns and have them changed
+    /// (`shell_notify`): the context can follow their logs.
+    pub const fn task_events(&self) -> bool {
+        self.task_events
     }
 
     /// Whether background tasks may be started.

@@ -1,0 +1,201 @@
+//! Following a task's log line by line, and matching a line against a pattern: the one
+//! implementation behind `wait_task`'s `until.pattern` and `shell`'s `notify_on`.
+//!
+//! The log is read through
+//! [`ExecutionContext::follow_output`](zidane_context::ExecutionContext::follow_output),
+//! which wakes the follower when the task writes or ends, so nothing polls, and every
+//! byte is looked at once. Lines are numbered from 1, as the log's lines.
+
+use regex::Regex;
+use zidane_context::{ContextError, TaskId};
+
+use crate::context::ToolContext;
+use crate::terminal_text::strip_terminal_controls;
+
+/// Bytes of the log read per step of following it.
+pub(crate) const FOLLOW_CHUNK: usize = 64 * 1024;
+/// Bytes of one log line kept for matching; the rest of a longer line is not searched.
+pub(crate) const MAX_MATCHED_LINE: usize = 64 * 1024;
+
+/// Splits a byte stream into lines, each seen once.
+#[derive(Debug, Default)]
+pub(crate) struct Lines {
+    partial: Vec<u8>,
+    partial_overflow: bool,
+}
+
+impl Lines {
+    /// The complete lines in `bytes` (and the unterminated last one when `finished`),
+    /// without their `\n` or a trailing `\r`.
+    pub(crate) fn feed(&mut self, bytes: &[u8], finished: bool) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for piece in bytes.split_inclusive(|b| *b == b'\n') {
+            let (body, complete) = match piece.strip_suffix(b"\n") {
+                Some(body) => (body, true),
+                None => (piece, false),
+            };
+            let room = MAX_MATCHED_LINE.saturating_sub(self.partial.len());
+            if body.len() > room {
+                self.partial_overflow = true;
+            }
+            self.partial
+                .extend_from_slice(&body[..body.len().min(room)]);
+            if complete {
+                out.push(self.take());
+            }
+        }
+        if finished && (!self.partial.is_empty() || self.partial_overflow) {
+            out.push(self.take());
+        }
+        out
+    }
+
+    /// The line being written: bytes after the last newline, not yet a line.
+    pub(crate) fn pending(&self) -> &[u8] {
+        &self.partial
+    }
+
+    fn take(&mut self) -> Vec<u8> {
+        let mut line = std::mem::take(&mut self.partial);
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        self.partial_overflow = false;
+        line
+    }
+}
+
+/// One step of a [`LogFollower`]: the lines that ended since the last step, numbered.
+#[derive(Debug, Default)]
+pub(crate) struct Step {
+    /// The lines, with their line numbers (when counted from the log's start).
+    pub(crate) lines: Vec<(Option<u64>, Vec<u8>)>,
+    /// Where in the log each of `lines` ends (the offset past its newline).
+    pub(crate) ends: Vec<u64>,
+    /// The task ended and every byte of its log has been read: no step follows.
+    pub(crate) finished: bool,
+}
+
+/// A task's log, followed from an offset: lines split, counted and handed out once.
+#[derive(Debug)]
+pub(crate) struct LogFollower {
+    task_id: TaskId,
+    offset: u64,
+    lines: Lines,
+    /// Lines seen so far, when the follower started at the log's start.
+    line_number: Option<u64>,
+}
+
+impl LogFollower {
+    /// Follows `task_id`'s log from its first byte, counting lines.
+    pub(crate) fn from_start(task_id: TaskId) -> Self {
+        Self {
+            task_id,
+            offset: 0,
+            lines: Lines::default(),
+            line_number: Some(0),
+        }
+    }
+
+    /// Follows `task_id`'s log from where it ends now (lines are not numbered). `None`
+    /// for an unknown task.
+    pub(crate) async fn from_now(
+        context: &ToolContext,
+        task_id: TaskId,
+    ) -> Result<Option<Self>, ContextError> {
+        let end = context
+            .context
+            .follow_output(context.handle, task_id, u64::MAX, 0)
+            .await?;
+        Ok(end.map(|end| Self {
+            task_id,
+            offset: end.offset,
+            lines: Lines::default(),
+            line_number: None,
+        }))
+    }
+
+    /// The number the next line will have, when lines are counted.
+    pub(crate) fn next_line_number(&self) -> Option<u64> {
+        self.line_number.map(|n| n + 1)
+    }
+
+    /// The line being written (not yet ended).
+    pub(crate) fn pending(&self) -> &[u8] {
+        self.lines.pending()
+    }
+
+    /// Waits for the task to write or end, then hands out the lines that ended. `None`
+    /// when the task is unknown to the context.
+    pub(crate) async fn step(&mut self, context: &ToolContext) -> Result<Option<Step>, ContextError> {
+        let Some(chunk) = context
+            .context
+            .follow_output(context.handle, self.task_id, self.offset, FOLLOW_CHUNK)
+            .await?
+        else {
+            return Ok(None);
+        };
+        self.offset = chunk.next_offset();
+        let finished = chunk.ended && chunk.bytes.is_empty();
+        let mut ends: Vec<u64> = chunk
+            .bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .map(|(i, _)| chunk.offset + i as u64 + 1)
+            .collect();
+        let lines: Vec<(Option<u64>, Vec<u8>)> = self
+            .lines
+            .feed(&chunk.bytes, finished)
+            .into_iter()
+            .map(|line| {
+                if let Some(n) = self.line_number.as_mut() {
+                    *n += 1;
+                }
+                (self.line_number, line)
+            })
+            .collect();
+        // The unterminated last line, handed out at the end, ends where the log does.
+        ends.resize(lines.len(), self.offset);
+        Ok(Some(Step {
+            lines,
+            ends,
+            finished,
+        }))
+    }
+}
+
+/// A line a pattern matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LineMatch {
+    /// The line as matched: without its terminal escape sequences when that is what
+    /// matched, else as written (lossy UTF-8).
+    pub(crate) text: String,
+    /// The pattern's capture groups (`None` for a group that took no part).
+    pub(crate) groups: Vec<Option<String>>,
+}
+
+/// Whether `regex` matches `line`, or `line` without its terminal escape sequences (a
+/// terminal task's output is full of them).
+pub(crate) fn match_line(regex: &Regex, line: &[u8]) -> Option<LineMatch> {
+    let plain = strip_terminal_controls(line);
+    if let Some(captures) = regex.captures(&plain) {
+        let groups = groups_of(&captures);
+        return Some(LineMatch {
+            text: plain,
+            groups,
+        });
+    }
+    let raw = String::from_utf8_lossy(line).into_owned();
+    let captures = regex.captures(&raw)?;
+    let groups = groups_of(&captures);
+    Some(LineMatch { text: raw, groups })
+}
+
+fn groups_of(captures: &regex::Captures<'_>) -> Vec<Option<String>> {
+    captures
+        .iter()
+        .skip(1)
+        .map(|g| g.map(|g| g.as_str().to_owned()))
+        .collect()
+}
