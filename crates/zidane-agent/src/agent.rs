@@ -15,9 +15,8 @@ use zidane_context::{
     StallCallback, StallInfo, TaskExitInfo, TaskId,
 };
 use zidane_tools::{
-    BackgroundGate, BackgroundSettings, BackgroundSinks, ExitChannel, FollowFrom,
-    NotifyPatterns, StartCallback, TaskEvent, TaskEventSink, TaskEvents, ToolContext,
-    ToolRegistry,
+    BackgroundGate, BackgroundSettings, BackgroundSinks, ExitChannel, FollowFrom, NotifyPatterns,
+    StartCallback, TaskEvent, TaskEventSink, TaskEvents, ToolContext, ToolRegistry,
 };
 use zidane_wire::Turn;
 
@@ -347,11 +346,7 @@ impl Agent {
     /// Starts again the followers of tasks an earlier life of the session followed,
     /// from the line after the last one told (once per agent).
     pub(crate) fn resume_task_events(&self, handle: ExecutionHandle) {
-        if self
-            .inner
-            .events_resumed
-            .swap(true, Ordering::AcqRel)
-        {
+        if self.inner.events_resumed.swap(true, Ordering::AcqRel) {
             return;
         }
         let resume = self.inner.feeds.delivery().events.to_resume();
@@ -398,7 +393,9 @@ impl Agent {
     /// Asks the context for tasks that ended without telling the agent (a durable
     /// context records exits instead of pushing them) and queues the ones the model was
     /// not told about, firing `background:exit` for each, as a pushed exit would. Returns
-    /// how many it queued. A [`WakeLoop`](crate::WakeLoop) calls this every
+    /// how many it queued. The first sweep (or drain) of an agent rebuilt from a session
+    /// also follows again the tasks with `notify_on` patterns, from the line after the
+    /// last one told. A [`WakeLoop`](crate::WakeLoop) calls this every
     /// [`idle_sweep_interval`](Self::idle_sweep_interval) while the agent is idle; hosts
     /// without one call it themselves that often.
     ///
@@ -408,6 +405,7 @@ impl Agent {
         let Some(handle) = self.current_handle() else {
             return Ok(0);
         };
+        self.resume_task_events(handle);
         let entries = self.inner.context.list_background(handle).await?;
         let news = self.inner.feeds.delivery().pull(&entries);
         for exit in &news {

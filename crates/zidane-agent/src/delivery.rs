@@ -179,7 +179,10 @@ impl Delivery {
             .filter(|entry| !self.is_acknowledged(entry))
             .collect();
         pulled.sort_by_key(|entry| (entry.ended_at, entry.task_id));
-        let pulled: Vec<TaskExitInfo> = pulled.into_iter().filter_map(TaskEntry::exit_info).collect();
+        let pulled: Vec<TaskExitInfo> = pulled
+            .into_iter()
+            .filter_map(TaskEntry::exit_info)
+            .collect();
         for exit in pulled {
             if self.events.is_following(exit.task_id) {
                 self.exits.push(QueuedExit {

@@ -158,7 +158,9 @@ impl EventQueue {
 
     /// Whether `task_id`'s follower is still reading its log.
     pub(crate) fn is_following(&self, task_id: TaskId) -> bool {
-        self.tasks.get(&task_id).is_some_and(|state| state.following)
+        self.tasks
+            .get(&task_id)
+            .is_some_and(|state| state.following)
     }
 
     /// Queues a matching line. False when it is not news (queued or told already).

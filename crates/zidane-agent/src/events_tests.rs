@@ -20,7 +20,11 @@ fn event(task: u64, line_number: u64) -> TaskEvent {
 fn told_lines(block: &TaskEventBlock) -> Vec<u64> {
     let mut lines: Vec<u64> = block.lines.iter().map(|l| l.line_number).collect();
     if let Some(more) = block.more {
-        assert_eq!(more.count, more.last_line - more.first_line + 1, "{block:?}");
+        assert_eq!(
+            more.count,
+            more.last_line - more.first_line + 1,
+            "{block:?}"
+        );
         lines.extend(more.first_line..=more.last_line);
     }
     lines
@@ -37,7 +41,11 @@ fn ten_thousand_lines_make_one_block_of_three_and_a_count() {
     assert_eq!(blocks.len(), 1);
     let block = &blocks[0];
     assert_eq!(
-        block.lines.iter().map(|l| l.line_number).collect::<Vec<_>>(),
+        block
+            .lines
+            .iter()
+            .map(|l| l.line_number)
+            .collect::<Vec<_>>(),
         [1, 2, 3]
     );
     assert_eq!(
@@ -99,7 +107,7 @@ proptest! {
         // Per task: how far its follower has read.
         let mut read: BTreeMap<u64, u64> = BTreeMap::new();
         let mut told: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-        let mut deliver = |blocks: Vec<TaskEventBlock>, told: &mut BTreeMap<u64, Vec<u64>>| {
+        let deliver = |blocks: Vec<TaskEventBlock>, told: &mut BTreeMap<u64, Vec<u64>>| {
             for block in blocks {
                 prop_assert!(block.lines.len() <= EVENT_LINES_SHOWN);
                 prop_assert!(!block.lines.is_empty());

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use zidane_tools::ToolSpec;
-use zidane_wire::{ContentBlock, Role, TaskEventBlock, TaskNotification, TaskStall, Turn, WireBlock};
+use zidane_wire::{
+    ContentBlock, Role, TaskEventBlock, TaskNotification, TaskStall, Turn, WireBlock,
+};
 
 /// The language model an [`Agent`](crate::Agent) talks to.
 ///

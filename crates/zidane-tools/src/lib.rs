@@ -45,9 +45,8 @@ pub use error::ToolError;
 pub use exit_channel::ExitChannel;
 pub use gate::{BackgroundGate, GateReason};
 pub use input::{
-    ReadFileInput, ShellInput, ShellInputInput, ShellKillInput, ShellNotifyInput,
-    ShellScreenInput, StdinChoice,
-    WaitTaskInput, input_schema,
+    ReadFileInput, ShellInput, ShellInputInput, ShellKillInput, ShellNotifyInput, ShellScreenInput,
+    StdinChoice, WaitTaskInput, input_schema,
 };
 pub use read_file::READ_FILE;
 pub use readiness::{FIRST_PROBE_GAP, LAST_PROBE_GAP};

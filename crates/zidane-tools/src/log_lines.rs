@@ -127,7 +127,10 @@ impl LogFollower {
 
     /// Waits for the task to write or end, then hands out the lines that ended. `None`
     /// when the task is unknown to the context.
-    pub(crate) async fn step(&mut self, context: &ToolContext) -> Result<Option<Step>, ContextError> {
+    pub(crate) async fn step(
+        &mut self,
+        context: &ToolContext,
+    ) -> Result<Option<Step>, ContextError> {
         let Some(chunk) = context
             .context
             .follow_output(context.handle, self.task_id, self.offset, FOLLOW_CHUNK)

@@ -19,9 +19,9 @@ use serde_json::Value;
 use zidane_context::{ContextError, Probe, ProbeOutcome, TaskId};
 
 use crate::context::ToolContext;
-use crate::log_lines::{Lines, LogFollower, match_line as match_log_line};
 #[cfg(test)]
 use crate::log_lines::MAX_MATCHED_LINE;
+use crate::log_lines::{Lines, LogFollower, match_line as match_log_line};
 
 /// The first pause between two probes of a port or URL.
 pub const FIRST_PROBE_GAP: Duration = Duration::from_millis(10);
@@ -382,12 +382,8 @@ async fn follow_pattern(
         // matched again, whole, once it ends).
         if !step.finished
             && !follower.pending().is_empty()
-            && let Some(ready) = match_line(
-                regex,
-                follower.pending(),
-                follower.next_line_number(),
-                true,
-            )
+            && let Some(ready) =
+                match_line(regex, follower.pending(), follower.next_line_number(), true)
         {
             return Ok(ready);
         }

@@ -351,11 +351,17 @@ mod tests {
     #[test]
     fn bad_patterns_are_named() {
         let cases = [
-            (json!("(unclosed"), "\"(unclosed\" is not a valid regular expression"),
+            (
+                json!("(unclosed"),
+                "\"(unclosed\" is not a valid regular expression",
+            ),
             (json!(5), "must be a regular expression or a list"),
             (json!(["ok", 5]), "must be a regular expression or a list"),
             (json!(""), "empty pattern"),
-            (json!("x".repeat(MAX_NOTIFY_PATTERN_BYTES + 1)), "at most 1024 bytes"),
+            (
+                json!("x".repeat(MAX_NOTIFY_PATTERN_BYTES + 1)),
+                "at most 1024 bytes",
+            ),
             (
                 json!(vec!["a"; MAX_NOTIFY_PATTERNS + 1]),
                 "at most 16 patterns, got 17",
@@ -371,9 +377,7 @@ mod tests {
     #[test]
     fn the_first_matching_pattern_is_named_and_escapes_are_stripped() {
         let patterns = NotifyPatterns::parse(&json!(["^warn", "error"])).unwrap();
-        let (regex, text) = patterns
-            .first_match(b"\x1b[31merror\x1b[0m: boom")
-            .unwrap();
+        let (regex, text) = patterns.first_match(b"\x1b[31merror\x1b[0m: boom").unwrap();
         assert_eq!((regex.as_str(), text.as_str()), ("error", "error: boom"));
         assert!(patterns.first_match(b"all fine").is_none());
     }

@@ -110,7 +110,7 @@ impl MoreLines {
 pub struct TaskEventBlock {
     /// The task.
     pub task_id: TaskId,
-    /// The lines shown in full, in log order.
+    /// The lines shown in full, in log order (at least one).
     pub lines: Vec<EventLine>,
     /// The matching lines after them, counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -170,7 +170,8 @@ impl TaskEventBlock {
     pub(crate) fn parse_body(cursor: &mut Cursor<'_>) -> Result<Self, WireError> {
         let task_id = cursor.task_id()?;
         let mut lines = Vec::new();
-        while cursor.at("<match>\n") {
+        // A block tells at least one line in full.
+        loop {
             cursor.expect("<match>\n")?;
             lines.push(EventLine {
                 line_number: cursor.number("line-number")?,
@@ -178,6 +179,9 @@ impl TaskEventBlock {
                 line: cursor.text("line")?,
             });
             cursor.expect("</match>\n")?;
+            if !cursor.at("<match>\n") {
+                break;
+            }
         }
         let more = if cursor.at("<more>") {
             let offset = cursor.pos();

@@ -2,10 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::event::TaskEventBlock;
 use crate::notification::TaskNotification;
 use crate::parse::WireBlock;
 use crate::parse::{Segment, segments};
-use crate::event::TaskEventBlock;
 use crate::stall::TaskStall;
 use crate::turn::{ContentBlock, Role, Turn};
 
