@@ -295,11 +295,10 @@ impl TaskEvents {
                 }
                 () = context.cancel.cancelled() => return,
             };
-            let step = match step {
-                Ok(Some(step)) => step,
-                // An unknown task or a log that cannot be read: nothing more can be told,
-                // and the sink hears the follower drained, so the exit is not held.
-                Ok(None) | Err(_) => return,
+            // An unknown task or a log that cannot be read: nothing more can be told, and
+            // the sink hears the follower drained, so the exit is not held.
+            let Ok(Some(step)) = step else {
+                return;
             };
             let current = Arc::clone(&patterns.borrow_and_update());
             if current.is_empty() {
