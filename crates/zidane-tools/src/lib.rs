@@ -40,7 +40,10 @@
 pub use context::{
     BackgroundPolicy, BackgroundSettings, BackgroundSinks, StartCallback, ToolContext,
 };
-pub use data::{ReadFileData, ReadyMatch, ShellData, ShellInputData, ShellKillData, WaitTaskData};
+pub use data::{
+    ReadFileData, ReadyMatch, ShellData, ShellInputData, ShellKillData, ShellNotifyData,
+    WaitTaskData,
+};
 pub use error::ToolError;
 pub use exit_channel::ExitChannel;
 pub use gate::{BackgroundGate, GateReason};

@@ -181,6 +181,16 @@ pub(crate) struct LineMatch {
 /// Whether `regex` matches `line`, or `line` without its terminal escape sequences (a
 /// terminal task's output is full of them).
 pub(crate) fn match_line(regex: &Regex, line: &[u8]) -> Option<LineMatch> {
+    let raw = String::from_utf8_lossy(line);
+    if !may_hold_controls(line) {
+        // Nothing to strip: the line as written is the plain line, searched once.
+        let captures = regex.captures(&raw)?;
+        let groups = groups_of(&captures);
+        return Some(LineMatch {
+            text: raw.into_owned(),
+            groups,
+        });
+    }
     let plain = strip_terminal_controls(line);
     if let Some(captures) = regex.captures(&plain) {
         let groups = groups_of(&captures);
@@ -189,10 +199,21 @@ pub(crate) fn match_line(regex: &Regex, line: &[u8]) -> Option<LineMatch> {
             groups,
         });
     }
-    let raw = String::from_utf8_lossy(line).into_owned();
     let captures = regex.captures(&raw)?;
     let groups = groups_of(&captures);
-    Some(LineMatch { text: raw, groups })
+    Some(LineMatch {
+        text: raw.into_owned(),
+        groups,
+    })
+}
+
+/// Whether [`strip_terminal_controls`] could change `line`: it holds an ASCII control
+/// other than tab, or the lead byte of a C1 control (`0xC2`), or is not UTF-8 at all
+/// (checked by the caller's lossy decoding only when this is true).
+fn may_hold_controls(line: &[u8]) -> bool {
+    line.iter()
+        .any(|b| (*b < 0x20 && *b != b'\t') || *b == 0x7f || *b == 0xc2)
+        || std::str::from_utf8(line).is_err()
 }
 
 fn groups_of(captures: &regex::Captures<'_>) -> Vec<Option<String>> {
@@ -201,4 +222,27 @@ fn groups_of(captures: &regex::Captures<'_>) -> Vec<Option<String>> {
         .skip(1)
         .map(|g| g.map(|g| g.as_str().to_owned()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path (nothing to strip) and the stripping path agree.
+    #[test]
+    fn a_line_matches_as_written_or_without_its_escapes() {
+        let regex = Regex::new("^error: (\\w+)").unwrap();
+        let plain = match_line(&regex, b"error: boom").unwrap();
+        assert_eq!(
+            (plain.text.as_str(), plain.groups.clone()),
+            ("error: boom", vec![Some("boom".to_owned())])
+        );
+        let coloured = match_line(&regex, b"\x1b[31merror\x1b[0m: boom").unwrap();
+        assert_eq!(coloured, plain);
+        assert!(match_line(&regex, b"no error: here").is_none());
+        let tab = match_line(&Regex::new("a\tb").unwrap(), b"a\tb").unwrap();
+        assert_eq!(tab.text, "a\tb");
+        let latin1 = match_line(&Regex::new("caf").unwrap(), b"caf\xe9").unwrap();
+        assert_eq!(latin1.text, "caf\u{fffd}");
+    }
 }

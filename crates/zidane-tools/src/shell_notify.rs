@@ -2,10 +2,10 @@
 //! background task; and the checks `shell`'s own `notify_on` shares with it.
 
 use async_trait::async_trait;
-use serde_json::json;
 use zidane_context::TaskId;
 
 use crate::context::ToolContext;
+use crate::data::{self, ShellNotifyData};
 use crate::gate::BackgroundGate;
 use crate::input::{ShellNotifyInput, input_schema, parse, parse_task_id};
 use crate::task_events::{FollowFrom, NotifyPatterns, PatternsChanged, TaskEvents};
@@ -148,7 +148,10 @@ impl Tool for ShellNotifyTool {
         };
         ToolOutput::ok(
             text,
-            json!({ "task_id": task_id.to_string(), "notify_on": sources }),
+            data::to_value(&ShellNotifyData {
+                task_id: task_id.to_string(),
+                notify_on: sources,
+            }),
         )
     }
 }
