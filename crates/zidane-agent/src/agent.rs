@@ -42,6 +42,8 @@ pub(crate) struct Feeds {
     /// Wakes a [`WakeLoop`](crate::WakeLoop) when task events wait, or an exit held for
     /// them is released.
     pub(crate) wake: Notify,
+    /// Bumped each time a task's event follower ends.
+    pub(crate) drained: watch::Sender<u64>,
 }
 
 impl Feeds {
@@ -75,6 +77,7 @@ impl Feeds {
     fn drained(&self, task_id: TaskId) {
         let released = self.delivery().events.drained(task_id);
         tracing::debug!(%task_id, released, "task events drained");
+        self.drained.send_modify(|n| *n = n.wrapping_add(1));
         self.wake.notify_one();
     }
 
@@ -210,6 +213,7 @@ impl Agent {
             delivery: Mutex::new(Delivery::with_ledger(history, &ledger)),
             hooks: builder.hooks,
             wake: Notify::new(),
+            drained: watch::Sender::new(0),
         });
         let task_events = TaskEvents::new(Arc::new(EventFeed(Arc::downgrade(&feeds))));
         let agent = Self {
@@ -341,6 +345,33 @@ impl Agent {
     /// `None` when no event waits. A [`WakeLoop`](crate::WakeLoop) sleeps that long.
     pub fn task_events_due_in(&self) -> Option<Duration> {
         self.inner.feeds.delivery().events.due_in(Instant::now())
+    }
+
+    /// For a channel of the host's own that tells a task's end (an MCP task's result):
+    /// waits, at most `bound`, until the task's event follower has read its log to the
+    /// end, then takes the task's events not told yet, recorded as told. The caller puts
+    /// them before the task's `<task-notification>`.
+    pub async fn take_task_events(
+        &self,
+        task_id: TaskId,
+        bound: Duration,
+    ) -> Option<zidane_wire::TaskEventBlock> {
+        let mut drained = self.inner.feeds.drained.subscribe();
+        let followed = async {
+            while self.inner.feeds.delivery().events.is_following(task_id) {
+                if drained.changed().await.is_err() {
+                    break;
+                }
+            }
+        };
+        if tokio::time::timeout(bound, followed).await.is_err() {
+            tracing::debug!(%task_id, "task events: the follower did not drain in time");
+        }
+        self.inner
+            .feeds
+            .delivery()
+            .events
+            .take_task(task_id, Instant::now())
     }
 
     /// Starts again the followers of tasks an earlier life of the session followed,

@@ -202,6 +202,9 @@ impl Delivery {
             .filter(|s| !exits.iter().any(|e| e.task_id == s.task_id))
             .collect();
         let events = self.events.take(Instant::now());
+        for exit in &exits {
+            self.events.forget(exit.task_id);
+        }
         Taken {
             exits,
             stalls,

@@ -219,6 +219,26 @@ impl EventQueue {
         blocks
     }
 
+    /// Takes one task's waiting lines (a channel of the host's own tells its end, and
+    /// its events go first), and records them as told.
+    pub(crate) fn take_task(&mut self, task_id: TaskId, now: Instant) -> Option<TaskEventBlock> {
+        let index = self.pending.iter().position(|p| p.task_id == task_id)?;
+        let block = self.pending.remove(index).into_block();
+        if let Some(state) = self.tasks.get_mut(&task_id) {
+            state.told_through = state.told_through.max(block.last_line().unwrap_or(0));
+            state.last_told = Some(now);
+        }
+        Some(block)
+    }
+
+    /// Forgets a task whose end the model was told: its follower has drained, and an
+    /// agent rebuilt from the session need not follow it again.
+    pub(crate) fn forget(&mut self, task_id: TaskId) {
+        if !self.is_following(task_id) {
+            self.tasks.remove(&task_id);
+        }
+    }
+
     /// Puts back blocks a delivery took but could not persist: they wait again, ahead of
     /// lines queued since, and count as not told.
     pub(crate) fn restore(&mut self, blocks: Vec<TaskEventBlock>) {
