@@ -384,13 +384,13 @@ impl Agent {
         if resume.is_empty() || !self.inner.context.capabilities().follow_output {
             return;
         }
-        let context = self.tool_context(handle, CancellationToken::new());
         for entry in resume {
             let Ok(patterns) = NotifyPatterns::parse(&serde_json::json!(entry.notify_on)) else {
                 continue;
             };
             self.inner.task_events.follow(
-                &context,
+                Arc::clone(&self.inner.context),
+                handle,
                 entry.task_id,
                 patterns,
                 FollowFrom {

@@ -7,9 +7,8 @@
 //! byte is looked at once. Lines are numbered from 1, as the log's lines.
 
 use regex::Regex;
-use zidane_context::{ContextError, TaskId};
+use zidane_context::{ContextError, ExecutionContext, ExecutionHandle, TaskId};
 
-use crate::context::ToolContext;
 use crate::terminal_text::strip_terminal_controls;
 
 /// Bytes of the log read per step of following it.
@@ -100,13 +99,11 @@ impl LogFollower {
     /// Follows `task_id`'s log from where it ends now (lines are not numbered). `None`
     /// for an unknown task.
     pub(crate) async fn from_now(
-        context: &ToolContext,
+        context: &dyn ExecutionContext,
+        handle: ExecutionHandle,
         task_id: TaskId,
     ) -> Result<Option<Self>, ContextError> {
-        let end = context
-            .context
-            .follow_output(context.handle, task_id, u64::MAX, 0)
-            .await?;
+        let end = context.follow_output(handle, task_id, u64::MAX, 0).await?;
         Ok(end.map(|end| Self {
             task_id,
             offset: end.offset,
@@ -129,11 +126,11 @@ impl LogFollower {
     /// when the task is unknown to the context.
     pub(crate) async fn step(
         &mut self,
-        context: &ToolContext,
+        context: &dyn ExecutionContext,
+        handle: ExecutionHandle,
     ) -> Result<Option<Step>, ContextError> {
         let Some(chunk) = context
-            .context
-            .follow_output(context.handle, self.task_id, self.offset, FOLLOW_CHUNK)
+            .follow_output(handle, self.task_id, self.offset, FOLLOW_CHUNK)
             .await?
         else {
             return Ok(None);

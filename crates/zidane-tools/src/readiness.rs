@@ -363,13 +363,18 @@ async fn follow_pattern(
 ) -> Result<Waited, ContextError> {
     let mut follower = match from {
         PatternFrom::Start => LogFollower::from_start(task_id),
-        PatternFrom::Now => match LogFollower::from_now(context, task_id).await? {
-            Some(follower) => follower,
-            None => return Ok(Waited::Gone),
-        },
+        PatternFrom::Now => {
+            match LogFollower::from_now(context.context.as_ref(), context.handle, task_id).await? {
+                Some(follower) => follower,
+                None => return Ok(Waited::Gone),
+            }
+        }
     };
     loop {
-        let Some(step) = follower.step(context).await? else {
+        let Some(step) = follower
+            .step(context.context.as_ref(), context.handle)
+            .await?
+        else {
             return Ok(Waited::Gone);
         };
         for (line_number, line) in step.lines {

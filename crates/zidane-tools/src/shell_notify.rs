@@ -1,6 +1,8 @@
 //! The `shell_notify` tool: replace or clear the `notify_on` patterns of a running
 //! background task; and the checks `shell`'s own `notify_on` shares with it.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use zidane_context::TaskId;
 
@@ -63,7 +65,13 @@ pub(crate) fn follow_started(
     patterns: NotifyPatterns,
 ) {
     if let Some(events) = events {
-        events.follow(context, task_id, patterns, FollowFrom::default());
+        events.follow(
+            Arc::clone(&context.context),
+            context.handle,
+            task_id,
+            patterns,
+            FollowFrom::default(),
+        );
     }
 }
 
@@ -126,7 +134,14 @@ impl Tool for ShellNotifyTool {
             Err(error) => return ToolOutput::error(format!("{SHELL_NOTIFY}: {error}")),
         }
         let sources = patterns.sources();
-        let changed = events.set_patterns(context, task_id, patterns).await;
+        let changed = events
+            .set_patterns(
+                Arc::clone(&context.context),
+                context.handle,
+                task_id,
+                patterns,
+            )
+            .await;
         let shown = sources
             .iter()
             .map(|p| format!("`{p}`"))

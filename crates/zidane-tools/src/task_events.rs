@@ -18,9 +18,8 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::watch;
-use zidane_context::{CancellationToken, TaskId};
+use zidane_context::{CancellationToken, ExecutionContext, ExecutionHandle, TaskId};
 
-use crate::context::ToolContext;
 use crate::log_lines::{LogFollower, match_line};
 
 /// The most patterns one task may carry.
@@ -197,13 +196,14 @@ impl TaskEvents {
         self.lock().contains_key(&task_id)
     }
 
-    /// Starts following `task_id` with `patterns` (nothing happens for none, or when the
-    /// task is followed already) on the current tokio runtime. The follower ends when
-    /// the task's output ends, when its patterns are cleared, or when `context`'s call
-    /// token is cancelled — pass one that lives as long as the session.
+    /// Starts following `task_id` (of `handle` in `context`) with `patterns` (nothing
+    /// happens for none, or when the task is followed already) on the current tokio
+    /// runtime. The follower ends when the task's output ends, when its patterns are
+    /// cleared, or at [`stop`](Self::stop) — not when the call that started it ends.
     pub fn follow(
         &self,
-        context: &ToolContext,
+        context: Arc<dyn ExecutionContext>,
+        handle: ExecutionHandle,
         task_id: TaskId,
         patterns: NotifyPatterns,
         from: FollowFrom,
@@ -222,9 +222,10 @@ impl TaskEvents {
         }
         self.sink.follow(task_id, &sources);
         let events = self.clone();
-        let context = context.clone().with_cancel(self.stop.clone());
         tokio::spawn(async move {
-            events.run_follower(&context, task_id, receiver, from).await;
+            events
+                .run_follower(context.as_ref(), handle, task_id, receiver, from)
+                .await;
             events.lock().remove(&task_id);
             events.sink.drained(task_id);
         });
@@ -235,7 +236,8 @@ impl TaskEvents {
     /// now on. Empty patterns stop the follower. The caller checked the task runs.
     pub async fn set_patterns(
         &self,
-        context: &ToolContext,
+        context: Arc<dyn ExecutionContext>,
+        handle: ExecutionHandle,
         task_id: TaskId,
         patterns: NotifyPatterns,
     ) -> PatternsChanged {
@@ -256,16 +258,13 @@ impl TaskEvents {
         if patterns.is_empty() {
             return PatternsChanged::Unchanged;
         }
-        let after_offset = match context
-            .context
-            .follow_output(context.handle, task_id, u64::MAX, 0)
-            .await
-        {
+        let after_offset = match context.follow_output(handle, task_id, u64::MAX, 0).await {
             Ok(Some(end)) => end.offset,
             _ => 0,
         };
         self.follow(
             context,
+            handle,
             task_id,
             patterns,
             FollowFrom {
@@ -278,7 +277,8 @@ impl TaskEvents {
 
     async fn run_follower(
         &self,
-        context: &ToolContext,
+        context: &dyn ExecutionContext,
+        handle: ExecutionHandle,
         task_id: TaskId,
         mut patterns: watch::Receiver<Arc<NotifyPatterns>>,
         from: FollowFrom,
@@ -286,14 +286,14 @@ impl TaskEvents {
         let mut follower = LogFollower::from_start(task_id);
         loop {
             let step = tokio::select! {
-                step = follower.step(context) => step,
+                step = follower.step(context, handle) => step,
                 changed = patterns.changed() => {
                     if changed.is_err() || patterns.borrow().is_empty() {
                         return;
                     }
                     continue;
                 }
-                () = context.cancel.cancelled() => return,
+                () = self.stop.cancelled() => return,
             };
             // An unknown task or a log that cannot be read: nothing more can be told, and
             // the sink hears the follower drained, so the exit is not held.
