@@ -165,6 +165,90 @@ impl LogFollower {
     }
 }
 
+impl LogFollower {
+    /// [`step`](Self::step), skipping without splitting the complete lines of a chunk
+    /// that `prefilter` says hold no match (they are counted, not handed out). Only a
+    /// chunk that holds no terminal control and is valid UTF-8 is offered to the
+    /// prefilter, so a line that would match as written or without its escapes is never
+    /// skipped; the first line of a chunk, which may have begun in the last one, is
+    /// always handed out.
+    pub(crate) async fn step_filtered(
+        &mut self,
+        context: &dyn ExecutionContext,
+        handle: ExecutionHandle,
+        prefilter: &(dyn Fn(&str) -> bool + Sync),
+    ) -> Result<Option<Step>, ContextError> {
+        let Some(chunk) = context
+            .follow_output(handle, self.task_id, self.offset, FOLLOW_CHUNK)
+            .await?
+        else {
+            return Ok(None);
+        };
+        self.offset = chunk.next_offset();
+        let finished = chunk.ended && chunk.bytes.is_empty();
+        let bytes = &chunk.bytes;
+        let mut step = Step {
+            finished,
+            ..Step::default()
+        };
+        let newlines = (
+            bytes.iter().position(|b| *b == b'\n'),
+            bytes.iter().rposition(|b| *b == b'\n'),
+        );
+        let (first, last) = match newlines {
+            (Some(first), Some(last)) if first < last => (first, last),
+            _ => {
+                self.hand_out(&mut step, bytes, chunk.offset, finished);
+                return Ok(Some(step));
+            }
+        };
+        self.hand_out(&mut step, &bytes[..=first], chunk.offset, false);
+        let middle = &bytes[first + 1..=last];
+        let middle_at = chunk.offset + first as u64 + 1;
+        match std::str::from_utf8(middle) {
+            Ok(text) if !holds_controls(middle) && !prefilter(text) => {
+                let skipped = middle.iter().filter(|b| **b == b'\n').count() as u64;
+                if let Some(n) = self.line_number.as_mut() {
+                    *n += skipped;
+                }
+            }
+            _ => self.hand_out(&mut step, middle, middle_at, false),
+        }
+        let tail_at = chunk.offset + last as u64 + 1;
+        self.hand_out(&mut step, &bytes[last + 1..], tail_at, finished);
+        Ok(Some(step))
+    }
+
+    /// Feeds `bytes` (which start at `offset` of the log) and adds the lines that ended
+    /// to `step`, numbered, with where each ends.
+    fn hand_out(&mut self, step: &mut Step, bytes: &[u8], offset: u64, finished: bool) {
+        let mut ends = bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .map(|(i, _)| offset + i as u64 + 1);
+        for line in self.lines.feed(bytes, finished) {
+            if let Some(n) = self.line_number.as_mut() {
+                *n += 1;
+            }
+            step.lines.push((self.line_number, line));
+            // The unterminated last line, handed out at the end, ends where the log does.
+            step.ends
+                .push(ends.next().unwrap_or(offset + bytes.len() as u64));
+        }
+    }
+}
+
+/// Whether `text` holds a byte that [`strip_terminal_controls`] would drop, other than
+/// a line's own `\n` or the `\r` before it.
+fn holds_controls(text: &[u8]) -> bool {
+    text.iter().enumerate().any(|(i, b)| match *b {
+        b'\n' | b'\t' => false,
+        b'\r' => text.get(i + 1) != Some(&b'\n'),
+        b => b < 0x20 || b == 0x7f || b == 0xc2,
+    })
+}
+
 /// A line a pattern matched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LineMatch {

@@ -62,6 +62,10 @@ pub trait TaskEventSink: Send + Sync {
 #[derive(Debug, Clone, Default)]
 pub struct NotifyPatterns {
     regexes: Vec<Regex>,
+    /// All of them in one multi-line expression, run over many lines at once to skip
+    /// those none can match; `None` when that could miss a line (`\A`, `\z`) or does
+    /// not compile.
+    prefilter: Option<Regex>,
 }
 
 impl NotifyPatterns {
@@ -109,7 +113,16 @@ impl NotifyPatterns {
             })?;
             regexes.push(regex);
         }
-        Ok(Self { regexes })
+        let prefilter = prefilter_of(&regexes);
+        Ok(Self { regexes, prefilter })
+    }
+
+    /// Whether a line of `text` (whole lines, no terminal controls) may match: false
+    /// only when none can.
+    fn may_match(&self, text: &str) -> bool {
+        self.prefilter
+            .as_ref()
+            .is_none_or(|prefilter| prefilter.is_match(text))
     }
 
     /// Whether there is no pattern.
@@ -285,8 +298,14 @@ impl TaskEvents {
     ) {
         let mut follower = LogFollower::from_start(task_id);
         loop {
+            // The lines of one step are matched against the patterns of its start.
+            let current = Arc::clone(&patterns.borrow_and_update());
+            if current.is_empty() {
+                return;
+            }
+            let may_match = |text: &str| current.may_match(text);
             let step = tokio::select! {
-                step = follower.step(context, handle) => step,
+                step = follower.step_filtered(context, handle, &may_match) => step,
                 changed = patterns.changed() => {
                     if changed.is_err() || patterns.borrow().is_empty() {
                         return;
@@ -300,10 +319,6 @@ impl TaskEvents {
             let Ok(Some(step)) = step else {
                 return;
             };
-            let current = Arc::clone(&patterns.borrow_and_update());
-            if current.is_empty() {
-                return;
-            }
             for ((line_number, line), end) in step.lines.iter().zip(&step.ends) {
                 let line_number = line_number.unwrap_or_default();
                 if line_number <= from.after_line || *end <= from.after_offset {
@@ -323,6 +338,25 @@ impl TaskEvents {
             }
         }
     }
+}
+
+/// The patterns as one expression over many lines: multi-line (`^` and `$` at each
+/// line's edges) and CRLF-aware (a line's `\r` is not part of it). A pattern anchored
+/// to the text's own ends (`\A`, `\z`) has no such form.
+fn prefilter_of(regexes: &[Regex]) -> Option<Regex> {
+    if regexes.is_empty()
+        || regexes
+            .iter()
+            .any(|r| r.as_str().contains("\\A") || r.as_str().contains("\\z"))
+    {
+        return None;
+    }
+    let joined = regexes
+        .iter()
+        .map(|r| format!("(?:{})", r.as_str()))
+        .collect::<Vec<_>>()
+        .join("|");
+    Regex::new(&format!("(?mR:{joined})")).ok()
 }
 
 /// `text` cut to [`MAX_EVENT_LINE_CHARS`] characters (ending with `…` when cut).

@@ -174,3 +174,47 @@ async fn notify_on_is_refused_where_it_cannot_work_and_says_why() {
     assert!(open.input_schema["properties"].get("notify_on").is_some());
     assert!(open.description.contains("<task-event>"));
 }
+
+/// Lines nothing can match are skipped a chunk at a time without losing count; a line
+/// that matches only without its escapes, or before its `\r\n`, is still found.
+#[tokio::test]
+async fn skipped_lines_keep_their_numbers_and_no_match_is_missed() {
+    let harness = Harness::new().await;
+    harness
+        .call(
+            SHELL,
+            json!({ "command": "make", "run_in_background": true, "notify_on": ["^error: \\w+$", "^warn$"] }),
+        )
+        .await;
+    let task = TaskId::from_number(1);
+    let lines = |range: std::ops::RangeInclusive<u32>| {
+        range
+            .map(|n| match n {
+                500 => "error: mid\n".to_owned(),
+                777 => "\x1b[1merror\x1b[0m: bold\n".to_owned(),
+                900 => "warn\r\n".to_owned(),
+                _ => format!("compiling crate {n}\n"),
+            })
+            .collect::<String>()
+    };
+    // Written apart, so a chunk of lines none can match (1–499) is likely one step.
+    for range in [1..=499, 500..=776, 777..=1000] {
+        harness.mock.write_output(task, lines(range).as_bytes());
+        tokio::task::yield_now().await;
+    }
+    harness
+        .mock
+        .write_output(task, b"quiet\nquiet\nerror: last\n");
+    harness.mock.finish(task, 0);
+    let heard = until_heard(&harness, |h| h.iter().any(|l| l.starts_with("drained"))).await;
+    assert_eq!(
+        heard[1..],
+        [
+            "event bash_1 line 500",
+            "event bash_1 line 777",
+            "event bash_1 line 900",
+            "event bash_1 line 1003",
+            "drained bash_1",
+        ]
+    );
+}
