@@ -13,6 +13,9 @@ use crate::terminal_text::strip_terminal_controls;
 
 /// Bytes of the log read per step of following it.
 pub(crate) const FOLLOW_CHUNK: usize = 64 * 1024;
+/// Bytes of the log a task event follower reads per step: larger, since most of what it
+/// reads is skipped a chunk at a time.
+pub(crate) const FILTERED_CHUNK: usize = 1024 * 1024;
 /// Bytes of one log line kept for matching; the rest of a longer line is not searched.
 pub(crate) const MAX_MATCHED_LINE: usize = 64 * 1024;
 
@@ -179,7 +182,7 @@ impl LogFollower {
         prefilter: &(dyn Fn(&str) -> bool + Sync),
     ) -> Result<Option<Step>, ContextError> {
         let Some(chunk) = context
-            .follow_output(handle, self.task_id, self.offset, FOLLOW_CHUNK)
+            .follow_output(handle, self.task_id, self.offset, FILTERED_CHUNK)
             .await?
         else {
             return Ok(None);
@@ -205,11 +208,12 @@ impl LogFollower {
         self.hand_out(&mut step, &bytes[..=first], chunk.offset, false);
         let middle = &bytes[first + 1..=last];
         let middle_at = chunk.offset + first as u64 + 1;
+        let (newlines, suspect) = scan(middle);
+        let plain = !(suspect && holds_controls(middle));
         match std::str::from_utf8(middle) {
-            Ok(text) if !holds_controls(middle) && !prefilter(text) => {
-                let skipped = middle.iter().filter(|b| **b == b'\n').count() as u64;
+            Ok(text) if plain && !prefilter(text) => {
                 if let Some(n) = self.line_number.as_mut() {
-                    *n += skipped;
+                    *n += newlines;
                 }
             }
             _ => self.hand_out(&mut step, middle, middle_at, false),
@@ -237,6 +241,18 @@ impl LogFollower {
                 .push(ends.next().unwrap_or(offset + bytes.len() as u64));
         }
     }
+}
+
+/// One pass without branches (the compiler vectorises it): how many `\n` `bytes` holds,
+/// and whether it holds a `\r` or another byte [`strip_terminal_controls`] might drop
+/// (then [`holds_controls`] looks closer).
+fn scan(bytes: &[u8]) -> (u64, bool) {
+    bytes.iter().fold((0, false), |(newlines, suspect), b| {
+        (
+            newlines + u64::from(*b == b'\n'),
+            suspect | ((*b < 0x20 && *b != b'\n' && *b != b'\t') || *b == 0x7f || *b == 0xc2),
+        )
+    })
 }
 
 /// Whether `text` holds a byte that [`strip_terminal_controls`] would drop, other than

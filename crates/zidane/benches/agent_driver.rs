@@ -9,7 +9,7 @@
 //! | `ready` | `N` | N times: a task prints its ready line 100 ms after start; time from the write (the task stamps it with bash's `$EPOCHREALTIME`) until `wait_task` with `until: {pattern}` returns. |
 //! | `event` | `N` | a task with `notify_on` prints N stamped matching lines, 5 ms apart; time from each write until its event is queued (the `background:event` hook). |
 //! | `event-wake` | `N` | N times, the agent idle: a task with `notify_on` prints one stamped matching line 100 ms after start; time from the write until the model is called in the `WakeLoop`'s drain-only run. |
-//! | `event-cost` | `MIB` | a task writes MIB MiB of 100-byte lines, with a `notify_on` pattern that never matches and with none; time from the start until its exit is told (`drain_notifications`), and `ratio`, the throughput with the pattern over the throughput without (target ≥ 0.9). |
+//! | `event-cost` | `MIB` | a task writes MIB MiB of 100-byte lines, with a `notify_on` pattern that never matches and with none; time from the start until its exit is told (`drain_notifications`), the best of three interleaved rounds each, and `ratio`, the throughput with the pattern over the throughput without (target ≥ 0.9). |
 //!
 //! ```text
 //! cargo bench -p zidane --bench agent_driver -- <op> <arg>
@@ -360,48 +360,57 @@ async fn event_wake(n: u64, dir: &std::path::Path) -> Result<Fields, String> {
     Ok(percentiles(&mut samples))
 }
 
+/// Rounds of `event-cost`, each task once per round.
+const COST_ROUNDS: usize = 3;
 /// A line of the `event-cost` task: 99 bytes and its newline.
 const COST_LINE: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 
 async fn event_cost(mib: u64, dir: &std::path::Path) -> Result<Fields, String> {
     let bytes = mib * 1024 * 1024;
     let command = format!("yes {COST_LINE} | head -c {bytes}");
-    let mut timed = Vec::new();
-    for (name, notify_on) in [("none", None), ("never", Some("^NEVER MATCHES$"))] {
-        let context = Arc::new(ProcessContext::new());
-        let agent = Agent::host_driven(context)
-            .behavior(Behavior::new().tasks_dir(dir.join(format!("event-cost-{name}"))))
-            .build()
-            .map_err(|e| e.to_string())?;
-        let mut input = background(&command);
-        if let Some(pattern) = notify_on {
-            input["notify_on"] = json!(pattern);
-        }
-        let start = Instant::now();
-        let started = agent
-            .call_tool(ToolCall::new(name, "shell", input))
-            .await
-            .map_err(|e| e.to_string())?;
-        if started.is_error {
-            return Err(started.text);
-        }
-        let deadline = start + STEP * 4;
-        loop {
-            let told = agent
-                .drain_notifications()
+    // The best of a few interleaved rounds of each: on a shared machine the least time is
+    // the one least disturbed by others.
+    let mut timed = [Duration::MAX; 2];
+    for round in 0..COST_ROUNDS {
+        for (i, notify_on) in [None, Some("^NEVER MATCHES$")].into_iter().enumerate() {
+            let name = format!("event-cost-{round}-{i}");
+            let context = Arc::new(ProcessContext::new());
+            let agent = Agent::host_driven(context)
+                .behavior(Behavior::new().tasks_dir(dir.join(&name)))
+                .build()
+                .map_err(|e| e.to_string())?;
+            let mut input = background(&command);
+            if let Some(pattern) = notify_on {
+                input["notify_on"] = json!(pattern);
+            }
+            let start = Instant::now();
+            let started = agent
+                .call_tool(ToolCall::new(name.clone(), "shell", input))
                 .await
                 .map_err(|e| e.to_string())?;
-            if !told.exits.is_empty() {
-                break;
+            if started.is_error {
+                return Err(started.text);
             }
-            if Instant::now() > deadline {
-                return Err(format!("{name}: the exit was not told in time"));
+            let deadline = start + STEP * 4;
+            loop {
+                let told = agent
+                    .drain_notifications()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if !told.exits.is_empty() {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    return Err(format!("{name}: the exit was not told in time"));
+                }
+                // A bench's own wait for the end: a millisecond is far below what it
+                // measures.
+                tokio::time::sleep(Duration::from_millis(1)).await;
             }
-            // A bench's own wait for the end: a millisecond is far below what it measures.
-            tokio::time::sleep(Duration::from_millis(1)).await;
+            timed[i] = timed[i].min(start.elapsed());
+            agent.destroy().await.map_err(|e| e.to_string())?;
+            std::fs::remove_dir_all(dir.join(&name)).map_err(|e| e.to_string())?;
         }
-        timed.push(start.elapsed());
-        agent.destroy().await.map_err(|e| e.to_string())?;
     }
     let (none, never) = (timed[0], timed[1]);
     let mut fields = Fields::new();
