@@ -21,7 +21,8 @@ const RESULTS_FILE: &str = "crates/zidane-process/benches/RESULTS.md";
 /// The first lines of the results file; runs follow, newest first.
 const RESULTS_HEADER: &str = "# Benchmark driver results\n\nWritten by `cargo xtask bench`, newest run first. \
 Each row is one run of one op of `crates/zidane-process/benches/driver.rs` (the protocol's \
-fields: times in µs unless named otherwise), or of the agent ops `wake`, `idle` and `ready` of \
+fields: times in µs unless named otherwise), or of the agent ops `wake`, `idle`, `ready`, `event`, \
+`event-wake` and `event-cost` of \
 `crates/zidane/benches/agent_driver.rs`.\n";
 
 /// Where the peers' harness is looked for when `$ZIDANE_BENCH_PEERS` does not say.
@@ -49,13 +50,24 @@ const OPS: &[(&str, &str)] = &[
 
 /// The ops only a whole agent can show, run by the facade's `agent_driver` in the same
 /// run (`wake` is compared with `roundtrip` above).
-const AGENT_OPS: &[(&str, &str)] = &[("wake", "200"), ("idle", "10"), ("ready", "50")];
+const AGENT_OPS: &[(&str, &str)] = &[
+    ("wake", "200"),
+    ("idle", "10"),
+    ("ready", "50"),
+    ("event", "200"),
+    ("event-wake", "20"),
+    ("event-cost", "1024"),
+];
 
 /// The targets of the agent ops: `wake` p50 within this much of `roundtrip` p50 (µs),
-/// `idle` CPU over its window (ms), `ready` p50 after the line is written (µs).
+/// `idle` CPU over its window (ms), `ready` p50 after the line is written (µs); and
+/// `event-cost`'s throughput ratio below.
 const WAKE_OVER_ROUNDTRIP_US: f64 = 1000.0;
 const IDLE_CPU_MS: f64 = 20.0;
 const READY_P50_US: f64 = 2000.0;
+/// The least throughput of a task whose log is followed for a pattern that never
+/// matches, over the same task's without (`event-cost`'s `ratio`).
+const EVENT_COST_RATIO: f64 = 0.9;
 
 /// Runs the driver, prints its table, writes it to the results file; then the peers'
 /// comparison if asked for and present.
@@ -142,6 +154,12 @@ fn agent_targets(rows: &[(String, String, Value)]) -> String {
             verdict(ready <= READY_P50_US)
         ));
     }
+    if let Some(ratio) = field("event-cost", "ratio") {
+        out.push_str(&format!(
+            "- event-cost throughput with a never-matching `notify_on` = {ratio}x of none (target ≥ {EVENT_COST_RATIO}x): {}\n",
+            verdict(ratio >= EVENT_COST_RATIO)
+        ));
+    }
     out
 }
 
@@ -218,7 +236,13 @@ fn render_table(rows: &[(String, String, Value)]) -> String {
 
 /// The results file with `entry` as its newest run: after the header, before the rest.
 fn prepend_entry(old: &str, entry: &str) -> String {
-    let runs = old.strip_prefix(RESULTS_HEADER).unwrap_or(old).trim_start();
+    // The header of an older run may read differently: everything before its first run
+    // is the header.
+    let runs = match old.find("\n## ") {
+        Some(at) if old.starts_with("# Benchmark driver results") => &old[at + 1..],
+        _ => old.strip_prefix(RESULTS_HEADER).unwrap_or(old),
+    }
+    .trim_start();
     if runs.is_empty() {
         format!("{RESULTS_HEADER}\n{entry}")
     } else {
@@ -350,6 +374,7 @@ mod tests {
             row("wake", serde_json::json!({ "p50_us": 1400.0 })),
             row("idle", serde_json::json!({ "cpu_ms": 25.0 })),
             row("ready", serde_json::json!({ "p50_us": 300.0 })),
+            row("event-cost", serde_json::json!({ "ratio": 0.85 })),
         ];
         let text = agent_targets(&rows);
         assert!(
@@ -364,6 +389,10 @@ mod tests {
             text.contains("ready p50 = 300 µs after the line (target ≤ 2000 µs): met"),
             "{text}"
         );
+        assert!(
+            text.contains("= 0.85x of none (target ≥ 0.9x): **not met**"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -373,5 +402,10 @@ mod tests {
         let second = prepend_entry(&first, "## run 2\n");
         assert_eq!(second, format!("{RESULTS_HEADER}\n## run 2\n\n## run 1\n"));
         assert_eq!(second.matches("# Benchmark driver results").count(), 1);
+        let older = "# Benchmark driver results\n\nAn older header.\n\n## run 0\n";
+        assert_eq!(
+            prepend_entry(older, "## run 1\n"),
+            format!("{RESULTS_HEADER}\n## run 1\n\n## run 0\n")
+        );
     }
 }

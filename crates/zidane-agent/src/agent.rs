@@ -4,19 +4,19 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use tokio::sync::{OnceCell, watch};
+use tokio::sync::{Notify, OnceCell, watch};
 use tokio_util::sync::CancellationToken;
 use zidane_context::{
     BackgroundStarted, DetachedTasks, ExecutionContext, ExecutionHandle, ExitCallback,
     StallCallback, StallInfo, TaskExitInfo, TaskId,
 };
 use zidane_tools::{
-    BackgroundGate, BackgroundSettings, BackgroundSinks, ExitChannel, StartCallback, ToolContext,
-    ToolRegistry,
+    BackgroundGate, BackgroundSettings, BackgroundSinks, ExitChannel, FollowFrom, NotifyPatterns,
+    StartCallback, TaskEvent, TaskEventSink, TaskEvents, ToolContext, ToolRegistry,
 };
 use zidane_wire::Turn;
 
@@ -39,6 +39,11 @@ const DESTROYED: u8 = 2;
 pub(crate) struct Feeds {
     pub(crate) delivery: Mutex<Delivery>,
     pub(crate) hooks: HookBus,
+    /// Wakes a [`WakeLoop`](crate::WakeLoop) when task events wait, or an exit held for
+    /// them is released.
+    pub(crate) wake: Notify,
+    /// Bumped each time a task's event follower ends.
+    pub(crate) drained: watch::Sender<u64>,
 }
 
 impl Feeds {
@@ -61,6 +66,21 @@ impl Feeds {
         self.hooks.emit(&HookEvent::BackgroundStall(stall));
     }
 
+    fn event(&self, event: TaskEvent) {
+        let queued = self.delivery().push_event(event.clone());
+        if queued {
+            self.hooks.emit(&HookEvent::BackgroundEvent(event));
+            self.wake.notify_one();
+        }
+    }
+
+    fn drained(&self, task_id: TaskId) {
+        let released = self.delivery().events.drained(task_id);
+        tracing::debug!(%task_id, released, "task events drained");
+        self.drained.send_modify(|n| *n = n.wrapping_add(1));
+        self.wake.notify_one();
+    }
+
     fn start(&self, started: &BackgroundStarted, command: &str) {
         self.delivery()
             .remember_log(started.output_path.clone(), started.task_id);
@@ -70,6 +90,30 @@ impl Feeds {
             command: command.to_owned(),
             output_path: started.output_path.clone(),
         }));
+    }
+}
+
+/// The agent's end of its task event followers: what they find goes to the feeds, if
+/// the agent still lives.
+struct EventFeed(Weak<Feeds>);
+
+impl TaskEventSink for EventFeed {
+    fn follow(&self, task_id: TaskId, patterns: &[String]) {
+        if let Some(feeds) = self.0.upgrade() {
+            feeds.delivery().events.follow(task_id, patterns);
+        }
+    }
+
+    fn event(&self, event: TaskEvent) {
+        if let Some(feeds) = self.0.upgrade() {
+            feeds.event(event);
+        }
+    }
+
+    fn drained(&self, task_id: TaskId) {
+        if let Some(feeds) = self.0.upgrade() {
+            feeds.drained(task_id);
+        }
     }
 }
 
@@ -112,6 +156,17 @@ pub(crate) struct Inner {
     pub(crate) depth: usize,
     /// No model: the host calls tools and drains notifications itself.
     pub(crate) host_driven: bool,
+    /// The followers of tasks with `notify_on` patterns.
+    pub(crate) task_events: TaskEvents,
+    /// Set once the followers of an earlier life of the session were started again.
+    pub(crate) events_resumed: std::sync::atomic::AtomicBool,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Followers would otherwise read logs for an agent nobody holds.
+        self.task_events.stop();
+    }
 }
 
 /// An LLM agent with background shell tasks: it runs the model and its tools over a
@@ -155,6 +210,14 @@ impl Agent {
             Some(handle) => OnceCell::new_with(Some(handle)),
             None => OnceCell::new(),
         };
+        let ledger = session.task_events.clone();
+        let feeds = Arc::new(Feeds {
+            delivery: Mutex::new(Delivery::with_ledger(history, &ledger)),
+            hooks: builder.hooks,
+            wake: Notify::new(),
+            drained: watch::Sender::new(0),
+        });
+        let task_events = TaskEvents::new(Arc::new(EventFeed(Arc::downgrade(&feeds))));
         let agent = Self {
             inner: Arc::new(Inner {
                 model: builder.model,
@@ -168,16 +231,15 @@ impl Agent {
                 store: builder.store,
                 session: Mutex::new(session),
                 session_lock: Mutex::new(session_lock),
-                feeds: Arc::new(Feeds {
-                    delivery: Mutex::new(Delivery::new(history)),
-                    hooks: builder.hooks,
-                }),
+                feeds,
                 run_state: Mutex::new(RunState::default()),
                 running: watch::Sender::new(false),
                 lifecycle: AtomicU8::new(LIVE),
                 resources: Mutex::new(Vec::new()),
                 depth: builder.depth,
                 host_driven: builder.host_driven,
+                task_events,
+                events_resumed: std::sync::atomic::AtomicBool::new(false),
             }),
         };
         Ok(agent)
@@ -281,6 +343,67 @@ impl Agent {
         self.inner.feeds.delivery().has_pending()
     }
 
+    /// How long until a task event may wake the model (its task's cool-down,
+    /// [`EVENT_COOLDOWN`](crate::EVENT_COOLDOWN), is over): zero when one may now,
+    /// `None` when no event waits. A [`WakeLoop`](crate::WakeLoop) sleeps that long.
+    pub fn task_events_due_in(&self) -> Option<Duration> {
+        self.inner.feeds.delivery().events.due_in(Instant::now())
+    }
+
+    /// For a channel of the host's own that tells a task's end (an MCP task's result):
+    /// waits, at most `bound`, until the task's event follower has read its log to the
+    /// end, then takes the task's events not told yet, recorded as told. The caller puts
+    /// them before the task's `<task-notification>`.
+    pub async fn take_task_events(
+        &self,
+        task_id: TaskId,
+        bound: Duration,
+    ) -> Option<zidane_wire::TaskEventBlock> {
+        let mut drained = self.inner.feeds.drained.subscribe();
+        let followed = async {
+            while self.inner.feeds.delivery().events.is_following(task_id) {
+                if drained.changed().await.is_err() {
+                    break;
+                }
+            }
+        };
+        if tokio::time::timeout(bound, followed).await.is_err() {
+            tracing::debug!(%task_id, "task events: the follower did not drain in time");
+        }
+        self.inner
+            .feeds
+            .delivery()
+            .events
+            .take_task(task_id, Instant::now())
+    }
+
+    /// Starts again the followers of tasks an earlier life of the session followed,
+    /// from the line after the last one told (once per agent).
+    pub(crate) fn resume_task_events(&self, handle: ExecutionHandle) {
+        if self.inner.events_resumed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let resume = self.inner.feeds.delivery().events.to_resume();
+        if resume.is_empty() || !self.inner.context.capabilities().follow_output {
+            return;
+        }
+        for entry in resume {
+            let Ok(patterns) = NotifyPatterns::parse(&serde_json::json!(entry.notify_on)) else {
+                continue;
+            };
+            self.inner.task_events.follow(
+                Arc::clone(&self.inner.context),
+                handle,
+                entry.task_id,
+                patterns,
+                FollowFrom {
+                    after_line: entry.told_through,
+                    after_offset: 0,
+                },
+            );
+        }
+    }
+
     /// The exits queued for the next run, in completion order.
     pub fn pending_exits(&self) -> Vec<TaskExitInfo> {
         self.inner.feeds.delivery().pending_exits()
@@ -304,7 +427,9 @@ impl Agent {
     /// Asks the context for tasks that ended without telling the agent (a durable
     /// context records exits instead of pushing them) and queues the ones the model was
     /// not told about, firing `background:exit` for each, as a pushed exit would. Returns
-    /// how many it queued. A [`WakeLoop`](crate::WakeLoop) calls this every
+    /// how many it queued. The first sweep (or drain) of an agent rebuilt from a session
+    /// also follows again the tasks with `notify_on` patterns, from the line after the
+    /// last one told. A [`WakeLoop`](crate::WakeLoop) calls this every
     /// [`idle_sweep_interval`](Self::idle_sweep_interval) while the agent is idle; hosts
     /// without one call it themselves that often.
     ///
@@ -314,6 +439,7 @@ impl Agent {
         let Some(handle) = self.current_handle() else {
             return Ok(0);
         };
+        self.resume_task_events(handle);
         let entries = self.inner.context.list_background(handle).await?;
         let news = self.inner.feeds.delivery().pull(&entries);
         for exit in &news {
@@ -357,6 +483,7 @@ impl Agent {
             on_start: Some(on_start),
             on_exit: Some(on_exit),
             on_stall: Some(on_stall),
+            on_event: Some(self.inner.task_events.clone()),
         }
     }
 
@@ -462,9 +589,11 @@ impl Agent {
     /// back out and no event is emitted, so what it carried can be delivered again.
     pub(crate) fn append_turn_persisted(&self, turn: Turn) -> Result<()> {
         let events = zidane_wire::events_from_turn(&turn);
+        let ledger = self.inner.feeds.delivery().events.ledger();
         let (index, snapshot) = {
             let mut session = self.session_lock();
             session.turns.push(turn);
+            session.task_events = ledger;
             (
                 session.turns.len() - 1,
                 self.inner.store.as_ref().map(|_| session.clone()),

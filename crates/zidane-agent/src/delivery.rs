@@ -1,17 +1,24 @@
-//! The two queues (exits, stalls) and the `notified` latch: what the model has not been
-//! told yet, and what it already knows.
+//! The three queues (exits, stalls, events) and the `notified` latch: what the model has
+//! not been told yet, and what it already knows.
 //!
 //! Invariants:
 //! - an exit is queued at most once, and never once its task is latched;
 //! - the drain latches every exit it takes *before* anything is rendered, so an exit
 //!   callback or a kill racing the drain cannot queue the task again;
+//! - an exit is held while its task's event follower still reads the log, so it is told
+//!   after the task's last event;
 //! - once the agent starts tearing down ([`Delivery::close`]) nothing is queued.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use std::time::Instant;
+
 use chrono::{DateTime, Utc};
 use zidane_context::{StallInfo, TaskEntry, TaskExitInfo, TaskId};
+use zidane_wire::TaskEventBlock;
+
+use crate::events::{EventLedger, EventQueue};
 
 /// An exit the model was told about (or acknowledged) in an earlier life of the session,
 /// rebuilt from its turns.
@@ -33,6 +40,7 @@ struct QueuedExit {
 pub(crate) struct Taken {
     pub(crate) exits: Vec<TaskExitInfo>,
     pub(crate) stalls: Vec<StallInfo>,
+    pub(crate) events: Vec<TaskEventBlock>,
 }
 
 #[derive(Debug)]
@@ -47,12 +55,21 @@ pub(crate) struct Delivery {
     built_at: DateTime<Utc>,
     /// Task logs seen (at start or in a sweep), for suppression by path.
     known_logs: HashMap<PathBuf, TaskId>,
+    /// Matching lines of running tasks, and the ledger of what was told.
+    pub(crate) events: EventQueue,
     closed: bool,
 }
 
 impl Delivery {
+    #[cfg(test)]
     pub(crate) fn new(history: Vec<HistoricalAck>) -> Self {
+        Self::with_ledger(history, &[])
+    }
+
+    /// A delivery that also remembers the task events an earlier life told.
+    pub(crate) fn with_ledger(history: Vec<HistoricalAck>, ledger: &[EventLedger]) -> Self {
         Self {
+            events: EventQueue::from_ledger(ledger),
             exits: Vec::new(),
             stalls: Vec::new(),
             latch: HashSet::new(),
@@ -118,9 +135,20 @@ impl Delivery {
         self.known_logs.insert(path, task_id);
     }
 
-    /// Whether an exit or a stall is waiting for the next run.
+    /// Whether an exit (not held for its events), a stall, or an event past its task's
+    /// cool-down is waiting for the next run.
     pub(crate) fn has_pending(&self) -> bool {
-        !self.exits.is_empty() || !self.stalls.is_empty()
+        self.exits
+            .iter()
+            .any(|q| !self.events.is_following(q.exit.task_id))
+            || !self.stalls.is_empty()
+            || self.events.has_due(Instant::now())
+    }
+
+    /// Queues a matching line of a running task. False when it is not news or the agent
+    /// is tearing down.
+    pub(crate) fn push_event(&mut self, event: zidane_tools::TaskEvent) -> bool {
+        !self.closed && self.events.push(event)
     }
 
     /// The exits waiting, in completion order.
@@ -136,15 +164,35 @@ impl Delivery {
             self.known_logs
                 .insert(entry.output_path.clone(), entry.task_id);
         }
-        let mut exits: Vec<TaskExitInfo> = self.exits.drain(..).map(|q| q.exit).collect();
+        // An exit whose task's follower still reads the log waits for its last events.
+        let (held, ready): (Vec<QueuedExit>, Vec<QueuedExit>) = self
+            .exits
+            .drain(..)
+            .partition(|q| self.events.is_following(q.exit.task_id));
+        self.exits = held;
+        let mut exits: Vec<TaskExitInfo> = ready.into_iter().map(|q| q.exit).collect();
         let mut pulled: Vec<&TaskEntry> = swept
             .iter()
             .filter(|entry| entry.status.is_terminal())
             .filter(|entry| !exits.iter().any(|e| e.task_id == entry.task_id))
+            .filter(|entry| !self.exits.iter().any(|q| q.exit.task_id == entry.task_id))
             .filter(|entry| !self.is_acknowledged(entry))
             .collect();
         pulled.sort_by_key(|entry| (entry.ended_at, entry.task_id));
-        exits.extend(pulled.into_iter().filter_map(TaskEntry::exit_info));
+        let pulled: Vec<TaskExitInfo> = pulled
+            .into_iter()
+            .filter_map(TaskEntry::exit_info)
+            .collect();
+        for exit in pulled {
+            if self.events.is_following(exit.task_id) {
+                self.exits.push(QueuedExit {
+                    exit,
+                    received_at: Utc::now(),
+                });
+            } else {
+                exits.push(exit);
+            }
+        }
         for exit in &exits {
             self.latch.insert(exit.task_id);
         }
@@ -153,15 +201,29 @@ impl Delivery {
             .drain(..)
             .filter(|s| !exits.iter().any(|e| e.task_id == s.task_id))
             .collect();
-        Taken { exits, stalls }
+        let events = self.events.take(Instant::now());
+        for exit in &exits {
+            self.events.forget(exit.task_id);
+        }
+        Taken {
+            exits,
+            stalls,
+            events,
+        }
     }
 
     /// Puts back what a drain took when the turn carrying it could not be persisted: the
     /// exits return to the head of the queue, unlatched, and the stalls with them.
-    pub(crate) fn restore(&mut self, exits: Vec<TaskExitInfo>, stalls: Vec<StallInfo>) {
+    pub(crate) fn restore(
+        &mut self,
+        exits: Vec<TaskExitInfo>,
+        stalls: Vec<StallInfo>,
+        events: Vec<TaskEventBlock>,
+    ) {
         if self.closed {
             return;
         }
+        self.events.restore(events);
         let received_at = Utc::now();
         let mut restored: Vec<QueuedExit> = Vec::with_capacity(exits.len());
         for exit in exits {
@@ -243,13 +305,14 @@ impl Delivery {
             })
     }
 
-    /// Empties both queues.
+    /// Empties the queues.
     pub(crate) fn clear(&mut self) {
         self.exits.clear();
         self.stalls.clear();
+        self.events.clear();
     }
 
-    /// Empties both queues and refuses everything from now on (teardown).
+    /// Empties the queues and refuses everything from now on (teardown).
     pub(crate) fn close(&mut self) {
         self.closed = true;
         self.clear();

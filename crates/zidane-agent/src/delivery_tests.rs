@@ -134,7 +134,7 @@ fn what_a_failed_save_restores_is_delivered_first_and_is_news_again() {
     assert_eq!(taken.exits.len(), 2);
     // Another exit lands while the turn is being saved.
     delivery.push_exit(exit(3));
-    delivery.restore(taken.exits, taken.stalls);
+    delivery.restore(taken.exits, taken.stalls, taken.events);
     assert!(delivery.has_pending());
     let ids: Vec<TaskId> = delivery.pending_exits().iter().map(|e| e.task_id).collect();
     assert_eq!(
@@ -172,6 +172,6 @@ fn nothing_is_restored_after_teardown_began() {
     delivery.push_exit(exit(1));
     let taken = delivery.take(&[]);
     delivery.close();
-    delivery.restore(taken.exits, taken.stalls);
+    delivery.restore(taken.exits, taken.stalls, taken.events);
     assert!(!delivery.has_pending());
 }

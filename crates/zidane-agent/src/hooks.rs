@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use zidane_context::{ExecutionHandle, StallInfo, TaskEntry, TaskExitInfo, TaskId};
-use zidane_tools::ToolOutput;
+use zidane_tools::{TaskEvent, ToolOutput};
 use zidane_wire::StreamEvent;
 
 use zidane_llm::ModelDelta;
@@ -28,6 +28,9 @@ pub enum HookEvent {
     BackgroundExit(TaskExitInfo),
     /// `background:stall`: a task has been quiet for the stall window.
     BackgroundStall(StallInfo),
+    /// `background:event`: a new line of a task's log matched its `notify_on` patterns
+    /// (fires once per line queued for the model).
+    BackgroundEvent(TaskEvent),
     /// `background:reassign`: a task moved to this agent's handle from a child's.
     BackgroundReassign(TaskReassign),
     /// `tool:before`: a tool call is about to run.
@@ -47,6 +50,7 @@ pub enum HookEvent {
 
 impl HookEvent {
     /// The hook's name: `background:start`, `background:exit`, `background:stall`,
+    /// `background:event`,
     /// `background:reassign`, `tool:before`, `tool:after`, or `child:` followed by the
     /// child's event name.
     pub fn name(&self) -> Cow<'static, str> {
@@ -54,6 +58,7 @@ impl HookEvent {
             Self::BackgroundStart(_) => Cow::Borrowed("background:start"),
             Self::BackgroundExit(_) => Cow::Borrowed("background:exit"),
             Self::BackgroundStall(_) => Cow::Borrowed("background:stall"),
+            Self::BackgroundEvent(_) => Cow::Borrowed("background:event"),
             Self::BackgroundReassign(_) => Cow::Borrowed("background:reassign"),
             Self::ToolBefore(_) => Cow::Borrowed("tool:before"),
             Self::ToolAfter(_) => Cow::Borrowed("tool:after"),

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 use zidane_context::{ExecutionContext, StallInfo, TaskExitInfo, TaskId};
 use zidane_tools::{ExitChannel, ToolOutput};
-use zidane_wire::{TaskNotification, TaskStall};
+use zidane_wire::{TaskEventBlock, TaskNotification, TaskStall};
 
 use crate::agent::Agent;
 use crate::config::AgentBuilder;
@@ -93,20 +93,29 @@ pub struct Notifications {
     pub exits: Vec<TaskExitInfo>,
     /// The stalls to report.
     pub stalls: Vec<StallInfo>,
+    /// The matching lines of running tasks, one block per task (told before any exit
+    /// of the same task).
+    pub events: Vec<TaskEventBlock>,
 }
 
 impl Notifications {
     /// Whether there is nothing to tell.
     pub fn is_empty(&self) -> bool {
-        self.exits.is_empty() && self.stalls.is_empty()
+        self.exits.is_empty() && self.stalls.is_empty() && self.events.is_empty()
     }
 
-    /// What the model reads: one `<task-notification>` block per exit, then one
-    /// `<task-stall>` block per stall, rendered by `zidane-wire`.
+    /// What the model reads: one `<task-event>` block per task with new matching
+    /// lines, then one `<task-notification>` block per exit, then one `<task-stall>`
+    /// block per stall, rendered by `zidane-wire`.
     pub fn blocks(&self) -> Vec<String> {
-        self.exits
+        self.events
             .iter()
-            .map(|exit| TaskNotification::from_exit(exit).render())
+            .map(TaskEventBlock::render)
+            .chain(
+                self.exits
+                    .iter()
+                    .map(|exit| TaskNotification::from_exit(exit).render()),
+            )
             .chain(
                 self.stalls
                     .iter()

@@ -64,6 +64,7 @@ pub use config::{
 };
 pub use destroy::{DestroyReport, DestroyStep, FnResource, Resource, StepOutcome};
 pub use error::{AgentError, AttachError, KillTaskError, Result};
+pub use events::{EVENT_COOLDOWN, EVENT_LINES_SHOWN, EventLedger};
 pub use hooks::{
     HookBus, HookEvent, Reconcile, SubscriptionId, TaskReassign, TaskStart, ToolCallEvent,
     ToolResultEvent,
@@ -95,6 +96,7 @@ mod config;
 mod delivery;
 mod destroy;
 mod error;
+mod events;
 mod hooks;
 mod host;
 mod listing;

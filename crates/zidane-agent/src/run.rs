@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 use zidane_context::{ContextError, ExecutionHandle, StallInfo, TaskExitInfo, TaskId};
 use zidane_tools::{ExitChannel, SHELL, ToolOutput};
-use zidane_wire::{ContentBlock, Role, Turn};
+use zidane_wire::{ContentBlock, Role, TaskEventBlock, Turn};
 
 use crate::agent::Agent;
 use crate::agent::InFlightCall;
@@ -79,6 +79,8 @@ pub struct RunOutcome {
     pub notified: Vec<TaskExitInfo>,
     /// The stalls reported at the head of the seeded turn.
     pub stalls: Vec<StallInfo>,
+    /// The task events told at the head of the seeded turn, one block per task.
+    pub events: Vec<TaskEventBlock>,
     /// The turns this run appended to the session.
     pub turns: Vec<Turn>,
 }
@@ -174,13 +176,14 @@ impl Agent {
 
         let drained = self.drain(handle).await;
         let prompt = options.prompt.trim();
-        if prompt.is_empty() && drained.exits.is_empty() && drained.stalls.is_empty() {
+        if prompt.is_empty() && drained.is_empty() {
             return Err(AgentError::NothingPending);
         }
-        if !drained.exits.is_empty() || !drained.stalls.is_empty() {
+        if !drained.is_empty() {
             tracing::info!(
                 exits = drained.exits.len(),
                 stalls = drained.stalls.len(),
+                events = drained.events.len(),
                 task_ids = %drained
                     .exits
                     .iter()
@@ -210,7 +213,7 @@ impl Agent {
             self.inner
                 .feeds
                 .delivery()
-                .restore(drained.exits, drained.stalls);
+                .restore(drained.exits, drained.stalls, drained.events);
             return Err(error);
         }
 
@@ -220,6 +223,7 @@ impl Agent {
             text: String::new(),
             notified: drained.exits,
             stalls: drained.stalls,
+            events: drained.events,
             turns: Vec::new(),
         };
         outcome.stop = self.steps(handle, &run_token, &mut outcome).await?;
@@ -344,6 +348,7 @@ impl Agent {
         } else {
             Vec::new()
         };
+        self.resume_task_events(handle);
         // `take` latches every exit before the hook sees it or anything is rendered.
         let taken = self.inner.feeds.delivery().take(&swept);
         let mut reconcile = Reconcile { exits: taken.exits };
@@ -358,6 +363,7 @@ impl Agent {
         Notifications {
             exits: reconcile.exits,
             stalls: taken.stalls,
+            events: taken.events,
         }
     }
 

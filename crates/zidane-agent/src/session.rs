@@ -18,6 +18,7 @@ use zidane_wire::{ContentBlock, StreamEvent, Turn, WireBlock};
 
 use crate::delivery::HistoricalAck;
 use crate::error::{AgentError, Result};
+use crate::events::EventLedger;
 use crate::persist;
 
 /// The directory of all sessions under a user data dir.
@@ -44,6 +45,11 @@ pub struct Session {
     /// `turns`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub acknowledged_logs: Vec<AcknowledgedLog>,
+    /// The tasks with `notify_on` patterns, and the last line of each the model was told
+    /// of: an agent rebuilt from this session follows them on from the next line, so
+    /// no event is told twice or lost.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub task_events: Vec<EventLedger>,
 }
 
 /// A task log the model read after the task had ended.
@@ -62,6 +68,7 @@ impl Session {
             id: id.into(),
             turns: Vec::new(),
             acknowledged_logs: Vec::new(),
+            task_events: Vec::new(),
         }
     }
 

@@ -40,7 +40,8 @@ pub const DEFAULT_DURABLE_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 pub enum WakeTrigger {
     /// The user's prompt ([`WakeLoop::prompt`]).
     Prompt,
-    /// A task ended (or stalled) while the agent was idle: a drain-only run.
+    /// A task ended (or stalled, or wrote a line matching its `notify_on`) while the
+    /// agent was idle: a drain-only run.
     Wake,
     /// Another drain-only run right after a run, for exits that landed during it.
     FollowUp,
@@ -198,10 +199,15 @@ impl WakeLoop {
         let sweep_every = shared.agent.idle_sweep_interval();
         tokio::spawn(async move {
             loop {
+                // Task events wait out their task's cool-down before they wake the model.
+                let events_due = task_shared.agent.task_events_due_in();
+                let feeds = Arc::clone(&task_shared.agent.inner.feeds);
                 tokio::select! {
                     biased;
                     () = task_stop.cancelled() => break,
                     () = task_notify.notified() => {}
+                    () = feeds.wake.notified() => {}
+                    () = sleep_or_never(events_due) => {}
                     () = sleep_or_never(sweep_every) => {
                         // Its `background:exit` events wake this loop for the drain.
                         task_shared.sweep(sweep_every).await;

@@ -27,6 +27,11 @@ pub struct Capabilities {
     /// [`read_screen`](crate::ExecutionContext::read_screen) reads.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub terminals: bool,
+    /// Whether a task's log can be followed as it grows
+    /// ([`follow_output`](crate::ExecutionContext::follow_output)): readiness waits on a
+    /// pattern and pushed task events read through it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub follow_output: bool,
 }
 
 impl Capabilities {
@@ -37,6 +42,7 @@ impl Capabilities {
             sweep_interval: None,
             task_input: false,
             terminals: false,
+            follow_output: false,
         }
     }
 
@@ -52,6 +58,13 @@ impl Capabilities {
     pub const fn with_terminals(mut self) -> Self {
         self.task_input = true;
         self.terminals = true;
+        self
+    }
+
+    /// Says that task logs can be followed as they grow.
+    #[must_use]
+    pub const fn with_follow_output(mut self) -> Self {
+        self.follow_output = true;
         self
     }
 

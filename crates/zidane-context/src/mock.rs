@@ -147,7 +147,8 @@ impl MockContext {
             }),
             output_changed: watch::Sender::new(0),
             config: Mutex::new(Config {
-                capabilities: Capabilities::new(DetachedTasks::ProcessLifetime),
+                capabilities: Capabilities::new(DetachedTasks::ProcessLifetime)
+                    .with_follow_output(),
                 push_exits: true,
                 reassign: true,
                 destroy_delay: None,
@@ -161,7 +162,13 @@ impl MockContext {
     /// calls with `Unsupported`).
     #[must_use]
     pub fn with_detached_tasks(self, detached: DetachedTasks) -> Self {
-        self.config().capabilities = Capabilities::new(detached);
+        let capabilities = Capabilities::new(detached);
+        // The mock follows the logs of whatever tasks it runs.
+        self.config().capabilities = if detached.supported() {
+            capabilities.with_follow_output()
+        } else {
+            capabilities
+        };
         self
     }
 

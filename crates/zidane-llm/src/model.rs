@@ -7,7 +7,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use zidane_wire::{
-    ContentBlock, Role, TaskNotification, TaskStall, ToolSpec, Turn, WireBlock, is_wire_block,
+    ContentBlock, Role, TaskEventBlock, TaskNotification, TaskStall, ToolSpec, Turn, WireBlock,
+    is_wire_block,
 };
 
 /// The language model an agent (zidane-agent's `Agent`) talks to.
@@ -218,7 +219,7 @@ impl ModelRequest {
             .into_iter()
             .filter_map(|block| match block {
                 WireBlock::Notification(notification) => Some(notification),
-                WireBlock::Stall(_) => None,
+                WireBlock::Stall(_) | WireBlock::Event(_) => None,
             })
             .collect()
     }
@@ -229,7 +230,18 @@ impl ModelRequest {
             .into_iter()
             .filter_map(|block| match block {
                 WireBlock::Stall(stall) => Some(stall),
-                WireBlock::Notification(_) => None,
+                WireBlock::Notification(_) | WireBlock::Event(_) => None,
+            })
+            .collect()
+    }
+
+    /// The `<task-event>` blocks of the last user turn, parsed.
+    pub fn task_events(&self) -> Vec<TaskEventBlock> {
+        self.wire_blocks()
+            .into_iter()
+            .filter_map(|block| match block {
+                WireBlock::Event(event) => Some(event),
+                WireBlock::Notification(_) | WireBlock::Stall(_) => None,
             })
             .collect()
     }

@@ -137,6 +137,10 @@ pub(crate) fn spawn_wait(
 
 /// Answers a background start as an MCP task that completes when the background task
 /// ends. `started` is the `shell` tool's output for the start.
+/// How long the end of a background task answered as an MCP task waits for the task's
+/// event follower to read the rest of its log.
+const EVENTS_DRAIN_BOUND: Duration = Duration::from_secs(5);
+
 pub(crate) fn spawn_background(
     session: &Arc<McpSession>,
     task_id: TaskId,
@@ -168,9 +172,13 @@ pub(crate) fn spawn_background(
                     return Err(TaskExit::Cancelled);
                 }
             };
+            // The task's last events come before its end, in the same result.
+            let mut told = Notifications::default();
+            told.events
+                .extend(agent.take_task_events(task_id, EVENTS_DRAIN_BOUND).await);
             Ok(tool_result(
                 end_output(&agent, &exit),
-                &Notifications::default(),
+                &told,
                 budget,
                 ResultShape::Full,
             ))

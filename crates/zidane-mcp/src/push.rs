@@ -5,7 +5,9 @@
 //! model, so an exit stays pending until one carries it.
 //!
 //! - A session that began with `initialize` (protocol 2025-11-25 and earlier) gets
-//!   `notifications/message` for exits and stalls once it asked for them with
+//!   `notifications/message` for exits, stalls and task events (at most one per task
+//!   per `EVENT_COOLDOWN`: the lines themselves reach the model in a tool result) once
+//!   it asked for them with
 //!   `logging/setLevel`, `notifications/resources/updated` for a `task://` resource it
 //!   subscribed to, and `notifications/resources/list_changed` when a task starts.
 //! - A client of the 2026-07-28 protocol gets the resource changes on each open
@@ -16,8 +18,9 @@
 // this server still serves.
 #![allow(deprecated)]
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 use rmcp::model::{
     LoggingLevel, LoggingMessageNotificationParam, ResourceListChangedNotification,
@@ -27,7 +30,9 @@ use rmcp::service::{Peer, RoleServer, SubscriptionSink};
 use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use zidane_context::{StallInfo, TaskExitInfo, TaskStatus};
+use zidane_agent::EVENT_COOLDOWN;
+use zidane_context::{StallInfo, TaskExitInfo, TaskId, TaskStatus};
+use zidane_tools::TaskEvent;
 
 use crate::lock::lock;
 use crate::resources::task_uri;
@@ -53,7 +58,30 @@ pub(crate) const PUSH_QUEUE: usize = 256;
 pub(crate) enum Push {
     Exit(TaskExitInfo),
     Stall(StallInfo),
+    Event(TaskEvent),
     Started,
+}
+
+/// Which task events are pushed: a task printing thousands of matching lines gets one
+/// push per [`EVENT_COOLDOWN`], not one per line.
+#[derive(Default)]
+pub(crate) struct EventPushes {
+    last: Mutex<HashMap<TaskId, Instant>>,
+}
+
+impl EventPushes {
+    /// Whether an event of `task_id` is pushed now.
+    pub(crate) fn admit(&self, task_id: TaskId) -> bool {
+        let now = Instant::now();
+        let mut last = lock(&self.last);
+        match last.get(&task_id) {
+            Some(at) if now.duration_since(*at) < EVENT_COOLDOWN => false,
+            _ => {
+                last.insert(task_id, now);
+                true
+            }
+        }
+    }
 }
 
 /// The name pushed log messages carry as their logger.
@@ -191,6 +219,18 @@ pub(crate) async fn forward(
                         "stall": stall,
                     });
                     let _ = peer.notify_logging_message(message(3, data)).await;
+                }
+            }
+            Push::Event(event) => {
+                if let Some(peer) = targets.peer.get()
+                    && targets.wants_level(1)
+                {
+                    let data = json!({
+                        "event": "task_event",
+                        "uri": task_uri(event.task_id),
+                        "task_event": event,
+                    });
+                    let _ = peer.notify_logging_message(message(1, data)).await;
                 }
             }
             Push::Started => {

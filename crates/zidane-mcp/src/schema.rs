@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use zidane_context::Screen;
 use zidane_tools::{
-    READ_FILE, ReadFileData, SHELL, SHELL_INPUT, SHELL_KILL, SHELL_SCREEN, ShellData,
-    ShellInputData, ShellKillData, WAIT_TASK, WaitTaskData,
+    READ_FILE, ReadFileData, SHELL, SHELL_INPUT, SHELL_KILL, SHELL_NOTIFY, SHELL_SCREEN, ShellData,
+    ShellInputData, ShellKillData, ShellNotifyData, WAIT_TASK, WaitTaskData,
 };
 
 use crate::clients::ResultShape;
@@ -20,8 +20,9 @@ use crate::list_tasks::{LIST_TASKS, ListTasksData};
 /// would never see a `<task-notification>`.
 #[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct ResultText {
-    /// The `<task-notification>` and `<task-stall>` blocks of what happened to background
-    /// tasks since the last result: the same blocks that open the text content.
+    /// The `<task-event>`, `<task-notification>` and `<task-stall>` blocks of what
+    /// happened to background tasks since the last result: the same blocks that open the
+    /// text content.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) notifications: Vec<String>,
     /// The tool's answer as the text content gives it, guidance included.
@@ -115,6 +116,7 @@ pub(crate) fn output_schema(tool: &str, shape: ResultShape) -> Option<Value> {
         READ_FILE => derived::<ReadFileData>(),
         SHELL_INPUT => derived::<ShellInputData>(),
         SHELL_SCREEN => derived::<Screen>(),
+        SHELL_NOTIFY => derived::<ShellNotifyData>(),
         LIST_TASKS => derived::<ListTasksData>(),
         _ => return None,
     };
@@ -203,6 +205,7 @@ mod tests {
             READ_FILE,
             SHELL_INPUT,
             SHELL_SCREEN,
+            SHELL_NOTIFY,
             LIST_TASKS,
         ] {
             let schema = output_schema(tool, ResultShape::Full).unwrap_or_default();

@@ -31,8 +31,8 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use zidane_agent::ToolCall;
 use zidane_context::TaskId;
 use zidane_tools::{
-    ExitChannel, READ_FILE, SHELL, SHELL_INPUT, SHELL_KILL, SHELL_SCREEN, ToolSpec, WAIT_TASK,
-    WaitLimits, wait_task_description,
+    ExitChannel, READ_FILE, SHELL, SHELL_INPUT, SHELL_KILL, SHELL_NOTIFY, SHELL_SCREEN, ToolSpec,
+    WAIT_TASK, WaitLimits, wait_task_description,
 };
 
 use crate::clients::{self, ResultShape};
@@ -264,6 +264,13 @@ fn mcp_tool(spec: ToolSpec, shape: ResultShape) -> Tool {
         SHELL_SCREEN => (
             "Read a terminal task's screen",
             ToolAnnotations::new().read_only(true),
+        ),
+        SHELL_NOTIFY => (
+            "Choose which log lines of a background task you are told of",
+            ToolAnnotations::new()
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
         ),
         LIST_TASKS => (
             "List the background tasks",

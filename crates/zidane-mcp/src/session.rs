@@ -75,11 +75,15 @@ impl McpSession {
             .tool(Arc::new(ListTasksTool))
             .build()?;
         let (sender, receiver) = push::queue();
+        let events = push::EventPushes::default();
         let hook = agent.hooks().subscribe(move |event| {
             let event = match event {
                 HookEvent::BackgroundExit(exit) => Push::Exit(exit.clone()),
                 HookEvent::BackgroundStall(stall) => Push::Stall(stall.clone()),
                 HookEvent::BackgroundStart(_) => Push::Started,
+                HookEvent::BackgroundEvent(line) if events.admit(line.task_id) => {
+                    Push::Event(line.clone())
+                }
                 _ => return,
             };
             push::offer(&sender, event);

@@ -12,6 +12,7 @@ use zidane_context::{
 
 use crate::exit_channel::ExitChannel;
 use crate::gate::BackgroundGate;
+use crate::task_events::TaskEvents;
 
 /// Called once a background task has started, with what `exec_background` returned and
 /// the command as given.
@@ -39,7 +40,7 @@ pub struct ToolContext {
     pub handle: ExecutionHandle,
     /// Whether and how background tasks may be started.
     pub background: BackgroundSettings,
-    /// Where background start, exit and stall events go.
+    /// Where background start, exit, stall and line events go.
     pub sinks: BackgroundSinks,
     /// Cancelled when the call should stop (a user abort): a foreground command's
     /// process group is killed, a `wait_task` returns at once.
@@ -180,6 +181,10 @@ pub struct BackgroundSinks {
     pub on_exit: Option<ExitCallback>,
     /// Passed to the context as the task's stall callback.
     pub on_stall: Option<StallCallback>,
+    /// The session's task event followers: a task started with `notify_on` (or given
+    /// patterns by `shell_notify`) tells its matching lines here. `None`: `notify_on`
+    /// is refused.
+    pub on_event: Option<TaskEvents>,
 }
 
 impl fmt::Debug for BackgroundSinks {
@@ -188,6 +193,7 @@ impl fmt::Debug for BackgroundSinks {
             .field("on_start", &self.on_start.as_ref().map(|_| "Fn"))
             .field("on_exit", &self.on_exit.as_ref().map(|_| "Fn"))
             .field("on_stall", &self.on_stall.as_ref().map(|_| "Fn"))
+            .field("on_event", &self.on_event)
             .finish()
     }
 }

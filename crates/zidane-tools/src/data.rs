@@ -46,6 +46,15 @@ pub struct ShellKillData {
     pub exit: TaskExitInfo,
 }
 
+/// What `shell_notify` answers besides its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ShellNotifyData {
+    /// The task.
+    pub task_id: String,
+    /// Its patterns now (empty: cleared).
+    pub notify_on: Vec<String>,
+}
+
 /// What `wait_task` answers besides its text: the exit, a readiness condition that
 /// held, or a wait that ended (timed out or cancelled) with the task still running.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]

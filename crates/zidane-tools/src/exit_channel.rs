@@ -75,6 +75,33 @@ impl ExitChannel {
         }
     }
 
+    /// The `shell` description's paragraph on `notify_on`, where task logs can be
+    /// followed.
+    pub(crate) fn events_paragraph(self) -> &'static str {
+        match self {
+            Self::NextTurn => {
+                "To hear about lines that matter while a background task runs — an error, a \
+                 failing test, `listening on` — set `notify_on` to a regular expression (or a \
+                 list of them). Every new matching line is pushed to you as a `<task-event>` \
+                 block naming the line number, the line and the pattern, a few lines at a time \
+                 with a count of the rest; if you ended your turn, it wakes you. You need not \
+                 poll the log for them. Change or clear the patterns of a running task with \
+                 `shell_notify`. The task's `<task-notification>` still tells its end, after \
+                 its events."
+            }
+            Self::NextToolResult | Self::HostWakes => {
+                "To hear about lines that matter while a background task runs — an error, a \
+                 failing test, `listening on` — set `notify_on` to a regular expression (or a \
+                 list of them). Every new matching line is pushed to you as a `<task-event>` \
+                 block naming the line number, the line and the pattern, a few lines at a time \
+                 with a count of the rest, at the start of the next result of any of these \
+                 tools; nothing arrives while no tool is called. You need not read the log \
+                 for them. Change or clear the patterns of a running task with \
+                 `shell_notify`."
+            }
+        }
+    }
+
     /// The `wait_task` description's clause on when not to wait.
     pub(crate) fn instead_of_waiting(self) -> &'static str {
         match self {
@@ -110,8 +137,11 @@ mod tests {
                 channel.after_start(),
                 channel.start_guidance(),
                 channel.instead_of_waiting(),
+                channel.events_paragraph(),
             ];
-            let says_end = texts.iter().any(|text| text.contains("end your turn"));
+            let says_end = texts
+                .iter()
+                .any(|text| text.contains("end your turn") || text.contains("ended your turn"));
             assert_eq!(
                 says_end,
                 channel != ExitChannel::NextToolResult,

@@ -37,6 +37,8 @@ pub struct BackgroundGate {
     /// How long a foreground command runs before it moves to the background, when the
     /// session moves them.
     foreground_budget: Option<Duration>,
+    /// The context's task logs can be followed (`notify_on`, `shell_notify`).
+    task_events: bool,
 }
 
 impl BackgroundGate {
@@ -70,11 +72,12 @@ impl BackgroundGate {
             task_input: open && (capabilities.task_input || capabilities.terminals),
             terminals: open && capabilities.terminals,
             foreground_budget: None,
+            task_events: open && capabilities.follow_output,
         }
     }
 
-    /// An open gate, with input and terminals (for tests and hosts that decide
-    /// elsewhere).
+    /// An open gate, with input, terminals and task events (for tests and hosts that
+    /// decide elsewhere).
     pub const fn open() -> Self {
         Self {
             reason: None,
@@ -82,10 +85,12 @@ impl BackgroundGate {
             task_input: true,
             terminals: true,
             foreground_budget: None,
+            task_events: true,
         }
     }
 
-    /// An open gate for a context whose tasks take no input and have no terminal.
+    /// An open gate for a context whose tasks take no input, have no terminal and whose
+    /// logs cannot be followed.
     pub const fn open_without_input() -> Self {
         Self {
             reason: None,
@@ -93,6 +98,7 @@ impl BackgroundGate {
             task_input: false,
             terminals: false,
             foreground_budget: None,
+            task_events: false,
         }
     }
 
@@ -104,6 +110,7 @@ impl BackgroundGate {
             task_input: false,
             terminals: false,
             foreground_budget: None,
+            task_events: false,
         }
     }
 
@@ -148,6 +155,12 @@ impl BackgroundGate {
     /// read (`shell_screen`).
     pub const fn terminals(&self) -> bool {
         self.terminals
+    }
+
+    /// Whether background tasks may carry `notify_on` patterns and have them changed
+    /// (`shell_notify`): the context can follow their logs.
+    pub const fn task_events(&self) -> bool {
+        self.task_events
     }
 
     /// Whether background tasks may be started.

@@ -46,6 +46,36 @@ pub struct ShellInput {
     /// With `tty`: the terminal's columns (default 80).
     #[schemars(range(min = 1, max = 1000))]
     pub cols: Option<i64>,
+    /// Background only: a regular expression (Rust regex syntax), or a list of them.
+    /// Every new line of the task's log that matches one is pushed to you as a
+    /// `<task-event>` block, without polling: errors, warnings, "listening on", test
+    /// failures. Change them later with `shell_notify`.
+    #[serde(default)]
+    #[schemars(schema_with = "notify_on_schema")]
+    pub notify_on: Option<serde_json::Value>,
+}
+
+/// The schema of `notify_on` (and `shell_notify`'s): a string or a list of strings.
+fn notify_on_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "anyOf": [
+            { "type": "string" },
+            { "type": "array", "items": { "type": "string" } }
+        ]
+    })
+}
+
+/// Input of the `shell_notify` tool.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShellNotifyInput {
+    /// The running background task, as returned by `shell`, e.g. `bash_1`.
+    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
+    pub task_id: String,
+    /// The task's new patterns: a regular expression or a list of them, replacing the
+    /// ones it had; `[]` clears them.
+    #[schemars(schema_with = "notify_on_schema")]
+    pub notify_on: serde_json::Value,
 }
 
 /// The schema of `shell`'s `stdin`: a plain string enum (the derived one wraps each

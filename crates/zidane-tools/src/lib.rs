@@ -46,13 +46,16 @@
 pub use context::{
     BackgroundPolicy, BackgroundSettings, BackgroundSinks, StartCallback, ToolContext,
 };
-pub use data::{ReadFileData, ReadyMatch, ShellData, ShellInputData, ShellKillData, WaitTaskData};
+pub use data::{
+    ReadFileData, ReadyMatch, ShellData, ShellInputData, ShellKillData, ShellNotifyData,
+    WaitTaskData,
+};
 pub use error::ToolError;
 pub use exit_channel::ExitChannel;
 pub use gate::{BackgroundGate, GateReason};
 pub use input::{
-    ReadFileInput, ShellInput, ShellInputInput, ShellKillInput, ShellScreenInput, StdinChoice,
-    WaitTaskInput, input_schema,
+    ReadFileInput, ShellInput, ShellInputInput, ShellKillInput, ShellNotifyInput, ShellScreenInput,
+    StdinChoice, WaitTaskInput, input_schema,
 };
 pub use read_file::READ_FILE;
 pub use readiness::{FIRST_PROBE_GAP, LAST_PROBE_GAP};
@@ -60,7 +63,12 @@ pub use registry::ToolRegistry;
 pub use shell::{SHELL, ShellToolOptions, create_shell_tool};
 pub use shell_input::{INPUT_ANSWER_BYTES, INPUT_SETTLE_MAX, INPUT_SETTLE_QUIET, SHELL_INPUT};
 pub use shell_kill::SHELL_KILL;
+pub use shell_notify::SHELL_NOTIFY;
 pub use shell_screen::SHELL_SCREEN;
+pub use task_events::{
+    FollowFrom, MAX_EVENT_LINE_CHARS, MAX_NOTIFY_PATTERN_BYTES, MAX_NOTIFY_PATTERNS,
+    NotifyPatterns, PatternsChanged, TaskEvent, TaskEventSink, TaskEvents,
+};
 pub use tool::{Tool, ToolOutput, ToolSpec};
 pub use wait_task::{
     DEFAULT_WAIT_TIMEOUT, MAX_WAIT_TIMEOUT, WAIT_NOT_ENDED_PREFIX, WAIT_TASK, WaitLimits,
@@ -76,13 +84,16 @@ mod foreground_move;
 mod gate;
 mod input;
 mod keys;
+mod log_lines;
 mod read_file;
 mod readiness;
 mod registry;
 mod shell;
 mod shell_input;
 mod shell_kill;
+mod shell_notify;
 mod shell_screen;
+mod task_events;
 mod terminal_text;
 mod tool;
 mod wait_task;
@@ -92,7 +103,8 @@ use std::sync::Arc;
 /// The builtin tools, in the order the model sees them: `shell` (its spec follows the
 /// session's [`BackgroundGate`]), `shell_kill`, `wait_task`, `read_file`, then
 /// `shell_input` and `shell_screen`, which the model is offered only when the gate
-/// says tasks can take input and have a terminal ([`Tool::offered`]).
+/// says tasks can take input and have a terminal, and `shell_notify`, offered only when
+/// it says task logs can be followed ([`Tool::offered`]).
 pub fn default_tools() -> Vec<Arc<dyn Tool>> {
     vec![
         create_shell_tool(ShellToolOptions::default()),
@@ -101,5 +113,6 @@ pub fn default_tools() -> Vec<Arc<dyn Tool>> {
         Arc::new(read_file::ReadFileTool),
         Arc::new(shell_input::ShellInputTool),
         Arc::new(shell_screen::ShellScreenTool),
+        Arc::new(shell_notify::ShellNotifyTool),
     ]
 }

@@ -19,7 +19,9 @@ use serde_json::Value;
 use zidane_context::{ContextError, Probe, ProbeOutcome, TaskId};
 
 use crate::context::ToolContext;
-use crate::terminal_text::strip_terminal_controls;
+#[cfg(test)]
+use crate::log_lines::MAX_MATCHED_LINE;
+use crate::log_lines::{Lines, LogFollower, match_line as match_log_line};
 
 /// The first pause between two probes of a port or URL.
 pub const FIRST_PROBE_GAP: Duration = Duration::from_millis(10);
@@ -27,10 +29,6 @@ pub const FIRST_PROBE_GAP: Duration = Duration::from_millis(10);
 pub const LAST_PROBE_GAP: Duration = Duration::from_millis(250);
 /// How long one probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
-/// Bytes of the log read per step of following it.
-const FOLLOW_CHUNK: usize = 64 * 1024;
-/// Bytes of one log line kept for matching; the rest of a longer line is not searched.
-const MAX_MATCHED_LINE: usize = 64 * 1024;
 
 /// The schema of `wait_task`'s `until`: one of three objects. Written out rather than
 /// derived, so the model sees plain alternatives (the value is checked by
@@ -363,29 +361,23 @@ async fn follow_pattern(
     from: PatternFrom,
     seen: &std::sync::Mutex<LastSeen>,
 ) -> Result<Waited, ContextError> {
-    let follow = |offset| {
-        context
-            .context
-            .follow_output(context.handle, task_id, offset, FOLLOW_CHUNK)
+    let mut follower = match from {
+        PatternFrom::Start => LogFollower::from_start(task_id),
+        PatternFrom::Now => {
+            match LogFollower::from_now(context.context.as_ref(), context.handle, task_id).await? {
+                Some(follower) => follower,
+                None => return Ok(Waited::Gone),
+            }
+        }
     };
-    let (mut offset, mut line_number) = match from {
-        PatternFrom::Start => (0, Some(0_u64)),
-        PatternFrom::Now => match follow(u64::MAX).await? {
-            Some(end) => (end.offset, None),
-            None => return Ok(Waited::Gone),
-        },
-    };
-    let mut lines = Lines::default();
     loop {
-        let Some(chunk) = follow(offset).await? else {
+        let Some(step) = follower
+            .step(context.context.as_ref(), context.handle)
+            .await?
+        else {
             return Ok(Waited::Gone);
         };
-        offset = chunk.next_offset();
-        let finished = chunk.ended && chunk.bytes.is_empty();
-        for line in lines.feed(&chunk.bytes, finished) {
-            if let Some(n) = line_number.as_mut() {
-                *n += 1;
-            }
+        for (line_number, line) in step.lines {
             if let Some(ready) = match_line(regex, &line, line_number, false) {
                 return Ok(ready);
             }
@@ -393,38 +385,30 @@ async fn follow_pattern(
         }
         // A prompt does not end its line: the line being written counts too (it is
         // matched again, whole, once it ends).
-        if !finished
-            && !lines.pending().is_empty()
+        if !step.finished
+            && !follower.pending().is_empty()
             && let Some(ready) =
-                match_line(regex, lines.pending(), line_number.map(|n| n + 1), true)
+                match_line(regex, follower.pending(), follower.next_line_number(), true)
         {
             return Ok(ready);
         }
-        if finished {
+        if step.finished {
             return Ok(Waited::Ended);
         }
     }
 }
 
-/// The answer to a wait whose `regex` matches `line` (or `line` without its terminal
-/// escape sequences: a terminal task's output is full of them), if it does.
+/// The answer to a wait whose `regex` matches `line` (see [`match_log_line`]), if it
+/// does.
 fn match_line(
     regex: &Regex,
     line: &[u8],
     line_number: Option<u64>,
     unterminated: bool,
 ) -> Option<Waited> {
-    let raw = String::from_utf8_lossy(line).into_owned();
-    let plain = strip_terminal_controls(line);
-    let (text, captures) = match regex.captures(&plain) {
-        Some(captures) => (plain.as_str(), captures),
-        None => (raw.as_str(), regex.captures(&raw)?),
-    };
-    let groups: Vec<Option<String>> = captures
-        .iter()
-        .skip(1)
-        .map(|g| g.map(|g| g.as_str().to_owned()))
-        .collect();
+    let matched = match_log_line(regex, line)?;
+    let text = matched.text;
+    let groups = matched.groups;
     let shown_groups = if groups.is_empty() {
         String::new()
     } else {
@@ -448,7 +432,7 @@ fn match_line(
     Some(Waited::Ready {
         text: format!("{at}matched{unended}: {text}{shown_groups}"),
         matched: ReadyMatch {
-            line: Some(text.to_owned()),
+            line: Some(text),
             line_number,
             groups: Some(groups),
             ..ReadyMatch::default()
@@ -490,54 +474,6 @@ pub(crate) async fn log_tail(context: &ToolContext, task_id: TaskId, count: usiz
 
 fn lock(seen: &std::sync::Mutex<LastSeen>) -> std::sync::MutexGuard<'_, LastSeen> {
     seen.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Splits a byte stream into lines, each seen once.
-#[derive(Debug, Default)]
-pub(crate) struct Lines {
-    partial: Vec<u8>,
-    partial_overflow: bool,
-}
-
-impl Lines {
-    /// The complete lines in `bytes` (and the unterminated last one when `finished`),
-    /// without their `\n` or a trailing `\r`.
-    pub(crate) fn feed(&mut self, bytes: &[u8], finished: bool) -> Vec<Vec<u8>> {
-        let mut out = Vec::new();
-        for piece in bytes.split_inclusive(|b| *b == b'\n') {
-            let (body, complete) = match piece.strip_suffix(b"\n") {
-                Some(body) => (body, true),
-                None => (piece, false),
-            };
-            let room = MAX_MATCHED_LINE.saturating_sub(self.partial.len());
-            if body.len() > room {
-                self.partial_overflow = true;
-            }
-            self.partial
-                .extend_from_slice(&body[..body.len().min(room)]);
-            if complete {
-                out.push(self.take());
-            }
-        }
-        if finished && (!self.partial.is_empty() || self.partial_overflow) {
-            out.push(self.take());
-        }
-        out
-    }
-
-    /// The line being written: bytes after the last newline, not yet a line.
-    pub(crate) fn pending(&self) -> &[u8] {
-        &self.partial
-    }
-
-    fn take(&mut self) -> Vec<u8> {
-        let mut line = std::mem::take(&mut self.partial);
-        if line.last() == Some(&b'\r') {
-            line.pop();
-        }
-        self.partial_overflow = false;
-        line
-    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,8 @@ use crate::context::ToolContext;
 use crate::foreground_move::run_movable;
 use crate::gate::BackgroundGate;
 use crate::input::{ShellInput, StdinChoice, input_schema, parse};
+use crate::shell_notify as notify;
+use crate::task_events::NotifyPatterns;
 use crate::tool::{Tool, ToolOutput, ToolSpec};
 
 /// The name of the shell tool.
@@ -58,8 +60,9 @@ needs a terminal (prompts that show only on one, REPLs, full-screen programs; `r
 `shell_screen`. Prefer a non-interactive flag (`--yes`, `-y`) when the command has one.";
 
 /// The background-only fields of the input.
-const BACKGROUND_FIELDS: [&str; 7] = [
+const BACKGROUND_FIELDS: [&str; 8] = [
     "run_in_background",
+    "notify_on",
     "cpu_time_ms",
     "max_output_bytes",
     "stdin",
@@ -175,6 +178,9 @@ impl ShellTool {
             if !gate.task_input() {
                 properties.remove("stdin");
             }
+            if !gate.task_events() {
+                properties.remove("notify_on");
+            }
         }
         let background =
             BACKGROUND_DESCRIPTION.replace("{AFTER_START}", gate.exit_channel().after_start());
@@ -182,6 +188,10 @@ impl ShellTool {
             "{}\n\n{background}",
             describe_shell(shell, gate.foreground_budget())
         );
+        if gate.task_events() {
+            description.push_str("\n\n");
+            description.push_str(gate.exit_channel().events_paragraph());
+        }
         if gate.terminals() {
             description.push_str(&format!("\n\n{TERMINAL_DESCRIPTION}"));
         } else if gate.task_input() {
@@ -224,6 +234,7 @@ impl ShellTool {
         command: &str,
         budgets: TaskLimits,
         interaction: Interaction,
+        notify_on: NotifyPatterns,
     ) -> ToolOutput {
         if !self.allow_background {
             return ToolOutput::error(format!(
@@ -258,6 +269,10 @@ impl ShellTool {
                  another way (a here-string, a file, a non-interactive flag)."
             ));
         }
+        let events = match notify::events_for(context, &gate, &notify_on) {
+            Ok(events) => events,
+            Err(output) => return ToolOutput::error(format!("{SHELL}: {}", output.text)),
+        };
         let mut options = BackgroundOptions::new(tasks_dir).stdin(interaction.stdin);
         options.tty = interaction.tty;
         options.limits = budgets.or(context.background.limits);
@@ -284,6 +299,7 @@ impl ShellTool {
         if let Some(on_start) = &context.sinks.on_start {
             on_start(&started, command);
         }
+        notify::follow_started(context, events, started.task_id, notify_on);
         let mut text = format!(
             "Started {} (pid {}). Output: {}\n\n{}",
             started.task_id,
@@ -369,6 +385,11 @@ impl Tool for ShellTool {
             Ok(interaction) => interaction,
             Err(output) => return output,
         };
+        let notify_on = match input.notify_on.as_ref().map(NotifyPatterns::parse) {
+            None => NotifyPatterns::default(),
+            Some(Ok(patterns)) => patterns,
+            Some(Err(error)) => return ToolOutput::error(format!("{SHELL}: {error}")),
+        };
         if input.run_in_background == Some(true) {
             let budgets = TaskLimits {
                 max_output_bytes,
@@ -376,13 +397,19 @@ impl Tool for ShellTool {
                 wall_time: timeout,
                 cpu_time,
             };
-            self.run_background(context, &input.command, budgets, interaction)
+            self.run_background(context, &input.command, budgets, interaction, notify_on)
                 .await
         } else if cpu_time.is_some() || max_output_bytes.is_some() {
             ToolOutput::error(format!(
                 "{SHELL}: `cpu_time_ms` and `max_output_bytes` are budgets of background \
                  tasks; a foreground command takes `timeout_ms` only. Drop them or set \
                  `run_in_background: true`."
+            ))
+        } else if input.notify_on.is_some() {
+            ToolOutput::error(format!(
+                "{SHELL}: `notify_on` tells you of lines a background task writes while it \
+                 runs; a foreground command's output comes back whole when it ends. Drop it or \
+                 set `run_in_background: true`."
             ))
         } else if input.stdin.is_some() || input.tty.is_some() {
             ToolOutput::error(format!(

@@ -72,6 +72,7 @@
 
 pub use banner::{Banner, TASK_GLYPH, TOOL_GLYPH, Tone, file_url};
 pub use error::WireError;
+pub use event::{EventLine, MoreLines, TaskEventBlock};
 pub use notification::{TaskNotification, kill_reason_text};
 pub use paint::{MAX_RESULT_LINES, Painter};
 pub use parse::{WireBlock, is_wire_block, parse};
@@ -92,6 +93,7 @@ mod banner;
 mod cursor;
 mod error;
 mod escape;
+mod event;
 mod notification;
 mod paint;
 mod parse;

@@ -123,6 +123,9 @@ impl Painter {
                 );
                 self.toned(crate::Tone::Warn.sgr(), &line)
             }
+            StreamEvent::TaskEvent(event) => {
+                self.toned(crate::Tone::Dim.sgr(), &printable(&event.banner_text()))
+            }
         }
     }
 

@@ -5,6 +5,7 @@ use zidane_context::TaskId;
 
 use crate::cursor::Cursor;
 use crate::error::WireError;
+use crate::event::{EVENT_TAG, TaskEventBlock};
 use crate::notification::NOTIFICATION_TAG;
 use crate::notification::TaskNotification;
 use crate::stall::STALL_TAG;
@@ -18,6 +19,8 @@ pub enum WireBlock {
     Notification(TaskNotification),
     /// A `<task-stall>` block.
     Stall(TaskStall),
+    /// A `<task-event>` block.
+    Event(TaskEventBlock),
 }
 
 impl WireBlock {
@@ -26,6 +29,7 @@ impl WireBlock {
         match self {
             Self::Notification(notification) => notification.render(),
             Self::Stall(stall) => stall.render(),
+            Self::Event(event) => event.render(),
         }
     }
 
@@ -34,6 +38,7 @@ impl WireBlock {
         match self {
             Self::Notification(notification) => notification.task_id,
             Self::Stall(stall) => stall.task_id,
+            Self::Event(event) => event.task_id,
         }
     }
 }
@@ -44,13 +49,20 @@ impl From<TaskNotification> for WireBlock {
     }
 }
 
+impl From<TaskEventBlock> for WireBlock {
+    fn from(event: TaskEventBlock) -> Self {
+        Self::Event(event)
+    }
+}
+
 impl From<TaskStall> for WireBlock {
     fn from(stall: TaskStall) -> Self {
         Self::Stall(stall)
     }
 }
 
-/// Every `<task-notification>` and `<task-stall>` block in `text`, in order.
+/// Every `<task-notification>`, `<task-stall>` and `<task-event>` block in `text`, in
+/// order.
 ///
 /// Text around and between blocks is ignored; a text without blocks gives an empty
 /// list. A block is recognised by its opening tag anywhere in the text; if what follows
@@ -138,6 +150,7 @@ pub(crate) fn segments(text: &str) -> Vec<Segment<'_>> {
 enum Kind {
     Notification,
     Stall,
+    Event,
 }
 
 impl Kind {
@@ -145,6 +158,7 @@ impl Kind {
         match self {
             Self::Notification => NOTIFICATION_TAG,
             Self::Stall => STALL_TAG,
+            Self::Event => EVENT_TAG,
         }
     }
 
@@ -152,6 +166,7 @@ impl Kind {
         match self {
             Self::Notification => "<task-notification>",
             Self::Stall => "<task-stall>",
+            Self::Event => "<task-event>",
         }
     }
 
@@ -159,6 +174,7 @@ impl Kind {
         match self {
             Self::Notification => "</task-notification>",
             Self::Stall => "</task-stall>",
+            Self::Event => "</task-event>",
         }
     }
 }
@@ -169,7 +185,7 @@ fn find_opening(text: &str, from: usize) -> Option<(usize, Kind)> {
     while let Some(i) = text.get(search..)?.find("<task-") {
         let at = search + i;
         let rest = &text[at..];
-        for kind in [Kind::Notification, Kind::Stall] {
+        for kind in [Kind::Notification, Kind::Stall, Kind::Event] {
             if rest.starts_with(kind.opening()) {
                 return Some((at, kind));
             }
@@ -201,6 +217,7 @@ fn read_block(cursor: &mut Cursor<'_>, kind: Kind) -> Result<(WireBlock, usize),
     let block = match kind {
         Kind::Notification => WireBlock::Notification(TaskNotification::parse_body(cursor)?),
         Kind::Stall => WireBlock::Stall(TaskStall::parse_body(cursor)?),
+        Kind::Event => WireBlock::Event(TaskEventBlock::parse_body(cursor)?),
     };
     cursor.expect(kind.closing())?;
     Ok((block, cursor.pos()))

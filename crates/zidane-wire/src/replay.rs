@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::event::TaskEventBlock;
 use crate::notification::TaskNotification;
 use crate::parse::WireBlock;
 use crate::parse::{Segment, segments};
@@ -11,7 +12,7 @@ use crate::turn::{ContentBlock, Role, Turn};
 /// What a host paints: one event of a transcript.
 ///
 /// Serialises with a `type` tag (`user_text`, `assistant_text`, `tool_call`,
-/// `tool_result`, `task_notification`, `task_stall`); the last two carry the block's
+/// `tool_result`, `task_notification`, `task_stall`, `task_event`); the last three carry the block's
 /// fields alongside the tag.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -48,6 +49,8 @@ pub enum StreamEvent {
     TaskNotification(TaskNotification),
     /// A background task went quiet.
     TaskStall(TaskStall),
+    /// New lines of a running task's log matched its patterns.
+    TaskEvent(TaskEventBlock),
 }
 
 impl From<WireBlock> for StreamEvent {
@@ -55,6 +58,7 @@ impl From<WireBlock> for StreamEvent {
         match block {
             WireBlock::Notification(notification) => Self::TaskNotification(notification),
             WireBlock::Stall(stall) => Self::TaskStall(stall),
+            WireBlock::Event(event) => Self::TaskEvent(event),
         }
     }
 }

@@ -7,6 +7,9 @@
 //! | `wake` | `N` | N times, the agent idle: start `true` through the agent's `shell` tool; time from the start until the model is called in the `WakeLoop`'s drain-only run (the process driver's `roundtrip`, plus delivery). Compare with `roundtrip`'s p50 of the same run. |
 //! | `idle` | `SECONDS` | an agent with its wake loop and 8 background `sleep` tasks; the CPU time this process uses over `SECONDS` while nothing happens (`cpu_ms`). |
 //! | `ready` | `N` | N times: a task prints its ready line 100 ms after start; time from the write (the task stamps it with bash's `$EPOCHREALTIME`) until `wait_task` with `until: {pattern}` returns. |
+//! | `event` | `N` | a task with `notify_on` prints N stamped matching lines, 5 ms apart; time from each write until its event is queued (the `background:event` hook). |
+//! | `event-wake` | `N` | N times, the agent idle: a task with `notify_on` prints one stamped matching line 100 ms after start; time from the write until the model is called in the `WakeLoop`'s drain-only run. |
+//! | `event-cost` | `MIB` | a task writes MIB MiB of 100-byte lines, with a `notify_on` pattern that never matches and with none; time from the start until its exit is told (`drain_notifications`), the best of three interleaved rounds each, and `ratio`, the throughput with the pattern over the throughput without (target ≥ 0.9). |
 //!
 //! ```text
 //! cargo bench -p zidane --bench agent_driver -- <op> <arg>
@@ -24,7 +27,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
-use zidane::agent::{Agent, Behavior, ModelResponse, ScriptedModel, ToolCall, WakeLoop};
+use zidane::agent::{Agent, Behavior, HookEvent, ModelResponse, ScriptedModel, ToolCall, WakeLoop};
 use zidane::context::ExecutionContext;
 use zidane::process::{ProcessContext, SH_PATH, Shell};
 use zidane::tools::{ToolContext, ToolRegistry};
@@ -60,8 +63,12 @@ async fn run(op: &str, arg: Option<u64>) -> Result<Fields, String> {
         ("wake", Some(n)) => wake(n, &dir.path).await,
         ("idle", Some(seconds)) => idle(Duration::from_secs(seconds), &dir.path).await,
         ("ready", Some(n)) => ready(n, &dir.path).await,
+        ("event", Some(n)) => event(n, &dir.path).await,
+        ("event-wake", Some(n)) => event_wake(n, &dir.path).await,
+        ("event-cost", Some(mib)) => event_cost(mib, &dir.path).await,
         _ => Err(format!(
-            "usage: agent_driver <wake N | idle SECONDS | ready N>, got {op:?}"
+            "usage: agent_driver <wake N | idle SECONDS | ready N | event N | event-wake N | \
+             event-cost MIB>, got {op:?}"
         )),
     }
 }
@@ -235,4 +242,184 @@ async fn ready(n: u64, dir: &std::path::Path) -> Result<Fields, String> {
     }
     context.destroy(handle).await.map_err(|e| e.to_string())?;
     Ok(percentiles(&mut samples))
+}
+
+/// The time since the epoch stamped at the end of `line` (bash's `$EPOCHREALTIME`).
+fn stamp_of(line: &str) -> Option<Duration> {
+    let stamp = line.rsplit(' ').next()?.parse::<f64>().ok()?;
+    Some(Duration::from_secs_f64(stamp))
+}
+
+fn since_epoch() -> Result<Duration, String> {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_err(|e| e.to_string())
+}
+
+async fn event(n: u64, dir: &std::path::Path) -> Result<Fields, String> {
+    let context = Arc::new(ProcessContext::new());
+    if !context.shell().is_bash() {
+        return Err("the event op needs bash (for $EPOCHREALTIME)".into());
+    }
+    let agent = Agent::host_driven(context)
+        .behavior(Behavior::new().tasks_dir(dir.join("event")))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let (queued, mut lags) = mpsc::unbounded_channel::<Option<Duration>>();
+    agent.hooks().subscribe(move |event| {
+        if let HookEvent::BackgroundEvent(event) = event {
+            let now = since_epoch().ok();
+            let lag = now
+                .zip(stamp_of(&event.line))
+                .map(|(now, stamp)| now.saturating_sub(stamp));
+            let _ = queued.send(lag);
+        }
+    });
+    let command = format!(
+        "i=0; while [ $i -lt {n} ]; do echo \"EV $EPOCHREALTIME\"; sleep 0.005; i=$((i+1)); done"
+    );
+    let mut input = background(&command);
+    input["notify_on"] = json!("^EV ");
+    let started = agent
+        .call_tool(ToolCall::new("event", "shell", input))
+        .await
+        .map_err(|e| e.to_string())?;
+    if started.is_error {
+        return Err(started.text);
+    }
+    let mut samples = Vec::new();
+    for _ in 0..n {
+        let lag = tokio::time::timeout(STEP, lags.recv())
+            .await
+            .map_err(|_| "no event within the step bound".to_owned())?
+            .ok_or("the hook is gone")?
+            .ok_or("an event without a stamp")?;
+        samples.push(lag);
+    }
+    agent.destroy().await.map_err(|e| e.to_string())?;
+    Ok(percentiles(&mut samples))
+}
+
+async fn event_wake(n: u64, dir: &std::path::Path) -> Result<Fields, String> {
+    let (called, mut calls) = mpsc::unbounded_channel::<Option<Duration>>();
+    let mut model = ScriptedModel::new();
+    // An event run and an exit run per task, with room to spare.
+    for _ in 0..n * 3 {
+        let called = called.clone();
+        model = model.react(move |request| {
+            let now = since_epoch().ok();
+            let lag = request
+                .task_events()
+                .first()
+                .and_then(|block| block.lines.first())
+                .and_then(|line| stamp_of(&line.line))
+                .zip(now)
+                .map(|(stamp, now)| now.saturating_sub(stamp));
+            let _ = called.send(lag);
+            ModelResponse::text("woken")
+        });
+    }
+    let context = Arc::new(ProcessContext::new());
+    if !context.shell().is_bash() {
+        return Err("the event-wake op needs bash (for $EPOCHREALTIME)".into());
+    }
+    let agent = Agent::builder(Arc::new(model), context)
+        .behavior(Behavior::new().tasks_dir(dir.join("event-wake")))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let wake = WakeLoop::spawn(agent.clone());
+    agent.handle().await.map_err(|e| e.to_string())?;
+    let mut samples = Vec::new();
+    for i in 0..n {
+        let mut input = background("sleep 0.1; echo \"EV $EPOCHREALTIME\"; sleep 0.2");
+        input["notify_on"] = json!("^EV ");
+        let started = agent
+            .call_tool(ToolCall::new(format!("event-wake-{i}"), "shell", input))
+            .await
+            .map_err(|e| e.to_string())?;
+        if started.is_error {
+            return Err(started.text);
+        }
+        // The first wake tells the event; the task's exit wakes the model once more.
+        let mut lag = None;
+        let mut exit_told = false;
+        while lag.is_none() || !exit_told {
+            let woken = tokio::time::timeout(STEP, wake.next_wake())
+                .await
+                .map_err(|_| "no wake-up within the step bound".to_owned())?
+                .map_err(|e| e.to_string())?;
+            exit_told |= !woken.notified.is_empty();
+            while let Ok(seen) = calls.try_recv() {
+                lag = lag.or(seen);
+            }
+        }
+        samples.push(lag.unwrap_or_default());
+    }
+    drop(wake);
+    agent.destroy().await.map_err(|e| e.to_string())?;
+    Ok(percentiles(&mut samples))
+}
+
+/// Rounds of `event-cost`, each task once per round.
+const COST_ROUNDS: usize = 3;
+/// A line of the `event-cost` task: 99 bytes and its newline.
+const COST_LINE: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+async fn event_cost(mib: u64, dir: &std::path::Path) -> Result<Fields, String> {
+    let bytes = mib * 1024 * 1024;
+    let command = format!("yes {COST_LINE} | head -c {bytes}");
+    // The best of a few interleaved rounds of each: on a shared machine the least time is
+    // the one least disturbed by others.
+    let mut timed = [Duration::MAX; 2];
+    for round in 0..COST_ROUNDS {
+        for (i, notify_on) in [None, Some("^NEVER MATCHES$")].into_iter().enumerate() {
+            let name = format!("event-cost-{round}-{i}");
+            let context = Arc::new(ProcessContext::new());
+            let agent = Agent::host_driven(context)
+                .behavior(Behavior::new().tasks_dir(dir.join(&name)))
+                .build()
+                .map_err(|e| e.to_string())?;
+            let mut input = background(&command);
+            if let Some(pattern) = notify_on {
+                input["notify_on"] = json!(pattern);
+            }
+            let start = Instant::now();
+            let started = agent
+                .call_tool(ToolCall::new(name.clone(), "shell", input))
+                .await
+                .map_err(|e| e.to_string())?;
+            if started.is_error {
+                return Err(started.text);
+            }
+            let deadline = start + STEP * 4;
+            loop {
+                let told = agent
+                    .drain_notifications()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if !told.exits.is_empty() {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    return Err(format!("{name}: the exit was not told in time"));
+                }
+                // A bench's own wait for the end: a millisecond is far below what it
+                // measures.
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            timed[i] = timed[i].min(start.elapsed());
+            agent.destroy().await.map_err(|e| e.to_string())?;
+            std::fs::remove_dir_all(dir.join(&name)).map_err(|e| e.to_string())?;
+        }
+    }
+    let (none, never) = (timed[0], timed[1]);
+    let mut fields = Fields::new();
+    fields.insert("mib".into(), json!(mib));
+    fields.insert("none_ms".into(), json!(round1(none.as_secs_f64() * 1e3)));
+    fields.insert("never_ms".into(), json!(round1(never.as_secs_f64() * 1e3)));
+    fields.insert(
+        "ratio".into(),
+        json!((none.as_secs_f64() / never.as_secs_f64() * 100.0).round() / 100.0),
+    );
+    Ok(fields)
 }

@@ -667,6 +667,7 @@ fn seeded_notifications(outcome: &RunOutcome) -> Vec<TaskId> {
         .map(|block| match block {
             WireBlock::Notification(n) => n.task_id,
             WireBlock::Stall(s) => panic!("unexpected stall of {}", s.task_id),
+            WireBlock::Event(e) => panic!("unexpected event of {}", e.task_id),
         })
         .collect()
 }

@@ -32,4 +32,6 @@ mod spawn;
 #[cfg(target_os = "linux")]
 mod spawn_process;
 mod suppress;
+#[cfg(unix)]
+mod task_events;
 mod wake;

@@ -64,6 +64,7 @@ impl Entry {
                 Look::Banner(Banner::for_notification(notification).tone)
             }
             StreamEvent::TaskStall(_) => Look::Banner(Tone::Warn),
+            StreamEvent::TaskEvent(_) => Look::Banner(Tone::Dim),
         };
         let link = match event {
             StreamEvent::TaskNotification(notification) => Some(notification.output_file.clone()),

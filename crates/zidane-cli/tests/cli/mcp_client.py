@@ -7,7 +7,9 @@
 
 Starts background tasks, waits for the resource-updated notification of the first one,
 checks that the next tool result (and only that one) opens with its
-<task-notification> block, kills a task (no block follows), leaves one running,
+<task-notification> block, kills a task (no block follows), checks that a line matching
+a task's `notify_on` is pushed and opens the next tool result as a <task-event> block
+(and only that one), leaves one running,
 disconnects, and checks that no task process is left. Exits non-zero on any failure.
 
 `env` starts `zidane mcp` with secrets in its environment and checks that neither a
@@ -36,7 +38,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 warnings.simplefilter("ignore")
 
 WAIT = 10.0
-TOOLS = ["shell", "shell_kill", "wait_task", "read_file", "shell_input", "shell_screen", "list_tasks"]
+TOOLS = ["shell", "shell_kill", "wait_task", "read_file", "shell_input", "shell_screen", "shell_notify", "list_tasks"]
 
 
 def alive(pid: int) -> bool:
@@ -60,8 +62,12 @@ async def exercise(read, write) -> list[int]:
         if isinstance(message, types.ResourceUpdatedNotification) and message.params.uri == "task://bash_1":
             updated.set()
 
+    event_pushed = anyio.Event()
+
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logs.append(params)
+        if isinstance(params.data, dict) and params.data.get("event") == "task_event":
+            event_pushed.set()
 
     async with ClientSession(read, write, message_handler=on_message, logging_callback=on_log) as session:
         await session.initialize()
@@ -116,6 +122,25 @@ async def exercise(read, write) -> list[int]:
         assert text(killed).startswith("Killed bash_3: killed (SIGTERM)"), text(killed)
         after_kill = await session.call_tool("list_tasks", {})
         assert "<task-notification>" not in text(after_kill), text(after_kill)
+
+        # A line matching `notify_on` is pushed, then opens the next tool result, once.
+        noisy = await session.call_tool(
+            "shell", {"command": "echo 'ERROR: disk full'; sleep 60", "run_in_background": True, "notify_on": "^ERROR"}
+        )
+        assert not noisy.is_error, text(noisy)
+        pids.append(noisy.structured_content["pid"])
+        with anyio.fail_after(WAIT):
+            await event_pushed.wait()
+        told = await session.call_tool("list_tasks", {})
+        assert text(told).startswith(
+            "<task-event>\n<task-id>bash_4</task-id>\n<match>\n<line-number>1</line-number>\n"
+            "<pattern>^ERROR</pattern>\n<line>ERROR: disk full</line>\n</match>\n</task-event>"
+        ), text(told)
+        again = await session.call_tool("list_tasks", {})
+        assert "<task-event>" not in text(again), text(again)
+        cleared = await session.call_tool("shell_notify", {"task_id": "bash_4", "notify_on": []})
+        assert "patterns cleared" in text(cleared), text(cleared)
+        await session.call_tool("shell_kill", {"task_id": "bash_4"})
 
         # Left running: the disconnect must end it.
         left = await session.call_tool("shell", {"command": "sleep 60", "run_in_background": True})

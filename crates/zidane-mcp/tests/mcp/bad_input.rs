@@ -18,7 +18,7 @@ async fn bad_calls_are_errors_and_tasks_live_on() {
     assert!(is_error(&unknown));
     assert_eq!(
         text(&unknown),
-        "unknown tool `bash_output`. Available tools: shell, shell_kill, wait_task, read_file, shell_input, shell_screen, list_tasks."
+        "unknown tool `bash_output`. Available tools: shell, shell_kill, wait_task, read_file, shell_input, shell_screen, shell_notify, list_tasks."
     );
 
     let wrong = harness.call("shell_kill", json!({ "task_id": 1 })).await;

@@ -19,6 +19,7 @@ async fn the_tools_are_zidane_tools_own_plus_list_tasks() {
             "read_file",
             "shell_input",
             "shell_screen",
+            "shell_notify",
             "list_tasks"
         ]
     );

@@ -39,7 +39,7 @@ use super::{ProcessContext, TERMINAL_TERM};
 #[async_trait]
 impl ExecutionContext for ProcessContext {
     fn capabilities(&self) -> Capabilities {
-        let capabilities = Capabilities::new(DetachedTasks::ProcessLifetime);
+        let capabilities = Capabilities::new(DetachedTasks::ProcessLifetime).with_follow_output();
         // Terminal tasks need a pseudo-terminal: Unix has one, Windows' pseudo-console
         // is not wired in.
         if cfg!(unix) {

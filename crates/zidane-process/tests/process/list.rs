@@ -43,10 +43,12 @@ async fn entries_count_bytes_live_and_stay_after_the_end() {
 }
 
 #[tokio::test]
-async fn capabilities_are_process_lifetime_with_input_and_terminals() {
+async fn capabilities_are_process_lifetime_with_input_terminals_and_followed_logs() {
     let f = Fixture::new().await;
     assert_eq!(
         f.context.capabilities(),
-        Capabilities::new(DetachedTasks::ProcessLifetime).with_terminals()
+        Capabilities::new(DetachedTasks::ProcessLifetime)
+            .with_terminals()
+            .with_follow_output()
     );
 }

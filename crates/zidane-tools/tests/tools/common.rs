@@ -4,11 +4,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
+use zidane_context::TaskId;
 use zidane_context::{
     BackgroundStarted, DetachedTasks, ExecutionContext, MockCall, MockContext, StallInfo,
     TaskExitInfo,
 };
-use zidane_tools::{BackgroundSinks, ToolContext, ToolOutput, ToolRegistry};
+use zidane_tools::{
+    BackgroundSinks, TaskEvent, TaskEventSink, TaskEvents, ToolContext, ToolOutput, ToolRegistry,
+};
 
 /// The tasks dir every mock test uses.
 pub const TASKS_DIR: &str = "/session/tasks";
@@ -19,6 +22,35 @@ pub struct Events {
     pub starts: Vec<(BackgroundStarted, String)>,
     pub exits: Vec<TaskExitInfo>,
     pub stalls: Vec<StallInfo>,
+    /// What the task event sink heard, in order: `follow …`, `event …`, `drained …`.
+    pub task_events: Vec<String>,
+    pub lines: Vec<TaskEvent>,
+}
+
+/// A task event sink that records into [`Events`].
+struct Recorder(Arc<Mutex<Events>>);
+
+impl TaskEventSink for Recorder {
+    fn follow(&self, task_id: TaskId, patterns: &[String]) {
+        let mut events = self.0.lock().unwrap();
+        events
+            .task_events
+            .push(format!("follow {task_id} {patterns:?}"));
+    }
+
+    fn event(&self, event: TaskEvent) {
+        let mut events = self.0.lock().unwrap();
+        events.task_events.push(format!(
+            "event {} line {}",
+            event.task_id, event.line_number
+        ));
+        events.lines.push(event);
+    }
+
+    fn drained(&self, task_id: TaskId) {
+        let mut events = self.0.lock().unwrap();
+        events.task_events.push(format!("drained {task_id}"));
+    }
 }
 
 /// A mock context, a handle on it, the default tools, and sinks that record events.
@@ -57,6 +89,7 @@ impl Harness {
             on_stall: Some(Arc::new(move |stall| {
                 on_stall.lock().unwrap().stalls.push(stall);
             })),
+            on_event: Some(TaskEvents::new(Arc::new(Recorder(events.clone())))),
         };
         let mut context = ToolContext::new(mock.clone(), handle).with_sinks(sinks);
         context.background.tasks_dir = tasks_dir.map(Into::into);

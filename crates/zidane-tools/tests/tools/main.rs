@@ -16,4 +16,5 @@ mod registry;
 mod schemas;
 mod shell;
 mod shell_kill;
+mod task_events;
 mod wait_task;

@@ -57,6 +57,7 @@ async fn aliases_dispatch_to_the_tool() {
             "read_file",
             "shell_input",
             "shell_screen",
+            "shell_notify",
             "task_output"
         ]
     );
@@ -83,7 +84,7 @@ fn a_name_or_alias_is_claimed_once() {
         let error: ToolError = registry.register(tool).unwrap_err();
         errors.push(error.to_string());
     }
-    assert_eq!(registry.len(), 7, "refusals leave the registry unchanged");
+    assert_eq!(registry.len(), 8, "refusals leave the registry unchanged");
     assert!(registry.resolve("runner").is_none());
     assert!(registry.resolve("a").is_none());
     assert_snapshot!("registry_refusals", errors.join("\n"));

@@ -29,8 +29,9 @@ fn descriptions() {
     assert_snapshot!("description_shell_gated", gated[0].description);
 }
 
-/// Input and terminal tools, fields and paragraphs are shown only to a session whose
-/// tasks can take input and have a terminal.
+/// Input, terminal and task event tools, fields and paragraphs are shown only to a
+/// session whose tasks can take input, have a terminal, and have logs that can be
+/// followed.
 #[test]
 fn input_and_terminals_only_where_the_gate_allows_them() {
     let registry = ToolRegistry::with_default_tools().unwrap();
@@ -49,7 +50,8 @@ fn input_and_terminals_only_where_the_gate_allows_them() {
             "wait_task",
             "read_file",
             "shell_input",
-            "shell_screen"
+            "shell_screen",
+            "shell_notify"
         ]
     );
     let plain = ["shell", "shell_kill", "wait_task", "read_file"];
@@ -57,7 +59,7 @@ fn input_and_terminals_only_where_the_gate_allows_them() {
     assert_eq!(names(&BackgroundGate::closed(GateReason::Disabled)), plain);
     let shell = &registry.specs(&BackgroundGate::open_without_input())[0];
     let properties = shell.input_schema["properties"].as_object().unwrap();
-    for field in ["stdin", "tty", "rows", "cols"] {
+    for field in ["stdin", "tty", "rows", "cols", "notify_on"] {
         assert!(!properties.contains_key(field), "{field}");
     }
     assert!(properties.contains_key("run_in_background"));

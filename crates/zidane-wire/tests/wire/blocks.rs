@@ -246,3 +246,37 @@ fn stall_of_a_task_that_takes_input() {
     let closed = zidane_wire::TaskStall::from_stall(&info(false, false));
     assert_eq!(closed.hint, zidane_wire::STALL_HINT);
 }
+
+#[test]
+fn task_event_blocks() {
+    let line = |line_number: u64, line: &str| zidane_wire::EventLine {
+        line_number,
+        pattern: "^(error|warning)".to_owned(),
+        line: line.to_owned(),
+    };
+    let coalesced = zidane_wire::TaskEventBlock {
+        task_id: zidane_context::TaskId::from_number(2),
+        lines: vec![
+            line(12, "error[E0308]: mismatched types"),
+            line(30, "warning: unused variable: `x` <in> & out"),
+            line(31, "error: aborting due to 1 previous error"),
+        ],
+        more: Some(zidane_wire::MoreLines {
+            count: 9_997,
+            first_line: 40,
+            last_line: 10_036,
+        }),
+    };
+    assert_eq!(coalesced.line_count(), 10_000);
+    assert_snapshot!("task_event_coalesced", rendered(coalesced.clone()));
+    assert_eq!(
+        coalesced.banner_text(),
+        "⌁ bash_2 line 12: error[E0308]: mismatched types (+9999 more, up to line 10036)"
+    );
+    let single = zidane_wire::TaskEventBlock {
+        task_id: zidane_context::TaskId::from_number(1),
+        lines: vec![line(3, "error: one")],
+        more: None,
+    };
+    assert_snapshot!("task_event_single", rendered(single));
+}

@@ -129,14 +129,16 @@ fn stream_events_serialise_with_a_type_tag() {
 /// Whether `text` holds a well-formed block anywhere: a valid block runs from an opening
 /// tag to the first closing tag after it (no value can hold `<`).
 fn holds_a_block(text: &str) -> bool {
-    ["task-notification", "task-stall"].iter().any(|tag| {
-        let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
-        text.match_indices(&open).any(|(at, _)| {
-            text[at..].find(&close).is_some_and(|end| {
-                parse(&text[at..at + end + close.len()]).is_ok_and(|b| !b.is_empty())
+    ["task-notification", "task-stall", "task-event"]
+        .iter()
+        .any(|tag| {
+            let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+            text.match_indices(&open).any(|(at, _)| {
+                text[at..].find(&close).is_some_and(|end| {
+                    parse(&text[at..at + end + close.len()]).is_ok_and(|b| !b.is_empty())
+                })
             })
         })
-    })
 }
 
 fn no_whitespace(s: &str) -> String {
@@ -238,6 +240,7 @@ proptest! {
             match event {
                 StreamEvent::TaskNotification(n) => found.push(WireBlock::Notification(n)),
                 StreamEvent::TaskStall(s) => found.push(WireBlock::Stall(s)),
+                StreamEvent::TaskEvent(e) => found.push(WireBlock::Event(e)),
                 StreamEvent::UserText { text } => kept.push_str(&text),
                 other => prop_assert!(false, "unexpected {:?}", other),
             }

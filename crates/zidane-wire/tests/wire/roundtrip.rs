@@ -2,7 +2,9 @@
 
 use proptest::prelude::*;
 use zidane_context::{LogWriteFailure, Signal, TaskId, TaskStatus};
-use zidane_wire::{TaskNotification, TaskStall, WireBlock, parse};
+use zidane_wire::{
+    EventLine, MoreLines, TaskEventBlock, TaskNotification, TaskStall, WireBlock, parse,
+};
 
 pub fn any_status() -> impl Strategy<Value = TaskStatus> {
     prop_oneof![
@@ -94,10 +96,40 @@ pub fn any_stall() -> impl Strategy<Value = TaskStall> {
         )
 }
 
+pub fn any_event() -> impl Strategy<Value = TaskEventBlock> {
+    let line = (any::<u64>(), tricky_string(), tricky_string()).prop_map(
+        |(line_number, pattern, line)| EventLine {
+            line_number,
+            pattern,
+            line,
+        },
+    );
+    let more =
+        (any::<u64>(), any::<u64>(), any::<u64>()).prop_map(|(count, first_line, last_line)| {
+            MoreLines {
+                count,
+                first_line,
+                // One line is told by its number alone.
+                last_line: if count == 1 { first_line } else { last_line },
+            }
+        });
+    (
+        any::<u64>(),
+        prop::collection::vec(line, 1..4),
+        proptest::option::of(more),
+    )
+        .prop_map(|(n, lines, more)| TaskEventBlock {
+            task_id: TaskId::from_number(n),
+            lines,
+            more,
+        })
+}
+
 pub fn any_block() -> impl Strategy<Value = WireBlock> {
     prop_oneof![
         any_notification().prop_map(WireBlock::Notification),
         any_stall().prop_map(WireBlock::Stall),
+        any_event().prop_map(WireBlock::Event),
     ]
 }
 
@@ -108,6 +140,9 @@ pub fn lookalike_text() -> impl Strategy<Value = String> {
         Just("</task-notification>".to_owned()),
         Just("<task-stall>".to_owned()),
         Just("</task-stall>".to_owned()),
+        Just("<task-event>".to_owned()),
+        Just("</task-event>".to_owned()),
+        Just("<match>\n".to_owned()),
         Just("<task-id>bash_1</task-id>".to_owned()),
         Just("<status>exited</status>".to_owned()),
         Just("<exit-code>0</exit-code>".to_owned()),

@@ -81,6 +81,7 @@ async fn the_inspector_lists_the_tools_and_calls_shell() {
             "shell",
             "shell_input",
             "shell_kill",
+            "shell_notify",
             "shell_screen",
             "wait_task"
         ]
@@ -551,6 +552,7 @@ async fn the_inspector_web_ui_starts_waits_for_and_kills_a_background_task() {
             "shell",
             "shell_input",
             "shell_kill",
+            "shell_notify",
             "shell_screen",
             "wait_task"
         ],
