@@ -27,18 +27,15 @@
 //! use std::time::Duration;
 //! use zidane_context::{TaskExitInfo, TaskId, TaskStatus, Signal};
 //!
-//! let exit = TaskExitInfo {
-//!     task_id: TaskId::parse("bash_1")?,
-//!     status: TaskStatus::Killed,
-//!     exit_code: Signal::TERM.exit_code(),
-//!     signal: Some(Signal::TERM),
-//!     output_path: "/tmp/tasks/bash_1.20260523-024147-123.log".into(),
-//!     duration: Duration::from_millis(1200),
-//!     command: "npm run dev".into(),
-//!     leader_exit_code: None,
-//!     log_write_failure: None,
-//!     kill_reason: None,
-//! };
+//! let exit = TaskExitInfo::new(
+//!     TaskId::parse("bash_1")?,
+//!     "npm run dev",
+//!     "/tmp/tasks/bash_1.20260523-024147-123.log",
+//!     TaskStatus::Killed,
+//!     Signal::TERM.exit_code(),
+//!     Duration::from_millis(1200),
+//! )
+//! .signal(Signal::TERM);
 //! assert_eq!(exit.exit_code, 143);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -75,7 +72,7 @@ pub use probe::{Probe, ProbeOutcome};
 pub use signal::{Signal, UnknownSignal};
 pub use task::{
     BackgroundOptions, BackgroundStarted, ExitCallback, KillReason, LOST_EXIT_CODE,
-    LogWriteFailure, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskStatus,
+    LogWriteFailure, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskState, TaskStatus,
 };
 pub use task_id::{MAX_TASK_ID_DIGITS, TASK_ID_PREFIX, TaskId};
 /// Re-exported so implementors and callers name one `CancellationToken`.
