@@ -84,7 +84,7 @@ async fn an_injected_handle_is_left_to_the_host() {
         Some(&StepOutcome::Skipped)
     );
     assert_eq!(
-        context.task(TaskId::from_number(1)).unwrap().status,
+        context.task(TaskId::from_number(1)).unwrap().status(),
         TaskStatus::Running
     );
     assert!(!context.calls().contains(&MockCall::Destroy(handle)));

@@ -254,7 +254,7 @@ impl Agent {
         let running = match tokio::time::timeout(budget, context.list_background(handle)).await {
             Ok(Ok(entries)) => entries
                 .into_iter()
-                .filter(|e| !e.status.is_terminal())
+                .filter(|e| !e.status().is_terminal())
                 .collect(),
             _ => Vec::new(),
         };
@@ -288,7 +288,7 @@ impl Agent {
                 .filter(|task| {
                     now.iter()
                         .find(|e| e.task_id == task.task_id)
-                        .is_none_or(|e| !e.status.is_terminal())
+                        .is_none_or(|e| !e.status().is_terminal())
                 })
                 .collect(),
             _ => running,

@@ -243,7 +243,7 @@ impl Subagent {
         {
             Ok(entries) => entries
                 .into_iter()
-                .filter(|e| e.status == TaskStatus::Running && started.contains(&e.task_id))
+                .filter(|e| e.status() == TaskStatus::Running && started.contains(&e.task_id))
                 .collect(),
             Err(_) => Vec::new(),
         }

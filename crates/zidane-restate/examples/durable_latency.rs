@@ -100,7 +100,7 @@ async fn main() {
             let entries = restate.list_background(rh).await.unwrap();
             if entries
                 .iter()
-                .any(|e| e.task_id == s.task_id && e.status.is_terminal())
+                .any(|e| e.task_id == s.task_id && e.status().is_terminal())
             {
                 break;
             }
@@ -190,7 +190,7 @@ async fn concurrent(restate: &Arc<RestateContext>, handles: usize) {
         loop {
             let entries = restate.list_background(*h).await.unwrap();
             if entries.len() == CONCURRENT / handles
-                && entries.iter().all(|e| e.status == TaskStatus::Exited)
+                && entries.iter().all(|e| e.status() == TaskStatus::Exited)
             {
                 break;
             }

@@ -211,11 +211,11 @@ impl RestateContext {
             .await
             .ok()?;
         let entry = listed.into_iter().find(|e| e.task_id == task_id)?;
-        Some(BackgroundStarted {
+        Some(BackgroundStarted::new(
             task_id,
-            output_path: entry.output_path,
-            pid: entry.pid,
-        })
+            entry.output_path,
+            entry.pid,
+        ))
     }
 
     /// The next task id of `handle`, listing first when this host has not yet.

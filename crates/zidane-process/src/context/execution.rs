@@ -271,11 +271,7 @@ impl ExecutionContext for ProcessContext {
             .instrument(span),
         );
         inserted?;
-        Ok(BackgroundStarted {
-            task_id,
-            output_path,
-            pid,
-        })
+        Ok(BackgroundStarted::new(task_id, output_path, pid))
     }
 
     async fn kill_background(

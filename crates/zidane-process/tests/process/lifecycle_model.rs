@@ -286,8 +286,8 @@ async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                         let entry = entries.iter().find(|e| e.task_id == task.id());
                         let entry = entry.expect("every task is listed by its handle");
                         if let Some(exit) = &task.exit {
-                            prop_assert_eq!(entry.status, exit.status);
-                            prop_assert_eq!(entry.exit_code, Some(exit.exit_code));
+                            prop_assert_eq!(entry.status(), exit.status);
+                            prop_assert_eq!(entry.exit_code(), Some(exit.exit_code));
                         }
                     }
                 }
