@@ -220,13 +220,7 @@ impl Agent {
     }
 
     async fn close_resources(&self, timeout: Duration) -> StepOutcome {
-        let resources = std::mem::take(
-            &mut *self
-                .inner
-                .resources
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-        );
+        let resources = std::mem::take(&mut *zidane_context::lock(&self.inner.resources));
         if resources.is_empty() {
             return StepOutcome::Skipped;
         }

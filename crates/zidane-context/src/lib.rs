@@ -70,6 +70,7 @@ pub use mock::{MockCall, MockContext};
 pub use output::OutputChunk;
 pub use probe::{Probe, ProbeOutcome};
 pub use signal::{Signal, UnknownSignal};
+pub use sync::lock;
 pub use task::{
     BackgroundOptions, BackgroundStarted, ExitCallback, KillReason, LOST_EXIT_CODE,
     LogWriteFailure, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskState, TaskStatus,
@@ -99,6 +100,7 @@ mod mock;
 mod output;
 mod probe;
 mod signal;
+mod sync;
 mod task;
 mod task_id;
 

@@ -331,11 +331,11 @@ impl MockContext {
 
     fn state(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock only happens in a failing test; keep going.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        crate::lock(&self.state)
     }
 
     fn config(&self) -> MutexGuard<'_, Config> {
-        self.config.lock().unwrap_or_else(|e| e.into_inner())
+        crate::lock(&self.config)
     }
 
     fn now_and_end(&self, started_at: DateTime<Utc>) -> DateTime<Utc> {

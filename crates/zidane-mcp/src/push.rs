@@ -29,8 +29,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use zidane_context::{StallInfo, TaskExitInfo, TaskStatus};
 
-use crate::lock::lock;
 use crate::resources::task_uri;
+use zidane_context::lock;
 
 /// The MCP log levels, lowest first (`logging/setLevel` filters by this order).
 pub(crate) const LEVELS: [&str; 8] = [

@@ -10,7 +10,7 @@ use chrono::Utc;
 use restate_sdk::prelude::*;
 use zidane_context::{
     BackgroundStarted, ExecOutput, ExecutionContext, ProbeOutcome, ReadResult, TaskEntry,
-    TaskExitInfo, TaskId, TaskStatus,
+    TaskExitInfo, TaskId, TaskStatus, lock,
 };
 
 use crate::protocol::{
@@ -18,7 +18,7 @@ use crate::protocol::{
     TaskRef, WaitRequest,
 };
 use crate::table::{self, Table};
-use crate::worker::{Worker, lock};
+use crate::worker::Worker;
 
 /// The state key of a handle's task table.
 const TASKS: &str = "tasks";

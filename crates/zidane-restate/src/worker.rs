@@ -4,12 +4,14 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::Utc;
 use restate_sdk::prelude::*;
-use zidane_context::{BackgroundOptions, EnvPolicy, ExecutionContext, ExecutionHandle, TaskId};
+use zidane_context::{
+    BackgroundOptions, EnvPolicy, ExecutionContext, ExecutionHandle, TaskId, lock,
+};
 use zidane_process::ProcessContext;
 
 use crate::ingress::{Ingress, post};
@@ -268,10 +270,4 @@ impl Worker {
         wake(ctx, table::mark_lost(tasks, &gone, at));
         Ok(true)
     }
-}
-
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -32,7 +32,7 @@ pub(crate) mod watchdog;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::containment::TaskProcesses;
 use crate::task::input::InputEnd;
@@ -171,7 +171,7 @@ impl Task {
     fn state(&self) -> MutexGuard<'_, State> {
         // Nothing panics while holding this lock; if something ever did, the data is
         // still consistent (every update is a plain field store), so keep going.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        zidane_context::lock(&self.state)
     }
 
     /// A snapshot for `list_background`, with live `bytes_written`.
@@ -240,7 +240,7 @@ impl Task {
     /// kernel (`POLLHUP` is set once the last writer closed it), not of what the
     /// supervisor has read so far.
     fn output_is_open(&self) -> bool {
-        let output = self.output.lock().unwrap_or_else(PoisonError::into_inner);
+        let output = zidane_context::lock(&self.output);
         let Some(output) = output.as_ref() else {
             // The supervisor closed it: the output had ended.
             return false;
@@ -251,10 +251,7 @@ impl Task {
     /// Lets go of the output pipe and closes the input: called by the supervisor
     /// before it closes the output.
     pub(crate) fn release_output(&self) {
-        self.output
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        zidane_context::lock(&self.output).take();
         if let Some(input) = &self.input {
             input.close();
         }
