@@ -22,6 +22,7 @@ use zidane_llm::ModelRequest;
 
 /// What to run: a prompt (empty for a drain-only run) and a cancellation token.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct RunOptions {
     /// The user's prompt. Empty: a drain-only run, legal only while a task notification
     /// is pending.

@@ -45,6 +45,7 @@
 #![cfg_attr(not(feature = "runtime"), allow(rustdoc::broken_intra_doc_links))]
 
 pub use capabilities::{Capabilities, DetachedTasks};
+pub use command::CommandSpec;
 #[cfg(feature = "runtime")]
 #[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
 pub use context::ExecutionContext;
@@ -84,6 +85,7 @@ pub use tokio_util::sync::CancellationToken;
 pub mod duration_ms;
 
 mod capabilities;
+mod command;
 #[cfg(feature = "runtime")]
 mod context;
 /// Which of the host's environment variables a task gets.

@@ -535,7 +535,11 @@ impl ExecutionContext for MockContext {
         state.next_task += 1;
         let output_path = mock_log_path(&options.output_dir, task_id);
         let pid = 10_000 + u32::try_from(task_id.number()).unwrap_or(u32::MAX - 10_000);
-        let cwd = options.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
+        let cwd = options
+            .spec
+            .cwd
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/"));
         let stdin = if options.takes_input() {
             crate::StdinMode::Pipe
         } else {

@@ -1,6 +1,5 @@
 //! The types of a background task's life: options in, started, entry, exit, stall.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,6 +8,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::command::CommandSpec;
 use crate::interactive::{StdinMode, TtySize};
 use crate::limits::TaskLimits;
 use crate::signal::Signal;
@@ -656,21 +656,19 @@ pub type StallCallback = Arc<dyn Fn(StallInfo) + Send + Sync>;
 /// use std::time::Duration;
 /// use zidane_context::{BackgroundOptions, TaskLimits};
 /// let options = BackgroundOptions::new("/tmp/tasks")
-///     .limits(TaskLimits {
-///         max_output_bytes: Some(10 << 20),
-///         stall_timeout: Some(Duration::from_secs(45)),
-///         ..TaskLimits::default()
-///     })
+///     .limits(
+///         TaskLimits::new()
+///             .max_output_bytes(10 << 20)
+///             .stall_timeout(Duration::from_secs(45)),
+///     )
 ///     .on_exit(|exit| println!("{} ended", exit.task_id));
 /// # let _ = options;
 /// ```
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct BackgroundOptions {
-    /// Working directory (default: the context's).
-    pub cwd: Option<PathBuf>,
-    /// Extra environment variables for the task.
-    pub env: BTreeMap<String, String>,
+    /// Working directory and extra environment of the task.
+    pub spec: CommandSpec,
     /// Directory of the task's log file (created `0700` if missing).
     pub output_dir: PathBuf,
     /// Called exactly once when the task settles. Optional: a durable context records
@@ -703,14 +701,21 @@ impl BackgroundOptions {
     /// Sets the working directory.
     #[must_use]
     pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(cwd.into());
+        self.spec = self.spec.cwd(cwd);
         self
     }
 
     /// Adds an environment variable.
     #[must_use]
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.insert(key.into(), value.into());
+        self.spec = self.spec.env(key, value);
+        self
+    }
+
+    /// Sets the working directory and extra environment at once.
+    #[must_use]
+    pub fn spec(mut self, spec: CommandSpec) -> Self {
+        self.spec = spec;
         self
     }
 
@@ -758,8 +763,7 @@ impl BackgroundOptions {
 impl fmt::Debug for BackgroundOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BackgroundOptions")
-            .field("cwd", &self.cwd)
-            .field("env", &self.env)
+            .field("spec", &self.spec)
             .field("output_dir", &self.output_dir)
             .field("on_exit", &self.on_exit.as_ref().map(|_| "Fn"))
             .field("limits", &self.limits)

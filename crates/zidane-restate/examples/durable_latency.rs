@@ -29,10 +29,10 @@ async fn main() {
     let scratch = tempfile_dir();
     let server = RestateServer::start().await.expect("restate-server starts");
     let worker = Arc::new(
-        Worker::new(WorkerConfig {
-            max_tasks: 2 * CONCURRENT,
-            ..WorkerConfig::new("bench", scratch.join("worker"), server.ingress_url())
-        })
+        Worker::new(
+            WorkerConfig::new("bench", scratch.join("worker"), server.ingress_url())
+                .max_tasks(2 * CONCURRENT),
+        )
         .unwrap(),
     );
     worker.ready().await;

@@ -354,8 +354,8 @@ impl ExecutionContext for RestateContext {
         let mut request = StartRequest {
             task_id,
             command: command.to_owned(),
-            cwd: options.cwd,
-            env: options.env,
+            cwd: options.spec.cwd,
+            env: options.spec.env,
             limits: options.limits,
             deadline_ms: 0,
         };

@@ -24,6 +24,7 @@ pub const DEFAULT_WORKER_MAX_TASKS: usize = 64;
 
 /// Who a worker is and where it keeps things.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct WorkerConfig {
     /// The worker's id: letters, digits and `_`. Its service is `ZidaneWorker_<id>`; a
     /// worker started with the id of one that died takes over its tasks' records.
@@ -55,6 +56,20 @@ impl WorkerConfig {
             max_tasks: DEFAULT_WORKER_MAX_TASKS,
             env_policy: EnvPolicy::default(),
         }
+    }
+
+    /// Sets the most tasks running at once on this worker.
+    #[must_use]
+    pub fn max_tasks(mut self, max_tasks: usize) -> Self {
+        self.max_tasks = max_tasks;
+        self
+    }
+
+    /// Sets which of the worker's environment variables its tasks get.
+    #[must_use]
+    pub fn env_policy(mut self, env_policy: EnvPolicy) -> Self {
+        self.env_policy = env_policy;
+        self
     }
 }
 
@@ -217,8 +232,8 @@ impl Worker {
         }
         let local = self.local_handle(handle).await?;
         let mut options = BackgroundOptions::new(self.handle_dir(handle).join("tasks"));
-        options.env = request.env.clone();
-        options.cwd = request.cwd.clone();
+        options.spec.env = request.env.clone();
+        options.spec.cwd = request.cwd.clone();
         options.limits = request.limits;
         // Weak: the worker owns its context, which owns this callback. A strong
         // reference would keep both alive forever, and a stopped worker would leave its

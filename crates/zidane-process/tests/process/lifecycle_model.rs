@@ -211,10 +211,7 @@ async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let cue = format!("cue{}", tasks.len());
                 let mut options = exits[handle].attach(f.options());
                 if let Kind::Prints(_, Some(cap)) = kind {
-                    options = options.limits(TaskLimits {
-                        max_output_bytes: Some(cap),
-                        ..TaskLimits::default()
-                    });
+                    options = options.limits(TaskLimits::new().max_output_bytes(cap));
                 }
                 let started = f
                     .context
