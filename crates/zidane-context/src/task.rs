@@ -80,6 +80,12 @@ pub const LOST_EXIT_CODE: i32 = -1;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        description = "How a background task ended: what `on_exit` receives and `kill`/`wait` return."
+    )
+)]
 #[non_exhaustive]
 pub struct TaskExitInfo {
     /// The task.
@@ -252,6 +258,12 @@ impl fmt::Display for LogWriteFailure {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        description = "One row of [`list_background`](crate::ExecutionContext::list_background): a task, running or ended."
+    )
+)]
 #[serde(try_from = "EntryForm", into = "EntryForm")]
 #[non_exhaustive]
 pub struct TaskEntry {
