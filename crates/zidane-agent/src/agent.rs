@@ -50,7 +50,7 @@ impl Feeds {
     pub(crate) fn delivery(&self) -> MutexGuard<'_, Delivery> {
         // Never held across a callback or an await; poisoning means a bug in this crate
         // panicked mid-update, and the queues are still a valid (if partial) state.
-        self.delivery.lock().unwrap_or_else(|e| e.into_inner())
+        zidane_context::lock(&self.delivery)
     }
 
     /// A task ended: queue it (unless it is not news), then fire `background:exit`.
@@ -562,11 +562,7 @@ impl Agent {
     /// Registers something the agent must close on destroy (after the run is aborted,
     /// before the context handle is destroyed). Closed in reverse registration order.
     pub fn register_resource(&self, name: impl Into<String>, resource: Arc<dyn Resource>) {
-        self.inner
-            .resources
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((name.into(), resource));
+        zidane_context::lock(&self.inner.resources).push((name.into(), resource));
     }
 
     /// Appends a turn to the session: emits its stream events, then saves the session
@@ -642,22 +638,15 @@ impl Agent {
     pub(crate) fn finish_destroy(&self) {
         self.inner.lifecycle.store(DESTROYED, Ordering::Release);
         // The session is safe for another agent once this one can no longer save it.
-        *self
-            .inner
-            .session_lock
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = None;
+        *zidane_context::lock(&self.inner.session_lock) = None;
     }
 
     pub(crate) fn session_lock(&self) -> MutexGuard<'_, Session> {
-        self.inner.session.lock().unwrap_or_else(|e| e.into_inner())
+        zidane_context::lock(&self.inner.session)
     }
 
     pub(crate) fn run_state(&self) -> MutexGuard<'_, RunState> {
-        self.inner
-            .run_state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        zidane_context::lock(&self.inner.run_state)
     }
 }
 

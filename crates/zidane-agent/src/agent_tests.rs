@@ -33,11 +33,11 @@ async fn behaviour_reaches_every_tool_call_and_child_events_mirror_by_name() {
         b.behavior(
             Behavior::new()
                 .tasks_dir(TASKS)
-                .task_limits(TaskLimits {
-                    max_output_bytes: Some(1 << 20),
-                    stall_timeout: Some(std::time::Duration::from_secs(45)),
-                    ..TaskLimits::default()
-                })
+                .task_limits(
+                    TaskLimits::new()
+                        .max_output_bytes(1 << 20)
+                        .stall_timeout(std::time::Duration::from_secs(45)),
+                )
                 .background(zidane_tools::BackgroundPolicy::NonDurable),
         )
     });
@@ -84,7 +84,7 @@ async fn an_injected_handle_is_left_to_the_host() {
         Some(&StepOutcome::Skipped)
     );
     assert_eq!(
-        context.task(TaskId::from_number(1)).unwrap().status,
+        context.task(TaskId::from_number(1)).unwrap().status(),
         TaskStatus::Running
     );
     assert!(!context.calls().contains(&MockCall::Destroy(handle)));

@@ -105,11 +105,11 @@ impl Delivery {
     pub(crate) fn pull(&mut self, swept: &[TaskEntry]) -> Vec<TaskExitInfo> {
         let mut ended: Vec<&TaskEntry> = swept
             .iter()
-            .filter(|entry| entry.status.is_terminal())
+            .filter(|entry| entry.status().is_terminal())
             .filter(|entry| !self.exits.iter().any(|q| q.exit.task_id == entry.task_id))
             .filter(|entry| !self.is_acknowledged(entry))
             .collect();
-        ended.sort_by_key(|entry| (entry.ended_at, entry.task_id));
+        ended.sort_by_key(|entry| (entry.ended_at(), entry.task_id));
         let news: Vec<TaskExitInfo> = ended.into_iter().filter_map(TaskEntry::exit_info).collect();
         news.into_iter()
             .filter(|exit| self.push_exit(exit.clone()))
@@ -173,12 +173,12 @@ impl Delivery {
         let mut exits: Vec<TaskExitInfo> = ready.into_iter().map(|q| q.exit).collect();
         let mut pulled: Vec<&TaskEntry> = swept
             .iter()
-            .filter(|entry| entry.status.is_terminal())
+            .filter(|entry| entry.status().is_terminal())
             .filter(|entry| !exits.iter().any(|e| e.task_id == entry.task_id))
             .filter(|entry| !self.exits.iter().any(|q| q.exit.task_id == entry.task_id))
             .filter(|entry| !self.is_acknowledged(entry))
             .collect();
-        pulled.sort_by_key(|entry| (entry.ended_at, entry.task_id));
+        pulled.sort_by_key(|entry| (entry.ended_at(), entry.task_id));
         let pulled: Vec<TaskExitInfo> = pulled
             .into_iter()
             .filter_map(TaskEntry::exit_info)

@@ -12,40 +12,29 @@ fn id(n: u64) -> TaskId {
 }
 
 fn exit(n: u64) -> TaskExitInfo {
-    TaskExitInfo {
-        task_id: id(n),
-        status: TaskStatus::Exited,
-        exit_code: 0,
-        signal: None,
-        output_path: format!("/t/bash_{n}.log").into(),
-        duration: Duration::from_millis(10),
-        command: format!("job {n}"),
-        leader_exit_code: None,
-        log_write_failure: None,
-        kill_reason: None,
-    }
+    TaskExitInfo::new(
+        id(n),
+        format!("job {n}"),
+        format!("/t/bash_{n}.log"),
+        TaskStatus::Exited,
+        0,
+        Duration::from_millis(10),
+    )
 }
 
 fn ended_entry(n: u64, ended_secs_ago: i64) -> TaskEntry {
     let ended = Utc::now() - chrono::Duration::seconds(ended_secs_ago);
-    TaskEntry {
-        task_id: id(n),
-        pid: 1,
-        command: format!("job {n}"),
-        cwd: "/".into(),
-        output_path: format!("/t/bash_{n}.log").into(),
-        status: TaskStatus::Exited,
-        exit_code: Some(0),
-        signal: None,
-        started_at: ended - chrono::Duration::seconds(1),
-        ended_at: Some(ended),
-        bytes_written: 0,
-        leader_exit_code: None,
-        log_write_failure: None,
-        kill_reason: None,
-        stdin: zidane_context::StdinMode::Closed,
-        tty: None,
-    }
+    let started = ended - chrono::Duration::seconds(1);
+    let entry = TaskEntry::running(
+        id(n),
+        1,
+        format!("job {n}"),
+        "/",
+        format!("/t/bash_{n}.log"),
+        started,
+    );
+    let exit = entry.exit_at(TaskStatus::Exited, 0, ended);
+    entry.ended(exit)
 }
 
 #[test]

@@ -220,13 +220,7 @@ impl Agent {
     }
 
     async fn close_resources(&self, timeout: Duration) -> StepOutcome {
-        let resources = std::mem::take(
-            &mut *self
-                .inner
-                .resources
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-        );
+        let resources = std::mem::take(&mut *zidane_context::lock(&self.inner.resources));
         if resources.is_empty() {
             return StepOutcome::Skipped;
         }
@@ -254,7 +248,7 @@ impl Agent {
         let running = match tokio::time::timeout(budget, context.list_background(handle)).await {
             Ok(Ok(entries)) => entries
                 .into_iter()
-                .filter(|e| !e.status.is_terminal())
+                .filter(|e| !e.status().is_terminal())
                 .collect(),
             _ => Vec::new(),
         };
@@ -288,7 +282,7 @@ impl Agent {
                 .filter(|task| {
                     now.iter()
                         .find(|e| e.task_id == task.task_id)
-                        .is_none_or(|e| !e.status.is_terminal())
+                        .is_none_or(|e| !e.status().is_terminal())
                 })
                 .collect(),
             _ => running,

@@ -294,7 +294,7 @@ impl HookBus {
     fn lock(&self) -> MutexGuard<'_, Subscribers> {
         // A subscriber never runs under this lock, so poisoning only follows a panic in
         // the bus itself; the list is still consistent.
-        self.subscribers.lock().unwrap_or_else(|e| e.into_inner())
+        zidane_context::lock(&self.subscribers)
     }
 }
 

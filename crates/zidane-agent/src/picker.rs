@@ -64,7 +64,7 @@ impl Agent {
         let now = Utc::now();
         let mut rows: Vec<_> = entries
             .into_iter()
-            .filter(|entry| entry.status == TaskStatus::Running)
+            .filter(|entry| entry.status() == TaskStatus::Running)
             .map(|entry| {
                 (
                     entry.started_at,
@@ -72,7 +72,7 @@ impl Agent {
                         kind: PickerKind::Task,
                         id: entry.task_id.to_string(),
                         label: zidane_wire::command_preview(&entry.command),
-                        status: entry.status,
+                        status: entry.status(),
                         runtime: entry.runtime(now),
                         log_path: Some(entry.output_path),
                         tty: entry.tty,

@@ -22,6 +22,7 @@ use zidane_llm::ModelRequest;
 
 /// What to run: a prompt (empty for a drain-only run) and a cancellation token.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct RunOptions {
     /// The user's prompt. Empty: a drain-only run, legal only while a task notification
     /// is pending.
@@ -478,7 +479,7 @@ impl Agent {
                 let ended_before_read = entries.iter().any(|entry| {
                     entry.task_id == task_id
                         && entry.output_path == path
-                        && entry.ended_at.is_some_and(|ended| ended <= started_at)
+                        && entry.ended_at().is_some_and(|ended| ended <= started_at)
                 });
                 if ended_before_read {
                     self.inner.feeds.delivery().suppress_task(task_id);
@@ -524,7 +525,7 @@ impl Agent {
             return None;
         }
         let entries = self.inner.context.list_background(handle).await.ok()?;
-        let running = entries.iter().filter(|e| !e.status.is_terminal()).count();
+        let running = entries.iter().filter(|e| !e.status().is_terminal()).count();
         (running >= cap).then(|| {
             ToolOutput::error(format!(
                 "too many background tasks: {running} are already running (this agent's cap is {cap}). \

@@ -139,7 +139,7 @@ impl ScriptedModel {
 
     fn lock(&self) -> MutexGuard<'_, Script> {
         // A panic inside a reaction only happens in a failing test; keep the script.
-        self.script.lock().unwrap_or_else(|e| e.into_inner())
+        zidane_context::lock(&self.script)
     }
 }
 

@@ -227,11 +227,7 @@ impl Subagent {
 
     /// Shared handle: the tasks the child started that are still running.
     async fn still_running_on_shared_handle(&self) -> Vec<TaskEntry> {
-        let started = self
-            .started
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let started = zidane_context::lock(&self.started).clone();
         if started.is_empty() {
             return Vec::new();
         }
@@ -243,7 +239,7 @@ impl Subagent {
         {
             Ok(entries) => entries
                 .into_iter()
-                .filter(|e| e.status == TaskStatus::Running && started.contains(&e.task_id))
+                .filter(|e| e.status() == TaskStatus::Running && started.contains(&e.task_id))
                 .collect(),
             Err(_) => Vec::new(),
         }
@@ -269,10 +265,7 @@ fn bridge(
         | HookEvent::BackgroundStall(_)
         | HookEvent::BackgroundReassign(_) => {
             if let HookEvent::BackgroundStart(start) = event {
-                started
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(start.task_id);
+                zidane_context::lock(&started).push(start.task_id);
             }
             parent_hooks.emit(&event.clone().mirrored(child_id.clone(), depth));
         }

@@ -72,7 +72,7 @@ type WakeQueue = tokio::sync::Mutex<broadcast::Receiver<WakeReport>>;
 
 impl Shared {
     fn current(&self) -> MutexGuard<'_, Option<CancellationToken>> {
-        self.current.lock().unwrap_or_else(|e| e.into_inner())
+        zidane_context::lock(&self.current)
     }
 
     async fn run(&self, trigger: WakeTrigger, options: RunOptions) -> Result<RunOutcome> {

@@ -1,7 +1,6 @@
 //! Foreground execution and file reads: `ExecOptions`, `ExecOutput`, `ReadRange`,
 //! `ReadResult`.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -9,6 +8,7 @@ use serde::{Deserialize, Serialize};
 #[cfg(feature = "runtime")]
 use tokio_util::sync::CancellationToken;
 
+use crate::command::CommandSpec;
 use crate::error::ContextError;
 use crate::signal::Signal;
 
@@ -22,10 +22,9 @@ pub const DEFAULT_READ_LIMIT: usize = 2000;
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ExecOptions {
-    /// Working directory (default: the context's).
-    pub cwd: Option<PathBuf>,
-    /// Extra environment variables.
-    pub env: BTreeMap<String, String>,
+    /// Working directory and extra environment.
+    #[serde(flatten)]
+    pub spec: CommandSpec,
     /// Kill the process group after this long.
     #[serde(rename = "timeout_ms", with = "crate::duration_ms::option", default)]
     pub timeout: Option<Duration>,
@@ -48,14 +47,21 @@ impl ExecOptions {
     /// Sets the working directory.
     #[must_use]
     pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(cwd.into());
+        self.spec = self.spec.cwd(cwd);
         self
     }
 
     /// Adds an environment variable.
     #[must_use]
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.insert(key.into(), value.into());
+        self.spec = self.spec.env(key, value);
+        self
+    }
+
+    /// Sets the working directory and extra environment at once.
+    #[must_use]
+    pub fn spec(mut self, spec: CommandSpec) -> Self {
+        self.spec = spec;
         self
     }
 

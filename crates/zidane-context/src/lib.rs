@@ -27,18 +27,15 @@
 //! use std::time::Duration;
 //! use zidane_context::{TaskExitInfo, TaskId, TaskStatus, Signal};
 //!
-//! let exit = TaskExitInfo {
-//!     task_id: TaskId::parse("bash_1")?,
-//!     status: TaskStatus::Killed,
-//!     exit_code: Signal::TERM.exit_code(),
-//!     signal: Some(Signal::TERM),
-//!     output_path: "/tmp/tasks/bash_1.20260523-024147-123.log".into(),
-//!     duration: Duration::from_millis(1200),
-//!     command: "npm run dev".into(),
-//!     leader_exit_code: None,
-//!     log_write_failure: None,
-//!     kill_reason: None,
-//! };
+//! let exit = TaskExitInfo::new(
+//!     TaskId::parse("bash_1")?,
+//!     "npm run dev",
+//!     "/tmp/tasks/bash_1.20260523-024147-123.log",
+//!     TaskStatus::Killed,
+//!     Signal::TERM.exit_code(),
+//!     Duration::from_millis(1200),
+//! )
+//! .signal(Signal::TERM);
 //! assert_eq!(exit.exit_code, 143);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -48,6 +45,7 @@
 #![cfg_attr(not(feature = "runtime"), allow(rustdoc::broken_intra_doc_links))]
 
 pub use capabilities::{Capabilities, DetachedTasks};
+pub use command::CommandSpec;
 #[cfg(feature = "runtime")]
 #[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
 pub use context::ExecutionContext;
@@ -73,9 +71,10 @@ pub use mock::{MockCall, MockContext};
 pub use output::OutputChunk;
 pub use probe::{Probe, ProbeOutcome};
 pub use signal::{Signal, UnknownSignal};
+pub use sync::lock;
 pub use task::{
     BackgroundOptions, BackgroundStarted, ExitCallback, KillReason, LOST_EXIT_CODE,
-    LogWriteFailure, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskStatus,
+    LogWriteFailure, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskState, TaskStatus,
 };
 pub use task_id::{MAX_TASK_ID_DIGITS, TASK_ID_PREFIX, TaskId};
 /// Re-exported so implementors and callers name one `CancellationToken`.
@@ -86,6 +85,7 @@ pub use tokio_util::sync::CancellationToken;
 pub mod duration_ms;
 
 mod capabilities;
+mod command;
 #[cfg(feature = "runtime")]
 mod context;
 /// Which of the host's environment variables a task gets.
@@ -102,6 +102,7 @@ mod mock;
 mod output;
 mod probe;
 mod signal;
+mod sync;
 mod task;
 mod task_id;
 

@@ -6,27 +6,23 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// The limits a background task runs under. Each `None` sets no limit here; see
-/// [`or`](Self::or) for how a call's own limits fill in from a host's defaults. Set the
-/// ones you want and leave the rest to `..TaskLimits::default()`.
+/// [`or`](Self::or) for how a call's own limits fill in from a host's defaults. Start
+/// from [`new`](Self::new) (no limits) and set the ones you want.
 ///
 /// ```
 /// use std::time::Duration;
 /// use zidane_context::TaskLimits;
 ///
-/// let defaults = TaskLimits {
-///     max_output_bytes: Some(10 << 20),
-///     stall_timeout: Some(Duration::from_secs(45)),
-///     ..TaskLimits::default()
-/// };
-/// let call = TaskLimits {
-///     max_output_bytes: Some(1 << 20),
-///     ..TaskLimits::default()
-/// };
+/// let defaults = TaskLimits::new()
+///     .max_output_bytes(10 << 20)
+///     .stall_timeout(Duration::from_secs(45));
+/// let call = TaskLimits::new().max_output_bytes(1 << 20);
 /// let limits = call.or(defaults);
 /// assert_eq!(limits.max_output_bytes, Some(1 << 20));
 /// assert_eq!(limits.stall_timeout, Some(Duration::from_secs(45)));
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TaskLimits {
     /// Bytes kept in the task's log; later bytes are counted and dropped.
     #[serde(default)]
@@ -50,6 +46,44 @@ pub struct TaskLimits {
 }
 
 impl TaskLimits {
+    /// No limits.
+    pub const fn new() -> Self {
+        Self {
+            max_output_bytes: None,
+            stall_timeout: None,
+            wall_time: None,
+            cpu_time: None,
+        }
+    }
+
+    /// Sets the bytes kept in the task's log (`None`: no cap here).
+    #[must_use]
+    pub fn max_output_bytes(mut self, bytes: impl Into<Option<u64>>) -> Self {
+        self.max_output_bytes = bytes.into();
+        self
+    }
+
+    /// Sets the quiet window after which a stall is reported (`None`: none here).
+    #[must_use]
+    pub fn stall_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.stall_timeout = timeout.into();
+        self
+    }
+
+    /// Sets the wall-time budget (`None`: none here).
+    #[must_use]
+    pub fn wall_time(mut self, budget: impl Into<Option<Duration>>) -> Self {
+        self.wall_time = budget.into();
+        self
+    }
+
+    /// Sets the CPU-time budget (`None`: none here).
+    #[must_use]
+    pub fn cpu_time(mut self, budget: impl Into<Option<Duration>>) -> Self {
+        self.cpu_time = budget.into();
+        self
+    }
+
     /// Each limit set here, and where one is not, the one in `defaults`: a call's own
     /// limits win over the host's.
     #[must_use]

@@ -226,7 +226,7 @@ impl MockContext {
         let Some(task) = state.tasks.get_mut(&task_id) else {
             return false;
         };
-        if task.entry.status.is_terminal() {
+        if task.entry.status().is_terminal() {
             return false;
         }
         task.entry.bytes_written += bytes.len() as u64;
@@ -269,7 +269,7 @@ impl MockContext {
             let Some(callback) = task.on_stall.clone() else {
                 return false;
             };
-            if task.entry.status.is_terminal() {
+            if task.entry.status().is_terminal() {
                 return false;
             }
             let info = StallInfo {
@@ -338,11 +338,11 @@ impl MockContext {
 
     fn state(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock only happens in a failing test; keep going.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        crate::lock(&self.state)
     }
 
     fn config(&self) -> MutexGuard<'_, Config> {
-        self.config.lock().unwrap_or_else(|e| e.into_inner())
+        crate::lock(&self.config)
     }
 
     fn now_and_end(&self, started_at: DateTime<Utc>) -> DateTime<Utc> {
@@ -370,16 +370,14 @@ impl MockContext {
             let Some(task) = state.tasks.get_mut(&task_id) else {
                 return false;
             };
-            if task.entry.status.is_terminal() {
+            if task.entry.status().is_terminal() {
                 return false;
             }
-            task.entry.status = status;
-            task.entry.exit_code = Some(exit_code);
-            task.entry.signal = signal;
-            task.entry.ended_at = Some(ended_at);
-            let Some(exit) = task.entry.exit_info() else {
-                return false;
-            };
+            let exit = task
+                .entry
+                .exit_at(status, exit_code, ended_at)
+                .signal(signal);
+            task.entry.end(exit.clone());
             (task.on_exit.take(), exit, task.done.clone())
         };
         done.send_replace(Some(exit.clone()));
@@ -444,7 +442,7 @@ impl ExecutionContext for MockContext {
             state
                 .tasks
                 .iter()
-                .filter(|(_, t)| t.handle == handle && !t.entry.status.is_terminal())
+                .filter(|(_, t)| t.handle == handle && !t.entry.status().is_terminal())
                 .map(|(id, _)| *id)
                 .collect()
         };
@@ -544,28 +542,19 @@ impl ExecutionContext for MockContext {
         state.next_task += 1;
         let output_path = mock_log_path(&options.output_dir, task_id);
         let pid = 10_000 + u32::try_from(task_id.number()).unwrap_or(u32::MAX - 10_000);
-        let entry = TaskEntry {
-            task_id,
-            pid,
-            command: command.to_owned(),
-            cwd: options.cwd.clone().unwrap_or_else(|| PathBuf::from("/")),
-            output_path: output_path.clone(),
-            status: TaskStatus::Running,
-            exit_code: None,
-            signal: None,
-            started_at: Utc::now(),
-            ended_at: None,
-            bytes_written: 0,
-            leader_exit_code: None,
-            log_write_failure: None,
-            kill_reason: None,
-            stdin: if options.takes_input() {
-                crate::StdinMode::Pipe
-            } else {
-                crate::StdinMode::Closed
-            },
-            tty: options.tty,
+        let cwd = options
+            .spec
+            .cwd
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let stdin = if options.takes_input() {
+            crate::StdinMode::Pipe
+        } else {
+            crate::StdinMode::Closed
         };
+        let entry = TaskEntry::running(task_id, pid, command, cwd, output_path.clone(), Utc::now())
+            .stdin(stdin)
+            .tty(options.tty);
         state.files.insert(output_path.clone(), Vec::new());
         state.tasks.insert(
             task_id,
@@ -580,11 +569,7 @@ impl ExecutionContext for MockContext {
                 screen: None,
             },
         );
-        Ok(BackgroundStarted {
-            task_id,
-            output_path,
-            pid,
-        })
+        Ok(BackgroundStarted::new(task_id, output_path, pid))
     }
 
     async fn kill_background(
@@ -662,7 +647,7 @@ impl ExecutionContext for MockContext {
                 let Some(task) = state.tasks.get(&task_id).filter(|t| t.handle == handle) else {
                     return Ok(None);
                 };
-                let ended = task.entry.status.is_terminal();
+                let ended = task.entry.status().is_terminal();
                 let log = state
                     .files
                     .get(&task.entry.output_path)
@@ -707,7 +692,7 @@ impl ExecutionContext for MockContext {
         Self::check_handle(&state, to)?;
         let mut moved = Vec::new();
         for task in state.tasks.values_mut() {
-            if task.handle == from && !task.entry.status.is_terminal() {
+            if task.handle == from && !task.entry.status().is_terminal() {
                 task.handle = to;
                 task.on_exit.clone_from(&on_exit);
                 moved.push(task.entry.clone());
@@ -736,7 +721,7 @@ impl ExecutionContext for MockContext {
         if !task.entry.takes_input() {
             return Err(ContextError::NoInput { task_id });
         }
-        if task.entry.status.is_terminal() {
+        if task.entry.status().is_terminal() {
             return Err(ContextError::TaskEnded { task_id });
         }
         if task.input_closed {
@@ -794,7 +779,7 @@ impl ExecutionContext for MockContext {
         if task.entry.tty.is_none() {
             return Err(ContextError::NotATerminal { task_id });
         }
-        if task.entry.status.is_terminal() {
+        if task.entry.status().is_terminal() {
             return Err(ContextError::TaskEnded { task_id });
         }
         task.entry.tty = Some(size);

@@ -181,7 +181,7 @@ async fn reassign_moves_tasks_and_callbacks() {
     assert_eq!(moved[0].task_id, running);
     assert_eq!(context.task_handle(running), Some(parent));
     context.destroy(child).await.unwrap();
-    assert_eq!(context.task(running).unwrap().status, TaskStatus::Running);
+    assert_eq!(context.task(running).unwrap().status(), TaskStatus::Running);
     context.finish(running, 0);
     assert_eq!(child_count.load(Ordering::SeqCst), 0);
     assert_eq!(parent_count.load(Ordering::SeqCst), 1);

@@ -8,40 +8,34 @@ use proptest::prelude::*;
 use crate::*;
 
 fn exit() -> TaskExitInfo {
-    TaskExitInfo {
-        task_id: TaskId::from_number(1),
-        status: TaskStatus::Killed,
-        exit_code: 143,
-        signal: Some(Signal::TERM),
-        output_path: "/home/u/.zidane/sessions/s1/tasks/bash_1.20260523-024147-123.log".into(),
-        duration: Duration::from_millis(4200),
-        command: "npm run dev".into(),
-        leader_exit_code: None,
-        log_write_failure: None,
-        kill_reason: None,
-    }
+    TaskExitInfo::new(
+        TaskId::from_number(1),
+        "npm run dev",
+        "/home/u/.zidane/sessions/s1/tasks/bash_1.20260523-024147-123.log",
+        TaskStatus::Killed,
+        143,
+        Duration::from_millis(4200),
+    )
+    .signal(Signal::TERM)
+}
+
+fn running() -> TaskEntry {
+    let started_at = Utc.with_ymd_and_hms(2026, 5, 23, 2, 41, 47).unwrap();
+    TaskEntry::running(
+        TaskId::from_number(2),
+        4242,
+        "cargo build",
+        "/work",
+        "/tasks/bash_2.20260523-024147-123.log",
+        started_at,
+    )
+    .bytes_written(10_240)
 }
 
 fn entry() -> TaskEntry {
-    let started_at = Utc.with_ymd_and_hms(2026, 5, 23, 2, 41, 47).unwrap();
-    TaskEntry {
-        task_id: TaskId::from_number(2),
-        pid: 4242,
-        command: "cargo build".into(),
-        cwd: "/work".into(),
-        output_path: "/tasks/bash_2.20260523-024147-123.log".into(),
-        status: TaskStatus::Exited,
-        exit_code: Some(0),
-        signal: None,
-        started_at,
-        ended_at: Some(started_at + chrono::Duration::milliseconds(1500)),
-        bytes_written: 10_240,
-        leader_exit_code: None,
-        log_write_failure: None,
-        kill_reason: None,
-        stdin: StdinMode::Closed,
-        tty: None,
-    }
+    let running = running();
+    let exit = running.exit_after(TaskStatus::Exited, 0, Duration::from_millis(1500));
+    running.ended(exit)
 }
 
 #[test]
@@ -50,11 +44,7 @@ fn json_shapes() {
     insta::assert_json_snapshot!("task_entry", entry());
     insta::assert_json_snapshot!(
         "background_started",
-        BackgroundStarted {
-            task_id: TaskId::from_number(3),
-            output_path: "/t/bash_3.log".into(),
-            pid: 99
-        }
+        BackgroundStarted::new(TaskId::from_number(3), "/t/bash_3.log", 99)
     );
     insta::assert_json_snapshot!(
         "stall_info",
@@ -121,12 +111,19 @@ fn exits_with_what_a_kill_or_a_full_disk_left_out() {
         killed.log_write_failure.as_ref().unwrap().to_string(),
         "7906957 bytes not written: No space left on device (os error 28)"
     );
-    let mut entry = entry();
-    entry.leader_exit_code = Some(0);
-    entry.log_write_failure = killed.log_write_failure.clone();
-    let info = entry.exit_info().unwrap();
-    assert_eq!(info.leader_exit_code, Some(0));
-    assert_eq!(info.log_write_failure, killed.log_write_failure);
+    let running = running();
+    let exit = running
+        .exit_after(TaskStatus::Exited, 0, Duration::from_millis(1500))
+        .leader_exit_code(0)
+        .log_write_failure(killed.log_write_failure.clone());
+    let entry = running.ended(exit);
+    assert_eq!(entry.leader_exit_code(), Some(0));
+    assert_eq!(entry.log_write_failure(), killed.log_write_failure.as_ref());
+    let json = serde_json::to_value(&entry).unwrap();
+    assert_eq!(json["leader_exit_code"], 0);
+    assert_eq!(json["log_write_failure"]["bytes_dropped"], 7_906_957);
+    let back: TaskEntry = serde_json::from_value(json).unwrap();
+    assert_eq!(back, entry);
 }
 
 /// Data written before these fields existed still parses, as an exit without them.
@@ -151,6 +148,48 @@ fn data_without_the_newer_fields_still_parses() {
 fn entry_exit_info_uses_ended_at() {
     let info = entry().exit_info().unwrap();
     assert_eq!(info.duration, Duration::from_millis(1500));
+    let json = serde_json::to_value(entry()).unwrap();
+    assert_eq!(json["ended_at"], "2026-05-23T02:41:48.500Z");
+    let back: TaskEntry = serde_json::from_value(json).unwrap();
+    assert_eq!(back.ended_at(), entry().ended_at());
+    assert_eq!(back.exit_info(), Some(info));
+}
+
+#[test]
+fn an_entry_ends_once_and_a_running_one_has_no_exit() {
+    let mut entry = running();
+    assert_eq!(
+        (entry.status(), entry.exit_code(), entry.ended_at()),
+        (TaskStatus::Running, None, None)
+    );
+    assert_eq!(entry.exit_info(), None);
+    let first = entry
+        .exit_after(TaskStatus::Killed, 143, Duration::from_secs(2))
+        .signal(Signal::TERM);
+    assert!(entry.end(first.clone()));
+    let second = entry.exit_after(TaskStatus::Exited, 0, Duration::from_secs(9));
+    assert!(!entry.end(second));
+    assert_eq!(entry.exit(), Some(&first));
+    assert_eq!(entry.runtime(Utc::now()), Duration::from_secs(2));
+}
+
+#[test]
+fn an_ended_entry_without_its_exit_code_or_end_is_refused_by_name() {
+    let mut json = serde_json::to_value(entry()).unwrap();
+    json["exit_code"] = serde_json::Value::Null;
+    let error = serde_json::from_value::<TaskEntry>(json)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("bash_2") && error.contains("`exit_code`"),
+        "{error}"
+    );
+    let mut json = serde_json::to_value(entry()).unwrap();
+    json["ended_at"] = serde_json::Value::Null;
+    let error = serde_json::from_value::<TaskEntry>(json)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("`ended_at`"), "{error}");
 }
 
 fn round_trip<T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
@@ -219,22 +258,44 @@ prop_compose! {
                   path in "\\PC*", ms in 0u64..u64::MAX / 2, command in "\\PC*",
                   leader_exit_code in proptest::option::of(any::<i32>()),
                   log_write_failure in log_write_failure(), kill_reason in kill_reason()) -> TaskExitInfo {
-        TaskExitInfo { task_id: TaskId::from_number(n), status, exit_code, signal,
-                       output_path: path.into(), duration: Duration::from_millis(ms), command,
-                       leader_exit_code, log_write_failure, kill_reason }
+        TaskExitInfo::new(TaskId::from_number(n), command, path, status, exit_code, Duration::from_millis(ms))
+            .signal(signal).leader_exit_code(leader_exit_code).log_write_failure(log_write_failure)
+            .kill_reason(kill_reason)
+    }
+}
+
+fn terminal_status() -> impl Strategy<Value = TaskStatus> {
+    prop_oneof![
+        Just(TaskStatus::Exited),
+        Just(TaskStatus::Killed),
+        Just(TaskStatus::Lost)
+    ]
+}
+
+prop_compose! {
+    fn arb_ending()(status in terminal_status(), exit_code in any::<i32>(), signal in signal(),
+                    ms in 0u64..4_000_000_000_000,
+                    leader_exit_code in proptest::option::of(any::<i32>()),
+                    log_write_failure in log_write_failure(), kill_reason in kill_reason())
+                    -> (TaskStatus, i32, Option<Signal>, Duration, Option<i32>, Option<LogWriteFailure>, Option<KillReason>) {
+        (status, exit_code, signal, Duration::from_millis(ms), leader_exit_code, log_write_failure, kill_reason)
     }
 }
 
 prop_compose! {
     fn arb_entry()(n in any::<u64>(), pid in any::<u32>(), command in "\\PC*", cwd in "\\PC*",
-                   status in status(), exit_code in proptest::option::of(any::<i32>()), signal in signal(),
-                   started_at in time(), ended_at in proptest::option::of(time()), bytes in any::<u64>(),
-                   leader_exit_code in proptest::option::of(any::<i32>()),
-                   log_write_failure in log_write_failure(), kill_reason in kill_reason()) -> TaskEntry {
-        TaskEntry { task_id: TaskId::from_number(n), pid, command, cwd: cwd.clone().into(),
-                    output_path: format!("{cwd}/log").into(), status, exit_code, signal,
-                    started_at, ended_at, bytes_written: bytes, leader_exit_code, log_write_failure,
-                    kill_reason, stdin: StdinMode::Closed, tty: None }
+                   started_at in time(), bytes in any::<u64>(),
+                   ending in proptest::option::of(arb_ending())) -> TaskEntry {
+        let entry = TaskEntry::running(TaskId::from_number(n), pid, command, cwd.clone(),
+                                       format!("{cwd}/log"), started_at).bytes_written(bytes);
+        match ending {
+            None => entry,
+            Some((status, exit_code, signal, duration, leader, failure, reason)) => {
+                let exit = entry.exit_after(status, exit_code, duration).signal(signal)
+                    .leader_exit_code(leader).log_write_failure(failure).kill_reason(reason);
+                entry.ended(exit)
+            }
+        }
     }
 }
 
@@ -254,7 +315,7 @@ proptest! {
 
     #[test]
     fn started_and_small_types_round_trip(n in any::<u64>(), pid in any::<u32>(), h in any::<u64>(), off in any::<usize>(), lim in proptest::option::of(any::<usize>())) {
-        round_trip(&BackgroundStarted { task_id: TaskId::from_number(n), output_path: "/p".into(), pid });
+        round_trip(&BackgroundStarted::new(TaskId::from_number(n), "/p", pid));
         round_trip(&ExecutionHandle::new(h));
         round_trip(&ReadRange::new(off, lim));
         round_trip(&TaskId::from_number(n));

@@ -1,6 +1,5 @@
 //! The types of a background task's life: options in, started, entry, exit, stall.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,6 +8,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::command::CommandSpec;
 use crate::interactive::{StdinMode, TtySize};
 use crate::limits::TaskLimits;
 use crate::signal::Signal;
@@ -57,8 +57,36 @@ impl fmt::Display for TaskStatus {
 pub const LOST_EXIT_CODE: i32 = -1;
 
 /// How a background task ended: what `on_exit` receives and `kill`/`wait` return.
+///
+/// A context builds one with [`new`](Self::new) (or [`TaskEntry::exit_at`]) and the
+/// builder methods; users receive it.
+///
+/// ```
+/// use std::time::Duration;
+/// use zidane_context::{KillReason, Signal, TaskExitInfo, TaskId, TaskStatus};
+///
+/// let exit = TaskExitInfo::new(
+///     TaskId::parse("bash_1")?,
+///     "npm run dev",
+///     "/tmp/tasks/bash_1.log",
+///     TaskStatus::Killed,
+///     Signal::TERM.exit_code(),
+///     Duration::from_millis(1200),
+/// )
+/// .signal(Signal::TERM)
+/// .kill_reason(KillReason::Requested);
+/// assert_eq!(exit.exit_code, 143);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        description = "How a background task ended: what `on_exit` receives and `kill`/`wait` return."
+    )
+)]
+#[non_exhaustive]
 pub struct TaskExitInfo {
     /// The task.
     pub task_id: TaskId,
@@ -90,6 +118,61 @@ pub struct TaskExitInfo {
     /// asked for, the handle's destroy, or a budget running out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kill_reason: Option<KillReason>,
+}
+
+impl TaskExitInfo {
+    /// The exit of `task_id`, which ran `command` into `output_path`: ended with
+    /// `status` (never `Running`) and `exit_code` after `duration`, with no signal and
+    /// none of the optional facts set.
+    pub fn new(
+        task_id: TaskId,
+        command: impl Into<String>,
+        output_path: impl Into<PathBuf>,
+        status: TaskStatus,
+        exit_code: i32,
+        duration: Duration,
+    ) -> Self {
+        Self {
+            task_id,
+            status,
+            exit_code,
+            signal: None,
+            output_path: output_path.into(),
+            duration,
+            command: command.into(),
+            leader_exit_code: None,
+            log_write_failure: None,
+            kill_reason: None,
+        }
+    }
+
+    /// Sets the signal that ended the task.
+    #[must_use]
+    pub fn signal(mut self, signal: impl Into<Option<Signal>>) -> Self {
+        self.signal = signal.into();
+        self
+    }
+
+    /// Sets the exit code of the task's shell when the task was killed after it.
+    #[must_use]
+    pub fn leader_exit_code(mut self, code: impl Into<Option<i32>>) -> Self {
+        self.leader_exit_code = code.into();
+        self
+    }
+
+    /// Sets what of the task's output its log could not take.
+    #[must_use]
+    pub fn log_write_failure(mut self, failure: impl Into<Option<LogWriteFailure>>) -> Self {
+        self.log_write_failure = failure.into();
+        self
+    }
+
+    /// Sets why our kill ended the task.
+    #[must_use]
+    pub fn kill_reason(mut self, reason: impl Into<Option<KillReason>>) -> Self {
+        self.kill_reason = reason.into();
+        self
+    }
 }
 
 /// Why a task was killed: what tells a model's own `shell_kill` from the end of its
@@ -152,8 +235,37 @@ impl fmt::Display for LogWriteFailure {
 
 /// One row of [`list_background`](crate::ExecutionContext::list_background): a task,
 /// running or ended.
+///
+/// A context builds one with [`running`](Self::running) and ends it once with
+/// [`end`](Self::end) (or [`ended`](Self::ended)); users receive it. What changes when the
+/// task ends is its [`state`](Self::state), which then carries the task's
+/// [`TaskExitInfo`]: an entry is never half-ended. Its JSON form is flat
+/// (`status`, `exit_code`, `signal`, `ended_at`, … beside the running-task fields).
+///
+/// ```
+/// use std::time::Duration;
+/// use chrono::Utc;
+/// use zidane_context::{TaskEntry, TaskId, TaskStatus};
+///
+/// let task_id = TaskId::parse("bash_1")?;
+/// let mut entry = TaskEntry::running(task_id, 42, "make", "/work", "/tmp/bash_1.log", Utc::now());
+/// assert_eq!(entry.status(), TaskStatus::Running);
+/// let exit = entry.exit_after(TaskStatus::Exited, 0, Duration::from_secs(3));
+/// assert!(entry.end(exit));
+/// assert_eq!(entry.exit_code(), Some(0));
+/// assert_eq!(entry.exit().map(|exit| exit.duration), Some(Duration::from_secs(3)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        description = "One row of [`list_background`](crate::ExecutionContext::list_background): a task, running or ended."
+    )
+)]
+#[serde(try_from = "EntryForm", into = "EntryForm")]
+#[non_exhaustive]
 pub struct TaskEntry {
     /// The task.
     pub task_id: TaskId,
@@ -165,76 +277,337 @@ pub struct TaskEntry {
     pub cwd: PathBuf,
     /// The task's log file.
     pub output_path: PathBuf,
-    /// Running, exited or killed.
-    pub status: TaskStatus,
-    /// Set once the task has ended.
-    pub exit_code: Option<i32>,
-    /// Set when a signal ended the task.
-    pub signal: Option<Signal>,
     /// When the task started.
     pub started_at: DateTime<Utc>,
-    /// When the task settled (exited and its log was closed).
-    pub ended_at: Option<DateTime<Utc>>,
     /// Bytes the task has written so far (including bytes dropped past an output cap).
     pub bytes_written: u64,
-    /// Set once the task has ended, when it was killed after its shell had already
-    /// exited: see [`TaskExitInfo::leader_exit_code`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub leader_exit_code: Option<i32>,
-    /// Set once the task has ended, when part of its output could not be written to
-    /// its log: see [`TaskExitInfo::log_write_failure`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub log_write_failure: Option<LogWriteFailure>,
-    /// Why our kill ended the task: see [`TaskExitInfo::kill_reason`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kill_reason: Option<KillReason>,
     /// Whether the task takes input ([`write_input`](crate::ExecutionContext::write_input)):
     /// `pipe` for a task started with its stdin open or with a terminal.
-    #[serde(default, skip_serializing_if = "StdinMode::is_closed")]
     pub stdin: StdinMode,
     /// The task's terminal and its current size, when it runs in one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tty: Option<TtySize>,
+    /// Running, or ended with how it ended.
+    pub state: TaskState,
+}
+
+/// Where a listed task is: running, or ended with its exit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskState {
+    /// Still running (or its output has not reached EOF yet).
+    Running,
+    /// Ended: how, as `on_exit` received it. It settled (exited and its log was closed)
+    /// `duration` after the entry's `started_at`.
+    Ended(TaskExitInfo),
 }
 
 impl TaskEntry {
+    /// A running task that has written nothing yet, its stdin closed and no terminal.
+    pub fn running(
+        task_id: TaskId,
+        pid: u32,
+        command: impl Into<String>,
+        cwd: impl Into<PathBuf>,
+        output_path: impl Into<PathBuf>,
+        started_at: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            task_id,
+            pid,
+            command: command.into(),
+            cwd: cwd.into(),
+            output_path: output_path.into(),
+            started_at,
+            bytes_written: 0,
+            stdin: StdinMode::Closed,
+            tty: None,
+            state: TaskState::Running,
+        }
+    }
+
+    /// Sets what the task's stdin is.
+    #[must_use]
+    pub fn stdin(mut self, stdin: StdinMode) -> Self {
+        self.stdin = stdin;
+        self
+    }
+
+    /// Sets the task's terminal (`None`: it has none).
+    #[must_use]
+    pub fn tty(mut self, tty: impl Into<Option<TtySize>>) -> Self {
+        self.tty = tty.into();
+        self
+    }
+
+    /// Sets the bytes the task has written so far.
+    #[must_use]
+    pub fn bytes_written(mut self, bytes: u64) -> Self {
+        self.bytes_written = bytes;
+        self
+    }
+
+    /// The entry ended with `exit` (see [`end`](Self::end)).
+    #[must_use]
+    pub fn ended(mut self, exit: TaskExitInfo) -> Self {
+        self.end(exit);
+        self
+    }
+
+    /// Ends a running task with `exit`, whose `status` is never `Running`; `false` (and
+    /// nothing changes) when the task had already ended: an ended task never changes
+    /// again.
+    pub fn end(&mut self, exit: TaskExitInfo) -> bool {
+        if !self.is_running() {
+            return false;
+        }
+        self.state = TaskState::Ended(exit);
+        true
+    }
+
+    /// The exit of this task, ended `duration` after it started with `status` and
+    /// `exit_code`: its id, command and log path filled in from the entry. Set the rest
+    /// with [`TaskExitInfo`]'s builder methods.
+    pub fn exit_after(
+        &self,
+        status: TaskStatus,
+        exit_code: i32,
+        duration: Duration,
+    ) -> TaskExitInfo {
+        TaskExitInfo::new(
+            self.task_id,
+            self.command.clone(),
+            self.output_path.clone(),
+            status,
+            exit_code,
+            duration,
+        )
+    }
+
+    /// The exit of this task, ended at `ended_at` (see [`exit_after`](Self::exit_after));
+    /// a time before its start counts as no time at all.
+    pub fn exit_at(
+        &self,
+        status: TaskStatus,
+        exit_code: i32,
+        ended_at: DateTime<Utc>,
+    ) -> TaskExitInfo {
+        let duration = (ended_at - self.started_at).to_std().unwrap_or_default();
+        self.exit_after(status, exit_code, duration)
+    }
+
+    /// Whether the task is still running.
+    pub const fn is_running(&self) -> bool {
+        matches!(self.state, TaskState::Running)
+    }
+
+    /// Running, exited, killed or lost.
+    pub const fn status(&self) -> TaskStatus {
+        match &self.state {
+            TaskState::Running => TaskStatus::Running,
+            TaskState::Ended(exit) => exit.status,
+        }
+    }
+
+    /// How the task ended, or `None` while it runs.
+    pub const fn exit(&self) -> Option<&TaskExitInfo> {
+        match &self.state {
+            TaskState::Running => None,
+            TaskState::Ended(exit) => Some(exit),
+        }
+    }
+
+    /// The exit info of an ended task (a copy), or `None` while it runs.
+    pub fn exit_info(&self) -> Option<TaskExitInfo> {
+        self.exit().cloned()
+    }
+
+    /// The exit code, once the task has ended.
+    pub fn exit_code(&self) -> Option<i32> {
+        self.exit().map(|exit| exit.exit_code)
+    }
+
+    /// The signal that ended the task, if one did.
+    pub fn signal(&self) -> Option<Signal> {
+        self.exit().and_then(|exit| exit.signal)
+    }
+
+    /// When the task settled (exited and its log was closed), once it has.
+    pub fn ended_at(&self) -> Option<DateTime<Utc>> {
+        self.exit()
+            .map(|exit| end_time(self.started_at, exit.duration))
+    }
+
+    /// See [`TaskExitInfo::leader_exit_code`]; `None` while the task runs.
+    pub fn leader_exit_code(&self) -> Option<i32> {
+        self.exit().and_then(|exit| exit.leader_exit_code)
+    }
+
+    /// See [`TaskExitInfo::log_write_failure`]; `None` while the task runs.
+    pub fn log_write_failure(&self) -> Option<&LogWriteFailure> {
+        self.exit().and_then(|exit| exit.log_write_failure.as_ref())
+    }
+
+    /// See [`TaskExitInfo::kill_reason`]; `None` while the task runs.
+    pub fn kill_reason(&self) -> Option<KillReason> {
+        self.exit().and_then(|exit| exit.kill_reason)
+    }
+
     /// Whether the task was started to take input (a pipe or a terminal); whether it
     /// still does depends on it running.
     pub const fn takes_input(&self) -> bool {
         !self.stdin.is_closed() || self.tty.is_some()
     }
 
-    /// The exit info of an ended task, or `None` while it runs.
-    pub fn exit_info(&self) -> Option<TaskExitInfo> {
-        let ended_at = self.ended_at?;
-        if !self.status.is_terminal() {
-            return None;
-        }
-        Some(TaskExitInfo {
-            task_id: self.task_id,
-            status: self.status,
-            exit_code: self.exit_code?,
-            signal: self.signal,
-            output_path: self.output_path.clone(),
-            duration: (ended_at - self.started_at).to_std().unwrap_or_default(),
-            command: self.command.clone(),
-            leader_exit_code: self.leader_exit_code,
-            log_write_failure: self.log_write_failure.clone(),
-            kill_reason: self.kill_reason,
-        })
-    }
-
-    /// How long the task has run: until `ended_at`, or until `now` while it runs.
+    /// How long the task has run: until it settled, or until `now` while it runs.
     pub fn runtime(&self, now: DateTime<Utc>) -> Duration {
-        (self.ended_at.unwrap_or(now) - self.started_at)
-            .to_std()
-            .unwrap_or_default()
+        match self.exit() {
+            Some(exit) => exit.duration,
+            None => (now - self.started_at).to_std().unwrap_or_default(),
+        }
+    }
+}
+
+/// `started_at + duration`, or the latest time there is when that overflows.
+fn end_time(started_at: DateTime<Utc>, duration: Duration) -> DateTime<Utc> {
+    chrono::TimeDelta::from_std(duration)
+        .ok()
+        .and_then(|delta| started_at.checked_add_signed(delta))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+/// One row of [`list_background`](crate::ExecutionContext::list_background): a task,
+/// running or ended.
+///
+/// The JSON form of [`TaskEntry`]: flat, each field of an ended task beside the rest.
+#[derive(Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+struct EntryForm {
+    /// The task.
+    task_id: TaskId,
+    /// The process id of the task's leader (also its process-group id).
+    pid: u32,
+    /// The command as given.
+    command: String,
+    /// The working directory it ran in.
+    cwd: PathBuf,
+    /// The task's log file.
+    output_path: PathBuf,
+    /// Running, exited or killed.
+    status: TaskStatus,
+    /// Set once the task has ended.
+    exit_code: Option<i32>,
+    /// Set when a signal ended the task.
+    signal: Option<Signal>,
+    /// When the task started.
+    started_at: DateTime<Utc>,
+    /// When the task settled (exited and its log was closed).
+    ended_at: Option<DateTime<Utc>>,
+    /// Bytes the task has written so far (including bytes dropped past an output cap).
+    bytes_written: u64,
+    /// Set once the task has ended, when it was killed after its shell had already
+    /// exited: see [`TaskExitInfo::leader_exit_code`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    leader_exit_code: Option<i32>,
+    /// Set once the task has ended, when part of its output could not be written to
+    /// its log: see [`TaskExitInfo::log_write_failure`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    log_write_failure: Option<LogWriteFailure>,
+    /// Why our kill ended the task: see [`TaskExitInfo::kill_reason`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kill_reason: Option<KillReason>,
+    /// Whether the task takes input ([`write_input`](crate::ExecutionContext::write_input)):
+    /// `pipe` for a task started with its stdin open or with a terminal.
+    #[serde(default, skip_serializing_if = "StdinMode::is_closed")]
+    stdin: StdinMode,
+    /// The task's terminal and its current size, when it runs in one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tty: Option<TtySize>,
+}
+
+/// A task entry whose JSON says it ended without saying how.
+#[derive(Debug, thiserror::Error)]
+#[error("task entry {task_id}: status `{status}` needs `{field}`")]
+struct IncompleteEntry {
+    task_id: TaskId,
+    status: TaskStatus,
+    field: &'static str,
+}
+
+impl TryFrom<EntryForm> for TaskEntry {
+    type Error = IncompleteEntry;
+
+    fn try_from(form: EntryForm) -> Result<Self, Self::Error> {
+        let entry = Self::running(
+            form.task_id,
+            form.pid,
+            form.command,
+            form.cwd,
+            form.output_path,
+            form.started_at,
+        )
+        .bytes_written(form.bytes_written)
+        .stdin(form.stdin)
+        .tty(form.tty);
+        if !form.status.is_terminal() {
+            return Ok(entry);
+        }
+        let missing = |field| IncompleteEntry {
+            task_id: form.task_id,
+            status: form.status,
+            field,
+        };
+        let exit_code = form.exit_code.ok_or_else(|| missing("exit_code"))?;
+        let ended_at = form.ended_at.ok_or_else(|| missing("ended_at"))?;
+        let exit = entry
+            .exit_at(form.status, exit_code, ended_at)
+            .signal(form.signal)
+            .leader_exit_code(form.leader_exit_code)
+            .log_write_failure(form.log_write_failure)
+            .kill_reason(form.kill_reason);
+        Ok(entry.ended(exit))
+    }
+}
+
+impl From<TaskEntry> for EntryForm {
+    fn from(entry: TaskEntry) -> Self {
+        let status = entry.status();
+        let ended_at = entry.ended_at();
+        let (exit_code, signal, leader_exit_code, log_write_failure, kill_reason) =
+            match entry.state {
+                TaskState::Running => (None, None, None, None, None),
+                TaskState::Ended(exit) => (
+                    Some(exit.exit_code),
+                    exit.signal,
+                    exit.leader_exit_code,
+                    exit.log_write_failure,
+                    exit.kill_reason,
+                ),
+            };
+        Self {
+            task_id: entry.task_id,
+            pid: entry.pid,
+            command: entry.command,
+            cwd: entry.cwd,
+            output_path: entry.output_path,
+            status,
+            exit_code,
+            signal,
+            started_at: entry.started_at,
+            ended_at,
+            bytes_written: entry.bytes_written,
+            leader_exit_code,
+            log_write_failure,
+            kill_reason,
+            stdin: entry.stdin,
+            tty: entry.tty,
+        }
     }
 }
 
 /// What [`exec_background`](crate::ExecutionContext::exec_background) returns, as soon
-/// as the process exists.
+/// as the process exists. A context builds it with [`new`](Self::new); users receive it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct BackgroundStarted {
     /// The new task's id.
     pub task_id: TaskId,
@@ -242,6 +615,17 @@ pub struct BackgroundStarted {
     pub output_path: PathBuf,
     /// The process id of its leader.
     pub pid: u32,
+}
+
+impl BackgroundStarted {
+    /// Task `task_id`, its leader `pid`, writing into `output_path`.
+    pub fn new(task_id: TaskId, output_path: impl Into<PathBuf>, pid: u32) -> Self {
+        Self {
+            task_id,
+            output_path: output_path.into(),
+            pid,
+        }
+    }
 }
 
 /// A task that has been quiet for the stall window: what `on_stall` receives.
@@ -284,21 +668,19 @@ pub type StallCallback = Arc<dyn Fn(StallInfo) + Send + Sync>;
 /// use std::time::Duration;
 /// use zidane_context::{BackgroundOptions, TaskLimits};
 /// let options = BackgroundOptions::new("/tmp/tasks")
-///     .limits(TaskLimits {
-///         max_output_bytes: Some(10 << 20),
-///         stall_timeout: Some(Duration::from_secs(45)),
-///         ..TaskLimits::default()
-///     })
+///     .limits(
+///         TaskLimits::new()
+///             .max_output_bytes(10 << 20)
+///             .stall_timeout(Duration::from_secs(45)),
+///     )
 ///     .on_exit(|exit| println!("{} ended", exit.task_id));
 /// # let _ = options;
 /// ```
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct BackgroundOptions {
-    /// Working directory (default: the context's).
-    pub cwd: Option<PathBuf>,
-    /// Extra environment variables for the task.
-    pub env: BTreeMap<String, String>,
+    /// Working directory and extra environment of the task.
+    pub spec: CommandSpec,
     /// Directory of the task's log file (created `0700` if missing).
     pub output_dir: PathBuf,
     /// Called exactly once when the task settles. Optional: a durable context records
@@ -331,14 +713,21 @@ impl BackgroundOptions {
     /// Sets the working directory.
     #[must_use]
     pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
-        self.cwd = Some(cwd.into());
+        self.spec = self.spec.cwd(cwd);
         self
     }
 
     /// Adds an environment variable.
     #[must_use]
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.insert(key.into(), value.into());
+        self.spec = self.spec.env(key, value);
+        self
+    }
+
+    /// Sets the working directory and extra environment at once.
+    #[must_use]
+    pub fn spec(mut self, spec: CommandSpec) -> Self {
+        self.spec = spec;
         self
     }
 
@@ -386,8 +775,7 @@ impl BackgroundOptions {
 impl fmt::Debug for BackgroundOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BackgroundOptions")
-            .field("cwd", &self.cwd)
-            .field("env", &self.env)
+            .field("spec", &self.spec)
             .field("output_dir", &self.output_dir)
             .field("on_exit", &self.on_exit.as_ref().map(|_| "Fn"))
             .field("limits", &self.limits)

@@ -12,18 +12,14 @@ use zidane_wire::{
 use super::*;
 
 fn notification() -> TaskNotification {
-    TaskNotification::from_exit(&TaskExitInfo {
-        task_id: TaskId::from_number(1),
-        status: TaskStatus::Exited,
-        exit_code: 2,
-        signal: None,
-        output_path: "/tmp/tasks/bash_1.log".into(),
-        duration: Duration::from_millis(4200),
-        command: "make".into(),
-        leader_exit_code: None,
-        log_write_failure: None,
-        kill_reason: None,
-    })
+    TaskNotification::from_exit(&TaskExitInfo::new(
+        TaskId::from_number(1),
+        "make",
+        "/tmp/tasks/bash_1.log",
+        TaskStatus::Exited,
+        2,
+        Duration::from_millis(4200),
+    ))
 }
 
 fn stall() -> TaskStall {

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use zidane_agent::{Agent, ToolCall};
 use zidane_tools::{ToolOutput, WAIT_TASK};
 
-use crate::lock::lock;
+use zidane_context::lock;
 
 /// The waits in progress, by the task they wait on.
 #[derive(Default)]

@@ -62,7 +62,6 @@ mod error;
 mod http;
 mod joins;
 mod list_tasks;
-mod lock;
 mod mcp_tasks;
 mod options;
 mod origin;

@@ -75,7 +75,7 @@ fn render(entries: &[TaskEntry]) -> String {
     entries
         .iter()
         .map(|entry| {
-            let status = match (entry.status, entry.exit_code, entry.signal) {
+            let status = match (entry.status(), entry.exit_code(), entry.signal()) {
                 (TaskStatus::Running, _, _) => "running".to_owned(),
                 (status, _, Some(signal)) => format!("{status} ({signal})"),
                 (status, Some(code), None) => format!("{status} {code}"),

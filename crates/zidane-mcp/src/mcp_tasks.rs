@@ -55,9 +55,9 @@ use zidane_wire::TaskNotification;
 
 use crate::clients::ResultShape;
 use crate::error::agent_error;
-use crate::lock::lock;
 use crate::result::tool_result;
 use crate::session::McpSession;
+use zidane_context::lock;
 
 /// How long a wait's final state stays readable after the longest wait could end.
 const TASK_RETENTION_MS: u64 = 60_000;

@@ -34,8 +34,8 @@ use zidane_agent::EVENT_COOLDOWN;
 use zidane_context::{StallInfo, TaskExitInfo, TaskId, TaskStatus};
 use zidane_tools::TaskEvent;
 
-use crate::lock::lock;
 use crate::resources::task_uri;
+use zidane_context::lock;
 
 /// The MCP log levels, lowest first (`logging/setLevel` filters by this order).
 pub(crate) const LEVELS: [&str; 8] = [

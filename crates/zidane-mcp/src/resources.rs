@@ -65,7 +65,7 @@ pub(crate) fn listing(entry: &TaskEntry) -> Resource {
         .with_description(format!(
             "{} — {}",
             zidane_wire::command_preview(&entry.command),
-            entry.status
+            entry.status()
         ))
         .with_mime_type("application/json")
 }

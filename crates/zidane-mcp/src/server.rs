@@ -38,13 +38,13 @@ use zidane_tools::{
 use crate::clients::{self, ResultShape};
 use crate::error::{McpServeError, agent_error};
 use crate::list_tasks::LIST_TASKS;
-use crate::lock::lock;
 use crate::options::ServeOptions;
 use crate::result::tool_result;
 use crate::schema::output_schema;
 use crate::session::McpSession;
 use crate::waits::{fit_wait, move_budget, wait_limits};
 use crate::{mcp_tasks, resources};
+use zidane_context::lock;
 
 /// What the model reads about the server, where a host shows it (and what a host's tool
 /// search matches against).

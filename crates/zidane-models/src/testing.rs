@@ -25,7 +25,7 @@
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -38,6 +38,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
+use zidane_context::lock;
 
 pub mod fixtures;
 
@@ -285,10 +286,6 @@ impl Drop for ScriptedServer {
         // Aborting the accept task drops its JoinSet, which aborts every connection.
         self.task.abort();
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 async fn serve(listener: TcpListener, state: Arc<State>) {

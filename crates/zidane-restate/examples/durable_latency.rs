@@ -29,10 +29,10 @@ async fn main() {
     let scratch = tempfile_dir();
     let server = RestateServer::start().await.expect("restate-server starts");
     let worker = Arc::new(
-        Worker::new(WorkerConfig {
-            max_tasks: 2 * CONCURRENT,
-            ..WorkerConfig::new("bench", scratch.join("worker"), server.ingress_url())
-        })
+        Worker::new(
+            WorkerConfig::new("bench", scratch.join("worker"), server.ingress_url())
+                .max_tasks(2 * CONCURRENT),
+        )
         .unwrap(),
     );
     worker.ready().await;
@@ -100,7 +100,7 @@ async fn main() {
             let entries = restate.list_background(rh).await.unwrap();
             if entries
                 .iter()
-                .any(|e| e.task_id == s.task_id && e.status.is_terminal())
+                .any(|e| e.task_id == s.task_id && e.status().is_terminal())
             {
                 break;
             }
@@ -190,7 +190,7 @@ async fn concurrent(restate: &Arc<RestateContext>, handles: usize) {
         loop {
             let entries = restate.list_background(*h).await.unwrap();
             if entries.len() == CONCURRENT / handles
-                && entries.iter().all(|e| e.status == TaskStatus::Exited)
+                && entries.iter().all(|e| e.status() == TaskStatus::Exited)
             {
                 break;
             }

@@ -3,18 +3,18 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::Utc;
-use zidane_context::CancellationToken;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, Capabilities, ContextError, DetachedTasks, ExecOptions,
     ExecOutput, ExecutionContext, ExecutionHandle, Probe, ProbeOutcome, ReadRange, ReadResult,
     Result, TaskEntry, TaskExitInfo, TaskId, validate_command,
 };
+use zidane_context::{CancellationToken, lock};
 
 use crate::error::RestateError;
 use crate::ingress::Ingress;
@@ -211,11 +211,11 @@ impl RestateContext {
             .await
             .ok()?;
         let entry = listed.into_iter().find(|e| e.task_id == task_id)?;
-        Some(BackgroundStarted {
+        Some(BackgroundStarted::new(
             task_id,
-            output_path: entry.output_path,
-            pid: entry.pid,
-        })
+            entry.output_path,
+            entry.pid,
+        ))
     }
 
     /// The next task id of `handle`, listing first when this host has not yet.
@@ -354,8 +354,8 @@ impl ExecutionContext for RestateContext {
         let mut request = StartRequest {
             task_id,
             command: command.to_owned(),
-            cwd: options.cwd,
-            env: options.env,
+            cwd: options.spec.cwd,
+            env: options.spec.env,
             limits: options.limits,
             deadline_ms: 0,
         };
@@ -473,12 +473,6 @@ impl ExecutionContext for RestateContext {
             () = cancel.cancelled() => Ok(None),
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

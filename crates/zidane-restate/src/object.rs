@@ -10,7 +10,7 @@ use chrono::Utc;
 use restate_sdk::prelude::*;
 use zidane_context::{
     BackgroundStarted, ExecOutput, ExecutionContext, ProbeOutcome, ReadResult, TaskEntry,
-    TaskExitInfo, TaskId, TaskStatus,
+    TaskExitInfo, TaskId, TaskStatus, lock,
 };
 
 use crate::protocol::{
@@ -18,7 +18,7 @@ use crate::protocol::{
     TaskRef, WaitRequest,
 };
 use crate::table::{self, Table};
-use crate::worker::{Worker, lock};
+use crate::worker::Worker;
 
 /// The state key of a handle's task table.
 const TASKS: &str = "tasks";
@@ -50,24 +50,14 @@ impl ZidaneWorker {
                 })
                 .name("spawn")
                 .await?;
-            let entry = TaskEntry {
-                task_id: request.task_id,
-                pid: spawned.pid,
-                command: request.command.clone(),
-                cwd: spawned.cwd,
-                output_path: spawned.output_path,
-                status: TaskStatus::Running,
-                exit_code: None,
-                signal: None,
-                started_at: spawned.started_at,
-                ended_at: None,
-                bytes_written: 0,
-                leader_exit_code: None,
-                log_write_failure: None,
-                kill_reason: None,
-                stdin: zidane_context::StdinMode::Closed,
-                tty: None,
-            };
+            let entry = TaskEntry::running(
+                request.task_id,
+                spawned.pid,
+                request.command.clone(),
+                spawned.cwd,
+                spawned.output_path,
+                spawned.started_at,
+            );
             let record = TaskRecord {
                 entry,
                 boot: self.0.boot.clone(),
@@ -81,11 +71,11 @@ impl ZidaneWorker {
             save(&ctx, &tasks);
         }
         let entry = &tasks[&key].entry;
-        Ok(Json(BackgroundStarted {
-            task_id: entry.task_id,
-            output_path: entry.output_path.clone(),
-            pid: entry.pid,
-        }))
+        Ok(Json(BackgroundStarted::new(
+            entry.task_id,
+            entry.output_path.clone(),
+            entry.pid,
+        )))
     }
 
     /// Records a task's exit (sent by the worker that ran it) and wakes its waiters.
@@ -96,7 +86,7 @@ impl ZidaneWorker {
         Json(report): Json<ExitReport>,
     ) -> HandlerResult<()> {
         let mut tasks = load(&ctx).await?;
-        let status = |tasks: &Table| table::record(tasks, report.task_id).map(|r| r.entry.status);
+        let status = |tasks: &Table| table::record(tasks, report.task_id).map(|r| r.entry.status());
         let before = status(&tasks);
         wake(&ctx, table::record_exit(&mut tasks, &report));
         if status(&tasks) != before {
@@ -118,7 +108,7 @@ impl ZidaneWorker {
         let Some(record) = table::record(&tasks, request.task_id) else {
             return Ok(Json(None));
         };
-        if record.entry.status == TaskStatus::Running {
+        if record.entry.is_running() {
             let worker = Arc::clone(&self.0);
             let local_task = record.local_task;
             let task_id = request.task_id;
@@ -133,8 +123,9 @@ impl ZidaneWorker {
                         .await
                         .map_err(terminal)?;
                     // The session's id, not the worker's own.
-                    Ok(Json(exit.map(|exit| {
-                        (TaskExitInfo { task_id, ..exit }, Utc::now())
+                    Ok(Json(exit.map(|mut exit| {
+                        exit.task_id = task_id;
+                        (exit, Utc::now())
                     })))
                 })
                 .name("kill")
@@ -188,7 +179,7 @@ impl ZidaneWorker {
             .into_values()
             .map(|record| {
                 let mut entry = record.entry;
-                if entry.status == TaskStatus::Running
+                if entry.status() == TaskStatus::Running
                     && let Some(bytes) = live.get(&record.local_task)
                 {
                     entry.bytes_written = *bytes;

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use zidane_context::{LOST_EXIT_CODE, Signal, TaskExitInfo, TaskId, TaskStatus};
+use zidane_context::{LOST_EXIT_CODE, TaskExitInfo, TaskId, TaskStatus};
 
 use crate::protocol::{ExitReport, TaskRecord};
 
@@ -27,7 +27,7 @@ pub(crate) fn record(table: &Table, task_id: TaskId) -> Option<&TaskRecord> {
 pub(crate) fn lost(table: &Table, boot: &str) -> Vec<TaskId> {
     table
         .values()
-        .filter(|r| r.entry.status == TaskStatus::Running && r.boot != boot)
+        .filter(|r| r.entry.is_running() && r.boot != boot)
         .map(|r| r.entry.task_id)
         .collect()
 }
@@ -36,14 +36,9 @@ pub(crate) fn lost(table: &Table, boot: &str) -> Vec<TaskId> {
 pub(crate) fn mark_lost(table: &mut Table, tasks: &[TaskId], at: DateTime<Utc>) -> Vec<Wake> {
     let mut wakes = Vec::new();
     for task in tasks {
-        wakes.extend(end(
-            table,
-            *task,
-            TaskStatus::Lost,
-            LOST_EXIT_CODE,
-            None,
-            at,
-        ));
+        wakes.extend(end(table, *task, TaskStatus::Lost, at, |exit| {
+            exit.exit_code = LOST_EXIT_CODE;
+        }));
     }
     wakes
 }
@@ -57,46 +52,40 @@ pub(crate) fn record_exit(table: &mut Table, report: &ExitReport) -> Vec<Wake> {
     if record.boot != report.boot {
         return Vec::new();
     }
-    if record.entry.status == TaskStatus::Running {
+    if record.entry.is_running() {
         record.entry.bytes_written = report.bytes_written;
-        record.entry.leader_exit_code = report.leader_exit_code;
-        record.entry.log_write_failure = report.log_write_failure.clone();
-        record.entry.kill_reason = report.kill_reason;
     }
     end(
         table,
         report.task_id,
         report.status,
-        report.exit_code,
-        report.signal,
         report.ended_at,
+        |exit| {
+            exit.signal = report.signal;
+            exit.exit_code = report.exit_code;
+            exit.leader_exit_code = report.leader_exit_code;
+            exit.log_write_failure.clone_from(&report.log_write_failure);
+            exit.kill_reason = report.kill_reason;
+        },
     )
 }
 
 /// Records the exit a kill returned.
 pub(crate) fn record_kill(table: &mut Table, exit: &TaskExitInfo, at: DateTime<Utc>) -> Vec<Wake> {
-    if let Some(record) = table.get_mut(&exit.task_id.to_string())
-        && record.entry.status == TaskStatus::Running
-    {
-        record.entry.leader_exit_code = exit.leader_exit_code;
-        record.entry.log_write_failure = exit.log_write_failure.clone();
-        record.entry.kill_reason = exit.kill_reason;
-    }
-    end(
-        table,
-        exit.task_id,
-        exit.status,
-        exit.exit_code,
-        exit.signal,
-        at,
-    )
+    end(table, exit.task_id, exit.status, at, |ended| {
+        ended.exit_code = exit.exit_code;
+        ended.signal = exit.signal;
+        ended.leader_exit_code = exit.leader_exit_code;
+        ended.log_write_failure.clone_from(&exit.log_write_failure);
+        ended.kill_reason = exit.kill_reason;
+    })
 }
 
 /// Parks `awakeable` on the task, or answers it at once: with the exit of an ended
 /// task, `None` for an unknown one.
 pub(crate) fn add_waiter(table: &mut Table, task_id: TaskId, awakeable: String) -> Vec<Wake> {
     match table.get_mut(&task_id.to_string()) {
-        Some(record) if record.entry.status == TaskStatus::Running => {
+        Some(record) if record.entry.is_running() => {
             record.waiters.push(awakeable);
             Vec::new()
         }
@@ -118,26 +107,25 @@ pub(crate) fn clear(table: &mut Table) -> Vec<Wake> {
     wakes
 }
 
-/// Ends a running task: the one place a record turns terminal. An ended task never
-/// changes again.
+/// Ends a running task with `status` at `at` (no earlier than its start), the rest of
+/// its exit filled in by `fill`: the one place a record turns terminal. An ended task
+/// never changes again.
 fn end(
     table: &mut Table,
     task_id: TaskId,
     status: TaskStatus,
-    exit_code: i32,
-    signal: Option<Signal>,
     at: DateTime<Utc>,
+    fill: impl FnOnce(&mut TaskExitInfo),
 ) -> Vec<Wake> {
     let Some(record) = table.get_mut(&task_id.to_string()) else {
         return Vec::new();
     };
-    if record.entry.status != TaskStatus::Running || !status.is_terminal() {
+    if !record.entry.is_running() || !status.is_terminal() {
         return Vec::new();
     }
-    record.entry.status = status;
-    record.entry.exit_code = Some(exit_code);
-    record.entry.signal = signal;
-    record.entry.ended_at = Some(at.max(record.entry.started_at));
+    let mut ended = record.entry.exit_at(status, 0, at);
+    fill(&mut ended);
+    record.entry.end(ended);
     let exit = record.entry.exit_info();
     std::mem::take(&mut record.waiters)
         .into_iter()

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::TimeZone;
 use proptest::prelude::*;
-use zidane_context::TaskEntry;
+use zidane_context::{Signal, TaskEntry};
 
 use super::*;
 
@@ -41,24 +41,14 @@ fn at(t: i64) -> DateTime<Utc> {
 
 fn started(n: u64, boot: u8, t: i64) -> TaskRecord {
     TaskRecord {
-        entry: TaskEntry {
-            task_id: TaskId::from_number(n),
-            pid: 100 + u32::try_from(n).unwrap(),
-            command: format!("job {n}"),
-            cwd: "/w".into(),
-            output_path: format!("/w/bash_{n}.log").into(),
-            status: TaskStatus::Running,
-            exit_code: None,
-            signal: None,
-            started_at: at(t),
-            ended_at: None,
-            bytes_written: 0,
-            leader_exit_code: None,
-            log_write_failure: None,
-            kill_reason: None,
-            stdin: zidane_context::StdinMode::Closed,
-            tty: None,
-        },
+        entry: TaskEntry::running(
+            TaskId::from_number(n),
+            100 + u32::try_from(n).unwrap(),
+            format!("job {n}"),
+            "/w",
+            format!("/w/bash_{n}.log"),
+            at(t),
+        ),
         boot: format!("boot{boot}"),
         local_task: TaskId::from_number(n),
         waiters: Vec::new(),
@@ -98,18 +88,11 @@ proptest! {
                 }),
                 Event::Kill(n) => {
                     let exit = record(&table, TaskId::from_number(n))
-                        .filter(|r| r.entry.status == TaskStatus::Running)
-                        .map(|r| TaskExitInfo {
-                            task_id: r.entry.task_id,
-                            status: TaskStatus::Killed,
-                            exit_code: 143,
-                            signal: Some(Signal::TERM),
-                            output_path: r.entry.output_path.clone(),
-                            duration: std::time::Duration::ZERO,
-                            command: r.entry.command.clone(),
-                            leader_exit_code: None,
-                            log_write_failure: None,
-                            kill_reason: None,
+                        .filter(|r| r.entry.status() == TaskStatus::Running)
+                        .map(|r| {
+                            r.entry
+                                .exit_after(TaskStatus::Killed, 143, std::time::Duration::ZERO)
+                                .signal(Signal::TERM)
                         });
                     exit.map(|e| record_kill(&mut table, &e, at(t))).unwrap_or_default()
                 }
@@ -118,11 +101,11 @@ proptest! {
                     let gone = lost(&table, &boot);
                     for task in &gone {
                         let r = record(&table, *task).unwrap();
-                        prop_assert!(r.boot != boot && r.entry.status == TaskStatus::Running);
+                        prop_assert!(r.boot != boot && r.entry.status() == TaskStatus::Running);
                     }
                     let wakes = mark_lost(&mut table, &gone, at(t));
                     for task in &gone {
-                        prop_assert_eq!(record(&table, *task).unwrap().entry.status, TaskStatus::Lost);
+                        prop_assert_eq!(record(&table, *task).unwrap().entry.status(), TaskStatus::Lost);
                     }
                     wakes
                 }
@@ -152,7 +135,7 @@ proptest! {
                 if let Some(before) = ended.get(id) {
                     prop_assert_eq!(&record.entry, before, "an ended task changed");
                 }
-                if record.entry.status.is_terminal() {
+                if record.entry.status().is_terminal() {
                     prop_assert!(record.waiters.is_empty());
                     prop_assert!(record.entry.exit_info().is_some());
                     ended.insert(id.clone(), record.entry.clone());
@@ -202,7 +185,10 @@ fn a_lost_task_reads_lost_with_the_lost_exit_code() {
     };
     assert!(record_exit(&mut table, &late).is_empty());
     assert_eq!(
-        record(&table, TaskId::from_number(1)).unwrap().entry.status,
+        record(&table, TaskId::from_number(1))
+            .unwrap()
+            .entry
+            .status(),
         TaskStatus::Lost
     );
 }

@@ -4,12 +4,14 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::Utc;
 use restate_sdk::prelude::*;
-use zidane_context::{BackgroundOptions, EnvPolicy, ExecutionContext, ExecutionHandle, TaskId};
+use zidane_context::{
+    BackgroundOptions, EnvPolicy, ExecutionContext, ExecutionHandle, TaskId, lock,
+};
 use zidane_process::ProcessContext;
 
 use crate::ingress::{Ingress, post};
@@ -22,6 +24,7 @@ pub const DEFAULT_WORKER_MAX_TASKS: usize = 64;
 
 /// Who a worker is and where it keeps things.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct WorkerConfig {
     /// The worker's id: letters, digits and `_`. Its service is `ZidaneWorker_<id>`; a
     /// worker started with the id of one that died takes over its tasks' records.
@@ -53,6 +56,20 @@ impl WorkerConfig {
             max_tasks: DEFAULT_WORKER_MAX_TASKS,
             env_policy: EnvPolicy::default(),
         }
+    }
+
+    /// Sets the most tasks running at once on this worker.
+    #[must_use]
+    pub fn max_tasks(mut self, max_tasks: usize) -> Self {
+        self.max_tasks = max_tasks;
+        self
+    }
+
+    /// Sets which of the worker's environment variables its tasks get.
+    #[must_use]
+    pub fn env_policy(mut self, env_policy: EnvPolicy) -> Self {
+        self.env_policy = env_policy;
+        self
     }
 }
 
@@ -215,8 +232,8 @@ impl Worker {
         }
         let local = self.local_handle(handle).await?;
         let mut options = BackgroundOptions::new(self.handle_dir(handle).join("tasks"));
-        options.env = request.env.clone();
-        options.cwd = request.cwd.clone();
+        options.spec.env = request.env.clone();
+        options.spec.cwd = request.cwd.clone();
         options.limits = request.limits;
         // Weak: the worker owns its context, which owns this callback. A strong
         // reference would keep both alive forever, and a stopped worker would leave its
@@ -268,10 +285,4 @@ impl Worker {
         wake(ctx, table::mark_lost(tasks, &gone, at));
         Ok(true)
     }
-}
-
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

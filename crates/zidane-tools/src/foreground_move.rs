@@ -23,8 +23,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, DEFAULT_EXEC_OUTPUT_BYTES, ExecOutput, ExecutionContext,
-    ExecutionHandle, KillReason, ReadRange, StallInfo, TaskExitInfo, TaskId, TaskLimits,
-    TaskStatus,
+    ExecutionHandle, KillReason, ReadRange, StallInfo, TaskExitInfo, TaskId, TaskStatus,
 };
 
 use crate::context::ToolContext;
@@ -60,7 +59,7 @@ impl Latch {
 
     fn lock(&self) -> MutexGuard<'_, Phase> {
         // Never held across a callback or an await; a poisoned lock still holds a phase.
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        zidane_context::lock(&self.0)
     }
 
     /// Moves the call unless the task already ended: `Err(exit)` then, `Ok(stall)` with
@@ -126,11 +125,10 @@ pub(crate) async fn run_movable(
     let mut options = BackgroundOptions::new(tasks_dir);
     // `timeout_ms` keeps its meaning: the command is killed then, moved or not. No CPU
     // budget: a foreground answer has no words for one.
-    options.limits = TaskLimits {
-        wall_time: timeout.or(context.background.limits.wall_time),
-        cpu_time: None,
-        ..context.background.limits
-    };
+    let limits = context.background.limits;
+    options.limits = limits
+        .wall_time(timeout.or(limits.wall_time))
+        .cpu_time(None);
     let exit_latch = latch.clone();
     let on_exit = context.sinks.on_exit.clone();
     options.on_exit = Some(Arc::new(move |exit: TaskExitInfo| {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 use serde_json::Value;
-use zidane_context::{ContextError, Probe, ProbeOutcome, TaskId};
+use zidane_context::{ContextError, Probe, ProbeOutcome, TaskId, lock};
 
 use crate::context::ToolContext;
 #[cfg(test)]
@@ -470,10 +470,6 @@ pub(crate) async fn log_tail(context: &ToolContext, task_id: TaskId, count: usiz
         .skip(skip)
         .map(|line| String::from_utf8_lossy(&line).into_owned())
         .collect()
-}
-
-fn lock(seen: &std::sync::Mutex<LastSeen>) -> std::sync::MutexGuard<'_, LastSeen> {
-    seen.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

@@ -73,11 +73,21 @@ const BACKGROUND_FIELDS: [&str; 8] = [
 
 /// How [`create_shell_tool`] builds a shell tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct ShellToolOptions {
     /// Whether the tool offers `run_in_background`. `false`: never offered, and a forged
     /// flag is refused. `true`: offered whenever the session's
     /// [`BackgroundGate`] is open — a flag that could only fail is never shown.
     pub allow_background: bool,
+}
+
+impl ShellToolOptions {
+    /// Sets whether the tool offers `run_in_background`.
+    #[must_use]
+    pub const fn allow_background(mut self, allow: bool) -> Self {
+        self.allow_background = allow;
+        self
+    }
 }
 
 impl Default for ShellToolOptions {
@@ -94,7 +104,7 @@ impl Default for ShellToolOptions {
 /// ```
 /// use zidane_tools::{BackgroundGate, ShellToolOptions, create_shell_tool};
 ///
-/// let shell = create_shell_tool(ShellToolOptions { allow_background: false });
+/// let shell = create_shell_tool(ShellToolOptions::default().allow_background(false));
 /// let spec = shell.spec_for(&BackgroundGate::open());
 /// assert!(spec.input_schema["properties"].get("run_in_background").is_none());
 /// ```
@@ -391,12 +401,10 @@ impl Tool for ShellTool {
             Some(Err(error)) => return ToolOutput::error(format!("{SHELL}: {error}")),
         };
         if input.run_in_background == Some(true) {
-            let budgets = TaskLimits {
-                max_output_bytes,
-                stall_timeout: None,
-                wall_time: timeout,
-                cpu_time,
-            };
+            let budgets = TaskLimits::new()
+                .max_output_bytes(max_output_bytes)
+                .wall_time(timeout)
+                .cpu_time(cpu_time);
             self.run_background(context, &input.command, budgets, interaction, notify_on)
                 .await
         } else if cpu_time.is_some() || max_output_bytes.is_some() {

@@ -85,7 +85,7 @@ impl Tool for ShellInputTool {
         if !entry.takes_input() {
             return context_error(task_id, ContextError::NoInput { task_id });
         }
-        if entry.status.is_terminal() {
+        if entry.status().is_terminal() {
             return context_error(task_id, ContextError::TaskEnded { task_id });
         }
         let terminal = entry.tty.is_some();

@@ -201,7 +201,7 @@ impl TaskEvents {
 
     fn lock(&self) -> MutexGuard<'_, HashMap<TaskId, watch::Sender<Arc<NotifyPatterns>>>> {
         // Only inserts and removes happen under the lock: a poisoned map is still whole.
-        self.followers.lock().unwrap_or_else(|e| e.into_inner())
+        zidane_context::lock(&self.followers)
     }
 
     /// Whether `task_id` has a follower.

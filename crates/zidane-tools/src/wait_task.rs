@@ -251,7 +251,7 @@ async fn wait_until(
         return Ok(unknown_task(task_id));
     };
     let output_path = entry.output_path.display().to_string();
-    if entry.status.is_terminal() {
+    if entry.status().is_terminal() {
         return ended_before_ready(context, task_id, until).await;
     }
     let seen = std::sync::Mutex::new(LastSeen::default());

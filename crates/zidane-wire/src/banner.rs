@@ -52,18 +52,14 @@ pub(crate) const SGR_RESET: &str = "\x1b[0m";
 /// use zidane_context::{TaskExitInfo, TaskId, TaskStatus};
 /// use zidane_wire::{Banner, TaskNotification, Tone};
 ///
-/// let notification = TaskNotification::from_exit(&TaskExitInfo {
-///     task_id: TaskId::from_number(1),
-///     status: TaskStatus::Exited,
-///     exit_code: 0,
-///     signal: None,
-///     output_path: "/tmp/tasks/bash_1.log".into(),
-///     duration: Duration::from_millis(4200),
-///     command: "npm run build".into(),
-///     leader_exit_code: None,
-///     log_write_failure: None,
-///     kill_reason: None,
-/// });
+/// let notification = TaskNotification::from_exit(&TaskExitInfo::new(
+///     TaskId::from_number(1),
+///     "npm run build",
+///     "/tmp/tasks/bash_1.log",
+///     TaskStatus::Exited,
+///     0,
+///     Duration::from_millis(4200),
+/// ));
 /// let banner = Banner::for_notification(&notification);
 /// assert_eq!(banner.text, "⌁ bash_1 exited (0) 4.2s /tmp/tasks/bash_1.log");
 /// assert_eq!(banner.tone, Tone::Dim);

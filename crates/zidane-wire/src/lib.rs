@@ -24,18 +24,15 @@
 //!     TaskId, TaskNotification, TaskStatus, Tone, Turn, WireBlock,
 //! };
 //!
-//! let exit = TaskExitInfo {
-//!     task_id: TaskId::from_number(1),
-//!     status: TaskStatus::Killed,
-//!     exit_code: 143,
-//!     signal: Some(Signal::TERM),
-//!     output_path: "/tmp/tasks/bash_1.20260523-024147-123.log".into(),
-//!     duration: Duration::from_millis(1200),
-//!     command: "npm run dev".into(),
-//!     leader_exit_code: None,
-//!     log_write_failure: None,
-//!     kill_reason: None,
-//! };
+//! let exit = TaskExitInfo::new(
+//!     TaskId::from_number(1),
+//!     "npm run dev",
+//!     "/tmp/tasks/bash_1.20260523-024147-123.log",
+//!     TaskStatus::Killed,
+//!     143,
+//!     Duration::from_millis(1200),
+//! )
+//! .signal(Signal::TERM);
 //! let notification = TaskNotification::from_exit(&exit);
 //! assert_eq!(notification.summary, "npm run dev (1.2s) — killed (SIGTERM)");
 //!

@@ -51,18 +51,14 @@ const LOG_WRITE_FAILED_SEPARATOR: &str = " bytes not written: ";
 /// use zidane_context::{TaskExitInfo, TaskId, TaskStatus};
 /// use zidane_wire::{parse, TaskNotification, WireBlock};
 ///
-/// let exit = TaskExitInfo {
-///     task_id: TaskId::from_number(1),
-///     status: TaskStatus::Exited,
-///     exit_code: 0,
-///     signal: None,
-///     output_path: "/tmp/tasks/bash_1.log".into(),
-///     duration: Duration::from_millis(4200),
-///     command: "echo '<done>' && true".into(),
-///     leader_exit_code: None,
-///     log_write_failure: None,
-///     kill_reason: None,
-/// };
+/// let exit = TaskExitInfo::new(
+///     TaskId::from_number(1),
+///     "echo '<done>' && true",
+///     "/tmp/tasks/bash_1.log",
+///     TaskStatus::Exited,
+///     0,
+///     Duration::from_millis(4200),
+/// );
 /// let notification = TaskNotification::from_exit(&exit);
 /// let xml = notification.render();
 /// assert!(xml.contains("<command>echo &apos;&lt;done&gt;&apos; &amp;&amp; true</command>"));

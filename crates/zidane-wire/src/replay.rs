@@ -83,18 +83,14 @@ impl From<WireBlock> for StreamEvent {
 /// use zidane_context::{TaskExitInfo, TaskId, TaskStatus};
 /// use zidane_wire::{events_from_turn, ContentBlock, StreamEvent, TaskNotification, Turn};
 ///
-/// let notification = TaskNotification::from_exit(&TaskExitInfo {
-///     task_id: TaskId::from_number(1),
-///     status: TaskStatus::Exited,
-///     exit_code: 0,
-///     signal: None,
-///     output_path: "/tmp/tasks/bash_1.log".into(),
-///     duration: Duration::from_millis(4200),
-///     command: "npm run build".into(),
-///     leader_exit_code: None,
-///     log_write_failure: None,
-///     kill_reason: None,
-/// });
+/// let notification = TaskNotification::from_exit(&TaskExitInfo::new(
+///     TaskId::from_number(1),
+///     "npm run build",
+///     "/tmp/tasks/bash_1.log",
+///     TaskStatus::Exited,
+///     0,
+///     Duration::from_millis(4200),
+/// ));
 /// let turn = Turn::user(vec![
 ///     ContentBlock::text(notification.render()),
 ///     ContentBlock::text("Build done? Deploy it."),

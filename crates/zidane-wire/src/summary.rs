@@ -73,18 +73,15 @@ pub fn format_duration(duration: Duration) -> String {
 /// use zidane_context::{Signal, TaskExitInfo, TaskId, TaskStatus};
 /// use zidane_wire::exit_summary;
 ///
-/// let exit = TaskExitInfo {
-///     task_id: TaskId::from_number(1),
-///     status: TaskStatus::Killed,
-///     exit_code: 143,
-///     signal: Some(Signal::TERM),
-///     output_path: "/tmp/bash_1.log".into(),
-///     duration: Duration::from_millis(1200),
-///     command: "npm run dev".into(),
-///     leader_exit_code: None,
-///     log_write_failure: None,
-///     kill_reason: None,
-/// };
+/// let exit = TaskExitInfo::new(
+///     TaskId::from_number(1),
+///     "npm run dev",
+///     "/tmp/bash_1.log",
+///     TaskStatus::Killed,
+///     143,
+///     Duration::from_millis(1200),
+/// )
+/// .signal(Signal::TERM);
 /// assert_eq!(exit_summary(&exit), "npm run dev (1.2s) — killed (SIGTERM)");
 /// ```
 pub fn exit_summary(exit: &TaskExitInfo) -> String {

@@ -88,9 +88,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let seen = Arc::clone(&pids);
     agent.hooks().subscribe(move |event| match event {
         HookEvent::BackgroundStart(start) => {
-            seen.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((start.task_id, start.pid));
+            zidane::context::lock(&seen).push((start.task_id, start.pid));
             print!(
                 "{}",
                 painter.note(&format!(
@@ -186,7 +184,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
             painter.note(&format!("destroy {step:?}: {outcome:?}"))
         );
     }
-    let pids = pids.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let pids = zidane::context::lock(&pids).clone();
     for (task_id, pid) in &pids {
         let left = live_processes_in_group(*pid)?;
         if !left.is_empty() {

@@ -31,7 +31,7 @@ async fn a_layer_above_drives_a_task_through_dyn_context() {
     assert_eq!(started.task_id, TaskId::parse("bash_1").unwrap());
 
     let listed = context.list_background(handle).await.unwrap();
-    assert_eq!(listed[0].status, TaskStatus::Running);
+    assert_eq!(listed[0].status(), TaskStatus::Running);
 
     mock.finish(started.task_id, 0);
     let waited = context

@@ -24,7 +24,7 @@ async fn a_background_start_returns_before_the_task_exits() {
         .await
         .unwrap();
     assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0].status, TaskStatus::Running);
+    assert_eq!(listed[0].status(), TaskStatus::Running);
     let started = &local.starts()[0];
     assert_eq!(listed[0].pid, started.pid);
     assert!(

@@ -200,7 +200,7 @@ impl Reference {
             .iter()
             .filter(unknown)
             .filter(|t| t.life != self.life)
-            .map(|t| (context.task(t.id).unwrap().ended_at.unwrap(), t.id))
+            .map(|t| (context.task(t.id).unwrap().ended_at().unwrap(), t.id))
             .collect();
         pulled.sort();
         pushed

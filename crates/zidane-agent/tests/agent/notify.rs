@@ -180,10 +180,7 @@ fn harness_with_stall(model: ScriptedModel) -> crate::support::Harness {
             b.behavior(
                 zidane_agent::Behavior::new()
                     .tasks_dir(crate::support::TASKS)
-                    .task_limits(TaskLimits {
-                        stall_timeout: Some(Duration::from_secs(45)),
-                        ..TaskLimits::default()
-                    }),
+                    .task_limits(TaskLimits::new().stall_timeout(Duration::from_secs(45))),
             )
         },
     )

@@ -168,7 +168,7 @@ async fn read_racing_the_exit(after: Vec<(&'static str, serde_json::Value)>) -> 
 
 fn is_running(mock: &MockContext, task_id: TaskId) -> bool {
     mock.task(task_id)
-        .is_some_and(|entry| !entry.status.is_terminal())
+        .is_some_and(|entry| !entry.status().is_terminal())
 }
 
 /// What each `read_file` call suppressed, in call order.

@@ -119,7 +119,7 @@ async fn cancelling_a_run_aborts_the_foreground_call_and_background_tasks_live_o
     let outcome = run.await.unwrap().unwrap();
     assert_eq!(outcome.stop, StopReason::Cancelled);
     assert_eq!(
-        h.context.task(tid(1)).unwrap().status,
+        h.context.task(tid(1)).unwrap().status(),
         TaskStatus::Running,
         "the background task lives on"
     );

@@ -94,7 +94,7 @@ async fn a_childs_running_task_is_reassigned_and_its_exit_is_notified_to_the_par
         .expect("child destroyed");
     assert!(reassign < destroyed, "{calls:?}");
     assert_eq!(
-        h.context.task(tid(1)).unwrap().status,
+        h.context.task(tid(1)).unwrap().status(),
         TaskStatus::Running,
         "destroying the child did not kill the adopted task"
     );
@@ -146,7 +146,7 @@ async fn the_parents_listing_shows_an_adopted_task_and_its_kill_finds_it() {
     assert_eq!(running[0].id, "bash_1");
 
     assert!(h.agent.kill_background_task("bash_1").await.is_ok());
-    assert_eq!(h.context.task(tid(1)).unwrap().status, TaskStatus::Killed);
+    assert_eq!(h.context.task(tid(1)).unwrap().status(), TaskStatus::Killed);
     // The user, not the model, ended it: the parent's model is told.
     assert_eq!(h.agent.pending_exits()[0].task_id, tid(1));
     h.agent.destroy().await.unwrap();

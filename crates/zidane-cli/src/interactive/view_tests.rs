@@ -43,22 +43,21 @@ pub(crate) fn rows() -> Vec<PickerRow> {
 }
 
 fn notification(id: u64, code: i32, signal: Option<zidane::wire::Signal>) -> StreamEvent {
-    StreamEvent::TaskNotification(TaskNotification::from_exit(&TaskExitInfo {
-        task_id: TaskId::from_number(id),
-        status: if signal.is_some() {
-            TaskStatus::Killed
-        } else {
-            TaskStatus::Exited
-        },
-        exit_code: code,
-        signal,
-        output_path: format!("/u/sessions/s1/tasks/bash_{id}.log").into(),
-        duration: Duration::from_millis(4200),
-        command: "npm run build".into(),
-        leader_exit_code: None,
-        log_write_failure: None,
-        kill_reason: None,
-    }))
+    StreamEvent::TaskNotification(TaskNotification::from_exit(
+        &TaskExitInfo::new(
+            TaskId::from_number(id),
+            "npm run build",
+            format!("/u/sessions/s1/tasks/bash_{id}.log"),
+            if signal.is_some() {
+                TaskStatus::Killed
+            } else {
+                TaskStatus::Exited
+            },
+            code,
+            Duration::from_millis(4200),
+        )
+        .signal(signal),
+    ))
 }
 
 /// A session where a build was started, ended, and the model was woken.

@@ -85,10 +85,10 @@ impl ExecutionContext for ProcessContext {
     ) -> Result<ExecOutput> {
         self.registry.check(handle)?;
         validate_command(command)?;
-        validate_env(&options.env)?;
-        let cwd = resolve_cwd(&self.cwd, options.cwd.as_deref())?;
+        validate_env(&options.spec.env)?;
+        let cwd = resolve_cwd(&self.cwd, options.spec.cwd.as_deref())?;
         let serial = self.exec_serial.fetch_add(1, Ordering::Relaxed) + 1;
-        let (env, marker) = self.marked_env(&options.env, MarkedWork::Exec(serial));
+        let (env, marker) = self.marked_env(&options.spec.env, MarkedWork::Exec(serial));
         run_foreground(ForegroundRun {
             shell: &self.shell,
             path: self.process_path,
@@ -124,8 +124,8 @@ impl ExecutionContext for ProcessContext {
         // Everything that can be refused is refused before a slot, an id or a file is taken.
         self.registry.check(handle)?;
         validate_command(command)?;
-        validate_env(&options.env)?;
-        let cwd = resolve_cwd(&self.cwd, options.cwd.as_deref())?;
+        validate_env(&options.spec.env)?;
+        let cwd = resolve_cwd(&self.cwd, options.spec.cwd.as_deref())?;
         if options.output_dir.as_os_str().is_empty() {
             return Err(ContextError::OutputDir {
                 path: options.output_dir,
@@ -149,7 +149,7 @@ impl ExecutionContext for ProcessContext {
 
         let reservation = self.registry.reserve(handle, self.max_background_tasks)?;
         let task_id = reservation.task_id;
-        let mut task_env = options.env;
+        let mut task_env = options.spec.env;
         if matches!(io, TaskIo::Terminal(_)) {
             task_env
                 .entry("TERM".to_owned())
@@ -271,11 +271,7 @@ impl ExecutionContext for ProcessContext {
             .instrument(span),
         );
         inserted?;
-        Ok(BackgroundStarted {
-            task_id,
-            output_path,
-            pid,
-        })
+        Ok(BackgroundStarted::new(task_id, output_path, pid))
     }
 
     async fn kill_background(

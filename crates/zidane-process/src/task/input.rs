@@ -4,7 +4,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use zidane_context::{ContextError, Result, TaskId, TaskInput, TtySize};
@@ -46,7 +46,7 @@ impl InputEnd {
     }
 
     fn sender(&self, task_id: TaskId) -> Result<Arc<InputWriter>> {
-        let sender = self.sender.lock().unwrap_or_else(PoisonError::into_inner);
+        let sender = zidane_context::lock(&self.sender);
         match sender.as_ref() {
             Some(sender) => Ok(sender.clone()),
             None if self.eof_sent.load(Ordering::Acquire) => {
@@ -63,7 +63,7 @@ impl InputEnd {
             TaskInput::Eof if self.terminal => vec![TERMINAL_EOF],
             TaskInput::Eof => {
                 let _one_at_a_time = self.writing.lock().await;
-                let mut sender = self.sender.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut sender = zidane_context::lock(&self.sender);
                 if sender.take().is_some() {
                     self.eof_sent.store(true, Ordering::Release);
                     return Ok(());
@@ -123,9 +123,6 @@ impl InputEnd {
     /// Closes the input for good: the task settled. A write in flight keeps its own
     /// reference until it is done.
     pub(crate) fn close(&self) {
-        self.sender
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        zidane_context::lock(&self.sender).take();
     }
 }

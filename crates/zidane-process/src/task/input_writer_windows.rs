@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use zidane_context::TtySize;
 
@@ -31,7 +31,7 @@ impl InputWriter {
     ) -> io::Result<()> {
         let pipe = self.0.clone();
         tokio::task::spawn_blocking(move || {
-            let mut pipe = pipe.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut pipe = zidane_context::lock(&pipe);
             for chunk in bytes.chunks(WRITE_CHUNK) {
                 pipe.write_all(chunk)?;
                 written.fetch_add(chunk.len(), Ordering::AcqRel);

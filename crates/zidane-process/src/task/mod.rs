@@ -32,7 +32,7 @@ pub(crate) mod watchdog;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::containment::TaskProcesses;
 use crate::task::input::InputEnd;
@@ -100,12 +100,8 @@ pub(crate) struct Task {
 }
 
 struct State {
-    status: TaskStatus,
-    exit: Option<LeaderExit>,
-    leader_exit_code: Option<i32>,
-    log_write_failure: Option<LogWriteFailure>,
-    kill_reason: Option<KillReason>,
-    ended_at: Option<DateTime<Utc>>,
+    /// `Some` once settled: how the task ended.
+    exit: Option<TaskExitInfo>,
     on_exit: Option<ExitCallback>,
 }
 
@@ -125,7 +121,6 @@ pub(crate) struct Settlement {
 impl std::fmt::Debug for State {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("State")
-            .field("status", &self.status)
             .field("exit", &self.exit)
             .finish_non_exhaustive()
     }
@@ -166,12 +161,7 @@ impl Task {
             input_pipe: new.input_pipe,
             terminal: new.terminal,
             state: Mutex::new(State {
-                status: TaskStatus::Running,
                 exit: None,
-                leader_exit_code: None,
-                log_write_failure: None,
-                kill_reason: None,
-                ended_at: None,
                 on_exit: new.on_exit,
             }),
             done: watch::Sender::new(None),
@@ -181,38 +171,36 @@ impl Task {
     fn state(&self) -> MutexGuard<'_, State> {
         // Nothing panics while holding this lock; if something ever did, the data is
         // still consistent (every update is a plain field store), so keep going.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        zidane_context::lock(&self.state)
     }
 
     /// A snapshot for `list_background`, with live `bytes_written`.
     pub(crate) fn entry(&self) -> TaskEntry {
         let state = self.state();
-        TaskEntry {
-            task_id: self.id,
-            pid: self.pid,
-            command: self.command.clone(),
-            cwd: self.cwd.clone(),
-            output_path: self.output_path.clone(),
-            status: state.status,
-            exit_code: state.exit.map(|e| e.code),
-            signal: state.exit.and_then(|e| e.signal),
-            started_at: self.started_at,
-            ended_at: state.ended_at,
-            bytes_written: self.bytes_written.load(Ordering::Relaxed),
-            leader_exit_code: state.leader_exit_code,
-            log_write_failure: state.log_write_failure.clone(),
-            kill_reason: state.kill_reason,
-            stdin: if self.input.is_some() {
-                zidane_context::StdinMode::Pipe
-            } else {
-                zidane_context::StdinMode::Closed
-            },
-            tty: self.terminal.as_ref().map(|terminal| terminal.size()),
+        let stdin = if self.input.is_some() {
+            zidane_context::StdinMode::Pipe
+        } else {
+            zidane_context::StdinMode::Closed
+        };
+        let entry = TaskEntry::running(
+            self.id,
+            self.pid,
+            self.command.clone(),
+            self.cwd.clone(),
+            self.output_path.clone(),
+            self.started_at,
+        )
+        .bytes_written(self.bytes_written.load(Ordering::Relaxed))
+        .stdin(stdin)
+        .tty(self.terminal.as_ref().map(|terminal| terminal.size()));
+        match &state.exit {
+            Some(exit) => entry.ended(exit.clone()),
+            None => entry,
         }
     }
 
     pub(crate) fn is_running(&self) -> bool {
-        !self.state().status.is_terminal()
+        self.state().exit.is_none()
     }
 
     /// Asks for the task to be killed: `SIGTERM` goes to its group right here, rather
@@ -252,7 +240,7 @@ impl Task {
     /// kernel (`POLLHUP` is set once the last writer closed it), not of what the
     /// supervisor has read so far.
     fn output_is_open(&self) -> bool {
-        let output = self.output.lock().unwrap_or_else(PoisonError::into_inner);
+        let output = zidane_context::lock(&self.output);
         let Some(output) = output.as_ref() else {
             // The supervisor closed it: the output had ended.
             return false;
@@ -263,10 +251,7 @@ impl Task {
     /// Lets go of the output pipe and closes the input: called by the supervisor
     /// before it closes the output.
     pub(crate) fn release_output(&self) {
-        self.output
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        zidane_context::lock(&self.output).take();
         if let Some(input) = &self.input {
             input.close();
         }
@@ -292,7 +277,7 @@ impl Task {
     pub(crate) fn reassign(&self, on_exit: Option<ExitCallback>) -> Option<TaskEntry> {
         {
             let mut state = self.state();
-            if state.status.is_terminal() {
+            if state.exit.is_some() {
                 return None;
             }
             state.on_exit = on_exit;
@@ -319,27 +304,22 @@ impl Task {
         self.bytes_written.store(bytes_written, Ordering::Relaxed);
         let ended_at = Utc::now();
         let mut state = self.state();
-        if state.status.is_terminal() {
+        if state.exit.is_some() {
             return None;
         }
-        state.status = status;
-        state.exit = Some(exit);
-        state.leader_exit_code = leader_exit_code;
-        state.log_write_failure.clone_from(&log_write_failure);
-        state.kill_reason = kill_reason;
-        state.ended_at = Some(ended_at);
-        let info = TaskExitInfo {
-            task_id: self.id,
+        let info = TaskExitInfo::new(
+            self.id,
+            self.command.clone(),
+            self.output_path.clone(),
             status,
-            exit_code: exit.code,
-            signal: exit.signal,
-            output_path: self.output_path.clone(),
-            duration: (ended_at - self.started_at).to_std().unwrap_or_default(),
-            command: self.command.clone(),
-            leader_exit_code,
-            log_write_failure,
-            kill_reason,
-        };
+            exit.code,
+            (ended_at - self.started_at).to_std().unwrap_or_default(),
+        )
+        .signal(exit.signal)
+        .leader_exit_code(leader_exit_code)
+        .log_write_failure(log_write_failure)
+        .kill_reason(kill_reason);
+        state.exit = Some(info.clone());
         Some((state.on_exit.take(), info))
     }
 

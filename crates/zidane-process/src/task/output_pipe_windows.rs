@@ -8,7 +8,7 @@
 use std::future::poll_fn;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
 use tokio::sync::mpsc;
@@ -126,7 +126,7 @@ impl OutputPipe {
 
 impl Chunks {
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        zidane_context::lock(&self.0)
     }
 }
 

@@ -47,7 +47,7 @@ impl Registry {
     fn state(&self) -> MutexGuard<'_, State> {
         // Every critical section is a handful of map operations that cannot leave the
         // state half-updated, so a poisoned lock is still safe to use.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        zidane_context::lock(&self.state)
     }
 
     pub(crate) fn create_handle(&self) -> ExecutionHandle {

@@ -133,9 +133,7 @@ enum State {
 impl Parked {
     fn lock(&self) -> MutexGuard<'_, State> {
         // The lock only guards moves of the state: a panic cannot leave it half-made.
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        zidane_context::lock(&self.state)
     }
 }
 

@@ -53,10 +53,8 @@ async fn endings(context: ProcessContext) -> Vec<Ending> {
                 .unwrap(),
         );
     }
-    let capped = BackgroundOptions::new(dir.path()).limits(TaskLimits {
-        max_output_bytes: Some(1000),
-        ..TaskLimits::default()
-    });
+    let capped =
+        BackgroundOptions::new(dir.path()).limits(TaskLimits::new().max_output_bytes(1000));
     started.push(
         context
             .exec_background(handle, "head -c 5000 /dev/zero", capped)

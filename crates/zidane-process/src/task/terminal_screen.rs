@@ -2,7 +2,7 @@
 //! emulator (`vt100`) as the log takes it, so the current screen can be read as text.
 //! Only terminal tasks have one; a plain task's output never passes through here.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard};
 
 use zidane_context::{Screen, TtySize};
 
@@ -33,7 +33,7 @@ impl TerminalScreen {
     fn parser(&self) -> MutexGuard<'_, vt100::Parser> {
         // The parser is only ever fed whole chunks; a panic inside it leaves a screen
         // that is still worth showing.
-        self.parser.lock().unwrap_or_else(PoisonError::into_inner)
+        zidane_context::lock(&self.parser)
     }
 
     /// Takes bytes the task wrote to its terminal.

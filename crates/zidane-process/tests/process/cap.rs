@@ -32,10 +32,7 @@ async fn bytes_past_the_cap_are_counted_dropped_and_marked() {
 
 /// `options` with an output cap of `cap` bytes.
 fn capped(options: BackgroundOptions, cap: u64) -> BackgroundOptions {
-    options.limits(TaskLimits {
-        max_output_bytes: Some(cap),
-        ..TaskLimits::default()
-    })
+    options.limits(TaskLimits::new().max_output_bytes(cap))
 }
 
 /// The log of `command` run under an output cap of `cap` bytes, once it ended.

@@ -19,7 +19,7 @@ async fn a_task_settles_at_its_exit_not_at_end_of_file() {
     log_lines(&started.output_path, 1).await;
     // The output is closed, the leader runs: the task is still running.
     let entry = f.context.list_background(f.handle).await.unwrap().remove(0);
-    assert_eq!(entry.status, TaskStatus::Running);
+    assert_eq!(entry.status(), TaskStatus::Running);
     assert!(exits.all().is_empty());
 
     f.release("go");

@@ -183,14 +183,14 @@ async fn host_side() {
                 ),
             ]);
             let mut exec = ExecOptions::new();
-            exec.env = own.clone();
+            exec.spec.env = own.clone();
             let foreground = f.context.exec(f.handle, "env", exec).await.unwrap();
             assert_eq!(foreground.exit_code, 0);
             for line in foreground.output.lines() {
                 println!("ENV {name}-{path_name}-fg {line}");
             }
             let mut options = BackgroundOptions::new(f.tasks_dir());
-            options.env = own;
+            options.spec.env = own;
             let started = f
                 .context
                 .exec_background(f.handle, "env", options)

@@ -143,7 +143,7 @@ async fn a_timed_out_foreground_command_takes_its_escapees() {
     let token = unique_token("exec");
     let cleanup = TokenCleanup::new(TOKEN_VAR, token.clone());
     let mut options = zidane_context::ExecOptions::default();
-    options.env.insert(TOKEN_VAR.to_owned(), token.clone());
+    options.spec.env.insert(TOKEN_VAR.to_owned(), token.clone());
     options.timeout = Some(std::time::Duration::from_millis(300));
     let output = f
         .context

@@ -154,10 +154,7 @@ async fn a_stall_on_the_input_pipe_says_it_waits_for_input() {
     let watched = |options: zidane_context::BackgroundOptions| {
         options
             .stdin(StdinMode::Pipe)
-            .limits(TaskLimits {
-                stall_timeout: Some(std::time::Duration::from_millis(200)),
-                ..TaskLimits::default()
-            })
+            .limits(TaskLimits::new().stall_timeout(std::time::Duration::from_millis(200)))
             .on_stall(stalls.callback())
     };
     let asking = f

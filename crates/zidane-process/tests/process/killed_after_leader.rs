@@ -38,7 +38,7 @@ async fn a_kill_after_the_shell_exited_reports_killed_by_sigterm() {
     let entry = &f.context.list_background(f.handle).await.unwrap()[0];
     assert_eq!(entry.exit_info().unwrap().leader_exit_code, Some(3));
     assert_eq!(
-        (entry.status, entry.signal),
+        (entry.status(), entry.signal()),
         (TaskStatus::Killed, Some(Signal::TERM))
     );
     assert_eq!(group_members(started.pid), Vec::<u32>::new());

@@ -211,10 +211,7 @@ async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let cue = format!("cue{}", tasks.len());
                 let mut options = exits[handle].attach(f.options());
                 if let Kind::Prints(_, Some(cap)) = kind {
-                    options = options.limits(TaskLimits {
-                        max_output_bytes: Some(cap),
-                        ..TaskLimits::default()
-                    });
+                    options = options.limits(TaskLimits::new().max_output_bytes(cap));
                 }
                 let started = f
                     .context
@@ -286,8 +283,8 @@ async fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                         let entry = entries.iter().find(|e| e.task_id == task.id());
                         let entry = entry.expect("every task is listed by its handle");
                         if let Some(exit) = &task.exit {
-                            prop_assert_eq!(entry.status, exit.status);
-                            prop_assert_eq!(entry.exit_code, Some(exit.exit_code));
+                            prop_assert_eq!(entry.status(), exit.status);
+                            prop_assert_eq!(entry.exit_code(), Some(exit.exit_code));
                         }
                     }
                 }

@@ -22,9 +22,9 @@ async fn entries_count_bytes_live_and_stay_after_the_end() {
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
     let running = running.expect("live bytes_written reached 6");
-    assert_eq!(running.status, TaskStatus::Running);
+    assert_eq!(running.status(), TaskStatus::Running);
     assert_eq!(
-        (running.exit_code, running.signal, running.ended_at),
+        (running.exit_code(), running.signal(), running.ended_at()),
         (None, None, None)
     );
     assert_eq!(running.pid, started.pid);
@@ -35,10 +35,10 @@ async fn entries_count_bytes_live_and_stay_after_the_end() {
     f.release("go");
     exits.wait_for(1).await;
     let ended = f.context.list_background(f.handle).await.unwrap().remove(0);
-    assert_eq!(ended.status, TaskStatus::Exited);
-    assert_eq!(ended.exit_code, Some(0));
+    assert_eq!(ended.status(), TaskStatus::Exited);
+    assert_eq!(ended.exit_code(), Some(0));
     assert_eq!(ended.bytes_written, 11);
-    assert!(ended.ended_at.unwrap() >= ended.started_at);
+    assert!(ended.ended_at().unwrap() >= ended.started_at);
     assert_eq!(ended.exit_info(), Some(exits.all()[0].clone()));
 }
 

@@ -79,6 +79,6 @@ async fn a_full_disk_is_reported_in_the_exit_and_marked_in_the_log() {
         "the log is not the kept output and the marker"
     );
     let entry = &f.context.list_background(f.handle).await.unwrap()[0];
-    assert_eq!(entry.log_write_failure.as_ref(), Some(&failure));
+    assert_eq!(entry.log_write_failure(), Some(&failure));
     assert_eq!(entry.bytes_written, total);
 }

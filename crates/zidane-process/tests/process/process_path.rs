@@ -19,10 +19,7 @@ struct Outcome {
 async fn run_on(path: ProcessPath) -> Outcome {
     let f = Fixture::with(ProcessContext::builder().process_path(path)).await;
     assert_eq!(f.context.process_path(), path);
-    let limits = TaskLimits {
-        max_output_bytes: Some(100_000),
-        ..TaskLimits::default()
-    };
+    let limits = TaskLimits::new().max_output_bytes(100_000);
     // More than a pipe holds, on stdout and stderr, past the cap; then a failure.
     let started = f
         .context

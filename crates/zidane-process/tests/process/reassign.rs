@@ -36,7 +36,7 @@ async fn running_tasks_move_with_a_new_callback() {
         .unwrap();
     assert_eq!(moved.len(), 1);
     assert_eq!(moved[0].task_id, running.task_id);
-    assert_eq!(moved[0].status, TaskStatus::Running);
+    assert_eq!(moved[0].status(), TaskStatus::Running);
 
     let ids = |entries: Vec<zidane_context::TaskEntry>| {
         entries.into_iter().map(|e| e.task_id).collect::<Vec<_>>()

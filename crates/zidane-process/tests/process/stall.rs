@@ -11,10 +11,7 @@ const WINDOW: Duration = Duration::from_millis(100);
 /// `options` with a stall window of [`WINDOW`] reporting to `stalls`.
 fn watched(options: BackgroundOptions, stalls: &Stalls) -> BackgroundOptions {
     options
-        .limits(TaskLimits {
-            stall_timeout: Some(WINDOW),
-            ..TaskLimits::default()
-        })
+        .limits(TaskLimits::new().stall_timeout(WINDOW))
         .on_stall(stalls.callback())
 }
 

@@ -214,10 +214,7 @@ async fn a_stall_on_a_terminal_prompt_is_diagnosed_and_then_answered() {
     let options = exits
         .attach(f.options())
         .tty(TtySize::DEFAULT)
-        .limits(TaskLimits {
-            stall_timeout: Some(std::time::Duration::from_millis(200)),
-            ..TaskLimits::default()
-        })
+        .limits(TaskLimits::new().stall_timeout(std::time::Duration::from_millis(200)))
         .on_stall(stalls.callback());
     let command = "read -p 'Continue? [y/n] ' answer; echo \"answer=$answer\"";
     let started = f

@@ -156,10 +156,9 @@ async fn a_wall_time_budget_ends_the_whole_job() {
     let f = Fixture::new().await;
     let grown = f.path("grown.txt");
     let command = format!("{} & {LONG}", grandchild(&grown));
-    let options = f.options().limits(TaskLimits {
-        wall_time: Some(Duration::from_secs(2)),
-        ..TaskLimits::default()
-    });
+    let options = f
+        .options()
+        .limits(TaskLimits::new().wall_time(Duration::from_secs(2)));
     f.start(&command, options).await;
     let exit = f.exits(1).await.remove(0);
     assert_eq!(exit.status, TaskStatus::Killed);
@@ -208,10 +207,7 @@ async fn dropping_the_context_ends_every_job() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn output_past_the_cap_is_counted_and_dropped() {
     let f = Fixture::new().await;
-    let options = f.options().limits(TaskLimits {
-        max_output_bytes: Some(100),
-        ..TaskLimits::default()
-    });
+    let options = f.options().limits(TaskLimits::new().max_output_bytes(100));
     let started = f
         .start("for /l %i in (1,1,500) do @echo line %i", options)
         .await;

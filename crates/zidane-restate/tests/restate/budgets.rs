@@ -30,8 +30,8 @@ async fn the_worker_enforces_the_output_cap_and_the_wall_time_budget() {
     agent.run(RunOptions::new("start")).await.unwrap();
 
     let entries = list_until(context.as_ref(), handle, |e| all_ended(e, 1)).await;
-    assert_eq!(entries[0].status, TaskStatus::Killed);
-    assert_eq!(entries[0].kill_reason, Some(WALL_TIME));
+    assert_eq!(entries[0].status(), TaskStatus::Killed);
+    assert_eq!(entries[0].kill_reason(), Some(WALL_TIME));
     until_group_gone(entries[0].pid).await;
     let log = std::fs::read_to_string(&entries[0].output_path).unwrap();
     assert_eq!(

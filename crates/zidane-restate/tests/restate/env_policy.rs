@@ -43,12 +43,12 @@ async fn no_task_on_a_worker_sees_the_secrets_of_its_environment() {
     let own = BTreeMap::from([("OWN".to_owned(), "own-value".to_owned())]);
 
     let mut exec = ExecOptions::new();
-    exec.env = own.clone();
+    exec.spec.env = own.clone();
     let foreground = context.exec(handle, "env", exec).await.unwrap();
     assert_eq!(foreground.exit_code, 0, "{}", foreground.output);
 
     let mut options = BackgroundOptions::new(cluster.dir.path().join("unused"));
-    options.env = own;
+    options.spec.env = own;
     let started = context
         .exec_background(handle, "env", options)
         .await

@@ -85,7 +85,7 @@ async fn a_host_killed_mid_task_gets_each_exit_once_after_restart() {
         TaskStatus::Exited,
         "ran on after the host died"
     );
-    assert_eq!(entries[1].exit_code, Some(5));
+    assert_eq!(entries[1].exit_code(), Some(5));
     let told = second.run(RunOptions::new("what happened?")).await.unwrap();
     assert_eq!(notified(&told), ["bash_1", "bash_2"]);
     let again = second.run(RunOptions::new("and now?")).await.unwrap();

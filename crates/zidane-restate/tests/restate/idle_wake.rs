@@ -65,7 +65,7 @@ async fn an_exit_on_a_worker_wakes_the_idle_agent_once() {
     assert!(!wake.agent().has_pending_task_notifications());
 
     let entries = list_until(context.as_ref(), handle, |e| all_ended(e, 1)).await;
-    assert_eq!(entries[0].status, TaskStatus::Exited);
+    assert_eq!(entries[0].status(), TaskStatus::Exited);
 
     // Later sweeps list the same exit again: it is not told twice.
     let again = tokio::time::timeout(NO_SECOND_WAKE, wake.next_wake()).await;

@@ -20,8 +20,8 @@ async fn an_exit_reaches_the_next_run_exactly_once() {
     assert!(first.notified.is_empty());
 
     let entries = list_until(context.as_ref(), handle, |e| all_ended(e, 1)).await;
-    assert_eq!(entries[0].status, TaskStatus::Exited);
-    assert_eq!(entries[0].exit_code, Some(3));
+    assert_eq!(entries[0].status(), TaskStatus::Exited);
+    assert_eq!(entries[0].exit_code(), Some(3));
     let log = std::fs::read_to_string(&entries[0].output_path).unwrap();
     assert_eq!(log, "built\n", "the log is on the worker's disk");
     let window = context

@@ -252,7 +252,7 @@ pub async fn list_until(
 
 /// Whether every listed task has ended.
 pub fn all_ended(entries: &[TaskEntry], count: usize) -> bool {
-    entries.len() == count && entries.iter().all(|e| e.status.is_terminal())
+    entries.len() == count && entries.iter().all(|e| e.status().is_terminal())
 }
 
 /// Whether any live (not zombie) process is left in process group `pgid`: a killed
@@ -280,7 +280,7 @@ pub fn status_of(entries: &[TaskEntry], n: u64) -> TaskStatus {
     entries
         .iter()
         .find(|e| e.task_id == tid(n))
-        .map(|e| e.status)
+        .map(|e| e.status())
         .unwrap_or_else(|| panic!("bash_{n} not listed in {entries:?}"))
 }
 

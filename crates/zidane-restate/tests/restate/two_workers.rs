@@ -41,7 +41,7 @@ async fn losing_one_worker_loses_only_its_tasks() {
     cluster.workers[0].kill_hard();
     // w2's tasks run to their end while w1 is down (the list holds what w2 knows).
     let entries = list_until(context.as_ref(), handle, |e| {
-        e.len() == 2 && e.iter().all(|e| e.status == TaskStatus::Exited)
+        e.len() == 2 && e.iter().all(|e| e.status() == TaskStatus::Exited)
     })
     .await;
     for n in &on_w2 {
@@ -58,7 +58,7 @@ async fn losing_one_worker_loses_only_its_tasks() {
     cluster.workers[0] = cluster.spawn_worker("w1", address);
     // Five, not six: w1, back, refused the start it got too late.
     let entries = list_until(context.as_ref(), handle, |e| {
-        e.len() == 5 && e.iter().all(|e| e.status.is_terminal())
+        e.len() == 5 && e.iter().all(|e| e.status().is_terminal())
     })
     .await;
     assert_eq!(

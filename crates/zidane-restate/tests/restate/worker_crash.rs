@@ -56,10 +56,10 @@ async fn a_killed_worker_s_tasks_read_lost_and_nothing_is_left_running() {
         until_group_gone(*pid).await;
     }
     let entries = list_until(context.as_ref(), handle, |e| {
-        e.len() == 2 && e.iter().all(|e| e.status == TaskStatus::Lost)
+        e.len() == 2 && e.iter().all(|e| e.status() == TaskStatus::Lost)
     })
     .await;
-    assert_eq!(entries[0].exit_code, Some(LOST_EXIT_CODE));
+    assert_eq!(entries[0].exit_code(), Some(LOST_EXIT_CODE));
     let exit = context
         .wait_background(
             handle,
@@ -89,7 +89,7 @@ async fn a_killed_worker_s_tasks_read_lost_and_nothing_is_left_running() {
         .unwrap();
     assert_eq!(started.task_id, tid(3));
     let entries = list_until(context.as_ref(), handle, |e| {
-        e.len() == 3 && e[2].status.is_terminal()
+        e.len() == 3 && e[2].status().is_terminal()
     })
     .await;
     assert_eq!(status_of(&entries, 3), TaskStatus::Exited);

@@ -26,9 +26,9 @@ async fn a_stopped_worker_ends_its_running_tasks() {
 
     cluster.restart_worker(0);
     let entries = list_until(context.as_ref(), handle, |e| {
-        e.len() == 1 && e[0].status == TaskStatus::Lost
+        e.len() == 1 && e[0].status() == TaskStatus::Lost
     })
     .await;
-    assert_eq!(entries[0].exit_code, Some(LOST_EXIT_CODE));
+    assert_eq!(entries[0].exit_code(), Some(LOST_EXIT_CODE));
     context.destroy(handle).await.unwrap();
 }

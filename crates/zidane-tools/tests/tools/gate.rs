@@ -219,9 +219,7 @@ async fn a_host_shell_keeps_its_spec() {
 
 #[tokio::test]
 async fn create_shell_tool_without_background_never_offers_it() {
-    let shell = create_shell_tool(ShellToolOptions {
-        allow_background: false,
-    });
+    let shell = create_shell_tool(ShellToolOptions::default().allow_background(false));
     assert!(!offers_background(&shell.spec()));
     assert!(!offers_background(&shell.spec_for(&BackgroundGate::open())));
     let harness = Harness::new().await;
@@ -239,9 +237,7 @@ async fn create_shell_tool_without_background_never_offers_it() {
 
 #[tokio::test]
 async fn create_shell_tool_with_background_follows_the_gate() {
-    let shell = create_shell_tool(ShellToolOptions {
-        allow_background: true,
-    });
+    let shell = create_shell_tool(ShellToolOptions::default().allow_background(true));
     assert!(offers_background(&shell.spec()));
     assert!(offers_background(&shell.spec_for(&BackgroundGate::open())));
     assert!(!offers_background(

@@ -15,7 +15,7 @@ async fn kills_a_running_task() {
         .await;
     assert_snapshot!("shell_kill_killed", show(&output));
     assert_eq!(harness.events.lock().unwrap().exits.len(), 1);
-    assert!(harness.mock.task(task_id).unwrap().status.is_terminal());
+    assert!(harness.mock.task(task_id).unwrap().status().is_terminal());
 }
 
 #[tokio::test]

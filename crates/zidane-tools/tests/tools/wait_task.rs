@@ -50,7 +50,7 @@ async fn timeout_leaves_the_task_running() {
             json!({ "task_id": "bash_1", "timeout_ms": 5000 }),
         )
         .await;
-    assert!(!harness.mock.task(task_id).unwrap().status.is_terminal());
+    assert!(!harness.mock.task(task_id).unwrap().status().is_terminal());
     let _guard = wall_clock_filtered().bind_to_scope();
     assert_snapshot!("wait_task_timed_out", show(&output));
 }
@@ -106,7 +106,7 @@ async fn cancellation_returns_and_leaves_the_task_alone() {
         .await
         .unwrap();
     assert!(output.is_error);
-    assert!(!harness.mock.task(task_id).unwrap().status.is_terminal());
+    assert!(!harness.mock.task(task_id).unwrap().status().is_terminal());
     assert!(harness.events.lock().unwrap().exits.is_empty());
     assert_snapshot!("wait_task_cancelled", show(&output));
 }

@@ -12,22 +12,19 @@ pub fn log_path(n: u64) -> String {
 
 /// An exit of task `n`; `signal` set means a signal ended it (exit code `128 + signo`).
 pub fn exit(n: u64, command: &str, ms: u64, code: i32, signal: Option<Signal>) -> TaskExitInfo {
-    TaskExitInfo {
-        task_id: TaskId::from_number(n),
-        status: if signal.is_some() {
+    TaskExitInfo::new(
+        TaskId::from_number(n),
+        command.to_owned(),
+        log_path(n),
+        if signal.is_some() {
             TaskStatus::Killed
         } else {
             TaskStatus::Exited
         },
-        exit_code: signal.map_or(code, Signal::exit_code),
-        signal,
-        output_path: log_path(n).into(),
-        duration: Duration::from_millis(ms),
-        command: command.to_owned(),
-        leader_exit_code: None,
-        log_write_failure: None,
-        kill_reason: None,
-    }
+        signal.map_or(code, Signal::exit_code),
+        Duration::from_millis(ms),
+    )
+    .signal(signal)
 }
 
 /// The notification of [`exit`].
