@@ -7,7 +7,9 @@
 //!                     CI runs them
 //! cargo xtask bench   the process layer's benchmark driver: its table, written to
 //!                     crates/zidane-process/benches/RESULTS.md (--peers: then the
-//!                     comparison with the reference peers, where they are present)
+//!                     comparison with the reference peers, where they are present);
+//!                     `bench mcp|terminal|durable|hosts` records one measurement
+//!                     outside the drivers into the same file
 //! cargo xtask macos-check   the workspace type-checked for aarch64 and x86_64 macOS
 //! cargo xtask windows the crates that build for x86_64 Windows built, their tests run
 //!                     under Wine
@@ -35,6 +37,7 @@ mod macos_check;
 mod mcp_hosts;
 mod mcp_venv;
 mod modules;
+mod record;
 mod restate;
 mod tmux;
 mod windows;
