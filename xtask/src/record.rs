@@ -19,8 +19,7 @@ pub struct Measure {
     pub usage: &'static str,
 }
 
-/// Every measurement recorded this way, each documented where its numbers used to be
-/// quoted.
+/// Every measurement recorded this way, each described in the doc its title names.
 pub const MEASURES: &[Measure] = &[
     Measure {
         name: "mcp",
