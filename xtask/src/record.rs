@@ -58,6 +58,8 @@ struct Plan {
     cargo: Vec<String>,
     /// Whether the release build of the `zidane` binary is passed as the last argument.
     needs_zidane_binary: bool,
+    /// Which build is measured.
+    build: &'static str,
 }
 
 /// The plan for `measure` with its arguments, or an error naming the bad argument.
@@ -94,6 +96,7 @@ fn plan(measure: &Measure, args: &[String]) -> Result<Plan, String> {
                 .chain([String::new(), calls.to_string()])
                 .collect(),
                 needs_zidane_binary: true,
+                build: "release build",
             })
         }
         "durable" => {
@@ -114,6 +117,7 @@ fn plan(measure: &Measure, args: &[String]) -> Result<Plan, String> {
                 .chain([rounds.to_string()])
                 .collect(),
                 needs_zidane_binary: false,
+                build: "release build",
             })
         }
         "terminal" => {
@@ -141,10 +145,14 @@ fn plan(measure: &Measure, args: &[String]) -> Result<Plan, String> {
             ]));
             Ok(Plan {
                 shown: format!(
-                    "cargo xtask bench terminal{} ({} build)",
-                    if release { " --release" } else { "" },
-                    if release { "release" } else { "debug" }
+                    "cargo xtask bench terminal{}",
+                    if release { " --release" } else { "" }
                 ),
+                build: if release {
+                    "release build"
+                } else {
+                    "debug build"
+                },
                 cargo,
                 needs_zidane_binary: false,
             })
@@ -171,6 +179,7 @@ fn plan(measure: &Measure, args: &[String]) -> Result<Plan, String> {
                     "hosts::latency",
                 ]),
                 needs_zidane_binary: false,
+                build: "debug build",
             })
         }
         other => Err(format!("no measurement named {other:?}")),
@@ -215,9 +224,9 @@ pub fn record(measure: &Measure, args: &[String]) -> Result<(), String> {
         &bench::utc_now(),
         &bench::machine(),
         &load_average(),
-        measure.title,
+        &format!("{}, {}", measure.title, plan.build),
         &format!("`{}`: `cargo {}`", plan.shown, plan.cargo.join(" ")),
-        &stdout,
+        &measurement_lines(&stdout),
     );
     bench::prepend_to_results(&root, &entry)?;
     println!(
@@ -278,6 +287,28 @@ fn load_average() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// What a measurement printed, without the lines of the test harness around an ignored
+/// test's own (`running 1 test`, `test … ok`, `test result: …`) and without runs of
+/// blank lines.
+fn measurement_lines(stdout: &str) -> String {
+    let harness = |line: &str| {
+        let running =
+            line.starts_with("running ") && (line.ends_with(" test") || line.ends_with(" tests"));
+        let verdict = line.starts_with("test ")
+            && (line.ends_with(" ... ok") || line.ends_with(" ... FAILED"));
+        running || verdict || line.starts_with("test result: ")
+    };
+    let mut out = String::new();
+    for line in stdout.lines().filter(|line| !harness(line)) {
+        if line.trim().is_empty() && (out.is_empty() || out.ends_with("\n\n")) {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.trim_end().to_owned()
+}
+
 /// One section of the results file: heading with date, machine and load, the command,
 /// then the measurement's own output as it printed it.
 fn entry(
@@ -289,7 +320,7 @@ fn entry(
     output: &str,
 ) -> String {
     format!(
-        "## {date} — {machine} — {title} (load average {load})\n\n{command}\n\n```text\n{}\n```\n",
+        "## {date} — {machine} — {title} — load average {load}\n\n{command}\n\n```text\n{}\n```\n",
         output.trim_end()
     )
 }
@@ -320,7 +351,8 @@ mod tests {
         assert_eq!(durable.cargo.last().map(String::as_str), Some("20"));
         let release = plan(find("terminal").unwrap(), &args(&["--release"])).unwrap();
         assert!(release.cargo.contains(&"--release".to_owned()));
-        assert!(release.shown.contains("release build"));
+        assert_eq!(release.shown, "cargo xtask bench terminal --release");
+        assert_eq!(release.build, "release build");
     }
 
     #[test]
@@ -336,6 +368,18 @@ mod tests {
     }
 
     #[test]
+    fn the_test_harness_lines_are_left_out() {
+        let stdout = "\nrunning 1 test\nfirst frame: 31ms\nidle cpu: 0 ticks\n\
+                      test measure::first ... ok\n\ntest result: ok. 1 passed; 0 failed\n\n\n\
+                      running 2 tests\nkey to echo: 19ms\ntest measure::second ... ok\n";
+        assert_eq!(
+            measurement_lines(stdout),
+            "first frame: 31ms\nidle cpu: 0 ticks\n\nkey to echo: 19ms"
+        );
+        assert_eq!(measurement_lines("p50 1 ms\n"), "p50 1 ms");
+    }
+
+    #[test]
     fn an_entry_carries_date_machine_load_command_and_output() {
         let text = entry(
             "2026-12-06 03:00 UTC",
@@ -347,7 +391,7 @@ mod tests {
         );
         assert_eq!(
             text,
-            "## 2026-12-06 03:00 UTC — vm, CPU × 2, Linux — a title (load average 4.1 3.9 3.5)\n\n\
+            "## 2026-12-06 03:00 UTC — vm, CPU × 2, Linux — a title — load average 4.1 3.9 3.5\n\n\
              `cargo xtask bench mcp 10`\n\n```text\np50 1 ms\n```\n"
         );
         let file = bench::prepend_entry("", &text);
