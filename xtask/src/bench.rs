@@ -8,6 +8,8 @@
 //! runs after it: the driver on its fast and on its portable path
 //! (`ZIDANE_PROCESS_PATH=portable`) beside the peers and the floor, its table prepended
 //! to the results file too.
+//! `cargo xtask bench <measure>` records one of the measurements outside the drivers
+//! (`record.rs`) into the same file.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,14 +18,15 @@ use std::time::Instant;
 use serde_json::Value;
 
 /// The results file, relative to the workspace root: newest run on top.
-const RESULTS_FILE: &str = "crates/zidane-process/benches/RESULTS.md";
+pub(crate) const RESULTS_FILE: &str = "crates/zidane-process/benches/RESULTS.md";
 
 /// The first lines of the results file; runs follow, newest first.
 const RESULTS_HEADER: &str = "# Benchmark driver results\n\nWritten by `cargo xtask bench`, newest run first. \
 Each row is one run of one op of `crates/zidane-process/benches/driver.rs` (the protocol's \
 fields: times in µs unless named otherwise), or of the agent ops `wake`, `idle`, `ready`, `event`, \
 `event-wake` and `event-cost` of \
-`crates/zidane/benches/agent_driver.rs`.\n";
+`crates/zidane/benches/agent_driver.rs`; sections named after another measurement were \
+recorded by `cargo xtask bench <measure>` (`xtask/src/record.rs`) and carry its command and output.\n";
 
 /// Where the peers' harness is looked for when `$ZIDANE_BENCH_PEERS` does not say.
 const PEERS_SCRIPT: &str = "../shared/bench/run.sh";
@@ -72,10 +75,13 @@ const EVENT_COST_RATIO: f64 = 0.9;
 /// Runs the driver, prints its table, writes it to the results file; then the peers'
 /// comparison if asked for and present.
 pub fn bench(args: &[String]) -> Result<(), String> {
+    if let Some(measure) = args.first().and_then(|name| crate::record::find(name)) {
+        return crate::record::record(measure, &args[1..]);
+    }
     let peers = args.iter().any(|arg| arg == "--peers");
     if let Some(unknown) = args.iter().find(|arg| *arg != "--peers") {
         return Err(format!(
-            "unknown argument {unknown:?}; usage: cargo xtask bench [--peers]"
+            "unknown argument {unknown:?}; usage: cargo xtask bench [--peers | mcp [CALLS] | terminal [--release] | durable [ROUNDS] | hosts]"
         ));
     }
     let root = workspace_root()?;
@@ -107,10 +113,7 @@ pub fn bench(args: &[String]) -> Result<(), String> {
         utc_now(),
         machine()
     );
-    let results = root.join(RESULTS_FILE);
-    let old = std::fs::read_to_string(&results).unwrap_or_default();
-    std::fs::write(&results, prepend_entry(&old, &entry))
-        .map_err(|e| format!("cannot write {}: {e}", results.display()))?;
+    prepend_to_results(&root, &entry)?;
     println!(
         "xtask bench: {} ops in {:.1?}; written to {RESULTS_FILE}",
         rows.len(),
@@ -235,14 +238,13 @@ fn render_table(rows: &[(String, String, Value)]) -> String {
 }
 
 /// The results file with `entry` as its newest run: after the header, before the rest.
-fn prepend_entry(old: &str, entry: &str) -> String {
-    // The header of an older run may read differently: everything before its first run
-    // is the header.
-    let runs = match old.find("\n## ") {
-        Some(at) if old.starts_with("# Benchmark driver results") => &old[at + 1..],
-        _ => old.strip_prefix(RESULTS_HEADER).unwrap_or(old),
-    }
-    .trim_start();
+/// Whatever stands before the first run is the header, rewritten as it reads now.
+pub(crate) fn prepend_entry(old: &str, entry: &str) -> String {
+    let runs = if old.starts_with("## ") {
+        old
+    } else {
+        old.find("\n## ").map_or("", |at| &old[at + 1..])
+    };
     if runs.is_empty() {
         format!("{RESULTS_HEADER}\n{entry}")
     } else {
@@ -293,9 +295,15 @@ fn compare_with_peers(root: &Path, driver: &Path) -> Result<(), String> {
             .join(" "),
         table.trim_end()
     );
+    prepend_to_results(root, &entry)
+}
+
+/// Writes `entry` into the results file as its newest run: the one way every recorded
+/// measurement reaches it.
+pub(crate) fn prepend_to_results(root: &Path, entry: &str) -> Result<(), String> {
     let results = root.join(RESULTS_FILE);
     let old = std::fs::read_to_string(&results).unwrap_or_default();
-    std::fs::write(&results, prepend_entry(&old, &entry))
+    std::fs::write(&results, prepend_entry(&old, entry))
         .map_err(|e| format!("cannot write {}: {e}", results.display()))
 }
 
@@ -308,12 +316,12 @@ pub fn workspace_root() -> Result<PathBuf, String> {
 }
 
 /// `2026-05-23 02:41 UTC`, from `date`; `unknown date` without it.
-fn utc_now() -> String {
+pub(crate) fn utc_now() -> String {
     command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]).unwrap_or_else(|| "unknown date".into())
 }
 
 /// The machine: host name, CPU model and count, kernel.
-fn machine() -> String {
+pub(crate) fn machine() -> String {
     let host = command_line("uname", &["-n"]).unwrap_or_default();
     let kernel = command_line("uname", &["-sr"]).unwrap_or_default();
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
@@ -402,10 +410,10 @@ mod tests {
         let second = prepend_entry(&first, "## run 2\n");
         assert_eq!(second, format!("{RESULTS_HEADER}\n## run 2\n\n## run 1\n"));
         assert_eq!(second.matches("# Benchmark driver results").count(), 1);
-        let older = "# Benchmark driver results\n\nAn older header.\n\n## run 0\n";
+        let old_header = "# Benchmark driver results\n\nAn older header.\n\n## run 1\n";
         assert_eq!(
-            prepend_entry(older, "## run 1\n"),
-            format!("{RESULTS_HEADER}\n## run 1\n\n## run 0\n")
+            prepend_entry(old_header, "## run 2\n"),
+            format!("{RESULTS_HEADER}\n## run 2\n\n## run 1\n")
         );
     }
 }

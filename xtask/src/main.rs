@@ -7,7 +7,10 @@
 //!                     CI runs them
 //! cargo xtask bench   the process layer's benchmark driver: its table, written to
 //!                     crates/zidane-process/benches/RESULTS.md (--peers: then the
-//!                     comparison with the reference peers, where they are present)
+//!                     comparison with the reference peers, where they are present);
+//!                     `bench mcp|terminal|durable|hosts` records one measurement
+//!                     outside the drivers into the same file
+//! cargo xtask numbers no measured number in the docs: they live in the results file
 //! cargo xtask macos-check   the workspace type-checked for aarch64 and x86_64 macOS
 //! cargo xtask windows the crates that build for x86_64 Windows built, their tests run
 //!                     under Wine
@@ -35,6 +38,8 @@ mod macos_check;
 mod mcp_hosts;
 mod mcp_venv;
 mod modules;
+mod numbers;
+mod record;
 mod restate;
 mod tmux;
 mod windows;
@@ -54,6 +59,7 @@ fn main() -> ExitCode {
             let all = args.get(1).is_some_and(|arg| arg == "--all");
             modules::check(&root, if all { &[] } else { NOT_YET_CHECKED })
         }),
+        Some("numbers") => bench::workspace_root().and_then(|root| numbers::check(&root)),
         Some("dist") => bench::workspace_root()
             .and_then(|root| dist::ensure_venv(&root).and_then(|venv| dist::check(&root, &venv))),
         Some("hosts") => mcp_hosts::ensure()
@@ -61,7 +67,7 @@ fn main() -> ExitCode {
             .map(|path| println!("{}", path.display())),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|bench [--peers]|macos-check|windows|restate|modules [--all]|dist|hosts>"
+                "usage: cargo xtask <ci|bench [--peers]|macos-check|windows|restate|modules [--all]|numbers|dist|hosts>"
             );
             return ExitCode::from(2);
         }
@@ -127,6 +133,8 @@ fn ci() -> Result<(), String> {
     let modules_started = Instant::now();
     modules::check(&root, NOT_YET_CHECKED)?;
     println!("<== modules: ok in {:.1?}", modules_started.elapsed());
+    println!("==> numbers: cargo xtask numbers");
+    numbers::check(&root)?;
     if has_nextest() {
         cross::step(
             "test (nextest)",

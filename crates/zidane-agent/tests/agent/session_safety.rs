@@ -106,7 +106,7 @@ async fn saves_are_private_and_never_written_through_a_planted_symlink() {
     std::fs::set_permissions(&session_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
     let victim = dir.path().join("victim.txt");
     std::fs::write(&victim, "the user's file").unwrap();
-    // The name the old code wrote through.
+    // The temporary name a save writing in place would open, and follow.
     std::os::unix::fs::symlink(&victim, session_dir.join(format!("{SESSION_FILE}.tmp"))).unwrap();
 
     // Even under a permissive umask, a session file is the user's alone.

@@ -1,5 +1,6 @@
-//! The numbers docs/CLI.md reports, measured in a real terminal. Ignored by default (they
-//! take a while and only print): `cargo nextest run -p zidane-cli --run-ignored only measure`.
+//! The measurements docs/CLI.md describes, taken in a real terminal. Ignored by default
+//! (they take a while and only print); `cargo xtask bench terminal` runs them and records
+//! their output in the bench results file.
 #![allow(clippy::print_stdout)]
 
 use std::time::{Duration, Instant};

@@ -10,8 +10,9 @@
 //!
 //! Why not a pidfd per leader on Linux: without it a running task holds two descriptors
 //! (its pipe and its log) and one reactor registration, and every exit costs one
-//! wake-up instead of two. (A descriptor held used to cost every later spawn too, when
-//! each child copied our whole table; `vfork_spawn` no longer does.)
+//! wake-up instead of two. (On the fast path a descriptor held costs later spawns
+//! nothing, since `vfork_spawn`'s child keeps only stdio of our table; on the portable
+//! path every spawn's child copies the whole table, so one more per task would add up.)
 
 use std::io;
 use std::process::ExitStatus;
