@@ -362,6 +362,43 @@ fn parse(input: serde_json::Value) -> Result<SpawnInput, ToolOutput> {
             "{SPAWN}: invalid input: expected a JSON object like {{\"prompt\": \"…\"}}"
         )));
     }
-    serde_json::from_value(input)
-        .map_err(|error| ToolOutput::error(format!("{SPAWN}: invalid input: {error}")))
+    zidane_tools::parse_input(SPAWN, input)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_bad_input_names_the_field_and_what_it_takes() {
+        for (input, expected) in [
+            (
+                json!({}),
+                "spawn: `prompt` is missing: give the subagent's task, as a string",
+            ),
+            (
+                json!({ "prompt": 5 }),
+                "spawn: `prompt` must be the subagent's task, as a string, got 5",
+            ),
+            (
+                json!({ "prompt": "go", "description": ["tests"] }),
+                "spawn: `description` must be a string, got [\"tests\"]",
+            ),
+            (
+                json!({ "prompt": "go", "promt": "go" }),
+                "spawn: unknown field `promt`; did you mean `prompt`? The fields are: \
+                 `description`, `prompt`.",
+            ),
+            (
+                json!("go"),
+                "spawn: invalid input: expected a JSON object like {\"prompt\": \"…\"}",
+            ),
+        ] {
+            let refused = parse(input.clone()).expect_err("accepted a bad input");
+            assert_eq!(refused.text, expected, "{input}");
+            assert!(refused.is_error);
+        }
+    }
 }

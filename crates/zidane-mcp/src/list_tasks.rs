@@ -7,7 +7,7 @@ use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zidane_context::{ContextError, TaskEntry, TaskStatus};
-use zidane_tools::{Tool, ToolContext, ToolOutput, ToolSpec, input_schema};
+use zidane_tools::{Tool, ToolContext, ToolOutput, ToolSpec, input_schema, parse_input};
 
 /// The name of the listing tool.
 pub const LIST_TASKS: &str = "list_tasks";
@@ -46,13 +46,8 @@ impl Tool for ListTasksTool {
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
-        if !input.is_object() {
-            return ToolOutput::error(format!(
-                "{LIST_TASKS}: invalid input: expected a JSON object of arguments"
-            ));
-        }
-        if let Err(error) = serde_json::from_value::<ListTasksInput>(input) {
-            return ToolOutput::error(format!("{LIST_TASKS}: invalid input: {error}"));
+        if let Err(error) = parse_input::<ListTasksInput>(LIST_TASKS, input) {
+            return error;
         }
         let mut entries = match context.context.list_background(context.handle).await {
             Ok(entries) => entries,

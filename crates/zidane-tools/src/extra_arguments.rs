@@ -18,6 +18,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::input_error::unknown_field_words;
+
 /// Arguments hosts add to every tool they list, dropped without a note: the model set
 /// them because its host told it to.
 pub(crate) const HOST_ADDED: &[&str] = &[
@@ -70,10 +72,10 @@ pub(crate) fn strip(tool: &str, schema: &Value, input: &mut Value) -> Result<Str
         .collect();
     let mut stripped = Stripped::default();
     for name in undeclared {
-        if let Some(meant) = near_miss(&name, declared) {
+        if near_miss(&name, declared).is_some() {
             return Err(format!(
-                "{tool}: invalid input: unknown argument `{name}`; did you mean `{meant}`? \
-                 Nothing was run."
+                "{} Nothing was run.",
+                unknown_field_words(tool, declared, &name, &name)
             ));
         }
         arguments.remove(&name);
@@ -100,7 +102,7 @@ fn closed_properties(schema: &Value) -> Option<&Map<String, Value>> {
 
 /// The declared argument `name` looks like a misspelling of, if any: the same once case
 /// and separators are set aside, or within a couple of edits (one for short names).
-fn near_miss<'a>(name: &str, declared: &'a Map<String, Value>) -> Option<&'a str> {
+pub(crate) fn near_miss<'a>(name: &str, declared: &'a Map<String, Value>) -> Option<&'a str> {
     let folded = fold(name);
     declared
         .keys()

@@ -6,6 +6,9 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use zidane_context::{TASK_ID_PREFIX, TaskId};
 
+use serde_path_to_error::Segment;
+
+use crate::input_error::{self, Step};
 use crate::tool::ToolOutput;
 
 /// Input of the `shell` tool.
@@ -253,8 +256,24 @@ fn unwrap_description(property: &mut serde_json::Value) {
     }
 }
 
-/// Deserialises a tool's input, or an error result that tells the model what to fix.
-pub(crate) fn parse<T: DeserializeOwned>(
+/// Deserialises a tool's input, or an error result that tells the model what to fix:
+/// the field, what it takes and what was sent, in the words of [`crate::input_error`].
+///
+/// ```
+/// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+/// #[serde(deny_unknown_fields)]
+/// struct Input {
+///     /// How long to wait.
+///     timeout_ms: i64,
+/// }
+/// let error = zidane_tools::parse_input::<Input>("t", serde_json::json!({ "timeout_ms": "soon" }))
+///     .unwrap_err();
+/// assert_eq!(
+///     error.text,
+///     "t: `timeout_ms` must be a positive number of milliseconds, got \"soon\""
+/// );
+/// ```
+pub fn parse_input<T: DeserializeOwned + JsonSchema>(
     tool: &str,
     input: serde_json::Value,
 ) -> Result<T, ToolOutput> {
@@ -264,24 +283,30 @@ pub(crate) fn parse<T: DeserializeOwned>(
             json_kind(&input)
         )));
     }
-    serde_path_to_error::deserialize(input).map_err(|error| {
-        let path = error.path().to_string();
-        let inner = plain_types(&error.into_inner().to_string());
-        // An unknown field names itself; a path in front would only repeat it.
-        let text = if path.is_empty() || path == "." || inner.starts_with("unknown field") {
-            format!("{tool}: invalid input: {inner}")
-        } else {
-            format!("{tool}: invalid input: `{path}`: {inner}")
-        };
-        ToolOutput::error(text)
+    serde_path_to_error::deserialize(&input).map_err(|error| {
+        let path: Vec<Step> = error
+            .path()
+            .iter()
+            .filter_map(|segment| match segment {
+                Segment::Seq { index } => Some(Step::Index(*index)),
+                Segment::Map { key } => Some(Step::Key(key.clone())),
+                Segment::Enum { .. } | Segment::Unknown => None,
+            })
+            .collect();
+        let message = error.into_inner().to_string();
+        let schema = input_schema::<T>();
+        ToolOutput::error(input_error::describe(
+            tool, &input, &schema, &path, &message,
+        ))
     })
 }
 
-/// serde names Rust types (`expected i64`); the model knows JSON.
-fn plain_types(message: &str) -> String {
-    message
-        .replace("expected i64", "expected an integer")
-        .replace("expected usize", "expected a non-negative integer")
+/// [`parse_input`], for this crate's tools.
+pub(crate) fn parse<T: DeserializeOwned + JsonSchema>(
+    tool: &str,
+    input: serde_json::Value,
+) -> Result<T, ToolOutput> {
+    parse_input(tool, input)
 }
 
 /// Parses a task id the model sent, or an error result explaining the `bash_<n>` form.

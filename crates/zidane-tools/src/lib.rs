@@ -55,7 +55,7 @@ pub use exit_channel::ExitChannel;
 pub use gate::{BackgroundGate, GateReason};
 pub use input::{
     ReadFileInput, ShellInput, ShellInputInput, ShellKillInput, ShellNotifyInput, ShellScreenInput,
-    StdinChoice, WaitTaskInput, input_schema,
+    StdinChoice, WaitTaskInput, input_schema, parse_input,
 };
 pub use read_file::READ_FILE;
 pub use readiness::{FIRST_PROBE_GAP, LAST_PROBE_GAP};
@@ -83,6 +83,7 @@ mod extra_arguments;
 mod foreground_move;
 mod gate;
 mod input;
+mod input_error;
 mod keys;
 mod log_lines;
 mod read_file;

@@ -150,7 +150,7 @@ async def exercise(read, write) -> list[int]:
         unknown = await session.call_tool("bash_output", {})
         assert unknown.is_error, text(unknown)
         wrong = await session.call_tool("shell", {"command": 5})
-        assert wrong.is_error and "invalid input" in text(wrong), text(wrong)
+        assert wrong.is_error and "`command` must be" in text(wrong), text(wrong)
 
         assert any(isinstance(log.data, dict) and log.data.get("event") == "task_exit" for log in logs), logs
     return pids
