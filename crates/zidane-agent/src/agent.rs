@@ -20,14 +20,13 @@ use zidane_tools::{
 };
 use zidane_wire::Turn;
 
-use crate::config::{AgentBuilder, Behavior, ReconcileJournal};
+use crate::config::{AgentBuilder, Behavior, DEFAULT_DURABLE_SWEEP_INTERVAL, ReconcileJournal};
 use crate::delivery::Delivery;
-use crate::destroy::Resource;
 use crate::error::{AgentError, KillTaskError, Result};
 use crate::hooks::{HookBus, HookEvent, TaskStart};
 use crate::persist::SessionLock;
+use crate::resource::Resource;
 use crate::session::{Session, SessionStore};
-use crate::wake::DEFAULT_DURABLE_SWEEP_INTERVAL;
 use zidane_llm::Model;
 
 const LIVE: u8 = 0;

@@ -1,4 +1,4 @@
-//! How an agent behaves, and the builder that assembles one.
+//! How an agent behaves, the defaults it starts from, and the builder that assembles one.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,11 +8,10 @@ use async_trait::async_trait;
 use zidane_context::{ContextError, ExecutionContext, ExecutionHandle, TaskEntry, TaskLimits};
 use zidane_tools::{BackgroundPolicy, ExitChannel, Tool};
 
-use crate::agent::Agent;
 use crate::error::Result;
 use crate::hooks::HookBus;
 use crate::session::{Session, SessionStore};
-use crate::spawn::SpawnToolOptions;
+use crate::spawn_options::SpawnToolOptions;
 use zidane_llm::Model;
 
 /// How long a whole destroy may take. It leaves room for a context's kill grace (the
@@ -28,6 +27,16 @@ pub const DEFAULT_MAX_STEPS: usize = 50;
 /// How long a cancelled tool call may take to return its own result before the agent
 /// stops waiting for it.
 pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// How often an idle agent on a [`Durable`](zidane_context::DetachedTasks::Durable)
+/// context that declares no
+/// [`sweep_interval`](zidane_context::Capabilities::sweep_interval) is swept for exits
+/// (see [`Agent::idle_sweep_interval`](crate::Agent::idle_sweep_interval)).
+///
+/// Such a context may push exits, but only to the host that started the task: a host
+/// that reloads the session adopts tasks whose exit callbacks died with the host before
+/// it, and only a sweep of `list_background` can tell it that they ended.
+pub const DEFAULT_DURABLE_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 
 /// How an agent behaves: background mode, limits, the system prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +60,7 @@ pub struct Behavior {
     /// Whether `wait_task`'s `until.url` may probe hosts beyond this machine's loopback
     /// addresses (default: no).
     pub remote_readiness: bool,
-    /// How long a whole destroy may take (see [`Agent::destroy`]).
+    /// How long a whole destroy may take (see [`Agent::destroy`](crate::Agent::destroy)).
     pub destroy_timeout: Duration,
     /// Model calls per run.
     pub max_steps: usize,
@@ -195,7 +204,8 @@ impl ReconcileJournal for DirectJournal {
     }
 }
 
-/// Assembles an [`Agent`]. Start with [`Agent::builder`].
+/// Assembles an [`Agent`](crate::Agent). Start with
+/// [`Agent::builder`](crate::Agent::builder).
 pub struct AgentBuilder {
     pub(crate) model: Arc<dyn Model>,
     pub(crate) context: Arc<dyn ExecutionContext>,
@@ -248,7 +258,7 @@ impl AgentBuilder {
 
     /// Runs on a handle the host created and owns: the agent never destroys it.
     /// Without it the agent creates its own handle on first use and destroys it in
-    /// [`Agent::destroy`].
+    /// [`Agent::destroy`](crate::Agent::destroy).
     #[must_use]
     pub fn handle(mut self, handle: ExecutionHandle) -> Self {
         self.handle = Some(handle);
@@ -335,12 +345,6 @@ impl AgentBuilder {
     pub fn spawn_tool(mut self, options: SpawnToolOptions) -> Self {
         self.spawn = Some(options);
         self
-    }
-
-    /// Builds the agent. Fails when two tools claim one name or alias, or when the
-    /// session id cannot name a directory while a store is set.
-    pub fn build(self) -> Result<Agent> {
-        crate::spawn::build_with_spawn_tool(self)
     }
 }
 

@@ -59,10 +59,10 @@
 
 pub use agent::Agent;
 pub use config::{
-    AgentBuilder, Behavior, CANCEL_GRACE, DEFAULT_DESTROY_TIMEOUT, DEFAULT_MAX_STEPS,
-    DirectJournal, ReconcileJournal,
+    AgentBuilder, Behavior, CANCEL_GRACE, DEFAULT_DESTROY_TIMEOUT, DEFAULT_DURABLE_SWEEP_INTERVAL,
+    DEFAULT_MAX_STEPS, DirectJournal, ReconcileJournal,
 };
-pub use destroy::{DestroyReport, DestroyStep, FnResource, Resource, StepOutcome};
+pub use destroy::{DestroyReport, DestroyStep, StepOutcome};
 pub use error::{AgentError, AttachError, KillTaskError, Result};
 pub use events::{EVENT_COOLDOWN, EVENT_LINES_SHOWN, EventLedger};
 pub use hooks::{
@@ -73,14 +73,16 @@ pub use host::{Notifications, ToolCall};
 pub use listing::{SessionListing, SessionSummary, UnreadableSession};
 pub use persist::SESSION_LOCK_FILE;
 pub use picker::{PickerKind, PickerRow};
+pub use resource::{FnResource, Resource};
 pub use run::{RunOptions, RunOutcome, StopReason};
 pub use scripted::{ScriptStep, ScriptedModel};
 pub use session::{
     AcknowledgedLog, MAX_SESSION_ID_LEN, SESSION_FILE, SESSIONS_DIR, Session, SessionStore,
     TASKS_DIR, delete_session, resolve_session_dir, resolve_tasks_dir, validate_session_id,
 };
-pub use spawn::{DEFAULT_MAX_SPAWN_DEPTH, SPAWN, SpawnInput, SpawnToolOptions, create_spawn_tool};
-pub use wake::{DEFAULT_DURABLE_SWEEP_INTERVAL, WakeLoop, WakeReport, WakeTrigger};
+pub use spawn::{SpawnInput, create_spawn_tool};
+pub use spawn_options::{DEFAULT_MAX_SPAWN_DEPTH, SPAWN, SpawnToolOptions};
+pub use wake::{WakeLoop, WakeReport, WakeTrigger};
 /// The attribute a [`Model`] implementation needs on its `impl` block (re-exported so
 /// hosts need no `async-trait` dependency of their own).
 pub use zidane_llm::async_trait;
@@ -102,10 +104,12 @@ mod host;
 mod listing;
 mod persist;
 mod picker;
+mod resource;
 mod run;
 mod scripted;
 mod session;
 mod spawn;
+mod spawn_options;
 mod subagent;
 mod suppress;
 mod terminal;

@@ -240,7 +240,7 @@ impl Agent {
     ) -> Result<StopReason> {
         let gate = self.background_gate();
         let hooks = self.hooks().clone();
-        let sink = crate::DeltaSink::new(move |delta| hooks.emit_delta(delta));
+        let sink = zidane_llm::DeltaSink::new(move |delta| hooks.emit_delta(delta));
         while outcome.steps < self.inner.behavior.max_steps {
             let request = ModelRequest {
                 system: self.inner.behavior.system.clone(),

@@ -38,7 +38,7 @@ use crate::error::Result;
 use crate::hooks::{HookBus, HookEvent, TaskReassign};
 use crate::run::{RunOptions, RunOutcome};
 use crate::session::Session;
-use crate::spawn::{SPAWN, SpawnToolOptions};
+use crate::spawn_options::{SPAWN, SpawnToolOptions};
 
 /// What the child's `shell` description adds, when it offers background mode.
 pub(crate) const SUBAGENT_SHELL_GUIDANCE: &str = "\

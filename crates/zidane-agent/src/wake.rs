@@ -4,7 +4,8 @@
 //! (a durable one), the loop also sweeps it while the agent is idle, every
 //! [`Agent::idle_sweep_interval`]: the context's
 //! [`Capabilities::sweep_interval`](zidane_context::Capabilities::sweep_interval), or
-//! [`DEFAULT_DURABLE_SWEEP_INTERVAL`] for a durable context that declares none.
+//! [`DEFAULT_DURABLE_SWEEP_INTERVAL`](crate::DEFAULT_DURABLE_SWEEP_INTERVAL) for a
+//! durable context that declares none.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -23,16 +24,6 @@ const REPORT_CAPACITY: usize = 64;
 
 /// The least time a wake sweep may take before it is given up.
 const SWEEP_BOUND: Duration = Duration::from_secs(5);
-
-/// How often an idle agent on a [`Durable`](zidane_context::DetachedTasks::Durable)
-/// context that declares no
-/// [`sweep_interval`](zidane_context::Capabilities::sweep_interval) is swept for exits
-/// (see [`Agent::idle_sweep_interval`]).
-///
-/// Such a context may push exits, but only to the host that started the task: a host
-/// that reloads the session adopts tasks whose exit callbacks died with the host before
-/// it, and only a sweep of `list_background` can tell it that they ended.
-pub const DEFAULT_DURABLE_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 
 /// What started a run of a [`WakeLoop`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
