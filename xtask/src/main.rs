@@ -15,8 +15,7 @@
 //! cargo xtask windows the crates that build for x86_64 Windows built, their tests run
 //!                     under Wine
 //! cargo xtask restate install the Restate server the zidane-restate tests run against
-//! cargo xtask modules   no import circle of more than two files inside a crate (--all:
-//!                     the crates not yet checked fail too)
+//! cargo xtask modules no import circle of more than two files inside a crate
 //! cargo xtask dist    the shipping checks alone: workflows and install scripts linted,
 //!                     the crates' publish dry run, the packaged files
 //! cargo xtask hosts   install the real MCP hosts the zidane-cli host tests run
@@ -55,10 +54,7 @@ fn main() -> ExitCode {
             windows::check(&root, &venv)
         }),
         Some("restate") => restate::install().map(|path| println!("{}", path.display())),
-        Some("modules") => bench::workspace_root().and_then(|root| {
-            let all = args.get(1).is_some_and(|arg| arg == "--all");
-            modules::check(&root, if all { &[] } else { NOT_YET_CHECKED })
-        }),
+        Some("modules") => bench::workspace_root().and_then(|root| modules::check(&root)),
         Some("numbers") => bench::workspace_root().and_then(|root| numbers::check(&root)),
         Some("dist") => bench::workspace_root()
             .and_then(|root| dist::ensure_venv(&root).and_then(|venv| dist::check(&root, &venv))),
@@ -67,7 +63,7 @@ fn main() -> ExitCode {
             .map(|path| println!("{}", path.display())),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|bench [--peers]|macos-check|windows|restate|modules [--all]|numbers|dist|hosts>"
+                "usage: cargo xtask <ci|bench [--peers]|macos-check|windows|restate|modules|numbers|dist|hosts>"
             );
             return ExitCode::from(2);
         }
@@ -131,7 +127,7 @@ fn ci() -> Result<(), String> {
     )?;
     println!("==> modules: cargo xtask modules");
     let modules_started = Instant::now();
-    modules::check(&root, NOT_YET_CHECKED)?;
+    modules::check(&root)?;
     println!("<== modules: ok in {:.1?}", modules_started.elapsed());
     println!("==> numbers: cargo xtask numbers");
     numbers::check(&root)?;
@@ -171,10 +167,6 @@ fn ci() -> Result<(), String> {
     println!("xtask ci: all steps passed in {:.1?}", started.elapsed());
     Ok(())
 }
-
-/// Crates whose import circles `cargo xtask modules` reports without failing: each
-/// still has a circle of more than two files to untie.
-const NOT_YET_CHECKED: &[&str] = &["zidane-agent"];
 
 /// `zidane-process`'s switch to the portable path (`zidane_process::PROCESS_PATH_VAR`).
 const PROCESS_PATH_VAR: &str = "ZIDANE_PROCESS_PATH";

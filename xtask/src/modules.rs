@@ -25,10 +25,8 @@ const MAX_CIRCLE: usize = 2;
 /// How deep re-exports are followed before a name is taken to live where it was found.
 const MAX_REEXPORT_DEPTH: usize = 16;
 
-/// Checks every crate under `crates/` and `xtask`. A crate in `not_yet_checked` is
-/// reported but does not fail the check; it fails when it passes, so the list only
-/// shrinks.
-pub fn check(workspace: &Path, not_yet_checked: &[&str]) -> Result<(), String> {
+/// Checks every crate under `crates/` and `xtask`.
+pub fn check(workspace: &Path) -> Result<(), String> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(workspace.join("crates"))
         .map_err(|e| format!("modules: cannot list crates/: {e}"))?
         .filter_map(Result::ok)
@@ -37,20 +35,6 @@ pub fn check(workspace: &Path, not_yet_checked: &[&str]) -> Result<(), String> {
         .collect();
     dirs.sort();
     dirs.push(workspace.join("xtask"));
-    for name in not_yet_checked {
-        if !dirs
-            .iter()
-            .any(|dir| dir.file_name() == Some(name.as_ref()))
-        {
-            return Err(format!("modules: no crate named {name} to leave unchecked"));
-        }
-    }
-    if !not_yet_checked.is_empty() {
-        println!(
-            "modules: not yet checked (reported, not failed): {}",
-            not_yet_checked.join(", ")
-        );
-    }
     let mut failed = Vec::new();
     for dir in &dirs {
         let name = dir
@@ -69,16 +53,8 @@ pub fn check(workspace: &Path, not_yet_checked: &[&str]) -> Result<(), String> {
         for component in &over {
             println!("{}", report.describe(component));
         }
-        let waived = not_yet_checked.contains(&name.as_str());
-        match (over.is_empty(), waived) {
-            (false, false) => failed.push(name),
-            (true, true) => {
-                return Err(format!(
-                    "modules: {name} has no import circle of more than {MAX_CIRCLE} files now: \
-                     take it off the list of crates not yet checked"
-                ));
-            }
-            _ => {}
+        if !over.is_empty() {
+            failed.push(name);
         }
     }
     if failed.is_empty() {
