@@ -19,6 +19,7 @@
 use serde_json::{Map, Value};
 
 use crate::input_error::unknown_field_words;
+use crate::near_miss::near_miss;
 
 /// Arguments hosts add to every tool they list, dropped without a note: the model set
 /// them because its host told it to.
@@ -98,32 +99,6 @@ fn closed_properties(schema: &Value) -> Option<&Map<String, Value>> {
             .and_then(Value::as_object)
             .unwrap_or_else(|| NONE.get_or_init(Map::new)),
     )
-}
-
-/// The declared argument `name` looks like a misspelling of, if any: the same once case
-/// and separators are set aside, or within a couple of edits (one for short names).
-pub(crate) fn near_miss<'a>(name: &str, declared: &'a Map<String, Value>) -> Option<&'a str> {
-    let folded = fold(name);
-    declared
-        .keys()
-        .map(|candidate| {
-            let distance = strsim::levenshtein(&folded, &fold(candidate));
-            (candidate, distance)
-        })
-        .filter(|(candidate, distance)| *distance <= allowed_edits(candidate))
-        .min_by_key(|(_, distance)| *distance)
-        .map(|(candidate, _)| candidate.as_str())
-}
-
-fn fold(name: &str) -> String {
-    name.chars()
-        .filter(|c| *c != '_' && *c != '-')
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
-fn allowed_edits(declared: &str) -> usize {
-    if declared.chars().count() <= 4 { 1 } else { 2 }
 }
 
 #[cfg(test)]

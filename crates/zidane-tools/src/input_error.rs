@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::extra_arguments::near_miss;
+use crate::near_miss::near_miss;
 
 /// The longest rendering of a sent value an error quotes; a longer one is cut.
 const MAX_QUOTED_CHARS: usize = 80;

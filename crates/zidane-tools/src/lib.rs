@@ -86,6 +86,7 @@ mod input;
 mod input_error;
 mod keys;
 mod log_lines;
+mod near_miss;
 mod read_file;
 mod readiness;
 mod registry;
