@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use zidane_tools::{Tool, ToolContext, ToolOutput, ToolSpec};
+use zidane_tools::{Tool, ToolAnnotations, ToolContext, ToolOutput, ToolSpec};
 
 use crate::agent::Agent;
 use crate::agent::Inner;
@@ -228,6 +228,15 @@ impl Tool for SpawnTool {
             description: DESCRIPTION.to_owned(),
             input_schema: zidane_tools::input_schema::<SpawnInput>(),
             aliases: Vec::new(),
+            title: Some("Hand a task to a subagent".to_owned()),
+            // The subagent runs commands of its own, as `shell` does.
+            annotations: ToolAnnotations {
+                read_only: None,
+                destructive: Some(true),
+                idempotent: None,
+                open_world: Some(true),
+            },
+            output_schema: None,
         }
     }
 

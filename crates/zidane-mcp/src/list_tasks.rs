@@ -7,7 +7,9 @@ use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zidane_context::{ContextError, TaskEntry, TaskStatus};
-use zidane_tools::{Tool, ToolContext, ToolOutput, ToolSpec, input_schema};
+use zidane_tools::{
+    Tool, ToolAnnotations, ToolContext, ToolOutput, ToolSpec, input_schema, output_schema,
+};
 
 /// The name of the listing tool.
 pub const LIST_TASKS: &str = "list_tasks";
@@ -42,6 +44,9 @@ impl Tool for ListTasksTool {
             description: DESCRIPTION.to_owned(),
             input_schema: input_schema::<ListTasksInput>(),
             aliases: Vec::new(),
+            title: Some("List the background tasks".to_owned()),
+            annotations: ToolAnnotations::READ_ONLY,
+            output_schema: Some(output_schema::<ListTasksData>()),
         }
     }
 

@@ -57,6 +57,7 @@ pub use input::{
     ReadFileInput, ShellInput, ShellInputInput, ShellKillInput, ShellNotifyInput, ShellScreenInput,
     StdinChoice, WaitTaskInput, input_schema,
 };
+pub use output_schema::output_schema;
 pub use read_file::READ_FILE;
 pub use readiness::{FIRST_PROBE_GAP, LAST_PROBE_GAP};
 pub use registry::ToolRegistry;
@@ -69,7 +70,7 @@ pub use task_events::{
     FollowFrom, MAX_EVENT_LINE_CHARS, MAX_NOTIFY_PATTERN_BYTES, MAX_NOTIFY_PATTERNS,
     NotifyPatterns, PatternsChanged, TaskEvent, TaskEventSink, TaskEvents,
 };
-pub use tool::{Tool, ToolOutput, ToolSpec};
+pub use tool::{Tool, ToolAnnotations, ToolOutput, ToolSpec};
 pub use wait_task::{
     DEFAULT_WAIT_TIMEOUT, MAX_WAIT_TIMEOUT, WAIT_NOT_ENDED_PREFIX, WAIT_TASK, WaitLimits,
     wait_task_description,
@@ -85,6 +86,7 @@ mod gate;
 mod input;
 mod keys;
 mod log_lines;
+mod output_schema;
 mod read_file;
 mod readiness;
 mod registry;

@@ -9,7 +9,8 @@ use zidane_context::{DEFAULT_READ_LIMIT, ReadRange, ReadResult};
 
 use crate::context::ToolContext;
 use crate::input::{ReadFileInput, input_schema, parse};
-use crate::tool::{Tool, ToolOutput, ToolSpec};
+use crate::output_schema::output_schema;
+use crate::tool::{Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the read tool.
 pub const READ_FILE: &str = "read_file";
@@ -32,6 +33,9 @@ impl Tool for ReadFileTool {
             description: DESCRIPTION.to_owned(),
             input_schema: input_schema::<ReadFileInput>(),
             aliases: Vec::new(),
+            title: Some("Read a file or a task's log, from its start or its end".to_owned()),
+            annotations: ToolAnnotations::READ_ONLY,
+            output_schema: Some(output_schema::<ReadFileData>()),
         }
     }
 

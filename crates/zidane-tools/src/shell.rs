@@ -13,9 +13,10 @@ use crate::context::ToolContext;
 use crate::foreground_move::run_movable;
 use crate::gate::BackgroundGate;
 use crate::input::{ShellInput, StdinChoice, input_schema, parse};
+use crate::output_schema::output_schema;
 use crate::shell_notify as notify;
 use crate::task_events::NotifyPatterns;
-use crate::tool::{Tool, ToolOutput, ToolSpec};
+use crate::tool::{Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the shell tool.
 pub const SHELL: &str = "shell";
@@ -153,6 +154,23 @@ fn describe_dialect(shell: Option<&str>) -> String {
 }
 
 impl ShellTool {
+    /// The spec's fields for hosts, the same in every mode.
+    fn metadata() -> ToolSpec {
+        ToolSpec {
+            title: Some(
+                "Run a shell command, in the foreground or as a background task".to_owned(),
+            ),
+            annotations: ToolAnnotations {
+                read_only: None,
+                destructive: Some(true),
+                idempotent: None,
+                open_world: Some(true),
+            },
+            output_schema: Some(output_schema::<ShellData>()),
+            ..ToolSpec::default()
+        }
+    }
+
     fn foreground_spec(shell: Option<&str>) -> ToolSpec {
         let mut input_schema = input_schema::<ShellInput>();
         if let Some(properties) = input_schema
@@ -168,7 +186,7 @@ impl ShellTool {
             name: SHELL.to_owned(),
             description: describe_shell(shell, None),
             input_schema,
-            aliases: Vec::new(),
+            ..Self::metadata()
         }
     }
 
@@ -211,7 +229,7 @@ impl ShellTool {
             name: SHELL.to_owned(),
             description,
             input_schema,
-            aliases: Vec::new(),
+            ..Self::metadata()
         }
     }
 

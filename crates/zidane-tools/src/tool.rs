@@ -10,7 +10,7 @@ use crate::gate::BackgroundGate;
 
 /// What a model is told of a tool: plain data, so it lives with the other model-facing
 /// formats in `zidane-wire`, and the crates that only carry it need no tools.
-pub use zidane_wire::ToolSpec;
+pub use zidane_wire::{ToolAnnotations, ToolSpec};
 
 /// A tool the model can call.
 ///

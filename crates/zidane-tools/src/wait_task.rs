@@ -10,8 +10,9 @@ use crate::context::ToolContext;
 use crate::exit_channel::ExitChannel;
 use crate::gate::BackgroundGate;
 use crate::input::{WaitTaskInput, input_schema, parse, parse_task_id};
+use crate::output_schema::output_schema;
 use crate::readiness::{LastSeen, Until, Waited, log_tail, wait_ready};
-use crate::tool::{Tool, ToolOutput, ToolSpec};
+use crate::tool::{Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the wait tool.
 pub const WAIT_TASK: &str = "wait_task";
@@ -103,6 +104,9 @@ impl Tool for WaitTaskTool {
             description: wait_task_description(WaitLimits::STANDARD, ExitChannel::NextTurn),
             input_schema: input_schema::<WaitTaskInput>(),
             aliases: Vec::new(),
+            title: Some("Wait for a background task to end".to_owned()),
+            annotations: ToolAnnotations::READ_ONLY,
+            output_schema: Some(output_schema::<WaitTaskData>()),
         }
     }
 

@@ -26,6 +26,7 @@ impl Tool for Blocker {
             description: "Blocks until released.".into(),
             input_schema: json!({ "type": "object" }),
             aliases: vec!["old_block".into()],
+            ..Default::default()
         }
     }
 

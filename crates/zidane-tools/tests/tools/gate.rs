@@ -187,6 +187,7 @@ impl Tool for HostShell {
                 "required": ["command"]
             }),
             aliases: vec!["bash".into()],
+            ..Default::default()
         }
     }
 

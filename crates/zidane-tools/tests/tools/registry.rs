@@ -22,6 +22,7 @@ impl Tool for Named {
             description: format!("The {} tool.", self.name),
             input_schema: json!({ "type": "object" }),
             aliases: self.aliases.iter().map(|a| (*a).to_owned()).collect(),
+            ..Default::default()
         }
     }
 
