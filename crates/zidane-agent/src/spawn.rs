@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use zidane_tools::{Tool, ToolAnnotations, ToolContext, ToolOutput, ToolSpec};
+use zidane_tools::{SpecView, Tool, ToolAnnotations, ToolContext, ToolOutput, ToolSpec};
 
 use crate::agent::Agent;
 use crate::agent::Inner;
@@ -149,10 +149,12 @@ impl fmt::Debug for SpawnToolOptions {
             .field("model", &self.model.as_ref().map(|_| "Model"))
             .field(
                 "tools",
-                &self
-                    .tools
-                    .as_ref()
-                    .map(|tools| tools.iter().map(|t| t.spec().name).collect::<Vec<_>>()),
+                &self.tools.as_ref().map(|tools| {
+                    tools
+                        .iter()
+                        .map(|t| t.spec(&zidane_tools::SpecView::default()).name)
+                        .collect::<Vec<_>>()
+                }),
             )
             .field("share_handle", &self.share_handle)
             .field("max_depth", &self.max_depth)
@@ -222,7 +224,7 @@ impl SpawnTool {
 
 #[async_trait]
 impl Tool for SpawnTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: SPAWN.to_owned(),
             description: DESCRIPTION.to_owned(),

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zidane_context::{ContextError, TaskEntry, TaskStatus};
 use zidane_tools::{
-    Tool, ToolAnnotations, ToolContext, ToolOutput, ToolSpec, input_schema, output_schema,
+    SpecView, Tool, ToolAnnotations, ToolContext, ToolOutput, ToolSpec, input_schema, output_schema,
 };
 
 /// The name of the listing tool.
@@ -38,7 +38,7 @@ pub struct ListTasksTool;
 
 #[async_trait]
 impl Tool for ListTasksTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: LIST_TASKS.to_owned(),
             description: DESCRIPTION.to_owned(),

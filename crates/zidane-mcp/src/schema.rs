@@ -92,7 +92,7 @@ mod tests {
         zidane_tools::default_tools()
             .into_iter()
             .chain([std::sync::Arc::new(ListTasksTool) as std::sync::Arc<dyn Tool>])
-            .map(|each| each.spec())
+            .map(|each| each.spec(&zidane_tools::SpecView::default()))
             .find(|spec| spec.name == tool)
             .and_then(|spec| spec.output_schema)
             .map(|schema| output_schema(schema, ResultShape::Full))

@@ -30,7 +30,9 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::{ErrorData as McpError, ServerHandler};
 use zidane_agent::ToolCall;
 use zidane_context::TaskId;
-use zidane_tools::{ExitChannel, SHELL, ToolSpec, WAIT_TASK, WaitLimits, wait_task_description};
+use zidane_tools::{
+    ExitChannel, SHELL, SpecView, ToolSpec, WAIT_TASK, WaitLimits, wait_task_description,
+};
 
 use crate::clients::{self, ResultShape};
 use crate::error::{McpServeError, agent_error};
@@ -316,7 +318,7 @@ impl ServerHandler for McpServer {
         let tools = agent
             .tools()
             // As the run loop asks: the shell tool names the context's shell.
-            .specs_in(&gate, agent.context().as_ref())
+            .specs(&SpecView::in_context(gate, agent.context().as_ref()))
             .into_iter()
             .map(|mut spec| {
                 if spec.name == WAIT_TASK {
@@ -339,7 +341,7 @@ impl ServerHandler for McpServer {
         let tool = agent
             .tools()
             .resolve(&request.name)
-            .map(|tool| tool.spec().name);
+            .map(|tool| tool.spec(&SpecView::default()).name);
         let is_wait = tool.as_deref() == Some(WAIT_TASK);
         let is_background_start = tool.as_deref() == Some(SHELL)
             && arguments.get("run_in_background") == Some(&serde_json::Value::Bool(true));

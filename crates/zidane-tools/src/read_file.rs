@@ -10,7 +10,7 @@ use zidane_context::{DEFAULT_READ_LIMIT, ReadRange, ReadResult};
 use crate::context::ToolContext;
 use crate::input::{ReadFileInput, input_schema, parse};
 use crate::output_schema::output_schema;
-use crate::tool::{Tool, ToolAnnotations, ToolOutput, ToolSpec};
+use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the read tool.
 pub const READ_FILE: &str = "read_file";
@@ -27,7 +27,7 @@ pub(crate) struct ReadFileTool;
 
 #[async_trait]
 impl Tool for ReadFileTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: READ_FILE.to_owned(),
             description: DESCRIPTION.to_owned(),

@@ -14,7 +14,7 @@ use crate::input::{ShellInputInput, input_schema, parse, parse_task_id};
 use crate::keys::{describe_key, key_bytes};
 use crate::output_schema::output_schema;
 use crate::terminal_text::strip_terminal_controls;
-use crate::tool::{Tool, ToolAnnotations, ToolOutput, ToolSpec};
+use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the input tool.
 pub const SHELL_INPUT: &str = "shell_input";
@@ -46,7 +46,7 @@ pub(crate) struct ShellInputTool;
 
 #[async_trait]
 impl Tool for ShellInputTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: SHELL_INPUT.to_owned(),
             description: DESCRIPTION.to_owned(),

@@ -7,7 +7,7 @@ use zidane_context::{ContextError, TaskExitInfo};
 use crate::context::ToolContext;
 use crate::input::{ShellKillInput, input_schema, parse, parse_task_id};
 use crate::output_schema::output_schema;
-use crate::tool::{Tool, ToolAnnotations, ToolOutput, ToolSpec};
+use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the kill tool.
 pub const SHELL_KILL: &str = "shell_kill";
@@ -23,7 +23,7 @@ pub(crate) struct ShellKillTool;
 
 #[async_trait]
 impl Tool for ShellKillTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: SHELL_KILL.to_owned(),
             description: DESCRIPTION.to_owned(),

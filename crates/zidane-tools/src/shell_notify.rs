@@ -12,7 +12,7 @@ use crate::gate::BackgroundGate;
 use crate::input::{ShellNotifyInput, input_schema, parse, parse_task_id};
 use crate::output_schema::output_schema;
 use crate::task_events::{FollowFrom, NotifyPatterns, PatternsChanged, TaskEvents};
-use crate::tool::{Tool, ToolAnnotations, ToolOutput, ToolSpec};
+use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the notify tool.
 pub const SHELL_NOTIFY: &str = "shell_notify";
@@ -78,7 +78,7 @@ pub(crate) fn follow_started(
 
 #[async_trait]
 impl Tool for ShellNotifyTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: SHELL_NOTIFY.to_owned(),
             description: DESCRIPTION.to_owned(),

@@ -8,7 +8,7 @@ use crate::context::ToolContext;
 use crate::gate::BackgroundGate;
 use crate::input::{ShellScreenInput, input_schema, parse, parse_task_id};
 use crate::output_schema::output_schema;
-use crate::tool::{Tool, ToolAnnotations, ToolOutput, ToolSpec};
+use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the screen tool.
 pub const SHELL_SCREEN: &str = "shell_screen";
@@ -25,7 +25,7 @@ pub(crate) struct ShellScreenTool;
 
 #[async_trait]
 impl Tool for ShellScreenTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: SHELL_SCREEN.to_owned(),
             description: DESCRIPTION.to_owned(),

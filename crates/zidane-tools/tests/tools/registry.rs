@@ -16,7 +16,7 @@ struct Named {
 
 #[async_trait]
 impl Tool for Named {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &zidane_tools::SpecView) -> ToolSpec {
         ToolSpec {
             name: self.name.into(),
             description: format!("The {} tool.", self.name),
