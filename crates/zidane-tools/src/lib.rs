@@ -1,5 +1,6 @@
 //! The model-facing tools of zidane: `shell` (foreground, or a background task),
-//! `shell_kill`, `wait_task` and `read_file`, over any
+//! `shell_kill`, `wait_task`, `read_file`, `shell_input`, `shell_screen` and
+//! `shell_notify`, over any
 //! [`ExecutionContext`](zidane_context::ExecutionContext).
 //!
 //! A [`Tool`] presents a [`ToolSpec`] (name, description, input schema derived from its
