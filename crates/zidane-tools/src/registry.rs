@@ -21,7 +21,7 @@ use crate::tool::{SpecView, Tool, ToolOutput, ToolSpec};
 /// let registry = ToolRegistry::with_default_tools()?;
 /// assert_eq!(
 ///     registry.names(),
-///     ["shell", "shell_kill", "wait_task", "read_file", "shell_input", "shell_screen"]
+///     ["shell", "shell_kill", "wait_task", "read_file", "shell_input", "shell_screen", "shell_notify"]
 /// );
 ///
 /// let mock = Arc::new(MockContext::new());
