@@ -203,7 +203,9 @@ impl Agent {
             (None, None) => None,
         };
         let history = crate::session::acknowledged_in(&session, |name| {
-            tools.resolve(name).map(|tool| tool.spec().name)
+            tools
+                .resolve(name)
+                .map(|tool| tool.spec(&zidane_tools::SpecView::default()).name)
         });
         let handle = match builder.handle {
             Some(handle) => OnceCell::new_with(Some(handle)),

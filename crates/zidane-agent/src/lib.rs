@@ -2,8 +2,9 @@
 //! background task that ends.
 //!
 //! An [`Agent`] owns a [`Session`] (its turns), a [`Model`], the tools (by default
-//! `shell`, `shell_kill`, `wait_task`, `read_file`), an execution context and handle, a
-//! [`HookBus`], and two queues — exits and stalls.
+//! `shell`, `shell_kill`, `wait_task`, `read_file`, `shell_input`, `shell_screen`,
+//! `shell_notify`), an execution context and handle, a [`HookBus`], and two queues —
+//! exits and stalls.
 //!
 //! - **Push**: every task's exit fires `background:exit` and queues the exit.
 //! - **Pull**: at the start of every [`run`](Agent::run), ended tasks from

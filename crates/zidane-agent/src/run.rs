@@ -245,10 +245,10 @@ impl Agent {
             let request = ModelRequest {
                 system: self.inner.behavior.system.clone(),
                 turns: self.session_lock().turns.clone(),
-                tools: self
-                    .inner
-                    .tools
-                    .specs_in(&gate, self.inner.context.as_ref()),
+                tools: self.inner.tools.specs(&zidane_tools::SpecView::in_context(
+                    gate,
+                    self.inner.context.as_ref(),
+                )),
             };
             outcome.steps += 1;
             let span = tracing::info_span!("model_call", step = outcome.steps);
@@ -379,7 +379,11 @@ impl Agent {
         input: serde_json::Value,
         settings: CallSettings,
     ) -> ToolOutput {
-        let tool = self.inner.tools.resolve(name).map(|tool| tool.spec().name);
+        let tool = self
+            .inner
+            .tools
+            .resolve(name)
+            .map(|tool| tool.spec(&zidane_tools::SpecView::default()).name);
         self.hooks().emit(&HookEvent::ToolBefore(ToolCallEvent {
             call_id: call_id.to_owned(),
             name: name.to_owned(),

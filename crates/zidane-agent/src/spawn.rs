@@ -20,7 +20,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use zidane_tools::{Tool, ToolContext, ToolOutput, ToolSpec};
+use zidane_tools::{SpecView, Tool, ToolAnnotations, ToolContext, ToolOutput, ToolSpec};
 
 use crate::agent::Agent;
 use crate::agent::Inner;
@@ -119,12 +119,21 @@ impl SpawnTool {
 
 #[async_trait]
 impl Tool for SpawnTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: SPAWN.to_owned(),
             description: DESCRIPTION.to_owned(),
             input_schema: zidane_tools::input_schema::<SpawnInput>(),
             aliases: Vec::new(),
+            title: Some("Hand a task to a subagent".to_owned()),
+            // The subagent runs commands of its own, as `shell` does.
+            annotations: ToolAnnotations {
+                read_only: None,
+                destructive: Some(true),
+                idempotent: None,
+                open_world: Some(true),
+            },
+            output_schema: None,
         }
     }
 

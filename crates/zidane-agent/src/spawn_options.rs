@@ -108,10 +108,12 @@ impl fmt::Debug for SpawnToolOptions {
             .field("model", &self.model.as_ref().map(|_| "Model"))
             .field(
                 "tools",
-                &self
-                    .tools
-                    .as_ref()
-                    .map(|tools| tools.iter().map(|t| t.spec().name).collect::<Vec<_>>()),
+                &self.tools.as_ref().map(|tools| {
+                    tools
+                        .iter()
+                        .map(|t| t.spec(&zidane_tools::SpecView::default()).name)
+                        .collect::<Vec<_>>()
+                }),
             )
             .field("share_handle", &self.share_handle)
             .field("max_depth", &self.max_depth)

@@ -28,10 +28,9 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 use zidane_context::{
-    ContextError, ExecutionContext, ExecutionHandle, ExitCallback, TaskEntry, TaskExitInfo, TaskId,
-    TaskStatus,
+    ContextError, ExecutionHandle, ExitCallback, TaskEntry, TaskExitInfo, TaskId, TaskStatus,
 };
-use zidane_tools::{BackgroundGate, SHELL, Tool, ToolContext, ToolOutput, ToolSpec};
+use zidane_tools::{SHELL, SpecView, Tool, ToolContext, ToolOutput, ToolSpec};
 
 use crate::agent::Agent;
 use crate::error::Result;
@@ -99,7 +98,7 @@ impl Subagent {
         // The child's own spawn tool (bound to it) replaces the parent's.
         let tools: Vec<Arc<dyn Tool>> = base
             .into_iter()
-            .filter(|tool| tool.spec().name != SPAWN)
+            .filter(|tool| tool.spec(&zidane_tools::SpecView::default()).name != SPAWN)
             .map(subagent_shell)
             .collect();
         let mut behavior = options
@@ -278,7 +277,7 @@ fn bridge(
 /// Wraps the `shell` tool so a child's model learns that its background tasks outlive
 /// it; every other tool (and a shell already wrapped) passes through.
 fn subagent_shell(tool: Arc<dyn Tool>) -> Arc<dyn Tool> {
-    let spec = tool.spec();
+    let spec = tool.spec(&zidane_tools::SpecView::default());
     if spec.name != SHELL || spec.description.contains(SUBAGENT_SHELL_GUIDANCE) {
         return tool;
     }
@@ -307,16 +306,8 @@ impl SubagentShell {
 
 #[async_trait]
 impl Tool for SubagentShell {
-    fn spec(&self) -> ToolSpec {
-        Self::with_guidance(self.shell.spec())
-    }
-
-    fn spec_for(&self, gate: &BackgroundGate) -> ToolSpec {
-        Self::with_guidance(self.shell.spec_for(gate))
-    }
-
-    fn spec_in(&self, gate: &BackgroundGate, context: &dyn ExecutionContext) -> ToolSpec {
-        Self::with_guidance(self.shell.spec_in(gate, context))
+    fn spec(&self, view: &SpecView) -> ToolSpec {
+        Self::with_guidance(self.shell.spec(view))
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {

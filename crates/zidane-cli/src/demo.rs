@@ -268,6 +268,7 @@ mod tests {
             description: format!("Runs a shell command (`{path}`) in the foreground.\nMore."),
             input_schema: json!({ "type": "object" }),
             aliases: Vec::new(),
+            ..Default::default()
         }];
         request
     }

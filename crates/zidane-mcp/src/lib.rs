@@ -3,8 +3,8 @@
 //! Each MCP session gets its own host-driven [`Agent`](zidane_agent::Agent) on its own
 //! local execution context ([`McpSession`]); [`McpServer`] serves sessions to clients of
 //! both protocol eras (2025-11-25 with `initialize`, 2026-07-28 without). The tools are
-//! zidane-tools' own — `shell`, `shell_kill`, `wait_task`, `read_file`, with their
-//! schemas, texts and errors — plus [`list_tasks`](LIST_TASKS), and every call goes
+//! zidane-tools' own — `shell`, `shell_kill`, `wait_task`, `read_file`, `shell_input`,
+//! `shell_screen`, `shell_notify`, with their schemas, texts and errors — plus [`list_tasks`](LIST_TASKS), and every call goes
 //! through [`Agent::call_tool`](zidane_agent::Agent::call_tool), the run loop's own
 //! dispatch.
 //!

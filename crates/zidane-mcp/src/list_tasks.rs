@@ -7,7 +7,10 @@ use chrono::Utc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zidane_context::{ContextError, TaskEntry, TaskStatus};
-use zidane_tools::{Tool, ToolContext, ToolOutput, ToolSpec, input_schema, parse_input};
+use zidane_tools::{
+    SpecView, Tool, ToolAnnotations, ToolContext, ToolOutput, ToolSpec, input_schema,
+    output_schema, parse_input,
+};
 
 /// The name of the listing tool.
 pub const LIST_TASKS: &str = "list_tasks";
@@ -36,12 +39,15 @@ pub struct ListTasksTool;
 
 #[async_trait]
 impl Tool for ListTasksTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: LIST_TASKS.to_owned(),
             description: DESCRIPTION.to_owned(),
             input_schema: input_schema::<ListTasksInput>(),
             aliases: Vec::new(),
+            title: Some("List the background tasks".to_owned()),
+            annotations: ToolAnnotations::READ_ONLY,
+            output_schema: Some(output_schema::<ListTasksData>()),
         }
     }
 

@@ -5,14 +5,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use zidane_context::Screen;
-use zidane_tools::{
-    READ_FILE, ReadFileData, SHELL, SHELL_INPUT, SHELL_KILL, SHELL_NOTIFY, SHELL_SCREEN, ShellData,
-    ShellInputData, ShellKillData, ShellNotifyData, WAIT_TASK, WaitTaskData,
-};
 
 use crate::clients::ResultShape;
-use crate::list_tasks::{LIST_TASKS, ListTasksData};
 
 /// What a result's structured content carries beside its tool's data: what the model
 /// reads in the text content. Claude Code and Codex show the model the structured
@@ -66,60 +60,10 @@ impl ResultText {
 /// host's budget).
 pub(crate) const IN_TEXT_ONLY: &str = "output";
 
-/// The schema of `T` as it serialises, every part inline (no `$defs` for a host to
-/// resolve), without `$schema` or title.
-fn derived<T: JsonSchema>() -> Value {
-    let generator = schemars::generate::SchemaSettings::draft2020_12()
-        .with(|settings| settings.inline_subschemas = true)
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("$schema");
-        object.remove("title");
-    }
-    unwrap_descriptions(&mut schema);
-    schema
-}
-
-/// Doc comments as sentences: their line breaks become spaces, paragraphs stay apart.
-fn unwrap_descriptions(schema: &mut Value) {
-    match schema {
-        Value::Object(object) => {
-            for (key, value) in object.iter_mut() {
-                match value {
-                    Value::String(text) if key == "description" => {
-                        *text = text
-                            .split("\n\n")
-                            .map(|paragraph| {
-                                paragraph.split_whitespace().collect::<Vec<_>>().join(" ")
-                            })
-                            .collect::<Vec<_>>()
-                            .join("\n\n");
-                    }
-                    _ => unwrap_descriptions(value),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(unwrap_descriptions),
-        _ => {}
-    }
-}
-
-/// The output schema of a tool, for the tools whose results have structure: derived
-/// from the type each tool fills, less what only the text carries, with [`ResultText`]'s
-/// fields in the [`ResultShape::Full`] shape.
-pub(crate) fn output_schema(tool: &str, shape: ResultShape) -> Option<Value> {
-    let mut schema = match tool {
-        SHELL => derived::<ShellData>(),
-        SHELL_KILL => derived::<ShellKillData>(),
-        WAIT_TASK => derived::<WaitTaskData>(),
-        READ_FILE => derived::<ReadFileData>(),
-        SHELL_INPUT => derived::<ShellInputData>(),
-        SHELL_SCREEN => derived::<Screen>(),
-        SHELL_NOTIFY => derived::<ShellNotifyData>(),
-        LIST_TASKS => derived::<ListTasksData>(),
-        _ => return None,
-    };
+/// The output schema of a tool's structured content: the schema of its data (the
+/// tool's own `ToolSpec::output_schema`), less what only the text carries, with
+/// [`ResultText`]'s fields in the [`ResultShape::Full`] shape.
+pub(crate) fn output_schema(mut schema: Value, shape: ResultShape) -> Value {
     if let Some(object) = schema.as_object_mut() {
         if let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) {
             properties.remove(IN_TEXT_ONLY);
@@ -131,17 +75,33 @@ pub(crate) fn output_schema(tool: &str, shape: ResultShape) -> Option<Value> {
     if shape == ResultShape::Full {
         ResultText::add_schema_to(&mut schema);
     }
-    Some(schema)
+    schema
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::list_tasks::{LIST_TASKS, ListTasksTool};
+    use zidane_tools::{
+        READ_FILE, SHELL, SHELL_INPUT, SHELL_KILL, SHELL_NOTIFY, SHELL_SCREEN, Tool, WAIT_TASK,
+    };
+
+    /// The structured content's schema of the tool named `tool`, among the builtin tools
+    /// and `list_tasks`, as a `tools/list` shows it.
+    fn output_schema_of(tool: &str) -> Option<Value> {
+        zidane_tools::default_tools()
+            .into_iter()
+            .chain([std::sync::Arc::new(ListTasksTool) as std::sync::Arc<dyn Tool>])
+            .map(|each| each.spec(&zidane_tools::SpecView::default()))
+            .find(|spec| spec.name == tool)
+            .and_then(|spec| spec.output_schema)
+            .map(|schema| output_schema(schema, ResultShape::Full))
+    }
 
     /// What a hand-written schema had left out: a lost task, the kill's reason.
     #[test]
     fn the_exit_schema_is_the_type_s_whole_serialised_form() {
-        let kill = output_schema(SHELL_KILL, ResultShape::Full).unwrap_or_default();
+        let kill = output_schema_of(SHELL_KILL).unwrap_or_default();
         let exit = &kill["properties"]["exit"];
         let status = &exit["properties"]["status"];
         let statuses = status["enum"]
@@ -164,7 +124,7 @@ mod tests {
             assert!(exit["properties"].get(field).is_some(), "{field}: {exit}");
         }
         assert!(kill.get("$defs").is_none(), "inline: {kill}");
-        let list = output_schema(LIST_TASKS, ResultShape::Full).unwrap_or_default();
+        let list = output_schema_of(LIST_TASKS).unwrap_or_default();
         let entry = &list["properties"]["tasks"]["items"];
         assert!(entry["properties"].get("started_at").is_some(), "{entry}");
     }
@@ -172,7 +132,7 @@ mod tests {
     /// A wait's readiness answer, which a hand-written schema had left out.
     #[test]
     fn the_wait_schema_has_every_readiness_field() {
-        let wait = output_schema(WAIT_TASK, ResultShape::Full).unwrap_or_default();
+        let wait = output_schema_of(WAIT_TASK).unwrap_or_default();
         for field in [
             "exit",
             "ready",
@@ -208,7 +168,7 @@ mod tests {
             SHELL_NOTIFY,
             LIST_TASKS,
         ] {
-            let schema = output_schema(tool, ResultShape::Full).unwrap_or_default();
+            let schema = output_schema_of(tool).unwrap_or_default();
             assert_eq!(schema["type"], "object", "{tool}: {schema}");
             assert!(
                 schema["properties"].get(IN_TEXT_ONLY).is_none(),

@@ -31,13 +31,11 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use zidane_agent::ToolCall;
 use zidane_context::TaskId;
 use zidane_tools::{
-    ExitChannel, READ_FILE, SHELL, SHELL_INPUT, SHELL_KILL, SHELL_NOTIFY, SHELL_SCREEN, ToolSpec,
-    WAIT_TASK, WaitLimits, wait_task_description,
+    ExitChannel, SHELL, SpecView, ToolSpec, WAIT_TASK, WaitLimits, wait_task_description,
 };
 
 use crate::clients::{self, ResultShape};
 use crate::error::{McpServeError, agent_error};
-use crate::list_tasks::LIST_TASKS;
 use crate::options::ServeOptions;
 use crate::result::tool_result;
 use crate::schema::output_schema;
@@ -237,53 +235,29 @@ fn mcp_tool(spec: ToolSpec, shape: ResultShape) -> Tool {
         serde_json::Value::Object(schema) => schema,
         _ => JsonObject::new(),
     };
-    let (title, annotations) = match spec.name.as_str() {
-        SHELL => (
-            "Run a shell command, in the foreground or as a background task",
-            ToolAnnotations::new().destructive(true).open_world(true),
-        ),
-        SHELL_KILL => (
-            "Stop a background task",
-            ToolAnnotations::new()
-                .destructive(true)
-                .idempotent(true)
-                .open_world(false),
-        ),
-        WAIT_TASK => (
-            "Wait for a background task to end",
-            ToolAnnotations::new().read_only(true),
-        ),
-        READ_FILE => (
-            "Read a file or a task's log, from its start or its end",
-            ToolAnnotations::new().read_only(true),
-        ),
-        SHELL_INPUT => (
-            "Type into a background task: answer its prompt, drive a REPL",
-            ToolAnnotations::new().destructive(true).open_world(false),
-        ),
-        SHELL_SCREEN => (
-            "Read a terminal task's screen",
-            ToolAnnotations::new().read_only(true),
-        ),
-        SHELL_NOTIFY => (
-            "Choose which log lines of a background task you are told of",
-            ToolAnnotations::new()
-                .destructive(false)
-                .idempotent(true)
-                .open_world(false),
-        ),
-        LIST_TASKS => (
-            "List the background tasks",
-            ToolAnnotations::new().read_only(true),
-        ),
-        _ => ("", ToolAnnotations::new()),
-    };
-    let mut tool = Tool::new(spec.name.clone(), spec.description, Arc::new(input_schema))
-        .annotate(annotations);
-    if !title.is_empty() {
+    let hints = spec.annotations;
+    let mut annotations = ToolAnnotations::new();
+    if let Some(read_only) = hints.read_only {
+        annotations = annotations.read_only(read_only);
+    }
+    if let Some(destructive) = hints.destructive {
+        annotations = annotations.destructive(destructive);
+    }
+    if let Some(idempotent) = hints.idempotent {
+        annotations = annotations.idempotent(idempotent);
+    }
+    if let Some(open_world) = hints.open_world {
+        annotations = annotations.open_world(open_world);
+    }
+    let mut tool =
+        Tool::new(spec.name, spec.description, Arc::new(input_schema)).annotate(annotations);
+    if let Some(title) = spec.title {
         tool = tool.with_title(title);
     }
-    if let Some(serde_json::Value::Object(schema)) = output_schema(&spec.name, shape) {
+    if let Some(serde_json::Value::Object(schema)) = spec
+        .output_schema
+        .map(|schema| output_schema(schema, shape))
+    {
         tool = tool.with_raw_output_schema(Arc::new(schema));
     }
     tool
@@ -344,7 +318,7 @@ impl ServerHandler for McpServer {
         let tools = agent
             .tools()
             // As the run loop asks: the shell tool names the context's shell.
-            .specs_in(&gate, agent.context().as_ref())
+            .specs(&SpecView::in_context(gate, agent.context().as_ref()))
             .into_iter()
             .map(|mut spec| {
                 if spec.name == WAIT_TASK {
@@ -367,7 +341,7 @@ impl ServerHandler for McpServer {
         let tool = agent
             .tools()
             .resolve(&request.name)
-            .map(|tool| tool.spec().name);
+            .map(|tool| tool.spec(&SpecView::default()).name);
         let is_wait = tool.as_deref() == Some(WAIT_TASK);
         let is_background_start = tool.as_deref() == Some(SHELL)
             && arguments.get("run_in_background") == Some(&serde_json::Value::Bool(true));

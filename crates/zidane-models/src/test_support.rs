@@ -89,6 +89,7 @@ pub(crate) fn conversation() -> ModelRequest {
                 "required": ["command"],
             }),
             aliases: vec!["bash".to_owned()],
+            ..Default::default()
         }],
     }
 }

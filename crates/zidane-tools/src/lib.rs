@@ -1,5 +1,6 @@
 //! The model-facing tools of zidane: `shell` (foreground, or a background task),
-//! `shell_kill`, `wait_task` and `read_file`, over any
+//! `shell_kill`, `wait_task`, `read_file`, `shell_input`, `shell_screen` and
+//! `shell_notify`, over any
 //! [`ExecutionContext`](zidane_context::ExecutionContext).
 //!
 //! A [`Tool`] presents a [`ToolSpec`] (name, description, input schema derived from its
@@ -57,6 +58,7 @@ pub use input::{
     ReadFileInput, ShellInput, ShellInputInput, ShellKillInput, ShellNotifyInput, ShellScreenInput,
     StdinChoice, WaitTaskInput, input_schema, parse_input,
 };
+pub use output_schema::output_schema;
 pub use read_file::READ_FILE;
 pub use readiness::{FIRST_PROBE_GAP, LAST_PROBE_GAP};
 pub use registry::ToolRegistry;
@@ -69,7 +71,7 @@ pub use task_events::{
     FollowFrom, MAX_EVENT_LINE_CHARS, MAX_NOTIFY_PATTERN_BYTES, MAX_NOTIFY_PATTERNS,
     NotifyPatterns, PatternsChanged, TaskEvent, TaskEventSink, TaskEvents,
 };
-pub use tool::{Tool, ToolOutput, ToolSpec};
+pub use tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 pub use wait_task::{
     DEFAULT_WAIT_TIMEOUT, MAX_WAIT_TIMEOUT, WAIT_NOT_ENDED_PREFIX, WAIT_TASK, WaitLimits,
     wait_task_description,
@@ -87,6 +89,7 @@ mod input_error;
 mod keys;
 mod log_lines;
 mod near_miss;
+mod output_schema;
 mod read_file;
 mod readiness;
 mod registry;

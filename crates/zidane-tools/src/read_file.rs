@@ -9,7 +9,8 @@ use zidane_context::{DEFAULT_READ_LIMIT, ReadRange, ReadResult};
 
 use crate::context::ToolContext;
 use crate::input::{ReadFileInput, input_schema, parse};
-use crate::tool::{Tool, ToolOutput, ToolSpec};
+use crate::output_schema::output_schema;
+use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the read tool.
 pub const READ_FILE: &str = "read_file";
@@ -26,12 +27,15 @@ pub(crate) struct ReadFileTool;
 
 #[async_trait]
 impl Tool for ReadFileTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: READ_FILE.to_owned(),
             description: DESCRIPTION.to_owned(),
             input_schema: input_schema::<ReadFileInput>(),
             aliases: Vec::new(),
+            title: Some("Read a file or a task's log, from its start or its end".to_owned()),
+            annotations: ToolAnnotations::READ_ONLY,
+            output_schema: Some(output_schema::<ReadFileData>()),
         }
     }
 

@@ -4,13 +4,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use zidane_context::ExecutionContext;
-
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::extra_arguments;
-use crate::gate::BackgroundGate;
-use crate::tool::{Tool, ToolOutput, ToolSpec};
+use crate::tool::{SpecView, Tool, ToolOutput, ToolSpec};
 
 /// The tools of an agent, in registration order, each reachable by its name and its
 /// aliases. No two tools may claim one name or alias.
@@ -61,7 +58,7 @@ impl ToolRegistry {
     /// Adds a tool. Refused, leaving the registry unchanged, when its name or one of its
     /// aliases is empty, repeated within the tool, or already claimed by another tool.
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), ToolError> {
-        let spec = tool.spec();
+        let spec = tool.spec(&SpecView::default());
         let mut claimed: Vec<&str> = Vec::with_capacity(1 + spec.aliases.len());
         for name in std::iter::once(&spec.name).chain(&spec.aliases) {
             let invalid = |reason| ToolError::InvalidName {
@@ -78,7 +75,7 @@ impl ToolRegistry {
             if let Some(&owner) = self.by_name.get(name) {
                 return Err(ToolError::NameTaken {
                     name: name.clone(),
-                    owner: self.tools[owner].spec().name,
+                    owner: self.tools[owner].spec(&SpecView::default()).name,
                 });
             }
             claimed.push(name);
@@ -96,30 +93,22 @@ impl ToolRegistry {
         self.by_name.get(name).map(|&i| Arc::clone(&self.tools[i]))
     }
 
-    /// The specs the model sees under `gate`, in registration order: every tool
-    /// [`offered`](Tool::offered) under it.
-    pub fn specs(&self, gate: &BackgroundGate) -> Vec<ToolSpec> {
+    /// The specs the model sees in `view`, in registration order, of every tool
+    /// [`offered`](Tool::offered) under its gate: what the agent sends the model.
+    pub fn specs(&self, view: &SpecView) -> Vec<ToolSpec> {
         self.tools
             .iter()
-            .filter(|tool| tool.offered(gate))
-            .map(|tool| tool.spec_for(gate))
-            .collect()
-    }
-
-    /// The specs the model sees under `gate` for commands run in `context`
-    /// ([`Tool::spec_in`]), in registration order, of every tool
-    /// [`offered`](Tool::offered) under `gate`: what the agent sends the model.
-    pub fn specs_in(&self, gate: &BackgroundGate, context: &dyn ExecutionContext) -> Vec<ToolSpec> {
-        self.tools
-            .iter()
-            .filter(|tool| tool.offered(gate))
-            .map(|tool| tool.spec_in(gate, context))
+            .filter(|tool| tool.offered(&view.gate))
+            .map(|tool| tool.spec(view))
             .collect()
     }
 
     /// The tools' names (not aliases), in registration order.
     pub fn names(&self) -> Vec<String> {
-        self.tools.iter().map(|tool| tool.spec().name).collect()
+        self.tools
+            .iter()
+            .map(|tool| tool.spec(&SpecView::default()).name)
+            .collect()
     }
 
     /// The registered tools, in registration order.
@@ -151,7 +140,7 @@ impl ToolRegistry {
         let Some(tool) = self.resolve(name) else {
             return ToolOutput::error(self.unknown_tool(name));
         };
-        let spec = tool.spec();
+        let spec = tool.spec(&SpecView::default());
         let stripped = match extra_arguments::strip(&spec.name, &spec.input_schema, &mut input) {
             Ok(stripped) => stripped,
             Err(message) => return ToolOutput::error(message),

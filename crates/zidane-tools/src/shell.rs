@@ -5,17 +5,17 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use zidane_context::{
-    BackgroundOptions, ContextError, ExecOptions, ExecOutput, ExecutionContext, StdinMode,
-    TaskLimits, TtySize,
+    BackgroundOptions, ContextError, ExecOptions, ExecOutput, StdinMode, TaskLimits, TtySize,
 };
 
 use crate::context::ToolContext;
 use crate::foreground_move::run_movable;
 use crate::gate::BackgroundGate;
 use crate::input::{ShellInput, StdinChoice, input_schema, parse};
+use crate::output_schema::output_schema;
 use crate::shell_notify as notify;
 use crate::task_events::NotifyPatterns;
-use crate::tool::{Tool, ToolOutput, ToolSpec};
+use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the shell tool.
 pub const SHELL: &str = "shell";
@@ -102,10 +102,10 @@ impl Default for ShellToolOptions {
 /// A shell tool with explicit control over background mode.
 ///
 /// ```
-/// use zidane_tools::{BackgroundGate, ShellToolOptions, create_shell_tool};
+/// use zidane_tools::{ShellToolOptions, SpecView, create_shell_tool};
 ///
 /// let shell = create_shell_tool(ShellToolOptions::default().allow_background(false));
-/// let spec = shell.spec_for(&BackgroundGate::open());
+/// let spec = shell.spec(&SpecView::default());
 /// assert!(spec.input_schema["properties"].get("run_in_background").is_none());
 /// ```
 pub fn create_shell_tool(options: ShellToolOptions) -> std::sync::Arc<dyn Tool> {
@@ -153,6 +153,23 @@ fn describe_dialect(shell: Option<&str>) -> String {
 }
 
 impl ShellTool {
+    /// The spec's fields for hosts, the same in every mode.
+    fn metadata() -> ToolSpec {
+        ToolSpec {
+            title: Some(
+                "Run a shell command, in the foreground or as a background task".to_owned(),
+            ),
+            annotations: ToolAnnotations {
+                read_only: None,
+                destructive: Some(true),
+                idempotent: None,
+                open_world: Some(true),
+            },
+            output_schema: Some(output_schema::<ShellData>()),
+            ..ToolSpec::default()
+        }
+    }
+
     fn foreground_spec(shell: Option<&str>) -> ToolSpec {
         let mut input_schema = input_schema::<ShellInput>();
         if let Some(properties) = input_schema
@@ -168,7 +185,7 @@ impl ShellTool {
             name: SHELL.to_owned(),
             description: describe_shell(shell, None),
             input_schema,
-            aliases: Vec::new(),
+            ..Self::metadata()
         }
     }
 
@@ -211,7 +228,7 @@ impl ShellTool {
             name: SHELL.to_owned(),
             description,
             input_schema,
-            aliases: Vec::new(),
+            ..Self::metadata()
         }
     }
 
@@ -339,20 +356,8 @@ impl ShellTool {
 
 #[async_trait]
 impl Tool for ShellTool {
-    fn spec(&self) -> ToolSpec {
-        if self.allow_background {
-            Self::background_spec(None, &BackgroundGate::open())
-        } else {
-            Self::foreground_spec(None)
-        }
-    }
-
-    fn spec_for(&self, gate: &BackgroundGate) -> ToolSpec {
-        self.spec_with(gate, None)
-    }
-
-    fn spec_in(&self, gate: &BackgroundGate, context: &dyn ExecutionContext) -> ToolSpec {
-        self.spec_with(gate, context.shell().as_deref())
+    fn spec(&self, view: &SpecView) -> ToolSpec {
+        self.spec_with(&view.gate, view.shell.as_deref())
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {

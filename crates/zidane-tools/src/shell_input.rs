@@ -12,8 +12,9 @@ use crate::context::ToolContext;
 use crate::gate::BackgroundGate;
 use crate::input::{ShellInputInput, input_schema, parse, parse_task_id};
 use crate::keys::{describe_key, key_bytes};
+use crate::output_schema::output_schema;
 use crate::terminal_text::strip_terminal_controls;
-use crate::tool::{Tool, ToolOutput, ToolSpec};
+use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the input tool.
 pub const SHELL_INPUT: &str = "shell_input";
@@ -45,12 +46,20 @@ pub(crate) struct ShellInputTool;
 
 #[async_trait]
 impl Tool for ShellInputTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: SHELL_INPUT.to_owned(),
             description: DESCRIPTION.to_owned(),
             input_schema: input_schema::<ShellInputInput>(),
             aliases: Vec::new(),
+            title: Some("Type into a background task: answer its prompt, drive a REPL".to_owned()),
+            annotations: ToolAnnotations {
+                read_only: None,
+                destructive: Some(true),
+                idempotent: None,
+                open_world: Some(false),
+            },
+            output_schema: Some(output_schema::<ShellInputData>()),
         }
     }
 

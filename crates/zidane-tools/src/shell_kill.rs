@@ -6,7 +6,8 @@ use zidane_context::{ContextError, TaskExitInfo};
 
 use crate::context::ToolContext;
 use crate::input::{ShellKillInput, input_schema, parse, parse_task_id};
-use crate::tool::{Tool, ToolOutput, ToolSpec};
+use crate::output_schema::output_schema;
+use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the kill tool.
 pub const SHELL_KILL: &str = "shell_kill";
@@ -22,12 +23,20 @@ pub(crate) struct ShellKillTool;
 
 #[async_trait]
 impl Tool for ShellKillTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: SHELL_KILL.to_owned(),
             description: DESCRIPTION.to_owned(),
             input_schema: input_schema::<ShellKillInput>(),
             aliases: Vec::new(),
+            title: Some("Stop a background task".to_owned()),
+            annotations: ToolAnnotations {
+                read_only: None,
+                destructive: Some(true),
+                idempotent: Some(true),
+                open_world: Some(false),
+            },
+            output_schema: Some(output_schema::<ShellKillData>()),
         }
     }
 

@@ -10,8 +10,9 @@ use crate::context::ToolContext;
 use crate::data::{self, ShellNotifyData};
 use crate::gate::BackgroundGate;
 use crate::input::{ShellNotifyInput, input_schema, parse, parse_task_id};
+use crate::output_schema::output_schema;
 use crate::task_events::{FollowFrom, NotifyPatterns, PatternsChanged, TaskEvents};
-use crate::tool::{Tool, ToolOutput, ToolSpec};
+use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the notify tool.
 pub const SHELL_NOTIFY: &str = "shell_notify";
@@ -77,12 +78,20 @@ pub(crate) fn follow_started(
 
 #[async_trait]
 impl Tool for ShellNotifyTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: SHELL_NOTIFY.to_owned(),
             description: DESCRIPTION.to_owned(),
             input_schema: input_schema::<ShellNotifyInput>(),
             aliases: Vec::new(),
+            title: Some("Choose which log lines of a background task you are told of".to_owned()),
+            annotations: ToolAnnotations {
+                read_only: None,
+                destructive: Some(false),
+                idempotent: Some(true),
+                open_world: Some(false),
+            },
+            output_schema: Some(output_schema::<ShellNotifyData>()),
         }
     }
 

@@ -7,7 +7,8 @@ use zidane_context::{ContextError, Screen};
 use crate::context::ToolContext;
 use crate::gate::BackgroundGate;
 use crate::input::{ShellScreenInput, input_schema, parse, parse_task_id};
-use crate::tool::{Tool, ToolOutput, ToolSpec};
+use crate::output_schema::output_schema;
+use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the screen tool.
 pub const SHELL_SCREEN: &str = "shell_screen";
@@ -24,12 +25,15 @@ pub(crate) struct ShellScreenTool;
 
 #[async_trait]
 impl Tool for ShellScreenTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: SHELL_SCREEN.to_owned(),
             description: DESCRIPTION.to_owned(),
             input_schema: input_schema::<ShellScreenInput>(),
             aliases: Vec::new(),
+            title: Some("Read a terminal task's screen".to_owned()),
+            annotations: ToolAnnotations::READ_ONLY,
+            output_schema: Some(output_schema::<Screen>()),
         }
     }
 

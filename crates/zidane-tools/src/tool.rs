@@ -10,7 +10,41 @@ use crate::gate::BackgroundGate;
 
 /// What a model is told of a tool: plain data, so it lives with the other model-facing
 /// formats in `zidane-wire`, and the crates that only carry it need no tools.
-pub use zidane_wire::ToolSpec;
+pub use zidane_wire::{ToolAnnotations, ToolSpec};
+
+/// What a tool's spec may depend on: the session's [`BackgroundGate`] and the shell its
+/// context runs commands under. [`SpecView::default`] is "no session": an open gate and
+/// no shell named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecView {
+    /// What background mode the session allows.
+    pub gate: BackgroundGate,
+    /// The shell commands run under ([`ExecutionContext::shell`]), when the context
+    /// names one.
+    pub shell: Option<String>,
+}
+
+impl Default for SpecView {
+    fn default() -> Self {
+        Self::new(BackgroundGate::open())
+    }
+}
+
+impl SpecView {
+    /// The view under `gate`, naming no shell.
+    pub fn new(gate: BackgroundGate) -> Self {
+        Self { gate, shell: None }
+    }
+
+    /// The view under `gate` for commands run in `context`: what the agent shows the
+    /// model.
+    pub fn in_context(gate: BackgroundGate, context: &dyn ExecutionContext) -> Self {
+        Self {
+            gate,
+            shell: context.shell(),
+        }
+    }
+}
 
 /// A tool the model can call.
 ///
@@ -20,29 +54,14 @@ pub use zidane_wire::ToolSpec;
 /// text that tells the model what to fix.
 #[async_trait]
 pub trait Tool: Send + Sync {
-    /// What the tool is called, what it does and what input it takes.
-    fn spec(&self) -> ToolSpec;
-
-    /// The spec the model sees when background mode is gated by `gate`.
+    /// What the tool is called, what it does and what input it takes, as the model sees
+    /// it in `view`: under which background gate, with commands run under which shell.
     ///
-    /// The default is [`spec`](Self::spec) unchanged: a host's own tool — even one named
-    /// `shell` — keeps its spec. Only the builtin shell rewrites itself, dropping
-    /// `run_in_background` and its paragraphs when the gate is closed.
-    fn spec_for(&self, gate: &BackgroundGate) -> ToolSpec {
-        let _ = gate;
-        self.spec()
-    }
-
-    /// The spec the model sees when background mode is gated by `gate` and commands run
-    /// in `context` — what the agent shows the model.
-    ///
-    /// The default is [`spec_for`](Self::spec_for). The builtin shell names the shell
-    /// the context runs commands under ([`ExecutionContext::shell`]), so the model
-    /// writes for the right dialect.
-    fn spec_in(&self, gate: &BackgroundGate, context: &dyn ExecutionContext) -> ToolSpec {
-        let _ = context;
-        self.spec_for(gate)
-    }
+    /// Most tools ignore the view. The builtin shell drops `run_in_background` and its
+    /// paragraphs when the gate is closed and names the view's shell, so the model writes
+    /// for the right dialect; `wait_task` says how a task's end reaches the model. A
+    /// host's own tool — even one named `shell` — keeps its spec.
+    fn spec(&self, view: &SpecView) -> ToolSpec;
 
     /// Whether the model is offered this tool at all under `gate`. The default is
     /// `true`; the tools that only work on a running background task that takes input

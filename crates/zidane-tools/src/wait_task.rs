@@ -8,10 +8,10 @@ use zidane_context::{ContextError, ReadRange, TaskEntry, TaskExitInfo, TaskId};
 
 use crate::context::ToolContext;
 use crate::exit_channel::ExitChannel;
-use crate::gate::BackgroundGate;
 use crate::input::{WaitTaskInput, input_schema, parse, parse_task_id};
+use crate::output_schema::output_schema;
 use crate::readiness::{LastSeen, Until, Waited, log_tail, wait_ready};
-use crate::tool::{Tool, ToolOutput, ToolSpec};
+use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
 /// The name of the wait tool.
 pub const WAIT_TASK: &str = "wait_task";
@@ -97,19 +97,15 @@ pub(crate) struct WaitTaskTool;
 
 #[async_trait]
 impl Tool for WaitTaskTool {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, view: &SpecView) -> ToolSpec {
         ToolSpec {
             name: WAIT_TASK.to_owned(),
-            description: wait_task_description(WaitLimits::STANDARD, ExitChannel::NextTurn),
+            description: wait_task_description(WaitLimits::STANDARD, view.gate.exit_channel()),
             input_schema: input_schema::<WaitTaskInput>(),
             aliases: Vec::new(),
-        }
-    }
-
-    fn spec_for(&self, gate: &BackgroundGate) -> ToolSpec {
-        ToolSpec {
-            description: wait_task_description(WaitLimits::STANDARD, gate.exit_channel()),
-            ..self.spec()
+            title: Some("Wait for a background task to end".to_owned()),
+            annotations: ToolAnnotations::READ_ONLY,
+            output_schema: Some(output_schema::<WaitTaskData>()),
         }
     }
 

@@ -15,7 +15,7 @@
 //! | `process` | `zidane-process` | `ProcessContext`: tasks on the local machine (feature `process`, on by default) |
 //! | [`wire`] | `zidane-wire` | the text the model sees, sessions on disk, replay and banners |
 //! | [`llm`] | `zidane-llm` | the model seam: the [`Model`](llm::Model) trait and what crosses it (also in [`agent`]) |
-//! | [`tools`] | `zidane-tools` | the model-facing tools: `shell`, `shell_kill`, `wait_task`, `read_file` |
+//! | [`tools`] | `zidane-tools` | the model-facing tools: `shell`, `shell_kill`, `wait_task`, `read_file`, `shell_input`, `shell_screen`, `shell_notify` |
 //! | [`agent`] | `zidane-agent` | the run loop, delivery (queue, reconcile, latch), the wake loop, destroy |
 //! | `mcp` | `zidane-mcp` | the MCP server: these tasks for any MCP host (feature `mcp`) |
 //! | `models` | `zidane-models` | model providers: OpenAI-compatible chat completions, Anthropic Messages, `from_env()` (features `openai`, `anthropic`) |

@@ -20,12 +20,13 @@ pub struct Blocker(pub Arc<Notify>);
 
 #[async_trait]
 impl Tool for Blocker {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &zidane_tools::SpecView) -> ToolSpec {
         ToolSpec {
             name: "block".into(),
             description: "Blocks until released.".into(),
             input_schema: json!({ "type": "object" }),
             aliases: vec!["old_block".into()],
+            ..Default::default()
         }
     }
 

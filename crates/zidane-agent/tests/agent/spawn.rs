@@ -436,7 +436,7 @@ async fn the_spawn_schema_is_pinned() {
         .tools()
         .resolve(SPAWN)
         .unwrap()
-        .spec_for(&BackgroundGate::open());
+        .spec(&zidane_tools::SpecView::new(BackgroundGate::open()));
     insta::assert_json_snapshot!("spawn_schema", spec.input_schema);
 }
 

@@ -31,7 +31,7 @@ async fn the_tools_are_zidane_tools_own_plus_list_tasks() {
         .with_exit_channel(zidane_tools::ExitChannel::NextToolResult)
         // A foreground command moves under the client's ceiling, as a wait is capped.
         .with_foreground_budget(Some(zidane_mcp::MCP_UNKNOWN_CLIENT_WAIT_CAP));
-    for spec in registry.specs_in(&gate, &local) {
+    for spec in registry.specs(&zidane_tools::SpecView::in_context(gate, &local)) {
         let tool = tools.iter().find(|t| t.name == spec.name).unwrap();
         // The wait's limits are the client's (`waits.rs`); its text is the tool's own.
         let description = if spec.name == "wait_task" {

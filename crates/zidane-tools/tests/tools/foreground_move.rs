@@ -214,7 +214,7 @@ fn the_description_says_when_a_command_moves() {
     let registry = ToolRegistry::with_default_tools().unwrap();
     let shell = registry.resolve("shell").unwrap();
     let moving = BackgroundGate::open().with_foreground_budget(Some(Duration::from_secs(120)));
-    let description = shell.spec_for(&moving).description;
+    let description = shell.spec(&zidane_tools::SpecView::new(moving)).description;
     assert!(
         description.contains("A command still running after 2 minutes moves to the background"),
         "{description}"
@@ -226,7 +226,7 @@ fn the_description_says_when_a_command_moves() {
     ] {
         assert!(
             !shell
-                .spec_for(&gate)
+                .spec(&zidane_tools::SpecView::new(gate))
                 .description
                 .contains("moves to the background")
         );

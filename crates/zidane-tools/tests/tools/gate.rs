@@ -30,7 +30,9 @@ fn offers_background(spec: &ToolSpec) -> bool {
 
 fn shell_spec(context: &ToolContext) -> ToolSpec {
     let registry = ToolRegistry::with_default_tools().unwrap();
-    registry.specs(&context.gate()).remove(0)
+    registry
+        .specs(&zidane_tools::SpecView::new(context.gate()))
+        .remove(0)
 }
 
 fn caps(detached: DetachedTasks) -> Capabilities {
@@ -177,7 +179,7 @@ struct HostShell;
 
 #[async_trait]
 impl Tool for HostShell {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &zidane_tools::SpecView) -> ToolSpec {
         ToolSpec {
             name: "shell".into(),
             description: "The host's shell. Supports run_in_background.".into(),
@@ -187,6 +189,7 @@ impl Tool for HostShell {
                 "required": ["command"]
             }),
             aliases: vec!["bash".into()],
+            ..Default::default()
         }
     }
 
@@ -204,7 +207,10 @@ async fn a_host_shell_keeps_its_spec() {
         BackgroundGate::closed(GateReason::NoTasksDir),
         BackgroundGate::closed(GateReason::Unsupported),
     ] {
-        assert_eq!(registry.specs(&gate), vec![HostShell.spec()]);
+        assert_eq!(
+            registry.specs(&zidane_tools::SpecView::new(gate)),
+            vec![HostShell.spec(&zidane_tools::SpecView::default())]
+        );
     }
     let harness = Harness::detached(DetachedTasks::None).await;
     let output = registry
@@ -220,8 +226,12 @@ async fn a_host_shell_keeps_its_spec() {
 #[tokio::test]
 async fn create_shell_tool_without_background_never_offers_it() {
     let shell = create_shell_tool(ShellToolOptions::default().allow_background(false));
-    assert!(!offers_background(&shell.spec()));
-    assert!(!offers_background(&shell.spec_for(&BackgroundGate::open())));
+    assert!(!offers_background(
+        &shell.spec(&zidane_tools::SpecView::default())
+    ));
+    assert!(!offers_background(
+        &shell.spec(&zidane_tools::SpecView::new(BackgroundGate::open()))
+    ));
     let harness = Harness::new().await;
     assert!(harness.context.gate().allowed());
     let output = shell
@@ -238,9 +248,13 @@ async fn create_shell_tool_without_background_never_offers_it() {
 #[tokio::test]
 async fn create_shell_tool_with_background_follows_the_gate() {
     let shell = create_shell_tool(ShellToolOptions::default().allow_background(true));
-    assert!(offers_background(&shell.spec()));
-    assert!(offers_background(&shell.spec_for(&BackgroundGate::open())));
-    assert!(!offers_background(
-        &shell.spec_for(&BackgroundGate::closed(GateReason::NotDurable))
+    assert!(offers_background(
+        &shell.spec(&zidane_tools::SpecView::default())
     ));
+    assert!(offers_background(
+        &shell.spec(&zidane_tools::SpecView::new(BackgroundGate::open()))
+    ));
+    assert!(!offers_background(&shell.spec(
+        &zidane_tools::SpecView::new(BackgroundGate::closed(GateReason::NotDurable))
+    )));
 }

@@ -7,6 +7,7 @@
 mod bad_input;
 mod budgets;
 mod common;
+mod doc_lists;
 mod foreground_move;
 mod gate;
 mod process;

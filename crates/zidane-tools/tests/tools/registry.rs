@@ -16,12 +16,13 @@ struct Named {
 
 #[async_trait]
 impl Tool for Named {
-    fn spec(&self) -> ToolSpec {
+    fn spec(&self, _view: &zidane_tools::SpecView) -> ToolSpec {
         ToolSpec {
             name: self.name.into(),
             description: format!("The {} tool.", self.name),
             input_schema: json!({ "type": "object" }),
             aliases: self.aliases.iter().map(|a| (*a).to_owned()).collect(),
+            ..Default::default()
         }
     }
 

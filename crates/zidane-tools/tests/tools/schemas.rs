@@ -7,7 +7,7 @@ use zidane_tools::{BackgroundGate, GateReason, ToolRegistry};
 #[test]
 fn input_schemas() {
     let registry = ToolRegistry::with_default_tools().unwrap();
-    for spec in registry.specs(&BackgroundGate::open()) {
+    for spec in registry.specs(&zidane_tools::SpecView::new(BackgroundGate::open())) {
         assert_json_snapshot!(format!("schema_{}", spec.name), spec.input_schema);
     }
 }
@@ -15,17 +15,21 @@ fn input_schemas() {
 #[test]
 fn shell_schema_without_background() {
     let registry = ToolRegistry::with_default_tools().unwrap();
-    let specs = registry.specs(&BackgroundGate::closed(GateReason::NoTasksDir));
+    let specs = registry.specs(&zidane_tools::SpecView::new(BackgroundGate::closed(
+        GateReason::NoTasksDir,
+    )));
     assert_json_snapshot!("schema_shell_gated", specs[0].input_schema);
 }
 
 #[test]
 fn descriptions() {
     let registry = ToolRegistry::with_default_tools().unwrap();
-    for spec in registry.specs(&BackgroundGate::open()) {
+    for spec in registry.specs(&zidane_tools::SpecView::new(BackgroundGate::open())) {
         assert_snapshot!(format!("description_{}", spec.name), spec.description);
     }
-    let gated = registry.specs(&BackgroundGate::closed(GateReason::Disabled));
+    let gated = registry.specs(&zidane_tools::SpecView::new(BackgroundGate::closed(
+        GateReason::Disabled,
+    )));
     assert_snapshot!("description_shell_gated", gated[0].description);
 }
 
@@ -37,7 +41,7 @@ fn input_and_terminals_only_where_the_gate_allows_them() {
     let registry = ToolRegistry::with_default_tools().unwrap();
     let names = |gate: &BackgroundGate| {
         registry
-            .specs(gate)
+            .specs(&zidane_tools::SpecView::new(*gate))
             .into_iter()
             .map(|spec| spec.name)
             .collect::<Vec<_>>()
@@ -57,14 +61,18 @@ fn input_and_terminals_only_where_the_gate_allows_them() {
     let plain = ["shell", "shell_kill", "wait_task", "read_file"];
     assert_eq!(names(&BackgroundGate::open_without_input()), plain);
     assert_eq!(names(&BackgroundGate::closed(GateReason::Disabled)), plain);
-    let shell = &registry.specs(&BackgroundGate::open_without_input())[0];
+    let shell = &registry.specs(&zidane_tools::SpecView::new(
+        BackgroundGate::open_without_input(),
+    ))[0];
     let properties = shell.input_schema["properties"].as_object().unwrap();
     for field in ["stdin", "tty", "rows", "cols", "notify_on"] {
         assert!(!properties.contains_key(field), "{field}");
     }
     assert!(properties.contains_key("run_in_background"));
     assert!(!shell.description.contains("shell_input"));
-    let gated = &registry.specs(&BackgroundGate::closed(GateReason::Disabled))[0];
+    let gated = &registry.specs(&zidane_tools::SpecView::new(BackgroundGate::closed(
+        GateReason::Disabled,
+    )))[0];
     assert!(
         !gated.input_schema["properties"]
             .as_object()
@@ -76,7 +84,7 @@ fn input_and_terminals_only_where_the_gate_allows_them() {
 #[test]
 fn builtin_tools_have_no_aliases() {
     let registry = ToolRegistry::with_default_tools().unwrap();
-    for spec in registry.specs(&BackgroundGate::open()) {
+    for spec in registry.specs(&zidane_tools::SpecView::new(BackgroundGate::open())) {
         assert!(spec.aliases.is_empty(), "{}", spec.name);
     }
 }
@@ -92,7 +100,10 @@ fn the_shell_description_names_the_contexts_shell() {
     let bash = ProcessContext::builder()
         .shell(Shell::new("/bin/bash"))
         .build();
-    let specs = registry.specs_in(&BackgroundGate::open(), &bash);
+    let specs = registry.specs(&zidane_tools::SpecView::in_context(
+        BackgroundGate::open(),
+        &bash,
+    ));
     assert!(
         specs[0]
             .description
@@ -103,7 +114,10 @@ fn the_shell_description_names_the_contexts_shell() {
     let sh = ProcessContext::builder()
         .shell(Shell::new("/bin/sh"))
         .build();
-    let gated = registry.specs_in(&BackgroundGate::closed(GateReason::Disabled), &sh);
+    let gated = registry.specs(&zidane_tools::SpecView::in_context(
+        BackgroundGate::closed(GateReason::Disabled),
+        &sh,
+    ));
     assert!(
         gated[0]
             .description
@@ -112,7 +126,10 @@ fn the_shell_description_names_the_contexts_shell() {
         gated[0].description
     );
     // A context that does not say: no dialect is claimed.
-    let specs = registry.specs_in(&BackgroundGate::open(), &MockContext::new());
+    let specs = registry.specs(&zidane_tools::SpecView::in_context(
+        BackgroundGate::open(),
+        &MockContext::new(),
+    ));
     assert!(
         specs[0]
             .description

@@ -158,19 +158,22 @@ async fn notify_on_is_refused_where_it_cannot_work_and_says_why() {
     assert!(gate.allowed() && !gate.task_events());
     let registry = ToolRegistry::with_default_tools().unwrap();
     let offered: Vec<String> = registry
-        .specs(&gate)
+        .specs(&zidane_tools::SpecView::new(gate))
         .into_iter()
         .map(|spec| spec.name)
         .collect();
     assert!(!offered.contains(&SHELL_NOTIFY.to_owned()), "{offered:?}");
-    let shell = registry.resolve(SHELL).unwrap().spec_for(&gate);
+    let shell = registry
+        .resolve(SHELL)
+        .unwrap()
+        .spec(&zidane_tools::SpecView::new(gate));
     assert!(shell.input_schema["properties"].get("notify_on").is_none());
     assert!(!shell.description.contains("notify_on"));
 
     let open = registry
         .resolve(SHELL)
         .unwrap()
-        .spec_for(&BackgroundGate::open());
+        .spec(&zidane_tools::SpecView::new(BackgroundGate::open()));
     assert!(open.input_schema["properties"].get("notify_on").is_some());
     assert!(open.description.contains("<task-event>"));
 }
