@@ -257,7 +257,7 @@ fn unwrap_description(property: &mut serde_json::Value) {
 }
 
 /// Deserialises a tool's input, or an error result that tells the model what to fix:
-/// the field, what it takes and what was sent, in the words of [`crate::input_error`].
+/// the field, what it takes and what was sent, in one translation of serde's errors for every tool.
 ///
 /// ```
 /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
