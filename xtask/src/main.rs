@@ -110,7 +110,7 @@ fn ci() -> Result<(), String> {
     let portable: Vec<(&str, &str)> = env
         .iter()
         .copied()
-        .chain([(PROCESS_PATH_VAR, "portable")])
+        .chain([(PROCESS_PATH_ENV, "portable")])
         .collect();
     cross::step("fmt", &["fmt", "--all", "--check"], env)?;
     cross::step(
@@ -168,8 +168,8 @@ fn ci() -> Result<(), String> {
     Ok(())
 }
 
-/// `zidane-process`'s switch to the portable path (`zidane_process::PROCESS_PATH_VAR`).
-const PROCESS_PATH_VAR: &str = "ZIDANE_PROCESS_PATH";
+/// `zidane-process`'s switch to the portable path (`zidane_process::PROCESS_PATH_ENV`).
+const PROCESS_PATH_ENV: &str = "ZIDANE_PROCESS_PATH";
 
 fn has_nextest() -> bool {
     Command::new("cargo")

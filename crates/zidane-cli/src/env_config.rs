@@ -12,7 +12,7 @@ use zidane::context::{
     DEFAULT_ENV_EXCLUDES, EnvInherit, EnvPattern, EnvPolicy, EnvPolicyError,
     ZIDANE_SECRET_ENV_VARS, parse_env_assignment,
 };
-use zidane::process::BadEnvValue;
+use zidane::process::EnvValueError;
 
 use crate::error::CliError;
 
@@ -224,11 +224,11 @@ const SWEEP_ORPHANS_VALUES: &str =
 
 /// Whether to end, at start, the tasks that crashed hosts of this user left running
 /// ([`SWEEP_ORPHANS_VAR`]; default yes).
-pub(crate) fn sweep_orphans() -> Result<bool, BadEnvValue> {
+pub(crate) fn sweep_orphans() -> Result<bool, EnvValueError> {
     sweep_orphans_from(std::env::var_os(SWEEP_ORPHANS_VAR))
 }
 
-fn sweep_orphans_from(value: Option<std::ffi::OsString>) -> Result<bool, BadEnvValue> {
+fn sweep_orphans_from(value: Option<std::ffi::OsString>) -> Result<bool, EnvValueError> {
     let Some(value) = value.filter(|value| !value.is_empty()) else {
         return Ok(true);
     };
@@ -236,7 +236,7 @@ fn sweep_orphans_from(value: Option<std::ffi::OsString>) -> Result<bool, BadEnvV
     match on.as_deref() {
         Some("on" | "1" | "true" | "yes") => Ok(true),
         Some("off" | "0" | "false" | "no") => Ok(false),
-        _ => Err(BadEnvValue {
+        _ => Err(EnvValueError {
             var: SWEEP_ORPHANS_VAR,
             value: value.to_string_lossy().into_owned(),
             accepted: SWEEP_ORPHANS_VALUES,

@@ -50,7 +50,7 @@ pub enum CliError {
     EnvPolicy(#[from] zidane::context::EnvPolicyError),
     /// An environment variable of zidane's holds a value it does not accept.
     #[error(transparent)]
-    BadEnv(#[from] zidane::process::BadEnvValue),
+    BadEnv(#[from] zidane::process::EnvValueError),
     /// `RUST_LOG` holds a filter tracing cannot parse.
     #[error("RUST_LOG={value:?} is not a valid log filter: {reason}")]
     LogFilter {

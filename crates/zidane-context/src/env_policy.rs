@@ -59,7 +59,7 @@ use serde::{Deserialize, Serialize};
 
 /// The variable `zidane mcp` takes its HTTP bearer token from: a credential of zidane's
 /// own, so in [`ZIDANE_SECRET_ENV_VARS`].
-pub const MCP_TOKEN_VAR: &str = "ZIDANE_MCP_TOKEN";
+pub const MCP_TOKEN_ENV: &str = "ZIDANE_MCP_TOKEN";
 
 /// zidane's own credentials: never passed to a task, whatever the policy, not even by
 /// [`set`](EnvPolicy::set). Matched without regard to ASCII case.
@@ -67,7 +67,7 @@ pub const MCP_TOKEN_VAR: &str = "ZIDANE_MCP_TOKEN";
 /// A model provider's key (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) is not here: it is the
 /// user's, withheld by [`DEFAULT_ENV_EXCLUDES`] like any other key, and a user may hand
 /// it to tasks on purpose with [`set`](EnvPolicy::set).
-pub const ZIDANE_SECRET_ENV_VARS: &[&str] = &[MCP_TOKEN_VAR];
+pub const ZIDANE_SECRET_ENV_VARS: &[&str] = &[MCP_TOKEN_ENV];
 
 /// The patterns withheld by default ([`EnvPolicy::default_excludes`]): any name holding
 /// `KEY`, `SECRET`, `TOKEN` or `PASSWORD`, in any case.

@@ -51,7 +51,7 @@ pub use command::CommandSpec;
 pub use context::ExecutionContext;
 pub use env_policy::{
     CORE_ENV_VARS, ChildEnv, DEFAULT_ENV_EXCLUDES, EnvInherit, EnvPattern, EnvPolicy,
-    EnvPolicyError, MCP_TOKEN_VAR, WithheldReason, WithheldVar, ZIDANE_SECRET_ENV_VARS,
+    EnvPolicyError, MCP_TOKEN_ENV, WithheldReason, WithheldVar, ZIDANE_SECRET_ENV_VARS,
     is_zidane_secret, parse_env_assignment,
 };
 pub use error::{COMMAND_EXCERPT_CHARS, ContextError, Result, command_excerpt};
@@ -70,13 +70,13 @@ pub use limits::TaskLimits;
 pub use mock::{MockCall, MockContext};
 pub use output::OutputChunk;
 pub use probe::{Probe, ProbeOutcome};
-pub use signal::{Signal, UnknownSignal};
+pub use signal::{Signal, SignalParseError};
 pub use sync::lock;
 pub use task::{
     BackgroundOptions, BackgroundStarted, ExitCallback, KillReason, LOST_EXIT_CODE,
     LogWriteFailure, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskState, TaskStatus,
 };
-pub use task_id::{MAX_TASK_ID_DIGITS, TASK_ID_PREFIX, TaskId};
+pub use task_id::{TASK_ID_PREFIX, TaskId};
 /// Re-exported so implementors and callers name one `CancellationToken`.
 #[cfg(feature = "runtime")]
 #[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]

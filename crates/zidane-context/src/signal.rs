@@ -113,27 +113,27 @@ impl fmt::Debug for Signal {
 /// A string that names no signal.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown signal name {0:?}")]
-pub struct UnknownSignal(pub String);
+pub struct SignalParseError(pub String);
 
 impl FromStr for Signal {
-    type Err = UnknownSignal;
+    type Err = SignalParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if let Some(i) = NAMES.iter().position(|name| !name.is_empty() && *name == s) {
             return i32::try_from(i)
                 .map(Self)
-                .map_err(|_| UnknownSignal(s.to_owned()));
+                .map_err(|_| SignalParseError(s.to_owned()));
         }
         s.strip_prefix("SIG")
             .filter(|digits| !digits.starts_with('0'))
             .and_then(|digits| digits.parse::<i32>().ok())
             .filter(|n| usize::try_from(*n).is_ok_and(|i| i >= NAMES.len()))
             .and_then(Self::from_number)
-            .ok_or_else(|| UnknownSignal(s.to_owned()))
+            .ok_or_else(|| SignalParseError(s.to_owned()))
     }
 }
 
 impl TryFrom<String> for Signal {
-    type Error = UnknownSignal;
+    type Error = SignalParseError;
     fn try_from(value: String) -> Result<Self, Self::Error> {
         value.parse()
     }

@@ -11,7 +11,7 @@ use crate::error::ContextError;
 pub const TASK_ID_PREFIX: &str = "bash_";
 
 /// The most digits a task id may carry (any `u64`).
-pub const MAX_TASK_ID_DIGITS: usize = 20;
+pub(crate) const MAX_TASK_ID_DIGITS: usize = 20;
 
 /// A background task id: `bash_<n>`, `n` a decimal `u64` without leading zeros.
 ///

@@ -34,7 +34,7 @@ use crate::startup_sweep;
 pub const MCP_PATH: &str = "/mcp";
 
 /// How long open HTTP connections get to close after the sessions are torn down.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(250);
+pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_millis(250);
 
 /// A bound HTTP server, not serving yet.
 pub struct HttpServer {
@@ -100,7 +100,7 @@ impl HttpServer {
     }
 
     /// Serves until `shutdown` resolves; then tears every session down (every task
-    /// killed), gives open connections [`SHUTDOWN_GRACE`] to close, and returns.
+    /// killed), gives open connections a short grace to close, and returns.
     pub async fn serve(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,

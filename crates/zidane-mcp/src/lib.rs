@@ -40,20 +40,19 @@
 
 pub use budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
 pub use error::McpServeError;
-pub use http::{HttpServer, MCP_PATH, SHUTDOWN_GRACE, serve_http};
-pub use list_tasks::{LIST_TASKS, ListTasksInput, ListTasksTool};
+pub use http::{HttpServer, MCP_PATH, serve_http};
+pub use list_tasks::LIST_TASKS;
 pub use options::{
     MCP_DEFAULT_DESTROY_TIMEOUT, MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_SESSION_IDLE, McpHttpOptions,
     MoveAfter, ServeOptions, TOKEN_ENV,
 };
 pub use origin::{AllowedOrigin, Origin, OriginParseError};
 pub use oversized::MAX_REQUEST_BYTES;
-pub use resources::{LOG_TAIL_BYTES, TASK_SCHEME, task_uri};
 pub use server::McpServer;
 pub use session::McpSession;
 pub use shutdown::shutdown_signal;
 pub use stdio::{serve_io, serve_stdio};
-pub use token::{TOKEN_DIR, TokenFile, generate_token};
+pub use token::{TokenFile, generate_token};
 pub use waits::MCP_UNKNOWN_CLIENT_WAIT_CAP;
 
 mod budget;

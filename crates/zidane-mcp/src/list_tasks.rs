@@ -24,7 +24,7 @@ ends.";
 /// Input of `list_tasks`: nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListTasksInput {}
+pub(crate) struct ListTasksInput {}
 
 /// What `list_tasks` answers besides its text.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -35,7 +35,7 @@ pub(crate) struct ListTasksData {
 
 /// The `list_tasks` tool.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ListTasksTool;
+pub(crate) struct ListTasksTool;
 
 #[async_trait]
 impl Tool for ListTasksTool {

@@ -31,7 +31,7 @@ pub const MCP_DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(60 * 60);
 /// The environment variable a bearer token may be given in, so it stays out of `ps`.
 /// zidane's own credential: no task is ever given it
 /// ([`ZIDANE_SECRET_ENV_VARS`](zidane_context::ZIDANE_SECRET_ENV_VARS)).
-pub const TOKEN_ENV: &str = zidane_context::MCP_TOKEN_VAR;
+pub const TOKEN_ENV: &str = zidane_context::MCP_TOKEN_ENV;
 
 /// When a foreground `shell` command of an MCP session moves to the background: then the
 /// call returns with the task's id and log before the client gives up on it, and the

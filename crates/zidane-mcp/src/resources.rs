@@ -14,14 +14,14 @@ use zidane_context::{ContextError, TaskEntry, TaskId};
 use zidane_agent::Agent;
 
 /// The scheme of task resources.
-pub const TASK_SCHEME: &str = "task://";
+pub(crate) const TASK_SCHEME: &str = "task://";
 
 /// The most log bytes a resource read returns: the log's tail. `read_file` pages
 /// through the whole log.
-pub const LOG_TAIL_BYTES: u64 = 64 * 1024;
+pub(crate) const LOG_TAIL_BYTES: u64 = 64 * 1024;
 
 /// The URI of a task's resource: `task://bash_1`.
-pub fn task_uri(task_id: TaskId) -> String {
+pub(crate) fn task_uri(task_id: TaskId) -> String {
     format!("{TASK_SCHEME}{task_id}")
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::error::McpServeError;
 
 /// The directory, under the user dir, that holds the token file of each running server.
-pub const TOKEN_DIR: &str = "mcp-http";
+pub(crate) const TOKEN_DIR: &str = "mcp-http";
 
 /// Bytes of randomness in a generated token: 256 bits, beyond guessing.
 const TOKEN_BYTES: usize = 32;

@@ -25,7 +25,7 @@ use crate::options::HttpOptions;
 pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 
 /// The `anthropic-version` header sent with every request.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// The `max_tokens` sent when none is set (the Messages API requires one).
 pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 8192;

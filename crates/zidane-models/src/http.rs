@@ -29,7 +29,7 @@ pub(crate) fn base_url(url: &str) -> Result<&str, BuildError> {
 }
 
 /// How much of an error response's body an error keeps, in characters.
-pub const BODY_EXCERPT_CHARS: usize = 500;
+pub(crate) const BODY_EXCERPT_CHARS: usize = 500;
 /// How much of an error response's body is read at most, in bytes.
 const MAX_ERROR_BODY_BYTES: usize = 16 << 10;
 

@@ -45,8 +45,7 @@
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
 pub use anthropic::{
-    ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, ANTHROPIC_VERSION, Anthropic,
-    AnthropicBuilder,
+    ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_DEFAULT_MAX_TOKENS, Anthropic, AnthropicBuilder,
 };
 pub use choice::ToolChoice;
 pub use env::{
@@ -54,13 +53,10 @@ pub use env::{
     OPENAI_BASE_URL_ENV, PROVIDER_ENV, PROVIDER_ENV_VARS, from_env,
 };
 pub use error::{BuildError, EnvError};
-#[cfg(feature = "http")]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
-pub use http::BODY_EXCERPT_CHARS;
 pub use key::ApiKey;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
-pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAi, OpenAiBuilder, TOOL_ERROR_PREFIX};
+pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAi, OpenAiBuilder};
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub use options::{

@@ -28,7 +28,7 @@ pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// What a tool result that is an error starts with: chat completions have no error flag
 /// on a tool message, so the model is told in words.
-pub const TOOL_ERROR_PREFIX: &str = "Error: ";
+pub(crate) const TOOL_ERROR_PREFIX: &str = "Error: ";
 
 /// A model behind an OpenAI-compatible chat completions endpoint: OpenAI, OpenRouter,
 /// vLLM, llama.cpp's `llama-server`, Ollama.

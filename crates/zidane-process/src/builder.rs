@@ -12,8 +12,8 @@ use crate::containment;
 use crate::containment::swept::SweptProcess;
 use crate::context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
 #[cfg(doc)]
-use crate::process_path::PROCESS_PATH_VAR;
-use crate::process_path::{BadEnvValue, ProcessPath};
+use crate::process_path::PROCESS_PATH_ENV;
+use crate::process_path::{EnvValueError, ProcessPath};
 use crate::read::READ_BUDGET_BYTES;
 use crate::spawn::shell::Shell;
 use crate::task::kill::DEFAULT_KILL_GRACE;
@@ -126,7 +126,7 @@ impl ProcessContextBuilder {
     }
 
     /// How commands are started and their output moved (default
-    /// [`ProcessPath::from_env`]: [`PROCESS_PATH_VAR`], else the platform's default).
+    /// [`ProcessPath::from_env`]: [`PROCESS_PATH_ENV`], else the platform's default).
     pub fn process_path(mut self, path: ProcessPath) -> Self {
         self.process_path = Some(path);
         self
@@ -144,10 +144,10 @@ impl ProcessContextBuilder {
         self
     }
 
-    /// The context, or the error of a [`PROCESS_PATH_VAR`] that holds a value it does
+    /// The context, or the error of a [`PROCESS_PATH_ENV`] that holds a value it does
     /// not accept (when no [`process_path`](Self::process_path) was given). What a
     /// binary calls, so that bad configuration stops it.
-    pub fn try_build(mut self) -> Result<ProcessContext, BadEnvValue> {
+    pub fn try_build(mut self) -> Result<ProcessContext, EnvValueError> {
         if self.process_path.is_none() {
             self.process_path = Some(ProcessPath::from_env()?);
         }
@@ -155,7 +155,7 @@ impl ProcessContextBuilder {
     }
 
     /// The context. Its timestamp is taken now, and its environment computed
-    /// ([`env_policy`](Self::env_policy)). A [`PROCESS_PATH_VAR`] it does not accept
+    /// ([`env_policy`](Self::env_policy)). A [`PROCESS_PATH_ENV`] it does not accept
     /// is logged (`warn`) and the platform's default used: [`try_build`](Self::try_build)
     /// refuses it instead.
     pub fn build(self) -> ProcessContext {

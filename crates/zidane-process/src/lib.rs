@@ -78,14 +78,14 @@
 //! in `sys`, one module per platform; see `docs/PROCESS.md`.
 
 pub use builder::ProcessContextBuilder;
-pub use containment::owner_marker::OWNER_MARKER_VAR;
+pub use containment::owner_marker::OWNER_MARKER_ENV;
 pub use containment::swept::{OrphanOwner, SweptProcess};
-pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext, TERMINAL_TERM};
-pub use process_path::{BadEnvValue, PROCESS_PATH_VAR, ProcessPath};
+pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
+pub use process_path::{EnvValueError, PROCESS_PATH_ENV, ProcessPath};
 pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
 pub use spawn::shell::{BASH_PATH, SH_PATH, Shell};
 pub use task::kill::DEFAULT_KILL_GRACE;
-pub use task::timestamp::{format_context_timestamp, parse_task_log_filename, task_log_filename};
+pub use task::timestamp::{format_context_timestamp, parse_task_log_filename};
 
 /// How a context is configured and made.
 mod builder;

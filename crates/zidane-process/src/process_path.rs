@@ -1,5 +1,5 @@
 //! [`ProcessPath`]: which mechanisms a context starts commands and moves output with,
-//! and [`PROCESS_PATH_VAR`], the variable that picks it.
+//! and [`PROCESS_PATH_ENV`], the variable that picks it.
 
 /// How a context starts commands and moves their output: the same behaviour either
 /// way, by different mechanisms (`docs/PROCESS.md` has the table).
@@ -16,16 +16,17 @@ pub enum ProcessPath {
 
 /// The environment variable that picks the [`ProcessPath`] of a context whose builder
 /// names none: `portable` or `fast`.
-pub const PROCESS_PATH_VAR: &str = "ZIDANE_PROCESS_PATH";
+pub const PROCESS_PATH_ENV: &str = "ZIDANE_PROCESS_PATH";
 
-/// What [`PROCESS_PATH_VAR`] accepts, as an error message says it.
+/// What [`PROCESS_PATH_ENV`] accepts, as an error message says it.
 const PROCESS_PATH_VALUES: &str =
     "`portable` or `fast` (any case), or unset for the platform's default";
 
 /// An environment variable of zidane's holds a value it does not accept: a
 /// configuration error, which a binary reports and exits on rather than guess.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadEnvValue {
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{var}={value:?} is not a valid value: {var} accepts {accepted}")]
+pub struct EnvValueError {
     /// The variable.
     pub var: &'static str,
     /// What it held.
@@ -33,18 +34,6 @@ pub struct BadEnvValue {
     /// What it accepts.
     pub accepted: &'static str,
 }
-
-impl std::fmt::Display for BadEnvValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}={:?} is not a valid value: {} accepts {}",
-            self.var, self.value, self.var, self.accepted
-        )
-    }
-}
-
-impl std::error::Error for BadEnvValue {}
 
 impl ProcessPath {
     /// This platform's default: [`Fast`](Self::Fast) on Linux, else
@@ -57,15 +46,15 @@ impl ProcessPath {
         }
     }
 
-    /// What [`PROCESS_PATH_VAR`] asks for (`portable` or `fast`, any case), else (unset
+    /// What [`PROCESS_PATH_ENV`] asks for (`portable` or `fast`, any case), else (unset
     /// or empty) the [`platform_default`](Self::platform_default). Any other value is
     /// an error naming the variable and what it accepts.
-    pub fn from_env() -> Result<Self, BadEnvValue> {
-        Self::from_var(std::env::var_os(PROCESS_PATH_VAR))
+    pub fn from_env() -> Result<Self, EnvValueError> {
+        Self::from_var(std::env::var_os(PROCESS_PATH_ENV))
     }
 
     /// [`from_env`](Self::from_env) of the variable's value.
-    fn from_var(value: Option<std::ffi::OsString>) -> Result<Self, BadEnvValue> {
+    fn from_var(value: Option<std::ffi::OsString>) -> Result<Self, EnvValueError> {
         let value = match value {
             Some(value) if !value.is_empty() => value,
             _ => return Ok(Self::platform_default()),
@@ -73,8 +62,8 @@ impl ProcessPath {
         value
             .to_str()
             .and_then(Self::parse)
-            .ok_or_else(|| BadEnvValue {
-                var: PROCESS_PATH_VAR,
+            .ok_or_else(|| EnvValueError {
+                var: PROCESS_PATH_ENV,
                 value: value.to_string_lossy().into_owned(),
                 accepted: PROCESS_PATH_VALUES,
             })

@@ -17,7 +17,7 @@ use zidane_context::{
 };
 use zidane_process::ProcessContext;
 use zidane_restate::testing::RestateServer;
-use zidane_restate::{IdentityKeys, RestateContext, Worker, WorkerConfig, register, serve};
+use zidane_restate::{IdentityKeys, RestateContext, Worker, WorkerOptions, register, serve};
 
 const CONCURRENT: usize = 100;
 
@@ -30,7 +30,7 @@ async fn main() {
     let server = RestateServer::start().await.expect("restate-server starts");
     let worker = Arc::new(
         Worker::new(
-            WorkerConfig::new("bench", scratch.join("worker"), server.ingress_url())
+            WorkerOptions::new("bench", scratch.join("worker"), server.ingress_url())
                 .max_tasks(2 * CONCURRENT),
         )
         .unwrap(),

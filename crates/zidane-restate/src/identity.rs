@@ -16,7 +16,7 @@ use crate::error::RestateError;
 /// How a Restate request-identity public key begins: `publickeyv1_` and the base58 of
 /// the 32 bytes of an ed25519 public key (what `restate-server` logs as the `kid` of
 /// the key it loaded).
-pub const IDENTITY_KEY_PREFIX: &str = "publickeyv1_";
+pub(crate) const IDENTITY_KEY_PREFIX: &str = "publickeyv1_";
 
 /// Most characters of a refused key that an error repeats: enough to recognise it,
 /// never a whole secret pasted in the wrong place.

@@ -41,10 +41,9 @@
 
 pub use context::{DEFAULT_CALL_TIMEOUT, DEFAULT_SWEEP_INTERVAL, RestateContext};
 pub use error::RestateError;
-pub use identity::{IDENTITY_KEY_PREFIX, IdentityKeys};
-pub use protocol::{SERVICE_PREFIX, service_name};
+pub use identity::IdentityKeys;
 pub use serve::{register, serve};
-pub use worker::{DEFAULT_WORKER_MAX_TASKS, Worker, WorkerConfig};
+pub use worker::{DEFAULT_WORKER_MAX_TASKS, Worker, WorkerOptions};
 
 mod context;
 mod error;

@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use zidane_context::{TaskEntry, TaskId, TaskLimits};
 
 /// The prefix of every worker's service name: `ZidaneWorker_<worker-id>`.
-pub const SERVICE_PREFIX: &str = "ZidaneWorker";
+pub(crate) const SERVICE_PREFIX: &str = "ZidaneWorker";
 
 /// The service name of the worker with this id.
-pub fn service_name(worker_id: &str) -> String {
+pub(crate) fn service_name(worker_id: &str) -> String {
     format!("{SERVICE_PREFIX}_{worker_id}")
 }
 

@@ -25,7 +25,7 @@ pub const DEFAULT_WORKER_MAX_TASKS: usize = 64;
 /// Who a worker is and where it keeps things.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct WorkerConfig {
+pub struct WorkerOptions {
     /// The worker's id: letters, digits and `_`. Its service is `ZidaneWorker_<id>`; a
     /// worker started with the id of one that died takes over its tasks' records.
     pub worker_id: String,
@@ -42,7 +42,7 @@ pub struct WorkerConfig {
     pub env_policy: EnvPolicy,
 }
 
-impl WorkerConfig {
+impl WorkerOptions {
     /// A config with the default task cap.
     pub fn new(
         worker_id: impl Into<String>,
@@ -75,7 +75,7 @@ impl WorkerConfig {
 
 /// A worker: the state one worker process shares between its handlers.
 pub struct Worker {
-    config: WorkerConfig,
+    config: WorkerOptions,
     pub(crate) service: String,
     /// This worker process; differs on every start.
     pub(crate) boot: String,
@@ -102,9 +102,9 @@ impl Worker {
     /// A worker for `config`, made inside a tokio runtime (its exit reports run there).
     /// Its `ProcessContext` first ends the processes that a dead worker on this machine
     /// left behind (see [`Worker::ready`]), and gives its tasks the environment
-    /// [`WorkerConfig::env_policy`] computes from the worker's. A policy that cannot be
+    /// [`WorkerOptions::env_policy`] computes from the worker's. A policy that cannot be
     /// applied, or a bad `ZIDANE_PROCESS_PATH`, is [`RestateError::Config`](crate::RestateError::Config).
-    pub fn new(config: WorkerConfig) -> Result<Self, crate::RestateError> {
+    pub fn new(config: WorkerOptions) -> Result<Self, crate::RestateError> {
         crate::ids::validate_worker_id(&config.worker_id)?;
         config
             .env_policy

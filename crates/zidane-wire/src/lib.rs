@@ -75,7 +75,7 @@ pub use paint::{MAX_RESULT_LINES, Painter};
 pub use parse::{WireBlock, is_wire_block, parse};
 pub use replay::{StreamEvent, events_from_turn, events_from_turns};
 pub use stall::{STALL_HINT, STALL_INPUT_HINT, STALL_TERMINAL_HINT, TaskStall};
-pub use summary::{SUMMARY_COMMAND_CHARS, command_preview, exit_summary, format_duration};
+pub use summary::{command_preview, exit_summary, format_duration};
 pub use tool_spec::{ToolAnnotations, ToolSpec};
 pub use turn::{ContentBlock, Role, Turn};
 /// The context types this crate's functions take and give, re-exported so that a host

@@ -5,10 +5,10 @@ use std::time::Duration;
 use zidane_context::{Signal, TaskExitInfo, TaskStatus};
 
 /// The most characters of the command a summary shows, the `…` included.
-pub const SUMMARY_COMMAND_CHARS: usize = 80;
+pub(crate) const SUMMARY_COMMAND_CHARS: usize = 80;
 
 /// A task's command as a one-line preview: its first non-blank line, trimmed, cut to
-/// [`SUMMARY_COMMAND_CHARS`] characters (not bytes), ending in `…` when anything was
+/// 80 characters (not bytes), ending in `…` when anything was
 /// left out — the rest of a long line, or further lines.
 ///
 /// ```

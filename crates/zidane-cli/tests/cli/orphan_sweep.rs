@@ -17,7 +17,7 @@ use zidane_test_support::{SweepLock, alive, kill_pid, poll_until, sweep_lock};
 
 use crate::http::start_http_with;
 use crate::mcp_support::{StdioServer, UserDirBy, WAIT, assert_still_running};
-use crate::support::{NO_SWEEP, OWNER_MARKER_VAR, owned_processes, wait_bounded, zidane};
+use crate::support::{NO_SWEEP, OWNER_MARKER_ENV, owned_processes, wait_bounded, zidane};
 
 /// The environment that turns the start-up sweep back on over [`NO_SWEEP`].
 const SWEEP_ON: (&str, &str) = (NO_SWEEP.0, "on");
@@ -64,7 +64,7 @@ fn leads_its_session(pid: u32) -> bool {
 /// The lifeline of each context of `host`: the shell whose script names the contexts'
 /// marker prefix. (Its `cat`, blocked on the pipe, ends by itself once the host is gone.)
 fn lifelines_of(host: u32) -> Vec<u32> {
-    let names = format!("{OWNER_MARKER_VAR}=z1:{host}:");
+    let names = format!("{OWNER_MARKER_ENV}=z1:{host}:");
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use zidane_test_support::{alive, live_processes_with_env_prefix};
 
-/// The marker every task process carries (zidane-process's `OWNER_MARKER_VAR`); its
+/// The marker every task process carries (zidane-process's `OWNER_MARKER_ENV`); its
 /// token starts with `z1:<host pid>:`.
-pub const OWNER_MARKER_VAR: &str = zidane::process::OWNER_MARKER_VAR;
+pub const OWNER_MARKER_ENV: &str = zidane::process::OWNER_MARKER_ENV;
 
 /// Turns off the orphan sweep `zidane` and `zidane mcp` run as they start: every test
 /// that starts one sets it, but the tests of that sweep. A sweep ends every dead host's
@@ -88,7 +88,7 @@ pub fn wait_bounded(mut child: Child, bound: Duration) -> Output {
 /// The live processes whose environment names `host_pid` as their owner: what a
 /// session of that host left behind.
 pub fn owned_processes(host_pid: u32) -> Vec<u32> {
-    live_processes_with_env_prefix(OWNER_MARKER_VAR, &format!("z1:{host_pid}:"))
+    live_processes_with_env_prefix(OWNER_MARKER_ENV, &format!("z1:{host_pid}:"))
 }
 
 /// utime + stime of a process, in clock ticks.

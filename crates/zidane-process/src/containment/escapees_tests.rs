@@ -4,12 +4,12 @@ use std::time::Duration;
 use zidane_context::TaskId;
 
 use super::*;
-use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
+use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_ENV, OwnerId, OwnerMarker};
 
 fn spawn_marked(script: &str, marker: OwnerMarker) -> Child {
     Command::new("/bin/sh")
         .args(["-c", script])
-        .env(OWNER_MARKER_VAR, marker.to_string())
+        .env(OWNER_MARKER_ENV, marker.to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -78,7 +78,7 @@ impl Lifeline {
 /// The lifeline's shell script for `owner`, or `None` where it cannot find marked
 /// processes: it waits for end of file on the pipe, then ends what [`scan`] finds.
 fn script(owner: OwnerId, grace: Duration) -> Option<String> {
-    let marker = format!("{}={}", crate::OWNER_MARKER_VAR, owner.context_prefix());
+    let marker = format!("{}={}", crate::OWNER_MARKER_ENV, owner.context_prefix());
     let scan = scan(&marker)?;
     let grace = format!("{}.{:03}", grace.as_secs(), grace.subsec_millis());
     // `exec 3<&0`: a background list's stdin is /dev/null, so the pipe travels as fd 3.

@@ -2,7 +2,7 @@
 //!
 //! A host killed with SIGKILL never runs `destroy`; its tasks are re-parented to init and
 //! would run forever. Their environment still names their owner (see
-//! [`OWNER_MARKER_VAR`](crate::OWNER_MARKER_VAR)), and the owner's pid plus start time
+//! [`OWNER_MARKER_ENV`](crate::OWNER_MARKER_ENV)), and the owner's pid plus start time
 //! tell whether it still lives. The sweep ends the processes whose owner is gone — and
 //! only those: never a process whose owner lives (another session, another context of
 //! this host), never one without a marker, never another user's, never this process or

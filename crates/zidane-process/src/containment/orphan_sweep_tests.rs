@@ -6,13 +6,13 @@ use std::time::Duration;
 use zidane_test_support::sweep_lock;
 
 use super::*;
-use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
+use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_ENV, OwnerId, OwnerMarker};
 use crate::test_children::sleep_1000;
 use zidane_context::TaskId;
 
 fn sleeper(marker: Option<OwnerMarker>) -> Child {
     match marker {
-        Some(marker) => sleep_1000(&[(OWNER_MARKER_VAR, &marker.to_string())]),
+        Some(marker) => sleep_1000(&[(OWNER_MARKER_ENV, &marker.to_string())]),
         None => sleep_1000(&[]),
     }
 }

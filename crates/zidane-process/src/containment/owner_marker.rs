@@ -5,7 +5,7 @@
 //! new session) leaves it, and a host killed with SIGKILL never kills anything. The
 //! environment, though, is inherited by every descendant unless it is deliberately
 //! scrubbed, and Linux shows it to the same user in `/proc/<pid>/environ`. So each task
-//! is started with [`OWNER_MARKER_VAR`] set to a token that names
+//! is started with [`OWNER_MARKER_ENV`] set to a token that names
 //!
 //! - the owning **process**, by pid *and* start time (field 22 of `/proc/<pid>/stat`), so
 //!   that a later scan can tell whether that owner still lives — a recycled pid has a
@@ -37,7 +37,7 @@ use crate::containment::procfs::{self, ProcLiveness, environ, stat};
 /// Set on every process a `ProcessContext` starts, and so inherited by all their
 /// descendants. A nested host (zidane running inside a zidane task) overwrites it for its
 /// own tasks: the innermost owner is the one that ends them.
-pub const OWNER_MARKER_VAR: &str = "ZIDANE_TASK_OWNER";
+pub const OWNER_MARKER_ENV: &str = "ZIDANE_TASK_OWNER";
 
 /// The format version at the head of every token.
 const MARKER_VERSION: &str = "z1";
@@ -284,7 +284,7 @@ pub(crate) fn read_marker(pid: u32, patience: Patience) -> Result<Option<OwnerMa
             block = again;
         }
     }
-    Ok(env_value(&block, OWNER_MARKER_VAR)
+    Ok(env_value(&block, OWNER_MARKER_ENV)
         .and_then(|value| std::str::from_utf8(value).ok())
         .and_then(OwnerMarker::parse))
 }

@@ -6,7 +6,7 @@ use zidane_context::TaskId;
 use super::*;
 use crate::containment::orphan_sweep::self_and_ancestors;
 use crate::containment::owner_marker::{
-    MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker, env_value,
+    MarkedWork, OWNER_MARKER_ENV, OwnerId, OwnerMarker, env_value,
 };
 use crate::containment::procfs::{ProcLiveness, liveness, parse_stat, start_time, thread_group};
 use crate::containment::scan_plan::{PID_ORDER_TRUST, Plan, ScanBound, last_pid};
@@ -63,8 +63,8 @@ fn env_value_finds_the_exact_variable() {
 #[test]
 fn scan_finds_a_marked_process_with_its_details_and_skips_unmarked_ones() {
     let marker = OwnerId::for_new_context().marker(MarkedWork::Task(TaskId::from_number(9)));
-    let marked = Sleeper::start(&[(OWNER_MARKER_VAR, &marker.to_string())]);
-    let forged = Sleeper::start(&[(OWNER_MARKER_VAR, "z1:not-a-marker")]);
+    let marked = Sleeper::start(&[(OWNER_MARKER_ENV, &marker.to_string())]);
+    let forged = Sleeper::start(&[(OWNER_MARKER_ENV, "z1:not-a-marker")]);
     let plain = Sleeper::start(&[]);
     let found = scan_marked().unwrap();
     let ours: Vec<_> = found.iter().filter(|p| p.marker == marker).collect();
@@ -120,7 +120,7 @@ fn test_marker(number: u64) -> OwnerMarker {
 
 /// Starts a marked `sleep 1000` and waits until it has exec'd (its command line shows).
 fn marked_sleeper(marker: OwnerMarker) -> Sleeper {
-    let sleeper = Sleeper::start(&[(OWNER_MARKER_VAR, &marker.to_string())]);
+    let sleeper = Sleeper::start(&[(OWNER_MARKER_ENV, &marker.to_string())]);
     let deadline = Instant::now() + Duration::from_secs(10);
     while command_line(sleeper.pid()).as_deref() != Some("sleep 1000") {
         assert!(Instant::now() < deadline, "sleep did not start");

@@ -16,7 +16,7 @@ use crate::builder::ProcessContextBuilder;
 use crate::containment;
 #[cfg(unix)]
 use crate::containment::lifeline::Lifeline;
-use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_VAR, OwnerId, OwnerMarker};
+use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_ENV, OwnerId, OwnerMarker};
 use crate::containment::swept::SweptProcess;
 use crate::process_path::ProcessPath;
 use crate::spawn::TaskEnv;
@@ -32,7 +32,7 @@ pub const DEFAULT_MAX_BACKGROUND_TASKS: usize = 8;
 
 /// The `TERM` a terminal task gets, unless its options set one: what the screen's
 /// emulator understands.
-pub const TERMINAL_TERM: &str = "xterm-256color";
+pub(crate) const TERMINAL_TERM: &str = "xterm-256color";
 
 /// Runs commands on the local machine: foreground with [`exec`](ExecutionContext::exec),
 /// background with [`exec_background`](ExecutionContext::exec_background).
@@ -52,7 +52,7 @@ pub const TERMINAL_TERM: &str = "xterm-256color";
 /// longer than it does ([`DetachedTasks::ProcessLifetime`]). Call
 /// [`destroy`](ExecutionContext::destroy) for an orderly end with exit callbacks.
 ///
-/// No process escapes: every process it starts carries [`OWNER_MARKER_VAR`] in its
+/// No process escapes: every process it starts carries [`OWNER_MARKER_ENV`] in its
 /// environment, so a kill or `destroy` also ends descendants that left the process
 /// group, and [`sweep_orphans`](Self::sweep_orphans) ends the tasks of a host that
 /// crashed. `docs/PROCESS.md` ("Containment") says how, and what is still out of reach.
@@ -262,7 +262,7 @@ impl ProcessContext {
             }
         }
         // Inserted last: a caller's variable of the same name cannot unmark the task.
-        task_env.insert(OWNER_MARKER_VAR.into(), marker.to_string().into());
+        task_env.insert(OWNER_MARKER_ENV.into(), marker.to_string().into());
         (task_env, marker)
     }
 }

@@ -77,7 +77,7 @@ fn parse_suffix(suffix: &str) -> Option<u32> {
 /// The inverse of [`parse_task_log_filename`]. Hosts never need to build it (the path
 /// comes back from `exec_background`); it is public for tools that list a task
 /// directory.
-pub fn task_log_filename(task_id: TaskId, context_timestamp: &str) -> String {
+pub(crate) fn task_log_filename(task_id: TaskId, context_timestamp: &str) -> String {
     format!("{task_id}.{context_timestamp}.log")
 }
 

@@ -13,7 +13,7 @@ use zidane_context::{
     BackgroundOptions, EnvInherit, EnvPolicy, ExecOptions, ExecutionContext, TaskStatus,
     WithheldReason,
 };
-use zidane_process::{OWNER_MARKER_VAR, ProcessContext, ProcessPath};
+use zidane_process::{OWNER_MARKER_ENV, ProcessContext, ProcessPath};
 
 use crate::support::*;
 
@@ -110,7 +110,7 @@ fn the_host_secrets_never_reach_a_command_on_either_path() {
             Some("own-value"),
             "{label}"
         );
-        assert!(env.contains_key(OWNER_MARKER_VAR), "{label}");
+        assert!(env.contains_key(OWNER_MARKER_ENV), "{label}");
         let plain = env.get(PLAIN.0).map(String::as_str);
         if label.starts_with("all-") {
             assert_eq!(plain, Some(PLAIN.1), "{label}");
@@ -125,7 +125,7 @@ fn the_host_secrets_never_reach_a_command_on_either_path() {
                     || [
                         "FROM_POLICY",
                         "OWN",
-                        OWNER_MARKER_VAR,
+                        OWNER_MARKER_ENV,
                         "PWD",
                         "SHLVL",
                         "_",

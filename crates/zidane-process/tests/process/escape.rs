@@ -172,5 +172,5 @@ async fn every_task_process_carries_the_owner_marker() {
     assert_eq!(fields[0], "z1");
     assert_eq!(fields[1], std::process::id().to_string());
     assert_eq!(fields[4], started.task_id.to_string());
-    assert_eq!(zidane_process::OWNER_MARKER_VAR, "ZIDANE_TASK_OWNER");
+    assert_eq!(zidane_process::OWNER_MARKER_ENV, "ZIDANE_TASK_OWNER");
 }

@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use zidane_context::{EnvInherit, EnvPattern, EnvPolicy, parse_env_assignment};
-use zidane_restate::{IdentityKeys, Worker, WorkerConfig, register, serve};
+use zidane_restate::{IdentityKeys, Worker, WorkerOptions, register, serve};
 
 /// The environment variable holding identity keys (separated by commas or whitespace),
 /// added to those of the flags.
@@ -251,7 +251,7 @@ async fn run(args: Args) -> Result<(), String> {
         ..
     } = args;
     std::fs::create_dir_all(&user_dir).map_err(|e| format!("{user_dir}: {e}"))?;
-    let mut config = WorkerConfig::new(worker_id, user_dir, ingress);
+    let mut config = WorkerOptions::new(worker_id, user_dir, ingress);
     if let Some(max) = args.max_tasks {
         config.max_tasks = max;
     }
