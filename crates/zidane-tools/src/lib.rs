@@ -87,6 +87,7 @@ mod gate;
 mod input;
 mod input_error;
 mod keys;
+mod line_scan;
 mod log_lines;
 mod near_miss;
 mod output_schema;

@@ -9,6 +9,7 @@
 use regex::Regex;
 use zidane_context::{ContextError, ExecutionContext, ExecutionHandle, TaskId};
 
+use crate::line_scan::scan;
 use crate::terminal_text::strip_terminal_controls;
 
 /// Bytes of the log read per step of following it.
@@ -241,18 +242,6 @@ impl LogFollower {
                 .push(ends.next().unwrap_or(offset + bytes.len() as u64));
         }
     }
-}
-
-/// One pass without branches (the compiler vectorises it): how many `\n` `bytes` holds,
-/// and whether it holds a `\r` or another byte [`strip_terminal_controls`] might drop
-/// (then [`holds_controls`] looks closer).
-fn scan(bytes: &[u8]) -> (u64, bool) {
-    bytes.iter().fold((0, false), |(newlines, suspect), b| {
-        (
-            newlines + u64::from(*b == b'\n'),
-            suspect | ((*b < 0x20 && *b != b'\n' && *b != b'\t') || *b == 0x7f || *b == 0xc2),
-        )
-    })
 }
 
 /// Whether `text` holds a byte that [`strip_terminal_controls`] would drop, other than
