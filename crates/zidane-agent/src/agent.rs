@@ -73,7 +73,7 @@ impl Feeds {
         }
     }
 
-    fn drained(&self, task_id: TaskId) {
+    pub(crate) fn drained(&self, task_id: TaskId) {
         let released = self.delivery().events.drained(task_id);
         tracing::debug!(%task_id, released, "task events drained");
         self.drained.send_modify(|n| *n = n.wrapping_add(1));

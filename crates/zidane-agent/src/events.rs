@@ -80,6 +80,18 @@ impl Pending {
     }
 }
 
+/// One task's events as a queue hands them to another ([`EventQueue::hand_over`]).
+#[derive(Debug, Clone)]
+pub(crate) struct HandedEvents {
+    pub(crate) task_id: TaskId,
+    pub(crate) notify_on: Vec<String>,
+    /// The last line queued: a follower that takes over starts after it.
+    pub(crate) queued_through: u64,
+    told_through: u64,
+    /// The lines queued and not told yet.
+    pending: Option<Pending>,
+}
+
 /// One task's standing: its patterns, follower and ledger.
 #[derive(Debug, Clone, Default)]
 struct TaskState {
@@ -161,6 +173,13 @@ impl EventQueue {
         self.tasks
             .get(&task_id)
             .is_some_and(|state| state.following)
+    }
+
+    /// Whether a follower of a task not in `besides` is still reading its log.
+    pub(crate) fn is_following_besides(&self, besides: &[TaskId]) -> bool {
+        self.tasks
+            .iter()
+            .any(|(task_id, state)| state.following && !besides.contains(task_id))
     }
 
     /// Queues a matching line. False when it is not news (queued or told already).
@@ -273,6 +292,50 @@ impl EventQueue {
         }
         restored.append(&mut self.pending);
         self.pending = restored;
+    }
+
+    /// The tasks with patterns, and their patterns.
+    pub(crate) fn followed(&self) -> Vec<(TaskId, Vec<String>)> {
+        self.ledger()
+            .into_iter()
+            .filter(|entry| !entry.notify_on.is_empty())
+            .map(|entry| (entry.task_id, entry.notify_on))
+            .collect()
+    }
+
+    /// Takes out every task of the queue with its lines not told yet, for the agent that
+    /// takes the tasks over (a child agent's parent). The queue is empty afterwards.
+    pub(crate) fn hand_over(&mut self) -> Vec<HandedEvents> {
+        let mut pending = std::mem::take(&mut self.pending);
+        let mut handed: Vec<HandedEvents> = self
+            .tasks
+            .drain()
+            .map(|(task_id, state)| HandedEvents {
+                task_id,
+                notify_on: state.notify_on,
+                queued_through: state.queued_through,
+                told_through: state.told_through,
+                pending: pending
+                    .iter()
+                    .position(|p| p.task_id == task_id)
+                    .map(|index| pending.remove(index)),
+            })
+            .collect();
+        handed.sort_by_key(|h| h.task_id);
+        handed
+    }
+
+    /// Takes in a task another queue handed over: its lines not told wait here, first
+    /// among its lines, and the lines it queued are not queued again. Whether a
+    /// follower runs is left as it is here ([`follow`](Self::follow) sets it).
+    pub(crate) fn adopt(&mut self, handed: HandedEvents) {
+        let state = self.tasks.entry(handed.task_id).or_default();
+        state.notify_on = handed.notify_on;
+        state.queued_through = state.queued_through.max(handed.queued_through);
+        state.told_through = state.told_through.max(handed.told_through);
+        if let Some(pending) = handed.pending {
+            self.restore(vec![pending.into_block()]);
+        }
     }
 
     /// Tasks of the ledger to follow again: patterns set, and not followed in this life.

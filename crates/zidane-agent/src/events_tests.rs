@@ -30,6 +30,42 @@ fn told_lines(block: &TaskEventBlock) -> Vec<u64> {
     lines
 }
 
+/// A child's queue handed to its parent: the lines the child told are not told again,
+/// the ones it queued wait on the parent, and a follower there starts after them.
+#[test]
+fn a_handed_over_task_keeps_its_ledger_and_its_waiting_lines() {
+    let task = TaskId::from_number(1);
+    let mut child = EventQueue::default();
+    child.follow(task, &["error".into()]);
+    for n in 1..=2 {
+        child.push(event(1, n));
+    }
+    assert_eq!(child.take(Instant::now()).len(), 1);
+    child.push(event(1, 5));
+    assert_eq!(child.followed(), [(task, vec!["error".to_owned()])]);
+
+    let handed = child.hand_over();
+    assert!(child.followed().is_empty() && child.take(Instant::now()).is_empty());
+    assert_eq!(handed.len(), 1);
+    assert_eq!(handed[0].queued_through, 5);
+
+    let mut parent = EventQueue::default();
+    parent.follow(task, &["error".into()]);
+    parent.adopt(handed.into_iter().next().unwrap());
+    assert!(
+        !parent.push(event(1, 2)) && !parent.push(event(1, 5)),
+        "not news"
+    );
+    assert!(parent.push(event(1, 6)));
+    let blocks = parent.take(Instant::now());
+    assert_eq!(
+        blocks.iter().flat_map(told_lines).collect::<Vec<_>>(),
+        [5, 6]
+    );
+    assert_eq!(parent.ledger()[0].told_through, 6);
+    assert!(parent.is_following(task), "the parent's follower runs");
+}
+
 #[test]
 fn ten_thousand_lines_make_one_block_of_three_and_a_count() {
     let mut queue = EventQueue::default();

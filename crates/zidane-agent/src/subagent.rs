@@ -30,7 +30,9 @@ use tokio_util::sync::CancellationToken;
 use zidane_context::{
     ContextError, ExecutionHandle, ExitCallback, TaskEntry, TaskExitInfo, TaskId, TaskStatus,
 };
-use zidane_tools::{SHELL, SpecView, Tool, ToolContext, ToolOutput, ToolSpec};
+use zidane_tools::{
+    FollowFrom, NotifyPatterns, SHELL, SpecView, Tool, ToolContext, ToolOutput, ToolSpec,
+};
 
 use crate::agent::Agent;
 use crate::error::Result;
@@ -52,6 +54,9 @@ const SUBAGENT_START_GUIDANCE: &str = "\
 This task outlives you and is handed to the agent that spawned you when you answer. Name \
 its task id and log path in your answer and end your turn; use `wait_task` only if your \
 answer needs the result.";
+
+/// How long a hand-over waits for the child's event followers to end.
+const HAND_OVER_EVENTS_BOUND: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// A child agent ready to run, and what its hand-over needs.
 pub(crate) struct Subagent {
@@ -169,18 +174,96 @@ impl Subagent {
             // child (own handle) or the parent (shared handle) kills what is left.
             return Vec::new();
         }
+        // Before the tasks move: an exit that reaches the parent at once waits for the
+        // events the parent's follower will find.
+        let followed = self.child.inner.feeds.delivery().events.followed();
+        for (task_id, notify_on) in &followed {
+            self.parent
+                .inner
+                .feeds
+                .delivery()
+                .events
+                .follow(*task_id, notify_on);
+        }
         let left_running = if self.share_handle {
             self.adopted.store(true, Ordering::Release);
             self.still_running_on_shared_handle().await
         } else {
             self.reassign().await
         };
+        self.hand_over_events(&left_running).await;
         // Exits the child's model never saw: the child has no next run to be told in.
         let parent_exit = self.parent.exit_sink();
         for exit in self.child.pending_exits() {
             parent_exit(exit);
         }
         left_running
+    }
+
+    /// Moves the child's task events to the parent: the lines its model was not told,
+    /// and a follower on the parent for each task with patterns that now runs there,
+    /// from the line after the last one the child queued.
+    async fn hand_over_events(&self, left_running: &[TaskEntry]) {
+        let child = &self.child.inner;
+        // A follower of a task that ended reads its log to the end on its own; the
+        // others stop now. A follower mid-step may still queue that step's lines, so the
+        // hand-over waits until each has ended.
+        let running: Vec<TaskId> = left_running.iter().map(|e| e.task_id).collect();
+        let mut drained = child.feeds.drained.subscribe();
+        let ended_drained = async {
+            loop {
+                let reading = child.feeds.delivery().events.is_following_besides(&running);
+                if !reading || drained.changed().await.is_err() {
+                    break;
+                }
+            }
+        };
+        if tokio::time::timeout(HAND_OVER_EVENTS_BOUND, ended_drained)
+            .await
+            .is_err()
+        {
+            tracing::debug!(child_id = %self.child_id, "a subagent's ended task was still being followed at hand-over");
+        }
+        child.task_events.stop();
+        let stopped = async {
+            while child.feeds.delivery().events.is_following_besides(&[]) {
+                if drained.changed().await.is_err() {
+                    break;
+                }
+            }
+        };
+        if tokio::time::timeout(HAND_OVER_EVENTS_BOUND, stopped)
+            .await
+            .is_err()
+        {
+            tracing::debug!(child_id = %self.child_id, "a subagent's event follower did not stop in time");
+        }
+        let handed = child.feeds.delivery().events.hand_over();
+        let parent = &self.parent.inner;
+        let follows = parent.context.capabilities().follow_output;
+        for handed in handed {
+            let (task_id, from) = (handed.task_id, handed.queued_through);
+            let patterns = NotifyPatterns::parse(&serde_json::json!(handed.notify_on)).ok();
+            parent.feeds.delivery().events.adopt(handed);
+            match patterns {
+                Some(patterns) if follows && !patterns.is_empty() && running.contains(&task_id) => {
+                    parent.task_events.follow(
+                        Arc::clone(&parent.context),
+                        self.parent_handle,
+                        task_id,
+                        patterns,
+                        FollowFrom {
+                            after_line: from,
+                            after_offset: 0,
+                        },
+                    );
+                }
+                // No follower here: an exit held for one is released.
+                _ => parent.feeds.drained(task_id),
+            }
+        }
+        // A follower the parent would have started on the way is not coming.
+        parent.feeds.wake.notify_one();
     }
 
     /// Own handle: moves every running task to the parent's handle, its exit rewired to

@@ -108,3 +108,55 @@ async fn destroying_the_parent_kills_the_task_its_child_left_running() {
     agent.destroy().await.unwrap();
     until(|| !alive(pid)).await;
 }
+
+/// A child's task with `notify_on` keeps being followed once it is the parent's: every
+/// matching line, from before and after the hand-over, is told to the parent once, in
+/// order, and then the exit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_childs_task_events_are_told_to_the_parent_each_once_then_its_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::new()
+        .tool_call(SPAWN, json!({ "prompt": "start it" }))
+        .tool_call(
+            SHELL,
+            json!({
+                "command": "echo hit 1; echo quiet; sleep 1; echo hit 2; echo hit 3",
+                "run_in_background": true,
+                "notify_on": "^hit",
+            }),
+        )
+        .text("Started bash_1.")
+        .text("The subagent started bash_1.");
+    let (agent, _pids) = parent(&model, dir.path());
+    let answer = agent.run(RunOptions::new("start it")).await.unwrap();
+    assert_eq!(answer.text, "The subagent started bash_1.");
+
+    let mut told = Vec::new();
+    let mut exits = Vec::new();
+    let deadline = tokio::time::Instant::now() + WAIT * 2;
+    while exits.is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no exit told: {told:?}"
+        );
+        let drained = agent.drain_notifications().await.unwrap();
+        for block in &drained.events {
+            assert!(exits.is_empty(), "an event after the exit: {block:?}");
+            told.extend(block.lines.iter().map(|l| (l.line_number, l.line.clone())));
+        }
+        exits.extend(drained.exits);
+        // Waiting on the task's own pace (it sleeps a second), in small steps.
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        told,
+        [
+            (1, "hit 1".to_owned()),
+            (3, "hit 2".to_owned()),
+            (4, "hit 3".to_owned())
+        ]
+    );
+    assert_eq!(exits.len(), 1);
+    assert!(agent.drain_notifications().await.unwrap().is_empty());
+    agent.destroy().await.unwrap();
+}
