@@ -1,10 +1,10 @@
 //! Project automation for zidane. No product logic lives here.
 //!
 //! ```text
-//! cargo xtask ci      fmt, clippy, the module-layering check, tests (the whole suite
-//!                     twice: on the fast and the portable path), doc tests, docs, the
-//!                     macOS type-check, the Windows build and tests under Wine — as
-//!                     CI runs them
+//! cargo xtask ci      fmt, clippy, the module-layering check, the public-surface
+//!                     count, tests (the whole suite twice: on the fast and the
+//!                     portable path), doc tests, docs, the macOS type-check, the
+//!                     Windows build and tests under Wine — as CI runs them
 //! cargo xtask bench   the process layer's benchmark driver: its table, written to
 //!                     crates/zidane-process/benches/RESULTS.md (--peers: then the
 //!                     comparison with the reference peers, where they are present);
@@ -16,6 +16,9 @@
 //!                     under Wine
 //! cargo xtask restate install the Restate server the zidane-restate tests run against
 //! cargo xtask modules no import circle of more than two files inside a crate
+//! cargo xtask surface each library crate's public surface, counted from rustdoc's
+//!                     JSON, held to xtask/surface.txt (--bless: write the counts as
+//!                     the new baseline)
 //! cargo xtask dist    the shipping checks alone: workflows and install scripts linted,
 //!                     the crates' publish dry run, the packaged files
 //! cargo xtask hosts   install the real MCP hosts the zidane-cli host tests run
@@ -40,6 +43,7 @@ mod modules;
 mod numbers;
 mod record;
 mod restate;
+mod surface;
 mod tmux;
 mod windows;
 
@@ -56,6 +60,9 @@ fn main() -> ExitCode {
         Some("restate") => restate::install().map(|path| println!("{}", path.display())),
         Some("modules") => bench::workspace_root().and_then(|root| modules::check(&root)),
         Some("numbers") => bench::workspace_root().and_then(|root| numbers::check(&root)),
+        Some("surface") => {
+            bench::workspace_root().and_then(|root| surface::surface(&root, &args[1..]))
+        }
         Some("dist") => bench::workspace_root()
             .and_then(|root| dist::ensure_venv(&root).and_then(|venv| dist::check(&root, &venv))),
         Some("hosts") => mcp_hosts::ensure()
@@ -63,7 +70,7 @@ fn main() -> ExitCode {
             .map(|path| println!("{}", path.display())),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|bench [--peers]|macos-check|windows|restate|modules|numbers|dist|hosts>"
+                "usage: cargo xtask <ci|bench [--peers]|macos-check|windows|restate|modules|numbers|surface [--bless]|dist|hosts>"
             );
             return ExitCode::from(2);
         }
@@ -131,6 +138,8 @@ fn ci() -> Result<(), String> {
     println!("<== modules: ok in {:.1?}", modules_started.elapsed());
     println!("==> numbers: cargo xtask numbers");
     numbers::check(&root)?;
+    println!("==> surface: cargo xtask surface");
+    surface::surface(&root, &[])?;
     if has_nextest() {
         cross::step(
             "test (nextest)",
