@@ -9,12 +9,11 @@ use std::time::Duration;
 use serde_json::json;
 use zidane_agent::{
     Agent, Behavior, ModelResponse, ScriptedModel, Session, SessionStore, ToolCall, WakeLoop,
-    WakeTrigger,
 };
 use zidane_context::TaskStatus;
 use zidane_process::ProcessContext;
 
-use crate::support::WAIT;
+use crate::support::{WAIT, next_wake};
 
 /// The longest a call that moved or a task's end may take here.
 const BOUND: Duration = Duration::from_secs(20);
@@ -68,15 +67,7 @@ async fn a_moved_command_wakes_the_model_once_with_its_whole_log() {
     assert!(began.elapsed() < BOUND);
     assert!(first.notified.is_empty());
 
-    let woke = loop {
-        let report = tokio::time::timeout(BOUND, reports.recv())
-            .await
-            .expect("woken in time")
-            .unwrap();
-        if report.trigger == WakeTrigger::Wake {
-            break report;
-        }
-    };
+    let woke = next_wake(&mut reports, BOUND).await;
     let outcome = woke.outcome.unwrap();
     assert_eq!(outcome.text, "whole log: true");
     assert_eq!(outcome.notified.len(), 1);

@@ -4,13 +4,11 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use zidane_agent::{
-    Agent, ModelResponse, ScriptedModel, Session, SessionStore, WakeLoop, WakeTrigger,
-};
+use zidane_agent::{Agent, ModelResponse, ScriptedModel, Session, SessionStore, WakeLoop};
 use zidane_context::TaskStatus;
 use zidane_process::ProcessContext;
 
-use crate::support::WAIT;
+use crate::support::{WAIT, next_wake};
 
 const LINES: usize = 500;
 
@@ -58,15 +56,7 @@ async fn a_real_task_ends_and_the_idle_agent_wakes_and_reads_its_whole_log() {
     let log_path = running[0].log_path.clone().unwrap();
     assert!(log_path.starts_with(store.tasks_dir("e2e").unwrap()));
 
-    let woke = loop {
-        let report = tokio::time::timeout(WAIT, reports.recv())
-            .await
-            .expect("woken in time")
-            .unwrap();
-        if report.trigger == WakeTrigger::Wake {
-            break report;
-        }
-    };
+    let woke = next_wake(&mut reports, WAIT).await;
     let outcome = woke.outcome.unwrap();
     assert_eq!(outcome.text, "complete log: true");
     assert_eq!(outcome.notified.len(), 1);

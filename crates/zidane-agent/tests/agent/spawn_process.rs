@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 use zidane_agent::{
     Agent, Behavior, HookEvent, ModelResponse, RunOptions, SPAWN, ScriptedModel, Session,
-    SpawnToolOptions, WakeLoop, WakeTrigger,
+    SpawnToolOptions, WakeLoop,
 };
 use zidane_context::TaskStatus;
 use zidane_process::ProcessContext;
 use zidane_tools::SHELL;
 
-use crate::support::{WAIT, until};
+use crate::support::{WAIT, next_wake, until};
 
 /// Whether `pid` is a live (not zombie) process.
 fn alive(pid: u32) -> bool {
@@ -78,15 +78,7 @@ async fn a_childs_real_task_outlives_it_and_wakes_the_parent_when_it_ends() {
     assert_eq!(running.len(), 1, "listed as the parent's own");
     let log = running[0].log_path.clone().unwrap();
 
-    let woke = loop {
-        let report = tokio::time::timeout(WAIT, reports.recv())
-            .await
-            .expect("the parent was woken in time")
-            .unwrap();
-        if report.trigger == WakeTrigger::Wake {
-            break report;
-        }
-    };
+    let woke = next_wake(&mut reports, WAIT).await;
     assert_eq!(woke.outcome.unwrap().text, "bash_1 ended");
     assert_eq!(std::fs::read_to_string(&log).unwrap().trim(), "done");
     until(|| !alive(pid)).await;

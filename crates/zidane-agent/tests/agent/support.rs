@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use zidane_agent::{
-    Agent, AgentBuilder, Behavior, HookEvent, ScriptedModel, Session, SessionStore,
+    Agent, AgentBuilder, Behavior, HookEvent, ScriptedModel, Session, SessionStore, WakeReport,
+    WakeTrigger,
 };
 use zidane_context::{ExecutionHandle, MockContext, TaskId};
 use zidane_wire::StreamEvent;
@@ -122,5 +123,22 @@ pub async fn until(mut condition: impl FnMut() -> bool) {
             "condition not met within {WAIT:?}"
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// The next report of a run the wake loop started by itself (not a prompt's), within
+/// `bound`.
+pub async fn next_wake(
+    reports: &mut tokio::sync::broadcast::Receiver<WakeReport>,
+    bound: Duration,
+) -> WakeReport {
+    loop {
+        let report = tokio::time::timeout(bound, reports.recv())
+            .await
+            .expect("woken in time")
+            .unwrap();
+        if report.trigger == WakeTrigger::Wake {
+            return report;
+        }
     }
 }

@@ -3,12 +3,29 @@
 //! moves a slow foreground command to the background, and quitting leaves no process of
 //! the session behind.
 
+use std::path::Path;
 use std::time::Duration;
 
 use crate::support::{Tmux, model_args, owned_processes, tmux_present};
 
 /// Bound on each step a person would see happen.
 const STEP: Duration = Duration::from_secs(20);
+
+/// A session of the scripted model in `user_dir`, shown and ready for a prompt.
+fn ready_session(user_dir: &Path) -> Tmux {
+    let (args, env) = model_args();
+    let tmux = Tmux::start(user_dir, &args, &env);
+    tmux.wait_text("ctrl+k cancel", STEP);
+    tmux
+}
+
+/// A [`ready_session`] whose model's slow foreground `shell` call is running.
+fn slow_call_running(user_dir: &Path) -> Tmux {
+    let tmux = ready_session(user_dir);
+    prompt(&tmux, "run something slow");
+    tmux.wait_text("running · esc abort · ctrl+k cancel (1)", STEP);
+    tmux
+}
 
 /// Types `text` and sends it.
 fn prompt(tmux: &Tmux, text: &str) {
@@ -34,9 +51,7 @@ fn a_session_in_tmux_from_prompt_to_quit() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (args, env) = model_args();
-    let tmux = Tmux::start(dir.path(), &args, &env);
-    tmux.wait_text("ctrl+k cancel", STEP);
+    let tmux = ready_session(dir.path());
 
     // A prompt: the build starts in the background and the turn ends.
     prompt(&tmux, "build it");
@@ -81,9 +96,7 @@ fn after_esc_an_exit_waits_for_the_next_prompt_and_a_signal_still_cleans_up() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (args, env) = model_args();
-    let tmux = Tmux::start(dir.path(), &args, &env);
-    tmux.wait_text("ctrl+k cancel", STEP);
+    let tmux = ready_session(dir.path());
     prompt(&tmux, "start the dev server");
     tmux.wait_text("ctrl+k cancel (1) ·", STEP);
     tmux.wait_text("· idle ·", STEP);
@@ -154,11 +167,7 @@ fn ctrl_b_moves_a_foreground_command_to_the_background() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (args, env) = model_args();
-    let tmux = Tmux::start(dir.path(), &args, &env);
-    tmux.wait_text("ctrl+k cancel", STEP);
-    prompt(&tmux, "run something slow");
-    tmux.wait_text("running · esc abort · ctrl+k cancel (1)", STEP);
+    let tmux = slow_call_running(dir.path());
     tmux.keys(&["C-b"]);
     // The call answers at once; the command runs on as a task.
     let screen = tmux.wait_text("The tool said: Moved by the user after", STEP);
@@ -195,11 +204,7 @@ fn ctrl_k_cancels_a_tool_call_in_flight() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (args, env) = model_args();
-    let tmux = Tmux::start(dir.path(), &args, &env);
-    tmux.wait_text("ctrl+k cancel", STEP);
-    prompt(&tmux, "run something slow");
-    tmux.wait_text("running · esc abort · ctrl+k cancel (1)", STEP);
+    let tmux = slow_call_running(dir.path());
     tmux.keys(&["C-k"]);
     let picker = tmux.wait_text("enter cancels a call / kills a task", STEP);
     assert!(

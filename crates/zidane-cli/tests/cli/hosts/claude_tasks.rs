@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use zidane_test_support::{ScriptedModel, Step};
+use zidane_test_support::{Exchange, ScriptedModel, Step};
 
 use super::host::{BIN, Host, Ran, SERVER, Sandbox, TOKEN_VAR, describe};
 use crate::support::tmux_present;
@@ -155,14 +155,39 @@ async fn drive_with(
     drop(session);
 }
 
+/// A sandbox for Claude Code, where Claude Code and tmux are both installed.
+fn claude_code_in_tmux() -> Option<Sandbox> {
+    let sandbox = Sandbox::new(Host::ClaudeCode)?;
+    tmux_present().then_some(sandbox)
+}
+
+/// The conversation `request` handed the model, its markup unescaped: in the turn Claude
+/// Code started itself when a task ended, the task's `<task-notification>`.
+fn woken_conversation(request: &Exchange) -> String {
+    request.body["messages"]
+        .to_string()
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+}
+
+/// `conversation` tells `bash_1`'s exit, with code 0, exactly once.
+fn assert_bash_1_exited_once(conversation: &str) {
+    assert_eq!(
+        conversation.matches("<task-id>bash_1</task-id>").count(),
+        1,
+        "{conversation}"
+    );
+    assert!(
+        conversation.contains("<exit-code>0</exit-code>"),
+        "{conversation}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_wakes_the_model_with_the_task_s_notification() {
-    let Some(sandbox) = Sandbox::new(Host::ClaudeCode) else {
+    let Some(sandbox) = claude_code_in_tmux() else {
         return;
     };
-    if !tmux_present() {
-        return;
-    }
     let steps = vec![
         Step::call(Host::ClaudeCode.call(
             "shell",
@@ -184,10 +209,7 @@ async fn claude_code_wakes_the_model_with_the_task_s_notification() {
     // The turn Claude Code started itself when the task ended: its own
     // <task-notification> whose result is zidane's, the task's id, exit code and log.
     let last = requests.last().unwrap();
-    let conversation = last.body["messages"]
-        .to_string()
-        .replace("&lt;", "<")
-        .replace("&gt;", ">");
+    let conversation = woken_conversation(last);
     println!(
         "Claude Code handed the model: {}",
         last.body["messages"]
@@ -196,15 +218,7 @@ async fn claude_code_wakes_the_model_with_the_task_s_notification() {
             .map(ToString::to_string)
             .unwrap_or_default()
     );
-    assert_eq!(
-        conversation.matches("<task-id>bash_1</task-id>").count(),
-        1,
-        "{conversation}"
-    );
-    assert!(
-        conversation.contains("<exit-code>0</exit-code>"),
-        "{conversation}"
-    );
+    assert_bash_1_exited_once(&conversation);
     let log = sandbox.user_dir().display().to_string();
     assert!(
         conversation.contains(&format!("<output-file>{log}")),
@@ -218,12 +232,9 @@ async fn claude_code_wakes_the_model_with_the_task_s_notification() {
 /// model when the task ends.
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_takes_a_moved_command_as_a_task() {
-    let Some(sandbox) = Sandbox::new(Host::ClaudeCode) else {
+    let Some(sandbox) = claude_code_in_tmux() else {
         return;
     };
-    if !tmux_present() {
-        return;
-    }
     let steps = vec![
         Step::call(Host::ClaudeCode.call(
             "shell",
@@ -240,18 +251,6 @@ async fn claude_code_takes_a_moved_command_as_a_task() {
             && placeholder.contains("Still running after 1.0s: moved to the background as bash_1"),
         "{placeholder}"
     );
-    let last = requests.last().unwrap();
-    let conversation = last.body["messages"]
-        .to_string()
-        .replace("&lt;", "<")
-        .replace("&gt;", ">");
-    assert_eq!(
-        conversation.matches("<task-id>bash_1</task-id>").count(),
-        1,
-        "{conversation}"
-    );
-    assert!(
-        conversation.contains("<exit-code>0</exit-code>"),
-        "{conversation}"
-    );
+    let conversation = woken_conversation(requests.last().unwrap());
+    assert_bash_1_exited_once(&conversation);
 }
