@@ -53,7 +53,7 @@ async fn behaviour_reaches_every_tool_call_and_child_events_mirror_by_name() {
     );
     let handle = agent.handle().await.unwrap();
     let context = agent.tool_context(handle, CancellationToken::new());
-    assert!(context.sinks.on_exit.is_some() && context.sinks.on_stall.is_some());
+    assert!(context.sinks().on_exit.is_some() && context.sinks().on_stall.is_some());
 
     let exit = HookEvent::BackgroundStart(crate::TaskStart {
         task_id: TaskId::from_number(1),

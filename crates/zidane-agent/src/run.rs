@@ -408,13 +408,15 @@ impl Agent {
         {
             Some(refused) => refused,
             None => {
-                let mut context = self
+                let context = self
                     .tool_context(handle, cancel.clone())
                     .with_move_trigger(move_now);
-                context.background.exit_channel = settings.exit_channel;
+                let mut background = context.background().clone();
+                background.exit_channel = settings.exit_channel;
                 if let Some(budget) = settings.foreground_budget {
-                    context.background.foreground_budget = Some(budget);
+                    background.foreground_budget = Some(budget);
                 }
+                let context = context.with_background(background);
                 let call = self.inner.tools.dispatch(&context, name, input);
                 tokio::pin!(call);
                 tokio::select! {

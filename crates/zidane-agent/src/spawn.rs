@@ -175,7 +175,7 @@ impl Tool for SpawnTool {
         // The child lives in its own task: if this call is abandoned (the parent's run
         // gave up on it after a cancel), the child still hands its tasks over and is
         // destroyed, instead of leaking its handle.
-        let job = tokio::spawn(subagent.run(input.prompt, context.cancel.clone()));
+        let job = tokio::spawn(subagent.run(input.prompt, context.cancel().clone()));
         match job.await {
             Ok(report) => render(&report, depth, input.description.as_deref()),
             Err(join) => ToolOutput::error_with(

@@ -135,13 +135,13 @@ impl Subagent {
             .spawn_tool(options.clone());
         if options.share_handle {
             // Injected: the child never destroys the parent's handle.
-            builder = builder.handle(tool_context.handle);
+            builder = builder.handle(tool_context.handle());
         }
         Ok(Self {
             child: builder.build()?,
             child_id,
             parent: parent.clone(),
-            parent_handle: tool_context.handle,
+            parent_handle: tool_context.handle(),
             share_handle: options.share_handle,
             adopted,
             started,

@@ -55,7 +55,7 @@ impl Tool for ListTasksTool {
         if let Err(error) = parse_input::<ListTasksInput>(LIST_TASKS, input) {
             return error;
         }
-        let mut entries = match context.context.list_background(context.handle).await {
+        let mut entries = match context.execution().list_background(context.handle()).await {
             Ok(entries) => entries,
             Err(ContextError::Unsupported { .. }) => Vec::new(),
             Err(error) => return ToolOutput::error(format!("{LIST_TASKS}: {error}")),

@@ -35,33 +35,30 @@ pub type StartCallback = Arc<dyn Fn(&BackgroundStarted, &str) + Send + Sync>;
 #[derive(Clone)]
 pub struct ToolContext {
     /// Where commands run.
-    pub context: Arc<dyn ExecutionContext>,
-    /// The session's scope in `context`.
-    pub handle: ExecutionHandle,
+    execution: Arc<dyn ExecutionContext>,
+    /// The session's scope in `execution`.
+    handle: ExecutionHandle,
     /// Whether and how background tasks may be started.
-    pub background: BackgroundSettings,
+    background: BackgroundSettings,
     /// Where background start, exit, stall and line events go.
-    pub sinks: BackgroundSinks,
-    /// Cancelled when the call should stop (a user abort): a foreground command's
-    /// process group is killed, a `wait_task` returns at once.
-    pub cancel: CancellationToken,
-    /// Fired by the host to move the call's foreground command to the background now
-    /// (a user's key), where the settings have a
-    /// [`foreground_budget`](BackgroundSettings::foreground_budget); ignored elsewhere.
-    pub move_to_background: CancellationToken,
+    sinks: BackgroundSinks,
+    /// Cancelled when the call should stop.
+    cancel: CancellationToken,
+    /// Fired by the host to move the call's foreground command to the background.
+    move_trigger: CancellationToken,
 }
 
 impl ToolContext {
     /// A context with default background settings (no tasks directory, so background
-    /// mode is off), no sinks, and a fresh cancellation token.
-    pub fn new(context: Arc<dyn ExecutionContext>, handle: ExecutionHandle) -> Self {
+    /// mode is off), no sinks, and a fresh cancellation token and move trigger.
+    pub fn new(execution: Arc<dyn ExecutionContext>, handle: ExecutionHandle) -> Self {
         Self {
-            context,
+            execution,
             handle,
             background: BackgroundSettings::default(),
             sinks: BackgroundSinks::default(),
             cancel: CancellationToken::new(),
-            move_to_background: CancellationToken::new(),
+            move_trigger: CancellationToken::new(),
         }
     }
 
@@ -93,11 +90,44 @@ impl ToolContext {
         self
     }
 
-    /// Replaces the move trigger (see [`move_to_background`](Self::move_to_background)).
+    /// Replaces the move trigger (see [`move_trigger`](Self::move_trigger)).
     #[must_use]
     pub fn with_move_trigger(mut self, trigger: CancellationToken) -> Self {
-        self.move_to_background = trigger;
+        self.move_trigger = trigger;
         self
+    }
+
+    /// Where commands run.
+    pub fn execution(&self) -> &Arc<dyn ExecutionContext> {
+        &self.execution
+    }
+
+    /// The session's scope in [`execution`](Self::execution).
+    pub fn handle(&self) -> ExecutionHandle {
+        self.handle
+    }
+
+    /// Whether and how background tasks may be started.
+    pub fn background(&self) -> &BackgroundSettings {
+        &self.background
+    }
+
+    /// Where background start, exit, stall and line events go.
+    pub fn sinks(&self) -> &BackgroundSinks {
+        &self.sinks
+    }
+
+    /// Cancelled when the call should stop (a user abort): a foreground command's
+    /// process group is killed, a `wait_task` returns at once.
+    pub fn cancel(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Fired by the host to move the call's foreground command to the background now
+    /// (a user's key), where the settings have a
+    /// [`foreground_budget`](BackgroundSettings::foreground_budget); ignored elsewhere.
+    pub fn move_trigger(&self) -> &CancellationToken {
+        &self.move_trigger
     }
 
     /// Whether background mode can work here: the settings against the context's
@@ -106,7 +136,7 @@ impl ToolContext {
         BackgroundGate::evaluate(
             self.background.tasks_dir.as_deref(),
             self.background.policy,
-            self.context.capabilities(),
+            self.execution.capabilities(),
         )
         .with_exit_channel(self.background.exit_channel)
         .with_foreground_budget(self.background.foreground_budget)
@@ -116,12 +146,12 @@ impl ToolContext {
 impl fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
-            .field("capabilities", &self.context.capabilities())
+            .field("capabilities", &self.execution.capabilities())
             .field("handle", &self.handle)
             .field("background", &self.background)
             .field("sinks", &self.sinks)
             .field("cancelled", &self.cancel.is_cancelled())
-            .field("moved", &self.move_to_background.is_cancelled())
+            .field("moved", &self.move_trigger.is_cancelled())
             .finish()
     }
 }

@@ -125,12 +125,12 @@ pub(crate) async fn run_movable(
     let mut options = BackgroundOptions::new(tasks_dir);
     // `timeout_ms` keeps its meaning: the command is killed then, moved or not. No CPU
     // budget: a foreground answer has no words for one.
-    let limits = context.background.limits;
+    let limits = context.background().limits;
     options.limits = limits
         .wall_time(timeout.or(limits.wall_time))
         .cpu_time(None);
     let exit_latch = latch.clone();
-    let on_exit = context.sinks.on_exit.clone();
+    let on_exit = context.sinks().on_exit.clone();
     options.on_exit = Some(Arc::new(move |exit: TaskExitInfo| {
         let forward = {
             let mut phase = exit_latch.lock();
@@ -147,7 +147,7 @@ pub(crate) async fn run_movable(
         }
     }));
     let stall_latch = latch.clone();
-    let on_stall = context.sinks.on_stall.clone();
+    let on_stall = context.sinks().on_stall.clone();
     options.on_stall = Some(Arc::new(move |stall: StallInfo| {
         let forward = {
             let mut phase = stall_latch.lock();
@@ -165,19 +165,19 @@ pub(crate) async fn run_movable(
     }));
     let started_at = Instant::now();
     let started = context
-        .context
-        .exec_background(context.handle, command, options)
+        .execution()
+        .exec_background(context.handle(), command, options)
         .await
         .ok()?;
     let mut guard = KillOnDrop {
-        context: Arc::clone(&context.context),
-        handle: context.handle,
+        context: Arc::clone(context.execution()),
+        handle: context.handle(),
         task_id: started.task_id,
         armed: true,
     };
     let outcome = tokio::select! {
-        waited = context.context.wait_background(
-            context.handle,
+        waited = context.execution().wait_background(
+            context.handle(),
             started.task_id,
             budget,
             zidane_context::CancellationToken::new(),
@@ -186,8 +186,8 @@ pub(crate) async fn run_movable(
             Ok(None) => Outcome::Move { by_trigger: false },
             Err(error) => Outcome::Failed(error),
         },
-        () = context.move_to_background.cancelled() => Outcome::Move { by_trigger: true },
-        () = context.cancel.cancelled() => Outcome::Cancelled,
+        () = context.move_trigger().cancelled() => Outcome::Move { by_trigger: true },
+        () = context.cancel().cancelled() => Outcome::Cancelled,
     };
     let output = match outcome {
         Outcome::Ended(exit) => {
@@ -201,10 +201,10 @@ pub(crate) async fn run_movable(
             }
             Ok(stall) => {
                 guard.armed = false;
-                if let Some(on_start) = &context.sinks.on_start {
+                if let Some(on_start) = &context.sinks().on_start {
                     on_start(&started, command);
                 }
-                if let (Some(stall), Some(on_stall)) = (stall, &context.sinks.on_stall) {
+                if let (Some(stall), Some(on_stall)) = (stall, &context.sinks().on_stall) {
                     on_stall(*stall);
                 }
                 let waited = if by_trigger {
@@ -219,8 +219,8 @@ pub(crate) async fn run_movable(
             // Armed while the kill runs: a host that stops waiting for the call must
             // not leave the command running.
             let killed = context
-                .context
-                .kill_background(context.handle, started.task_id)
+                .execution()
+                .kill_background(context.handle(), started.task_id)
                 .await;
             guard.armed = false;
             match killed {
@@ -287,8 +287,8 @@ async fn answer_foreground(
 async fn log_tail_bytes(context: &ToolContext, exit: &TaskExitInfo) -> (String, u64) {
     let follow = |offset, max| {
         context
-            .context
-            .follow_output(context.handle, exit.task_id, offset, max)
+            .execution()
+            .follow_output(context.handle(), exit.task_id, offset, max)
     };
     if let Ok(Some(end)) = follow(u64::MAX, 0).await {
         let end = end.offset;
@@ -308,9 +308,9 @@ async fn log_tail_bytes(context: &ToolContext, exit: &TaskExitInfo) -> (String, 
         return (String::from_utf8_lossy(&bytes).into_owned(), start);
     }
     let lines = context
-        .context
+        .execution()
         .read_file(
-            context.handle,
+            context.handle(),
             &exit.output_path,
             ReadRange::from_end(0, None),
         )
@@ -346,9 +346,9 @@ async fn answer_moved(
         started.output_path.display()
     );
     let tail = context
-        .context
+        .execution()
         .read_file(
-            context.handle,
+            context.handle(),
             &started.output_path,
             ReadRange::from_end(0, Some(MOVED_TAIL_LINES)),
         )
@@ -362,7 +362,7 @@ async fn answer_moved(
         text.push_str(&tail.join("\n"));
     }
     text.push_str("\n\n");
-    text.push_str(context.background.exit_channel.start_guidance());
+    text.push_str(context.background().exit_channel.start_guidance());
     ToolOutput::ok(
         text,
         data::to_value(&ShellData {

@@ -15,7 +15,7 @@
 //!
 //! A foreground `shell` call can move to the background: with a budget in
 //! [`BackgroundSettings::foreground_budget`], a command still running when it passes (or
-//! when the host fires [`ToolContext::move_to_background`]) becomes a background task —
+//! when the host fires [`ToolContext::move_trigger`]) becomes a background task —
 //! the same process, its log whole — and the call returns its id; one that ends in time
 //! answers as a foreground call, its exit in the data so the agent never tells it again.
 //!

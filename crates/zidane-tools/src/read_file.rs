@@ -59,8 +59,8 @@ impl Tool for ReadFileTool {
         }
         let range = range(input.offset.unwrap_or(0), input.limit);
         match context
-            .context
-            .read_file(context.handle, Path::new(&input.path), range)
+            .execution()
+            .read_file(context.handle(), Path::new(&input.path), range)
             .await
         {
             Ok(window) => render(&window),

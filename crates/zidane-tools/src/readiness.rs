@@ -307,11 +307,11 @@ where
     Fut: std::future::Future<Output = Result<Result<T, String>, ContextError>>,
 {
     let mut gap = FIRST_PROBE_GAP;
-    let ended = context.context.wait_background(
-        context.handle,
+    let ended = context.execution().wait_background(
+        context.handle(),
         task_id,
         crate::wait_task::MAX_WAIT_TIMEOUT,
-        context.cancel.clone(),
+        context.cancel().clone(),
     );
     tokio::pin!(ended);
     // Cleared when the exit wait gave up (cancelled): the caller's timeout decides then.
@@ -342,8 +342,8 @@ async fn probe_once(
     probe: Probe,
 ) -> Result<Result<Option<u16>, String>, ContextError> {
     match context
-        .context
-        .probe(context.handle, task_id, probe, PROBE_TIMEOUT)
+        .execution()
+        .probe(context.handle(), task_id, probe, PROBE_TIMEOUT)
         .await?
     {
         ProbeOutcome::Ready { status } => Ok(Ok(status)),
@@ -364,7 +364,9 @@ async fn follow_pattern(
     let mut follower = match from {
         PatternFrom::Start => LogFollower::from_start(task_id),
         PatternFrom::Now => {
-            match LogFollower::from_now(context.context.as_ref(), context.handle, task_id).await? {
+            match LogFollower::from_now(context.execution().as_ref(), context.handle(), task_id)
+                .await?
+            {
                 Some(follower) => follower,
                 None => return Ok(Waited::Gone),
             }
@@ -372,7 +374,7 @@ async fn follow_pattern(
     };
     loop {
         let Some(step) = follower
-            .step(context.context.as_ref(), context.handle)
+            .step(context.execution().as_ref(), context.handle())
             .await?
         else {
             return Ok(Waited::Gone);
@@ -448,8 +450,8 @@ const TAIL_BYTES: u64 = 8 * 1024;
 pub(crate) async fn log_tail(context: &ToolContext, task_id: TaskId, count: usize) -> Vec<String> {
     let follow = |offset, max| {
         context
-            .context
-            .follow_output(context.handle, task_id, offset, max)
+            .execution()
+            .follow_output(context.handle(), task_id, offset, max)
     };
     let Ok(Some(end)) = follow(u64::MAX, 0).await else {
         return Vec::new();

@@ -245,11 +245,15 @@ impl ShellTool {
         command: &str,
         timeout: Option<Duration>,
     ) -> ToolOutput {
-        let mut options = ExecOptions::new().cancel(context.cancel.clone());
+        let mut options = ExecOptions::new().cancel(context.cancel().clone());
         if let Some(timeout) = timeout {
             options = options.timeout(timeout);
         }
-        match context.context.exec(context.handle, command, options).await {
+        match context
+            .execution()
+            .exec(context.handle(), command, options)
+            .await
+        {
             Ok(output) => render_foreground(&output, timeout),
             Err(error) => ToolOutput::error(format!("{SHELL}: {error}")),
         }
@@ -270,7 +274,7 @@ impl ShellTool {
             ));
         }
         let gate = context.gate();
-        let tasks_dir = match (gate.reason(), &context.background.tasks_dir) {
+        let tasks_dir = match (gate.reason(), &context.background().tasks_dir) {
             (None, Some(tasks_dir)) => tasks_dir.clone(),
             (reason, _) => {
                 let reason = reason.map_or_else(
@@ -302,12 +306,12 @@ impl ShellTool {
         };
         let mut options = BackgroundOptions::new(tasks_dir).stdin(interaction.stdin);
         options.tty = interaction.tty;
-        options.limits = budgets.or(context.background.limits);
-        options.on_exit.clone_from(&context.sinks.on_exit);
-        options.on_stall.clone_from(&context.sinks.on_stall);
+        options.limits = budgets.or(context.background().limits);
+        options.on_exit.clone_from(&context.sinks().on_exit);
+        options.on_stall.clone_from(&context.sinks().on_stall);
         let started = match context
-            .context
-            .exec_background(context.handle, command, options)
+            .execution()
+            .exec_background(context.handle(), command, options)
             .await
         {
             Ok(started) => started,
@@ -323,7 +327,7 @@ impl ShellTool {
                 ));
             }
         };
-        if let Some(on_start) = &context.sinks.on_start {
+        if let Some(on_start) = &context.sinks().on_start {
             on_start(&started, command);
         }
         notify::follow_started(context, events, started.task_id, notify_on);
@@ -332,7 +336,7 @@ impl ShellTool {
             started.task_id,
             started.pid,
             started.output_path.display(),
-            context.background.exit_channel.start_guidance()
+            context.background().exit_channel.start_guidance()
         );
         if let Some(size) = interaction.tty {
             text.push_str(&format!(
@@ -458,7 +462,7 @@ impl ShellTool {
         if timeout.is_some_and(|timeout| timeout <= budget) {
             return None;
         }
-        Some((budget, context.background.tasks_dir.clone()?))
+        Some((budget, context.background().tasks_dir.clone()?))
     }
 }
 

@@ -84,7 +84,7 @@ impl Tool for ShellInputTool {
                 "{SHELL_INPUT}: nothing to send: give `text`, `keys` or `eof: true`"
             ));
         }
-        let entries = match context.context.list_background(context.handle).await {
+        let entries = match context.execution().list_background(context.handle()).await {
             Ok(entries) => entries,
             Err(error) => return context_error(task_id, error),
         };
@@ -119,7 +119,7 @@ impl Tool for ShellInputTool {
         }
 
         // Where the log ends now: the answer is what comes after.
-        let start = log_end(context.context.as_ref(), context, task_id).await;
+        let start = log_end(context.execution().as_ref(), context, task_id).await;
         if !bytes.is_empty()
             && let Err(output) = write(context, task_id, TaskInput::Bytes(bytes.clone())).await
         {
@@ -138,8 +138,8 @@ impl Tool for ShellInputTool {
 
 async fn write(context: &ToolContext, task_id: TaskId, input: TaskInput) -> Result<(), ToolOutput> {
     match context
-        .context
-        .write_input(context.handle, task_id, input)
+        .execution()
+        .write_input(context.handle(), task_id, input)
         .await
     {
         Ok(Some(())) => Ok(()),
@@ -183,7 +183,7 @@ async fn log_end(
     task_id: TaskId,
 ) -> Option<u64> {
     match execution
-        .follow_output(context.handle, task_id, u64::MAX, 0)
+        .follow_output(context.handle(), task_id, u64::MAX, 0)
         .await
     {
         Ok(Some(chunk)) => Some(chunk.offset),
@@ -213,9 +213,10 @@ async fn collect_answer(context: &ToolContext, task_id: TaskId, start: u64) -> A
             break;
         }
         let quiet = INPUT_SETTLE_QUIET.min(deadline - now);
-        let next = context
-            .context
-            .follow_output(context.handle, task_id, offset, FOLLOW_CHUNK);
+        let next =
+            context
+                .execution()
+                .follow_output(context.handle(), task_id, offset, FOLLOW_CHUNK);
         // Quiet for the window, or the log cannot be read: the answer is complete.
         let Ok(Ok(Some(chunk))) = tokio::time::timeout(quiet, next).await else {
             break;

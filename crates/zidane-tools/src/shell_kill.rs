@@ -50,8 +50,8 @@ impl Tool for ShellKillTool {
             Err(output) => return output,
         };
         match context
-            .context
-            .kill_background(context.handle, task_id)
+            .execution()
+            .kill_background(context.handle(), task_id)
             .await
         {
             Ok(Some(exit)) => {

@@ -50,7 +50,7 @@ fn unavailable(context: &ToolContext, gate: &BackgroundGate) -> Result<TaskEvent
              `wait_task`.",
         ));
     }
-    context.sinks.on_event.clone().ok_or_else(|| {
+    context.sinks().on_event.clone().ok_or_else(|| {
         ToolOutput::error(
             "`notify_on` is not available: this host does not deliver task events. Drop \
              `notify_on`; read the log with `read_file`, or wait with `wait_task`.",
@@ -67,8 +67,8 @@ pub(crate) fn follow_started(
 ) {
     if let Some(events) = events {
         events.follow(
-            Arc::clone(&context.context),
-            context.handle,
+            Arc::clone(context.execution()),
+            context.handle(),
             task_id,
             patterns,
             FollowFrom::default(),
@@ -123,8 +123,8 @@ impl Tool for ShellNotifyTool {
             Err(output) => return ToolOutput::error(format!("{SHELL_NOTIFY}: {}", output.text)),
         };
         match context
-            .context
-            .follow_output(context.handle, task_id, u64::MAX, 0)
+            .execution()
+            .follow_output(context.handle(), task_id, u64::MAX, 0)
             .await
         {
             Ok(Some(end)) if !end.ended => {}
@@ -145,8 +145,8 @@ impl Tool for ShellNotifyTool {
         let sources = patterns.sources();
         let changed = events
             .set_patterns(
-                Arc::clone(&context.context),
-                context.handle,
+                Arc::clone(context.execution()),
+                context.handle(),
                 task_id,
                 patterns,
             )

@@ -50,7 +50,11 @@ impl Tool for ShellScreenTool {
             Ok(task_id) => task_id,
             Err(output) => return output,
         };
-        match context.context.read_screen(context.handle, task_id).await {
+        match context
+            .execution()
+            .read_screen(context.handle(), task_id)
+            .await
+        {
             Ok(Some(screen)) => ToolOutput::ok(render(task_id, &screen), json!(screen)),
             Ok(None) => ToolOutput::error(format!(
                 "{SHELL_SCREEN}: no background task {task_id} in this session. Use a task id \

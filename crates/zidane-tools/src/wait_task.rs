@@ -132,7 +132,7 @@ impl Tool for WaitTaskTool {
         };
         let until = match input.until.as_ref().filter(|v| !v.is_null()) {
             None => None,
-            Some(value) => match Until::parse(value, context.background.remote_readiness) {
+            Some(value) => match Until::parse(value, context.background().remote_readiness) {
                 Ok(until) => Some(until),
                 Err(message) => {
                     return ToolOutput::error(format!("{WAIT_TASK}: invalid input: {message}"));
@@ -169,8 +169,8 @@ async fn wait(
         return Ok(unknown_task(task_id));
     }
     let waited = context
-        .context
-        .wait_background(context.handle, task_id, timeout, context.cancel.clone())
+        .execution()
+        .wait_background(context.handle(), task_id, timeout, context.cancel().clone())
         .await?;
     if let Some(exit) = waited {
         return Ok(exit_output(exit));
@@ -184,7 +184,7 @@ async fn wait(
         .as_ref()
         .map(|entry| entry.output_path.display().to_string())
         .unwrap_or_default();
-    if context.cancel.is_cancelled() {
+    if context.cancel().is_cancelled() {
         return Ok(ToolOutput::error_with(
             format!("{WAIT_TASK}: cancelled; {task_id} is still running. Output: {output_path}"),
             cancelled(task_id, &output_path),
@@ -196,9 +196,9 @@ async fn wait(
     // Not `log_tail`: following a running task's empty log would wait for it to write.
     let tail = match &entry {
         Some(entry) => context
-            .context
+            .execution()
             .read_file(
-                context.handle,
+                context.handle(),
                 &entry.output_path,
                 ReadRange::from_end(0, Some(TAIL_LINES)),
             )
@@ -254,7 +254,7 @@ async fn wait_until(
     let waited = tokio::select! {
         waited = wait_ready(context, task_id, until, &seen) => Some(waited?),
         () = tokio::time::sleep(timeout) => None,
-        () = context.cancel.cancelled() => {
+        () = context.cancel().cancelled() => {
             return Ok(ToolOutput::error_with(
                 format!("{WAIT_TASK}: cancelled; {task_id} is still running. Output: {output_path}"),
                 cancelled(task_id, &output_path),
@@ -309,12 +309,12 @@ async fn ended_before_ready(
     until: &Until,
 ) -> Result<ToolOutput, ContextError> {
     let exit = context
-        .context
+        .execution()
         .wait_background(
-            context.handle,
+            context.handle(),
             task_id,
             ENDED_LOOKUP,
-            context.cancel.clone(),
+            context.cancel().clone(),
         )
         .await?;
     let Some(exit) = exit else {
@@ -404,6 +404,9 @@ fn cancelled(task_id: TaskId, output_path: &str) -> serde_json::Value {
 }
 
 async fn find(context: &ToolContext, task_id: TaskId) -> Result<Option<TaskEntry>, ContextError> {
-    let entries = context.context.list_background(context.handle).await?;
+    let entries = context
+        .execution()
+        .list_background(context.handle())
+        .await?;
     Ok(entries.into_iter().find(|entry| entry.task_id == task_id))
 }

@@ -33,7 +33,7 @@ impl Tool for Blocker {
     async fn call(&self, context: &ToolContext, _input: serde_json::Value) -> ToolOutput {
         tokio::select! {
             () = self.0.notified() => ToolOutput::ok("released", serde_json::Value::Null),
-            () = context.cancel.cancelled() => ToolOutput::error("block: cancelled"),
+            () = context.cancel().cancelled() => ToolOutput::error("block: cancelled"),
         }
     }
 }

@@ -109,8 +109,8 @@ async fn a_requested_kill_a_destroy_and_a_budget_are_told_apart() {
         Some(KillReason::Requested)
     );
     session.start("sleep 30").await;
-    let handle = session.context.handle;
-    session.context.context.destroy(handle).await.unwrap();
+    let handle = session.context.handle();
+    session.context.execution().destroy(handle).await.unwrap();
     assert_eq!(
         session.next_exit().await.kill_reason,
         Some(KillReason::Destroyed)

@@ -92,7 +92,9 @@ impl Harness {
             on_event: Some(TaskEvents::new(Arc::new(Recorder(events.clone())))),
         };
         let mut context = ToolContext::new(mock.clone(), handle).with_sinks(sinks);
-        context.background.tasks_dir = tasks_dir.map(Into::into);
+        if let Some(tasks_dir) = tasks_dir {
+            context = context.with_tasks_dir(tasks_dir);
+        }
         Self {
             mock,
             context,

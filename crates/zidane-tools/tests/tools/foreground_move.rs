@@ -16,17 +16,19 @@ use crate::process::{Session, regex_escape};
 /// A session whose foreground commands move after `budget`.
 async fn session(budget: Duration) -> Session {
     let mut session = Session::new().await;
-    session.context.background.foreground_budget = Some(budget);
+    let mut background = session.context.background().clone();
+    background.foreground_budget = Some(budget);
+    session.context = session.context.with_background(background);
     session
 }
 
 /// Ends the session, then checks no exit reached the sink besides those already taken:
 /// the handle's destroy settles every task, so a late exit would be there by now.
 async fn close_told_nothing_more(mut session: Session) {
-    let handle = session.context.handle;
+    let handle = session.context.handle();
     tokio::time::timeout(
         Duration::from_secs(20),
-        session.context.context.destroy(handle),
+        session.context.execution().destroy(handle),
     )
     .await
     .unwrap()
@@ -112,7 +114,7 @@ async fn a_cancelled_call_kills_its_command_and_is_not_told() {
     let session = session(Duration::from_secs(20)).await;
     let began = Instant::now();
     let call = session.call("shell", json!({ "command": "echo begun; sleep 30" }));
-    let cancel = session.context.cancel.clone();
+    let cancel = session.context.cancel().clone();
     let logs = session.dir.path().join("tasks");
     let output = {
         tokio::pin!(call);
@@ -190,7 +192,7 @@ async fn a_timeout_past_the_budget_kills_the_moved_task_and_its_end_is_told() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_host_trigger_moves_the_call_at_once() {
     let mut session = session(Duration::from_secs(600)).await;
-    session.context.move_to_background.cancel();
+    session.context.move_trigger().cancel();
     let output = session
         .call("shell", json!({ "command": "sleep 30" }))
         .await;

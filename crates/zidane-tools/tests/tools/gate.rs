@@ -135,14 +135,18 @@ async fn no_tasks_dir() {
 #[tokio::test]
 async fn policy_disabled() {
     let mut harness = Harness::detached(DetachedTasks::Durable).await;
-    harness.context.background.policy = BackgroundPolicy::Disabled;
+    let mut background = harness.context.background().clone();
+    background.policy = BackgroundPolicy::Disabled;
+    harness.context = harness.context.with_background(background);
     assert_gated(harness, "forged_disabled").await;
 }
 
 #[tokio::test]
 async fn non_durable_policy_on_a_process_lifetime_context() {
     let mut harness = Harness::detached(DetachedTasks::ProcessLifetime).await;
-    harness.context.background.policy = BackgroundPolicy::NonDurable;
+    let mut background = harness.context.background().clone();
+    background.policy = BackgroundPolicy::NonDurable;
+    harness.context = harness.context.with_background(background);
     assert_gated(harness, "forged_not_durable").await;
 }
 
@@ -157,7 +161,9 @@ async fn open_gate_offers_the_flag() {
     let harness = Harness::new().await;
     assert!(offers_background(&shell_spec(&harness.context)));
     let mut durable = Harness::detached(DetachedTasks::Durable).await;
-    durable.context.background.policy = BackgroundPolicy::NonDurable;
+    let mut background = durable.context.background().clone();
+    background.policy = BackgroundPolicy::NonDurable;
+    durable.context = durable.context.with_background(background);
     assert!(offers_background(&shell_spec(&durable.context)));
 }
 

@@ -76,8 +76,8 @@ impl Session {
     }
 
     pub(super) async fn close(self) {
-        let handle = self.context.handle;
-        tokio::time::timeout(BOUND, self.context.context.destroy(handle))
+        let handle = self.context.handle();
+        tokio::time::timeout(BOUND, self.context.execution().destroy(handle))
             .await
             .unwrap()
             .unwrap();
@@ -312,8 +312,8 @@ async fn shell_kill_after_the_shell_exited_says_killed() {
     loop {
         let entries = session
             .context
-            .context
-            .list_background(session.context.handle)
+            .execution()
+            .list_background(session.context.handle())
             .await
             .unwrap();
         let started = std::fs::read_dir(&log)

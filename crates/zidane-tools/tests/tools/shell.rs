@@ -100,7 +100,7 @@ async fn foreground_timeout_is_passed_and_reported() {
 #[tokio::test]
 async fn foreground_cancellation_is_passed_and_reported() {
     let harness = Harness::new().await;
-    harness.context.cancel.cancel();
+    harness.context.cancel().cancel();
     harness.mock.set_exec_handler(|_, options: &ExecOptions| {
         let cancelled = options.cancel.as_ref().is_some_and(|c| c.is_cancelled());
         ExecOutput {
@@ -118,7 +118,9 @@ async fn foreground_cancellation_is_passed_and_reported() {
 #[tokio::test]
 async fn background_start_text_data_and_sinks() {
     let mut harness = Harness::new().await;
-    harness.context.background.limits.stall_timeout = Some(Duration::from_secs(45));
+    let mut background = harness.context.background().clone();
+    background.limits.stall_timeout = Some(Duration::from_secs(45));
+    harness.context = harness.context.with_background(background);
     let output = harness
         .call(
             "shell",
@@ -170,7 +172,11 @@ async fn background_budgets_in_the_foreground_are_refused() {
 #[tokio::test]
 async fn background_start_failure_is_an_error_result() {
     let harness = Harness::new().await;
-    harness.mock.destroy(harness.context.handle).await.unwrap();
+    harness
+        .mock
+        .destroy(harness.context.handle())
+        .await
+        .unwrap();
     let output = harness
         .call(
             "shell",

@@ -96,7 +96,7 @@ async fn default_and_capped_timeouts() {
 async fn cancellation_returns_and_leaves_the_task_alone() {
     let harness = Harness::new().await;
     let task_id = harness.start("npm run dev").await;
-    let cancel = harness.context.cancel.clone();
+    let cancel = harness.context.cancel().clone();
     let wait = harness.call("wait_task", json!({ "task_id": "bash_1" }));
     let abort = async move {
         tokio::task::yield_now().await;
