@@ -81,7 +81,7 @@ pub use session::{
     AcknowledgedLog, MAX_SESSION_ID_LEN, SESSION_FILE, SESSIONS_DIR, Session, SessionStore,
     TASKS_DIR, delete_session, resolve_session_dir, resolve_tasks_dir, validate_session_id,
 };
-pub use spawn::{SpawnInput, create_spawn_tool};
+pub use spawn::{SpawnArgs, create_spawn_tool};
 pub use spawn_options::{DEFAULT_MAX_SPAWN_DEPTH, SPAWN, SpawnToolOptions};
 pub use wake::{WakeLoop, WakeReport, WakeTrigger};
 /// The attribute a [`Model`] implementation needs on its `impl` block (re-exported so

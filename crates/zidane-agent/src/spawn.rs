@@ -41,10 +41,10 @@ A background task the subagent starts outlives it and becomes yours: its answer 
 task, the task is listed among yours (`shell_kill`, `wait_task` and `read_file` work on \
 it), and a `<task-notification>` reaches you when it ends.";
 
-/// Input of the `spawn` tool.
+/// The arguments of the `spawn` tool.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SpawnInput {
+pub struct SpawnArgs {
     /// The subagent's task, complete in itself: it sees nothing of this conversation.
     pub prompt: String,
     /// A few words on what the subagent is for (e.g. "run the test suite"), shown to the
@@ -123,7 +123,7 @@ impl Tool for SpawnTool {
         ToolSpec {
             name: SPAWN.to_owned(),
             description: DESCRIPTION.to_owned(),
-            input_schema: zidane_tools::input_schema::<SpawnInput>(),
+            input_schema: zidane_tools::input_schema::<SpawnArgs>(),
             aliases: Vec::new(),
             title: Some("Hand a task to a subagent".to_owned()),
             // The subagent runs commands of its own, as `shell` does.
@@ -138,7 +138,7 @@ impl Tool for SpawnTool {
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
-        let input: SpawnInput = match parse(input) {
+        let input: SpawnArgs = match parse(input) {
             Ok(input) => input,
             Err(output) => return output,
         };
@@ -262,7 +262,7 @@ fn stop_name(stop: StopReason) -> &'static str {
 }
 
 /// Deserialises the model's input, or an error result that says what to fix.
-fn parse(input: serde_json::Value) -> Result<SpawnInput, ToolOutput> {
+fn parse(input: serde_json::Value) -> Result<SpawnArgs, ToolOutput> {
     if !input.is_object() {
         return Err(ToolOutput::error(format!(
             "{SPAWN}: invalid input: expected a JSON object like {{\"prompt\": \"…\"}}"

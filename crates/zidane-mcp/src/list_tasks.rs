@@ -21,10 +21,10 @@ command and log path, oldest first. Use it to find a task id or a log path you n
 have. It is not a way to wait for a task: a `<task-notification>` arrives when a task \
 ends.";
 
-/// Input of `list_tasks`: nothing.
+/// The arguments of `list_tasks`: none.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ListTasksInput {}
+pub(crate) struct ListTasksArgs {}
 
 /// What `list_tasks` answers besides its text.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -43,7 +43,7 @@ impl Tool for ListTasksTool {
         ToolSpec {
             name: LIST_TASKS.to_owned(),
             description: DESCRIPTION.to_owned(),
-            input_schema: input_schema::<ListTasksInput>(),
+            input_schema: input_schema::<ListTasksArgs>(),
             aliases: Vec::new(),
             title: Some("List the background tasks".to_owned()),
             annotations: ToolAnnotations::READ_ONLY,
@@ -52,7 +52,7 @@ impl Tool for ListTasksTool {
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
-        if let Err(error) = parse_input::<ListTasksInput>(LIST_TASKS, input) {
+        if let Err(error) = parse_input::<ListTasksArgs>(LIST_TASKS, input) {
             return error;
         }
         let mut entries = match context.execution().list_background(context.handle()).await {

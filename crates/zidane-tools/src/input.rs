@@ -1,4 +1,4 @@
-//! The tools' input types, the schemas derived from them, and the one place model input
+//! The tools' argument types, the schemas derived from them, and the one place model input
 //! is deserialised.
 
 use schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings};
@@ -11,10 +11,10 @@ use serde_path_to_error::Segment;
 use crate::input_error::{self, Step};
 use crate::tool::ToolOutput;
 
-/// Input of the `shell` tool.
+/// The arguments of the `shell` tool.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ShellInput {
+pub struct ShellArgs {
     /// The command to run, in the shell the tool's description names.
     pub command: String,
     /// Kill the command's process group after this many milliseconds. For a background
@@ -68,10 +68,10 @@ fn notify_on_schema(_: &mut SchemaGenerator) -> schemars::Schema {
     })
 }
 
-/// Input of the `shell_notify` tool.
+/// The arguments of the `shell_notify` tool.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ShellNotifyInput {
+pub struct ShellNotifyArgs {
     /// The running background task, as returned by `shell`, e.g. `bash_1`.
     #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
     pub task_id: String,
@@ -100,10 +100,10 @@ pub enum StdinChoice {
     Pipe,
 }
 
-/// Input of the `shell_input` tool.
+/// The arguments of the `shell_input` tool.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ShellInputInput {
+pub struct ShellInputArgs {
     /// The running background task to write to, as returned by `shell`, e.g. `bash_1`.
     #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
     pub task_id: String,
@@ -119,28 +119,28 @@ pub struct ShellInputInput {
     pub eof: Option<bool>,
 }
 
-/// Input of the `shell_screen` tool.
+/// The arguments of the `shell_screen` tool.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ShellScreenInput {
+pub struct ShellScreenArgs {
     /// The background task started with `tty: true`, e.g. `bash_1`.
     #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
     pub task_id: String,
 }
 
-/// Input of the `shell_kill` tool.
+/// The arguments of the `shell_kill` tool.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ShellKillInput {
+pub struct ShellKillArgs {
     /// The background task to kill, as returned by `shell`, e.g. `bash_1`.
     #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
     pub task_id: String,
 }
 
-/// Input of the `wait_task` tool.
+/// The arguments of the `wait_task` tool.
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WaitTaskInput {
+pub struct WaitTaskArgs {
     /// The background task to wait for, as returned by `shell`, e.g. `bash_1`.
     #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
     pub task_id: String,
@@ -160,10 +160,10 @@ pub struct WaitTaskInput {
     pub until: Option<serde_json::Value>,
 }
 
-/// Input of the `read_file` tool.
+/// The arguments of the `read_file` tool.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReadFileInput {
+pub struct ReadFileArgs {
     /// The file to read, e.g. a background task's output path exactly as `shell`
     /// returned it.
     pub path: String,
@@ -183,11 +183,11 @@ pub struct ReadFileInput {
 ///
 /// ```
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// struct Input {
+/// struct Args {
 ///     /// What to greet.
 ///     name: String,
 /// }
-/// let schema = zidane_tools::input_schema::<Input>();
+/// let schema = zidane_tools::input_schema::<Args>();
 /// assert_eq!(schema["required"][0], "name");
 /// ```
 pub fn input_schema<T: JsonSchema>() -> serde_json::Value {
@@ -262,11 +262,11 @@ fn unwrap_description(property: &mut serde_json::Value) {
 /// ```
 /// #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 /// #[serde(deny_unknown_fields)]
-/// struct Input {
+/// struct Args {
 ///     /// How long to wait.
 ///     timeout_ms: i64,
 /// }
-/// let error = zidane_tools::parse_input::<Input>("t", serde_json::json!({ "timeout_ms": "soon" }))
+/// let error = zidane_tools::parse_input::<Args>("t", serde_json::json!({ "timeout_ms": "soon" }))
 ///     .unwrap_err();
 /// assert_eq!(
 ///     error.text,

@@ -322,26 +322,26 @@ mod tests {
     use serde_json::json;
 
     use crate::input::{
-        ReadFileInput, ShellInput, ShellInputInput, ShellKillInput, ShellNotifyInput,
-        ShellScreenInput, WaitTaskInput, parse,
+        ReadFileArgs, ShellArgs, ShellInputArgs, ShellKillArgs, ShellNotifyArgs, ShellScreenArgs,
+        WaitTaskArgs, parse,
     };
 
     use super::*;
 
-    /// The error text `tool`'s input type gives for `input`, or `None` if it parses.
+    /// The error text `tool`'s argument type gives for `input`, or `None` if it parses.
     fn refusal(tool: &str, input: Value) -> Option<String> {
         fn text<T>(result: Result<T, crate::ToolOutput>) -> Option<String> {
             result.err().map(|output| output.text)
         }
         match tool {
-            "shell" => text(parse::<ShellInput>(tool, input)),
-            "shell_kill" => text(parse::<ShellKillInput>(tool, input)),
-            "wait_task" => text(parse::<WaitTaskInput>(tool, input)),
-            "read_file" => text(parse::<ReadFileInput>(tool, input)),
-            "shell_input" => text(parse::<ShellInputInput>(tool, input)),
-            "shell_screen" => text(parse::<ShellScreenInput>(tool, input)),
-            "shell_notify" => text(parse::<ShellNotifyInput>(tool, input)),
-            other => panic!("no input type for {other}"),
+            "shell" => text(parse::<ShellArgs>(tool, input)),
+            "shell_kill" => text(parse::<ShellKillArgs>(tool, input)),
+            "wait_task" => text(parse::<WaitTaskArgs>(tool, input)),
+            "read_file" => text(parse::<ReadFileArgs>(tool, input)),
+            "shell_input" => text(parse::<ShellInputArgs>(tool, input)),
+            "shell_screen" => text(parse::<ShellScreenArgs>(tool, input)),
+            "shell_notify" => text(parse::<ShellNotifyArgs>(tool, input)),
+            other => panic!("no argument type for {other}"),
         }
     }
 

@@ -4,7 +4,7 @@
 //! [`ExecutionContext`](zidane_context::ExecutionContext).
 //!
 //! A [`Tool`] presents a [`ToolSpec`] (name, description, input schema derived from its
-//! input type, aliases) and answers a call with a [`ToolOutput`]: text for the model, an
+//! argument type, aliases) and answers a call with a [`ToolOutput`]: text for the model, an
 //! error flag, and structured data for hosts. Bad input is an error result that says
 //! what to fix — a call never panics, and nothing runs on bad input. A [`ToolRegistry`]
 //! dispatches by name or alias.
@@ -55,8 +55,8 @@ pub use error::ToolError;
 pub use exit_channel::ExitChannel;
 pub use gate::{BackgroundGate, GateReason};
 pub use input::{
-    ReadFileInput, ShellInput, ShellInputInput, ShellKillInput, ShellNotifyInput, ShellScreenInput,
-    StdinChoice, WaitTaskInput, input_schema, parse_input,
+    ReadFileArgs, ShellArgs, ShellInputArgs, ShellKillArgs, ShellNotifyArgs, ShellScreenArgs,
+    StdinChoice, WaitTaskArgs, input_schema, parse_input,
 };
 pub use output_schema::output_schema;
 pub use read_file::READ_FILE;

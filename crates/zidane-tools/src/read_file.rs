@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use zidane_context::{DEFAULT_READ_LIMIT, ReadRange, ReadResult};
 
 use crate::context::ToolContext;
-use crate::input::{ReadFileInput, input_schema, parse};
+use crate::input::{ReadFileArgs, input_schema, parse};
 use crate::output_schema::output_schema;
 use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
@@ -31,7 +31,7 @@ impl Tool for ReadFileTool {
         ToolSpec {
             name: READ_FILE.to_owned(),
             description: DESCRIPTION.to_owned(),
-            input_schema: input_schema::<ReadFileInput>(),
+            input_schema: input_schema::<ReadFileArgs>(),
             aliases: Vec::new(),
             title: Some("Read a file or a task's log, from its start or its end".to_owned()),
             annotations: ToolAnnotations::READ_ONLY,
@@ -40,7 +40,7 @@ impl Tool for ReadFileTool {
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
-        let input: ReadFileInput = match parse(READ_FILE, input) {
+        let input: ReadFileArgs = match parse(READ_FILE, input) {
             Ok(input) => input,
             Err(output) => return output,
         };

@@ -11,7 +11,7 @@ use zidane_context::{
 use crate::context::ToolContext;
 use crate::foreground_move::run_movable;
 use crate::gate::BackgroundGate;
-use crate::input::{ShellInput, StdinChoice, input_schema, parse};
+use crate::input::{ShellArgs, StdinChoice, input_schema, parse};
 use crate::output_schema::output_schema;
 use crate::shell_notify as notify;
 use crate::task_events::NotifyPatterns;
@@ -171,7 +171,7 @@ impl ShellTool {
     }
 
     fn foreground_spec(shell: Option<&str>) -> ToolSpec {
-        let mut input_schema = input_schema::<ShellInput>();
+        let mut input_schema = input_schema::<ShellArgs>();
         if let Some(properties) = input_schema
             .get_mut("properties")
             .and_then(serde_json::Value::as_object_mut)
@@ -192,7 +192,7 @@ impl ShellTool {
     /// The background spec; input and terminal fields (and their paragraph) only where
     /// `gate` allows them.
     fn background_spec(shell: Option<&str>, gate: &BackgroundGate) -> ToolSpec {
-        let mut input_schema = input_schema::<ShellInput>();
+        let mut input_schema = input_schema::<ShellArgs>();
         if let Some(properties) = input_schema
             .get_mut("properties")
             .and_then(serde_json::Value::as_object_mut)
@@ -365,7 +365,7 @@ impl Tool for ShellTool {
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
-        let input: ShellInput = match parse(SHELL, input) {
+        let input: ShellArgs = match parse(SHELL, input) {
             Ok(input) => input,
             Err(output) => return output,
         };
@@ -480,7 +480,7 @@ impl Interaction {
 
     /// `stdin`, `tty`, `rows` and `cols` checked: rows and columns only with a
     /// terminal, each within bounds.
-    fn from_input(input: &ShellInput) -> Result<Self, ToolOutput> {
+    fn from_input(input: &ShellArgs) -> Result<Self, ToolOutput> {
         let stdin = match input.stdin {
             Some(StdinChoice::Pipe) => StdinMode::Pipe,
             Some(StdinChoice::Closed) | None => StdinMode::Closed,

@@ -10,7 +10,7 @@ use zidane_context::{ContextError, ExecutionContext, TaskId, TaskInput};
 
 use crate::context::ToolContext;
 use crate::gate::BackgroundGate;
-use crate::input::{ShellInputInput, input_schema, parse, parse_task_id};
+use crate::input::{ShellInputArgs, input_schema, parse, parse_task_id};
 use crate::keys::{describe_key, key_bytes};
 use crate::output_schema::output_schema;
 use crate::terminal_text::strip_terminal_controls;
@@ -50,7 +50,7 @@ impl Tool for ShellInputTool {
         ToolSpec {
             name: SHELL_INPUT.to_owned(),
             description: DESCRIPTION.to_owned(),
-            input_schema: input_schema::<ShellInputInput>(),
+            input_schema: input_schema::<ShellInputArgs>(),
             aliases: Vec::new(),
             title: Some("Type into a background task: answer its prompt, drive a REPL".to_owned()),
             annotations: ToolAnnotations {
@@ -68,7 +68,7 @@ impl Tool for ShellInputTool {
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
-        let input: ShellInputInput = match parse(SHELL_INPUT, input) {
+        let input: ShellInputArgs = match parse(SHELL_INPUT, input) {
             Ok(input) => input,
             Err(output) => return output,
         };

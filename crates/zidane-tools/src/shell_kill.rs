@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use zidane_context::{ContextError, TaskExitInfo};
 
 use crate::context::ToolContext;
-use crate::input::{ShellKillInput, input_schema, parse, parse_task_id};
+use crate::input::{ShellKillArgs, input_schema, parse, parse_task_id};
 use crate::output_schema::output_schema;
 use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
@@ -27,7 +27,7 @@ impl Tool for ShellKillTool {
         ToolSpec {
             name: SHELL_KILL.to_owned(),
             description: DESCRIPTION.to_owned(),
-            input_schema: input_schema::<ShellKillInput>(),
+            input_schema: input_schema::<ShellKillArgs>(),
             aliases: Vec::new(),
             title: Some("Stop a background task".to_owned()),
             annotations: ToolAnnotations {
@@ -41,7 +41,7 @@ impl Tool for ShellKillTool {
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
-        let input: ShellKillInput = match parse(SHELL_KILL, input) {
+        let input: ShellKillArgs = match parse(SHELL_KILL, input) {
             Ok(input) => input,
             Err(output) => return output,
         };

@@ -9,7 +9,7 @@ use zidane_context::TaskId;
 use crate::context::ToolContext;
 use crate::data::{self, ShellNotifyData};
 use crate::gate::BackgroundGate;
-use crate::input::{ShellNotifyInput, input_schema, parse, parse_task_id};
+use crate::input::{ShellNotifyArgs, input_schema, parse, parse_task_id};
 use crate::output_schema::output_schema;
 use crate::task_events::{FollowFrom, NotifyPatterns, PatternsChanged, TaskEvents};
 use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
@@ -82,7 +82,7 @@ impl Tool for ShellNotifyTool {
         ToolSpec {
             name: SHELL_NOTIFY.to_owned(),
             description: DESCRIPTION.to_owned(),
-            input_schema: input_schema::<ShellNotifyInput>(),
+            input_schema: input_schema::<ShellNotifyArgs>(),
             aliases: Vec::new(),
             title: Some("Choose which log lines of a background task you are told of".to_owned()),
             annotations: ToolAnnotations {
@@ -100,7 +100,7 @@ impl Tool for ShellNotifyTool {
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
-        let input: ShellNotifyInput = match parse(SHELL_NOTIFY, input) {
+        let input: ShellNotifyArgs = match parse(SHELL_NOTIFY, input) {
             Ok(input) => input,
             Err(output) => return output,
         };

@@ -6,7 +6,7 @@ use zidane_context::{ContextError, Screen};
 
 use crate::context::ToolContext;
 use crate::gate::BackgroundGate;
-use crate::input::{ShellScreenInput, input_schema, parse, parse_task_id};
+use crate::input::{ShellScreenArgs, input_schema, parse, parse_task_id};
 use crate::output_schema::output_schema;
 use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
@@ -29,7 +29,7 @@ impl Tool for ShellScreenTool {
         ToolSpec {
             name: SHELL_SCREEN.to_owned(),
             description: DESCRIPTION.to_owned(),
-            input_schema: input_schema::<ShellScreenInput>(),
+            input_schema: input_schema::<ShellScreenArgs>(),
             aliases: Vec::new(),
             title: Some("Read a terminal task's screen".to_owned()),
             annotations: ToolAnnotations::READ_ONLY,
@@ -42,7 +42,7 @@ impl Tool for ShellScreenTool {
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
-        let input: ShellScreenInput = match parse(SHELL_SCREEN, input) {
+        let input: ShellScreenArgs = match parse(SHELL_SCREEN, input) {
             Ok(input) => input,
             Err(output) => return output,
         };

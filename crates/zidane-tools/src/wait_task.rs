@@ -8,7 +8,7 @@ use zidane_context::{ContextError, ReadRange, TaskEntry, TaskExitInfo, TaskId};
 
 use crate::context::ToolContext;
 use crate::exit_channel::ExitChannel;
-use crate::input::{WaitTaskInput, input_schema, parse, parse_task_id};
+use crate::input::{WaitTaskArgs, input_schema, parse, parse_task_id};
 use crate::output_schema::output_schema;
 use crate::readiness::{LastSeen, Until, Waited, log_tail, wait_ready};
 use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
@@ -101,7 +101,7 @@ impl Tool for WaitTaskTool {
         ToolSpec {
             name: WAIT_TASK.to_owned(),
             description: wait_task_description(WaitLimits::STANDARD, view.gate.exit_channel()),
-            input_schema: input_schema::<WaitTaskInput>(),
+            input_schema: input_schema::<WaitTaskArgs>(),
             aliases: Vec::new(),
             title: Some("Wait for a background task to end".to_owned()),
             annotations: ToolAnnotations::READ_ONLY,
@@ -110,7 +110,7 @@ impl Tool for WaitTaskTool {
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
-        let input: WaitTaskInput = match parse(WAIT_TASK, input) {
+        let input: WaitTaskArgs = match parse(WAIT_TASK, input) {
             Ok(input) => input,
             Err(output) => return output,
         };
