@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use zidane_agent::{
-    Agent, AgentBuilder, Behavior, HookEvent, ScriptedModel, Session, SessionStore, WakeReport,
-    WakeTrigger,
+    Agent, AgentBuilder, Behavior, HookEvent, ScriptedModel, Session, SessionStore,
 };
+#[cfg(unix)]
+use zidane_agent::{WakeReport, WakeTrigger};
 use zidane_context::{ExecutionHandle, MockContext, TaskId};
 use zidane_wire::StreamEvent;
 
@@ -127,7 +128,8 @@ pub async fn until(mut condition: impl FnMut() -> bool) {
 }
 
 /// The next report of a run the wake loop started by itself (not a prompt's), within
-/// `bound`.
+/// `bound`. Only the real-process suites use it, and they run on Unix.
+#[cfg(unix)]
 pub async fn next_wake(
     reports: &mut tokio::sync::broadcast::Receiver<WakeReport>,
     bound: Duration,
