@@ -7,24 +7,17 @@
 use serde_json::json;
 use zidane_test_support::Step;
 
-use crate::hosts::host::{Host, Sandbox, carrier_runs, describe};
-use crate::hosts::scenarios::{blocks_of, task_log_ends_with};
+use crate::hosts::host::{Host, Sandbox, describe};
+use crate::hosts::scenarios::{bash_1_done, blocks_of};
 
 async fn a_long_foreground_command_moves_and_its_end_is_told_once(host: Host) {
     let Some(sandbox) = Sandbox::new(host) else {
         return;
     };
-    let user_dir = sandbox.user_dir();
-    let ended = {
-        let user_dir = user_dir.clone();
-        move || task_log_ends_with(&user_dir, "bash_1", "done\n")
-    };
-    let token = sandbox.token().to_owned();
     let long = json!({ "command": "echo start; sleep 3; echo done" });
     let steps = vec![
         Step::call(host.call("shell", long)),
-        Step::call(host.call("shell", json!({ "command": "true" })))
-            .gated(move || ended() && !carrier_runs(&token, "echo done")),
+        Step::call(host.call("shell", json!({ "command": "true" }))).gated(bash_1_done(&sandbox)),
         Step::call(host.call("list_tasks", json!({}))),
         Step::text("It moved and ended."),
     ];

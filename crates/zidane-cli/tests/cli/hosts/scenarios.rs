@@ -66,16 +66,10 @@ async fn a_background_exit_reaches_the_model_once(host: Host) {
         return;
     };
     let user_dir = sandbox.user_dir();
-    let ended = {
-        let user_dir = user_dir.clone();
-        move || task_log_ends_with(&user_dir, "bash_1", "done\n")
-    };
-    let token = sandbox.token().to_owned();
     let background = json!({ "command": "sleep 1; echo done", "run_in_background": true });
     let steps = vec![
         Step::call(host.call("shell", background)),
-        Step::call(host.call("shell", json!({ "command": "true" })))
-            .gated(move || ended() && !carrier_runs(&token, "echo done")),
+        Step::call(host.call("shell", json!({ "command": "true" }))).gated(bash_1_done(&sandbox)),
         Step::call(host.call("list_tasks", json!({}))),
         Step::text("All three ran."),
     ];
@@ -237,6 +231,14 @@ async fn nothing_runs_after_the_host_exits(host: Host) {
         || !carrier_runs(sandbox.token(), "sleep 300") && sandbox.processes().is_empty(),
     )
     .await;
+}
+
+/// A step's gate: `bash_1` (an `echo done` command) has printed `done` to its log and
+/// its process is gone, so the next result is the first that may tell its end.
+pub(super) fn bash_1_done(sandbox: &Sandbox) -> impl Fn() -> bool + Send + Sync + 'static {
+    let user_dir = sandbox.user_dir();
+    let token = sandbox.token().to_owned();
+    move || task_log_ends_with(&user_dir, "bash_1", "done\n") && !carrier_runs(&token, "echo done")
 }
 
 /// Whether `task`'s log under `user_dir` ends with `tail`.
