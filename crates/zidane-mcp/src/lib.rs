@@ -18,7 +18,9 @@
 //! 2. **Piggyback**: the next tool result, whatever the tool, begins with the
 //!    `<task-notification>` blocks of the tasks that ended since
 //!    ([`Agent::drain_notifications`](zidane_agent::Agent::drain_notifications)), in its
-//!    text and its structured content.
+//!    text and its structured content; an error result carries them only for a client
+//!    known to show an error once (not qwen-code), else they wait for the next successful
+//!    result.
 //! 3. **Pushes**: log messages (only once asked for), resource updates; informational,
 //!    they latch nothing.
 //!

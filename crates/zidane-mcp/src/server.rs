@@ -4,8 +4,10 @@
 //! loop's own dispatch — and every result is followed by
 //! [`Agent::drain_notifications`](zidane_agent::Agent::drain_notifications): the
 //! `<task-notification>` blocks of tasks that ended since, at the very start of the
-//! result (text and structured content). A client that takes MCP tasks gets a
-//! background start and `wait_task` as MCP tasks instead.
+//! result (text and structured content). An error result is followed by it only for a
+//! client that shows an error once ([`clients::blocks_ride`]); for any other the blocks
+//! wait for the next successful result. A client that takes MCP tasks gets a background
+//! start and `wait_task` as MCP tasks instead.
 //!
 //! Both protocol eras are served: 2025-11-25 and earlier (`initialize`, a session per
 //! connection or per HTTP session id) and 2026-07-28 (`server/discover`, per-request
@@ -28,7 +30,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData as McpError, ServerHandler};
-use zidane_agent::ToolCall;
+use zidane_agent::{Notifications, ToolCall};
 use zidane_context::TaskId;
 use zidane_tools::{
     ExitChannel, SHELL, SpecView, ToolSpec, WAIT_TASK, WaitLimits, wait_task_description,
@@ -397,7 +399,13 @@ impl ServerHandler for McpServer {
                 return Ok(CallToolResponse::Task(task));
             }
         }
-        let told = agent.drain_notifications().await.map_err(agent_error)?;
+        let told = if clients::blocks_ride(context.client_info().as_ref(), output.is_error) {
+            agent.drain_notifications().await.map_err(agent_error)?
+        } else {
+            // Not drained, so not latched: they stay pending for the next result they
+            // ride on.
+            Notifications::default()
+        };
         Ok(CallToolResponse::Complete(tool_result(
             output,
             &told,

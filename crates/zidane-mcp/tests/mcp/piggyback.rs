@@ -3,7 +3,9 @@
 
 use serde_json::json;
 
-use crate::support::{notified, start, start_task, structured, text, until_ended};
+use crate::support::{
+    is_error, notified, start, start_as, start_task, structured, text, until_ended,
+};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_next_result_carries_the_block_and_the_one_after_does_not() {
@@ -49,17 +51,52 @@ async fn the_structured_content_carries_the_block_and_the_text_too() {
     harness.close().await;
 }
 
+/// For a client known to show an error result once (Codex), a call that fails carries
+/// the blocks like any other.
 #[tokio::test(flavor = "multi_thread")]
 async fn any_tool_carries_it_even_a_failing_one() {
-    let harness = start().await;
+    let harness = start_as("codex-mcp-client").await;
     let (id, _, _) = start_task(&harness, "exit 4").await;
     until_ended(&harness, &id).await;
     let failed = harness
         .call("wait_task", json!({ "task_id": "nope" }))
         .await;
+    assert!(is_error(&failed), "{}", text(&failed));
     assert_eq!(notified(&failed), ["bash_1"]);
     assert!(text(&failed).contains("<exit-code>4</exit-code>"));
+    let next = harness.call("list_tasks", json!({})).await;
+    assert!(notified(&next).is_empty(), "{}", text(&next));
     harness.close().await;
+}
+
+/// qwen-code shows the model an error's content twice, and a client not known may: for
+/// them a failing call carries no block, and the next successful result carries it, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_call_leaves_it_to_the_next_success_where_an_error_may_show_twice() {
+    for name in [Some("qwen-cli-mcp-client-zidane"), None] {
+        let harness = match name {
+            Some(name) => start_as(name).await,
+            None => start().await,
+        };
+        let (id, _, _) = start_task(&harness, "exit 4").await;
+        until_ended(&harness, &id).await;
+        let failed = harness
+            .call("wait_task", json!({ "task_id": "nope" }))
+            .await;
+        assert!(is_error(&failed), "{name:?}: {}", text(&failed));
+        assert!(
+            !text(&failed).contains("<task-notification>"),
+            "{name:?}: {}",
+            text(&failed)
+        );
+        let next = harness.call("list_tasks", json!({})).await;
+        assert!(!is_error(&next), "{name:?}: {}", text(&next));
+        assert_eq!(notified(&next), ["bash_1"], "{name:?}: {}", text(&next));
+        assert!(text(&next).contains("<exit-code>4</exit-code>"));
+        let after = harness.call("list_tasks", json!({})).await;
+        assert!(notified(&after).is_empty(), "{name:?}: {}", text(&after));
+        harness.close().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
