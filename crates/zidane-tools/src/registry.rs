@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::extra_arguments;
+use crate::extra_arguments::{self, Schemas};
 use crate::tool::{SpecView, Tool, ToolOutput, ToolSpec};
 
 /// The tools of an agent, in registration order, each reachable by its name and its
@@ -127,10 +127,13 @@ impl ToolRegistry {
     }
 
     /// Calls the tool answering to `name`; an unknown name is an error result listing
-    /// the tools there are. Arguments the tool does not declare are handled here, once
-    /// for every tool: one a host adds is dropped, a misspelling of a declared one is
-    /// refused by name, any other is dropped and named in a note at the end of the
-    /// result (see `extra_arguments`).
+    /// the tools there are. Arguments the tool does not offer in the context's session
+    /// are handled here, once for every tool: one the tool defines but withholds here
+    /// (its [`full_spec`](Tool::full_spec) has it, its spec in the session's view does
+    /// not) is refused with the tool's [`withheld`](Tool::withheld) reason and nothing
+    /// runs; of the others, one a host adds is dropped, a misspelling of a declared one
+    /// is refused by name, any other is dropped and named in a note at the end of the
+    /// result.
     pub async fn dispatch(
         &self,
         context: &ToolContext,
@@ -140,8 +143,15 @@ impl ToolRegistry {
         let Some(tool) = self.resolve(name) else {
             return ToolOutput::error(self.unknown_tool(name));
         };
-        let spec = tool.spec(&SpecView::default());
-        let stripped = match extra_arguments::strip(&spec.name, &spec.input_schema, &mut input) {
+        let view = SpecView::in_context(context.gate(), context.execution().as_ref());
+        let spec = tool.spec(&view);
+        let full = tool.full_spec();
+        let schemas = Schemas {
+            offered: &spec.input_schema,
+            defined: &full.input_schema,
+        };
+        let withheld = |argument: &str| tool.withheld(argument, &view);
+        let stripped = match extra_arguments::strip(&spec.name, schemas, withheld, &mut input) {
             Ok(stripped) => stripped,
             Err(message) => return ToolOutput::error(message),
         };

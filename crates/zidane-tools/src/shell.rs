@@ -10,7 +10,7 @@ use zidane_context::{
 
 use crate::context::ToolContext;
 use crate::foreground_move::run_movable;
-use crate::gate::BackgroundGate;
+use crate::gate::{BackgroundGate, GateReason};
 use crate::input::{ShellArgs, StdinChoice, input_schema, parse};
 use crate::output_schema::output_schema;
 use crate::shell_notify as notify;
@@ -267,38 +267,31 @@ impl ShellTool {
         interaction: Interaction,
         notify_on: NotifyPatterns,
     ) -> ToolOutput {
-        if !self.allow_background {
-            return ToolOutput::error(format!(
-                "{SHELL}: background mode is not available: this shell tool does not offer \
-                 it. Run the command without `run_in_background`."
-            ));
-        }
+        // The registry refuses these arguments before the call when the session's spec
+        // leaves them out; a tool called directly meets the same refusals here.
         let gate = context.gate();
-        let tasks_dir = match (gate.reason(), &context.background().tasks_dir) {
-            (None, Some(tasks_dir)) => tasks_dir.clone(),
-            (reason, _) => {
-                let reason = reason.map_or_else(
-                    || "no tasks directory is configured".to_owned(),
-                    |r| r.to_string(),
-                );
-                return ToolOutput::error(format!(
-                    "{SHELL}: background mode is not available: {reason}. Run the command \
-                     without `run_in_background`."
-                ));
-            }
+        let refused = |argument| {
+            let reason = self.refusal(&gate, argument);
+            reason.map(|reason| ToolOutput::error(format!("{SHELL}: {reason}")))
         };
-        if interaction.tty.is_some() && !gate.terminals() {
-            return ToolOutput::error(format!(
-                "{SHELL}: `tty` is not available: this execution context cannot run tasks in a \
-                 terminal. Drop `tty`."
-            ));
+        if let Some(refused) = refused("run_in_background") {
+            return refused;
         }
-        if interaction.takes_input() && !gate.task_input() {
+        let Some(tasks_dir) = context.background().tasks_dir.clone() else {
             return ToolOutput::error(format!(
-                "{SHELL}: `stdin: \"pipe\"` is not available: this execution context cannot \
-                 write to background tasks. Drop `stdin`, and pass the command its input \
-                 another way (a here-string, a file, a non-interactive flag)."
+                "{SHELL}: {}",
+                background_unavailable(&GateReason::NoTasksDir.to_string(), "run_in_background")
             ));
+        };
+        if interaction.tty.is_some()
+            && let Some(refused) = refused("tty")
+        {
+            return refused;
+        }
+        if interaction.takes_input()
+            && let Some(refused) = refused("stdin")
+        {
+            return refused;
         }
         let events = match notify::events_for(context, &gate, &notify_on) {
             Ok(events) => events,
@@ -362,6 +355,19 @@ impl ShellTool {
 impl Tool for ShellTool {
     fn spec(&self, view: &SpecView) -> ToolSpec {
         self.spec_with(&view.gate, view.shell.as_deref())
+    }
+
+    /// Every argument of the background spec under an open gate, whether this shell
+    /// offers background mode or not: a forged `run_in_background` is then refused
+    /// with the reason, never dropped as an argument the shell does not know.
+    fn full_spec(&self) -> ToolSpec {
+        Self::background_spec(None, &BackgroundGate::open())
+    }
+
+    fn withheld(&self, argument: &str, view: &SpecView) -> String {
+        self.refusal(&view.gate, argument).unwrap_or_else(|| {
+            format!("`{argument}` is not available in this session; nothing was run. Drop it.")
+        })
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
@@ -447,6 +453,38 @@ impl Tool for ShellTool {
 }
 
 impl ShellTool {
+    /// Why this shell cannot honour the background-only `argument` under `gate`, as the
+    /// model reads it after "shell: ", or `None` when it can (or `argument` is not one
+    /// of [`BACKGROUND_FIELDS`]).
+    fn refusal(&self, gate: &BackgroundGate, argument: &str) -> Option<String> {
+        if !BACKGROUND_FIELDS.contains(&argument) {
+            return None;
+        }
+        if !self.allow_background {
+            return Some(background_unavailable(
+                "this shell tool does not offer it",
+                argument,
+            ));
+        }
+        if let Some(reason) = gate.reason() {
+            return Some(background_unavailable(&reason.to_string(), argument));
+        }
+        match argument {
+            "tty" | "rows" | "cols" if !gate.terminals() => Some(format!(
+                "`{argument}` is not available: this execution context cannot run tasks in a \
+                 terminal. Drop `{argument}`."
+            )),
+            "stdin" if !gate.task_input() => Some(
+                "`stdin: \"pipe\"` is not available: this execution context cannot write to \
+                 background tasks. Drop `stdin`, and pass the command its input another way (a \
+                 here-string, a file, a non-interactive flag)."
+                    .to_owned(),
+            ),
+            "notify_on" if !gate.task_events() => Some(notify::NOTIFY_ON_UNFOLLOWED.to_owned()),
+            _ => None,
+        }
+    }
+
     /// The move budget and tasks directory of a foreground call, when it may move to the
     /// background: the tool allows background, the session's gate is open with a budget,
     /// and `timeout_ms` (which kills) is not already within the budget.
@@ -533,6 +571,12 @@ fn positive_ms(field: &str, value: Option<i64>) -> Result<Option<Duration>, Tool
             ))),
         },
     }
+}
+
+/// The refusal of a background-only `argument` where background mode is not available,
+/// for `reason`.
+fn background_unavailable(reason: &str, argument: &str) -> String {
+    format!("background mode is not available: {reason}. Run the command without `{argument}`.")
 }
 
 /// The model's view of a foreground run: output, then how it ended.

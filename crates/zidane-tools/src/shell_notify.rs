@@ -41,14 +41,15 @@ pub(crate) fn events_for(
     unavailable(context, gate).map(Some)
 }
 
+/// Why `notify_on` is refused where the context cannot follow a log.
+pub(crate) const NOTIFY_ON_UNFOLLOWED: &str = "`notify_on` is not available: this execution \
+     context cannot follow a task's log as it grows. Drop `notify_on`; read the log with \
+     `read_file`, or wait with `wait_task`.";
+
 /// The followers, or why `notify_on` cannot work in this session.
 fn unavailable(context: &ToolContext, gate: &BackgroundGate) -> Result<TaskEvents, ToolOutput> {
     if !gate.task_events() {
-        return Err(ToolOutput::error(
-            "`notify_on` is not available: this execution context cannot follow a task's \
-             log as it grows. Drop `notify_on`; read the log with `read_file`, or wait with \
-             `wait_task`.",
-        ));
+        return Err(ToolOutput::error(NOTIFY_ON_UNFOLLOWED));
     }
     context.sinks().on_event.clone().ok_or_else(|| {
         ToolOutput::error(

@@ -63,6 +63,25 @@ pub trait Tool: Send + Sync {
     /// host's own tool — even one named `shell` — keeps its spec.
     fn spec(&self, view: &SpecView) -> ToolSpec;
 
+    /// The spec with every argument the tool takes in some session, whatever a view
+    /// offers. The registry tells by it an argument the tool withholds in a session
+    /// (refused, with [`withheld`](Self::withheld)'s reason, and nothing runs) from one
+    /// it never had (dropped with a note). The default is the spec in the widest view,
+    /// [`SpecView::default`]; a tool that leaves arguments out in every view of some
+    /// configuration (a shell built without background mode) says here what it left out.
+    fn full_spec(&self) -> ToolSpec {
+        self.spec(&SpecView::default())
+    }
+
+    /// Why the tool does not take `argument` in `view`: an argument its
+    /// [`full_spec`](Self::full_spec) declares and its spec in `view` leaves out. The
+    /// text is the refusal the model reads after the tool's name: the reason, then what
+    /// to do instead.
+    fn withheld(&self, argument: &str, view: &SpecView) -> String {
+        let _ = view;
+        format!("`{argument}` is not available in this session; nothing was run. Drop it.")
+    }
+
     /// Whether the model is offered this tool at all under `gate`. The default is
     /// `true`; the tools that only work on a running background task that takes input
     /// (`shell_input`) or has a terminal (`shell_screen`) are left out when the gate

@@ -9,6 +9,7 @@ mod budgets;
 mod common;
 mod doc_lists;
 mod foreground_move;
+mod forged;
 mod gate;
 mod process;
 mod read_file;
