@@ -11,6 +11,8 @@ mod example;
 #[cfg(target_os = "linux")]
 mod facade;
 #[cfg(target_os = "linux")]
+mod forged;
+#[cfg(target_os = "linux")]
 mod full_disk;
 #[cfg(target_os = "linux")]
 mod interactive;
