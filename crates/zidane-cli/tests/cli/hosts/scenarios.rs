@@ -1,5 +1,6 @@
-//! What each host shows the model, scenario by scenario: a background exit, a wait, a
-//! large output, and what is left running after the host exits. Each scenario runs
+//! What each host shows the model, scenario by scenario: a background exit, the same
+//! exit when the next call fails, a wait, a large output, and what is left running after
+//! the host exits. Each scenario runs
 //! once per host (`<scenario>::claude_code`, `<scenario>::codex`, `<scenario>::opencode`,
 //! `<scenario>::copilot_cli`, `<scenario>::gemini_cli`, `<scenario>::qwen_code`).
 #![allow(clippy::print_stdout)]
@@ -49,6 +50,7 @@ macro_rules! for_each_host {
 
 for_each_host!(
     a_background_exit_reaches_the_model_once,
+    an_exit_before_a_failing_call_reaches_the_model_once,
     a_wait_answers_within_the_hosts_ceiling,
     a_large_output_shows_its_last_lines_within_budget,
     nothing_runs_after_the_host_exits,
@@ -88,6 +90,61 @@ async fn a_background_exit_reaches_the_model_once(host: Host) {
             && after_true.contains(&log),
         "{host:?} did not show the model bash_1's notification (id, exit 0, log {log}) \
          in the result of `true`:\n{after_true}"
+    );
+    let results = ran.results();
+    let shown: usize = results
+        .iter()
+        .map(|result| blocks_of(result, "bash_1"))
+        .sum();
+    assert_eq!(
+        shown, 1,
+        "{host:?} showed the notification {shown} times over the conversation:\n{results:#?}"
+    );
+}
+
+/// Start `sleep 1; echo done` in the background; once it has ended, a `wait_task` on a
+/// task that does not exist (`bash_99`, an error result); then a foreground `true`.
+/// bash_1's notification reaches the model exactly once over the conversation: on the
+/// error result where the host shows an error once, on the result of `true` where it
+/// would show it twice (qwen-code quotes an error's content in its own message, then the
+/// content again).
+async fn an_exit_before_a_failing_call_reaches_the_model_once(host: Host) {
+    let Some(sandbox) = Sandbox::new(host) else {
+        return;
+    };
+    let background = json!({ "command": "sleep 1; echo done", "run_in_background": true });
+    let steps = vec![
+        Step::call(host.call("shell", background)),
+        Step::call(host.call("wait_task", json!({ "task_id": "bash_99" })))
+            .gated(bash_1_done(&sandbox)),
+        Step::call(host.call("shell", json!({ "command": "true" }))),
+        Step::text("The wait failed and `true` ran."),
+    ];
+    let ran = sandbox.run(steps, &[]).await;
+    let requests = ran.main_requests();
+    assert_eq!(requests.len(), 4, "{}", describe(&requests));
+
+    let failed = ran.result_of_step(1);
+    let after_true = ran.result_of_step(2);
+    println!("{host:?}: the failing wait showed the model: {failed}");
+    println!("{host:?}: the result of `true` after it showed the model: {after_true}");
+    assert!(
+        failed.contains("bash_99"),
+        "{host:?}: the failing wait did not name bash_99:\n{failed}"
+    );
+    let (carrier, other) = if host == Host::QwenCode {
+        (&after_true, &failed)
+    } else {
+        (&failed, &after_true)
+    };
+    assert!(
+        blocks_of(carrier, "bash_1") == 1 && carrier.contains("<exit-code>0</exit-code>"),
+        "{host:?} did not show the model bash_1's notification where expected:\n{carrier}"
+    );
+    assert_eq!(
+        blocks_of(other, "bash_1"),
+        0,
+        "{host:?} showed bash_1's notification on the other result too:\n{other}"
     );
     let results = ran.results();
     let shown: usize = results
