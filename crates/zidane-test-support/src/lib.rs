@@ -1,8 +1,9 @@
 //! Helpers the tests and bench drivers of the zidane crates share, so that each lives
 //! once: (on Unix) `/proc` probes, a tmpfs for a real full disk, the orphan-sweep lock and the
 //! plumbing of a helper test that crashes a host, a bounded async wait, the `--help` and
-//! `--version` check of a binary, the Python MCP SDK's venv, a scripted model server for real MCP hosts, and the
-//! output line and percentile summary of the bench drivers.
+//! `--version` check of a binary, the Python MCP SDK's venv, a scripted model server for real MCP hosts, the
+//! output line and percentile summary of the bench drivers, and (feature `json-schema`) the
+//! strict check that a published schema is standard JSON Schema 2020-12.
 //!
 //! Dev-only (`publish = false`): crates name it under `[dev-dependencies]`. It depends
 //! on no zidane crate, so every zidane crate can use it without a cycle; what needs a
@@ -35,6 +36,8 @@
 pub use crate::bench::{percentiles, print_driver_line, round1};
 pub use crate::binary::assert_answers_help_and_version;
 pub use crate::env_lines::env_of;
+#[cfg(feature = "json-schema")]
+pub use crate::json_schema::{STANDARD_FORMATS, assert_standard_schema, standard_schema_problems};
 pub use crate::model_server::{
     Exchange, GATE_WAIT, Gate, OFF_SCRIPT_TEXT, ScriptedModel, Step, ToolCall, Turn, tool_results,
 };
@@ -55,6 +58,8 @@ pub use crate::tmpfs::Tmpfs;
 mod bench;
 mod binary;
 mod env_lines;
+#[cfg(feature = "json-schema")]
+mod json_schema;
 mod model_server;
 #[cfg(unix)]
 mod orphans;

@@ -1,7 +1,7 @@
 //! The tools' argument types, the schemas derived from them, and the one place model input
 //! is deserialised.
 
-use schemars::{JsonSchema, SchemaGenerator, generate::SchemaSettings};
+use schemars::{JsonSchema, SchemaGenerator};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use zidane_context::{TASK_ID_PREFIX, TaskId};
@@ -178,7 +178,8 @@ pub struct ReadFileArgs {
 
 /// The input schema of `T`, as a tool spec carries it: a plain object schema without
 /// `$schema`, title or root description, optional fields typed without `null`, doc
-/// comments unwrapped into sentences. Derive the schema of a tool's input with this and
+/// comments unwrapped into sentences. It is standard JSON Schema 2020-12: no format the
+/// standard does not define (an unsigned integer says `minimum: 0` instead). Derive the schema of a tool's input with this and
 /// deserialise the same type, so the two cannot drift.
 ///
 /// ```
@@ -191,13 +192,8 @@ pub struct ReadFileArgs {
 /// assert_eq!(schema["required"][0], "name");
 /// ```
 pub fn input_schema<T: JsonSchema>() -> serde_json::Value {
-    let mut settings = SchemaSettings::draft2020_12();
-    settings.meta_schema = None;
-    settings.inline_subschemas = true;
-    let schema = SchemaGenerator::new(settings).into_root_schema_for::<T>();
-    let mut value = schema.to_value();
+    let mut value = crate::schema_generator::standard_schema::<T>();
     if let Some(root) = value.as_object_mut() {
-        root.remove("title");
         root.remove("description");
         if let Some(properties) = root
             .get_mut("properties")

@@ -94,6 +94,7 @@ mod output_schema;
 mod read_file;
 mod readiness;
 mod registry;
+mod schema_generator;
 mod shell;
 mod shell_input;
 mod shell_kill;

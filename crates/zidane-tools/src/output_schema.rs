@@ -6,7 +6,9 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 /// The schema of `T` as it serialises, every part inline (no `$defs` for a host to
-/// resolve), without `$schema` or title, doc comments as sentences.
+/// resolve), without `$schema` or title, doc comments as sentences: standard JSON
+/// Schema 2020-12, with no format the standard does not define (an unsigned integer
+/// says `minimum: 0` instead).
 ///
 /// ```
 /// #[derive(serde::Serialize, schemars::JsonSchema)]
@@ -17,16 +19,10 @@ use serde_json::Value;
 /// let schema = zidane_tools::output_schema::<Data>();
 /// assert_eq!(schema["type"], "object");
 /// assert!(schema.get("$schema").is_none());
+/// assert!(schema["properties"]["exit_code"].get("format").is_none());
 /// ```
 pub fn output_schema<T: JsonSchema>() -> Value {
-    let generator = schemars::generate::SchemaSettings::draft2020_12()
-        .with(|settings| settings.inline_subschemas = true)
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>().to_value();
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("$schema");
-        object.remove("title");
-    }
+    let mut schema = crate::schema_generator::standard_schema::<T>();
     unwrap_descriptions(&mut schema);
     schema
 }

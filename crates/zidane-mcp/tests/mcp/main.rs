@@ -14,6 +14,7 @@ mod piggyback;
 mod pushes;
 mod shapes;
 mod snapshots;
+mod standard_schemas;
 mod teardown;
 mod tools;
 mod waits;

@@ -1,8 +1,11 @@
 //! Every spec the model can see, pinned: schemas derived from the input types, and the
 //! descriptions (they are prompts).
 
+use std::time::Duration;
+
 use insta::{assert_json_snapshot, assert_snapshot};
-use zidane_tools::{BackgroundGate, GateReason, ToolRegistry};
+use zidane_test_support::assert_standard_schema;
+use zidane_tools::{BackgroundGate, ExitChannel, GateReason, ToolRegistry};
 
 #[test]
 fn input_schemas() {
@@ -79,6 +82,61 @@ fn input_and_terminals_only_where_the_gate_allows_them() {
             .unwrap()
             .contains_key("tty")
     );
+}
+
+/// Every view a session can list the tools under, from the widest (an open gate with
+/// input, terminals, task events and moved foreground commands, under each exit
+/// channel) to the narrowest (a closed gate, for each reason).
+fn every_view() -> Vec<zidane_tools::SpecView> {
+    let mut gates = Vec::new();
+    for channel in [
+        ExitChannel::NextTurn,
+        ExitChannel::NextToolResult,
+        ExitChannel::HostWakes,
+    ] {
+        for budget in [None, Some(Duration::from_secs(50))] {
+            for gate in [BackgroundGate::open(), BackgroundGate::open_without_input()] {
+                gates.push(
+                    gate.with_exit_channel(channel)
+                        .with_foreground_budget(budget),
+                );
+            }
+        }
+    }
+    for reason in [
+        GateReason::NoTasksDir,
+        GateReason::Disabled,
+        GateReason::Unsupported,
+        GateReason::NotDurable,
+    ] {
+        gates.push(BackgroundGate::closed(reason));
+    }
+    gates.into_iter().map(zidane_tools::SpecView::new).collect()
+}
+
+/// Hosts validate input and structured results with general-purpose validators, which
+/// warn about what the standard does not define (schemars' `uint64` format, say): every
+/// schema a tool publishes, input and output, in every view, is plain JSON Schema
+/// 2020-12.
+#[test]
+fn every_schema_is_standard_json_schema() {
+    let registry = ToolRegistry::with_default_tools().unwrap();
+    for view in every_view() {
+        let specs = registry.specs(&view);
+        // The four tools every session is offered, at least: no view checks nothing.
+        assert!(specs.len() >= 4, "{view:?}");
+        for spec in specs {
+            let name = &spec.name;
+            let gate = &view.gate;
+            assert_standard_schema(
+                &format!("{name} input schema under {gate:?}"),
+                &spec.input_schema,
+            );
+            if let Some(output) = &spec.output_schema {
+                assert_standard_schema(&format!("{name} output schema under {gate:?}"), output);
+            }
+        }
+    }
 }
 
 #[test]
