@@ -1,10 +1,11 @@
 //! `Agent`: the session, the model, the tools, the context and handle, the hook bus and
 //! the delivery queues — shared behind a cheap, cloneable handle.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -16,7 +17,8 @@ use zidane_context::{
 };
 use zidane_tools::{
     BackgroundGate, BackgroundSettings, BackgroundSinks, ExitChannel, FollowFrom, NotifyPatterns,
-    StartCallback, TaskEvent, TaskEventSink, TaskEvents, ToolContext, ToolRegistry,
+    SpecView, StartCallback, TaskEvent, TaskEventSink, TaskEvents, ToolContext, ToolRegistry,
+    ToolSpec,
 };
 use zidane_wire::Turn;
 
@@ -159,6 +161,13 @@ pub(crate) struct Inner {
     pub(crate) task_events: TaskEvents,
     /// Set once the followers of an earlier life of the session were started again.
     pub(crate) events_resumed: std::sync::atomic::AtomicBool,
+    /// The specs the model is shown, with the view they were built in. A tool's spec
+    /// depends on the view alone ([`SpecView`]), and building one derives its schemas,
+    /// so a run that wakes the model for an exit copies them instead.
+    pub(crate) model_specs: Mutex<Option<(SpecView, Vec<ToolSpec>)>>,
+    /// Every name and alias a tool answers to, with the name it is registered under,
+    /// built on first use for the same reason.
+    pub(crate) tool_names: OnceLock<HashMap<String, String>>,
 }
 
 impl Drop for Inner {
@@ -241,6 +250,8 @@ impl Agent {
                 host_driven: builder.host_driven,
                 task_events,
                 events_resumed: std::sync::atomic::AtomicBool::new(false),
+                model_specs: Mutex::new(None),
+                tool_names: OnceLock::new(),
             }),
         };
         Ok(agent)
@@ -289,6 +300,37 @@ impl Agent {
     /// The model.
     pub fn model(&self) -> &Arc<dyn Model> {
         &self.inner.model
+    }
+
+    /// The specs of the tools offered in `view`, as the model is shown them: built once
+    /// for a view, copied for every request made in it.
+    pub(crate) fn model_specs(&self, view: SpecView) -> Vec<ToolSpec> {
+        if let Some((built_in, specs)) = &*zidane_context::lock(&self.inner.model_specs)
+            && *built_in == view
+        {
+            return specs.clone();
+        }
+        // Built outside the lock: a tool's own code runs here.
+        let specs = self.inner.tools.specs(&view);
+        *zidane_context::lock(&self.inner.model_specs) = Some((view, specs.clone()));
+        specs
+    }
+
+    /// The name the tool answering to `name` (a name or an alias) is registered under;
+    /// `None` for no such tool.
+    pub(crate) fn tool_name(&self, name: &str) -> Option<String> {
+        let names = self.inner.tool_names.get_or_init(|| {
+            let mut names = HashMap::new();
+            for tool in self.inner.tools.tools() {
+                let spec = tool.spec(&SpecView::default());
+                for alias in spec.aliases {
+                    names.insert(alias, spec.name.clone());
+                }
+                names.insert(spec.name.clone(), spec.name);
+            }
+            names
+        });
+        names.get(name).cloned()
     }
 
     /// Whether background mode can work for this agent (the same gate the tools see).
@@ -362,7 +404,7 @@ impl Agent {
     ) -> Option<zidane_wire::TaskEventBlock> {
         let mut drained = self.inner.feeds.drained.subscribe();
         let followed = async {
-            while self.inner.feeds.delivery().events.is_following(task_id) {
+            while self.inner.feeds.delivery().events.holds_exit(task_id) {
                 if drained.changed().await.is_err() {
                     break;
                 }

@@ -140,7 +140,7 @@ impl Delivery {
     pub(crate) fn has_pending(&self) -> bool {
         self.exits
             .iter()
-            .any(|q| !self.events.is_following(q.exit.task_id))
+            .any(|q| !self.events.holds_exit(q.exit.task_id))
             || !self.stalls.is_empty()
             || self.events.has_due(Instant::now())
     }
@@ -168,7 +168,7 @@ impl Delivery {
         let (held, ready): (Vec<QueuedExit>, Vec<QueuedExit>) = self
             .exits
             .drain(..)
-            .partition(|q| self.events.is_following(q.exit.task_id));
+            .partition(|q| self.events.holds_exit(q.exit.task_id));
         self.exits = held;
         let mut exits: Vec<TaskExitInfo> = ready.into_iter().map(|q| q.exit).collect();
         let mut pulled: Vec<&TaskEntry> = swept
@@ -184,7 +184,7 @@ impl Delivery {
             .filter_map(TaskEntry::exit_info)
             .collect();
         for exit in pulled {
-            if self.events.is_following(exit.task_id) {
+            if self.events.holds_exit(exit.task_id) {
                 self.exits.push(QueuedExit {
                     exit,
                     received_at: Utc::now(),

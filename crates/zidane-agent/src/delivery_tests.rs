@@ -164,3 +164,54 @@ fn nothing_is_restored_after_teardown_began() {
     delivery.restore(taken.exits, taken.stalls, taken.events);
     assert!(!delivery.has_pending());
 }
+
+fn line(n: u64, line_number: u64) -> zidane_tools::TaskEvent {
+    zidane_tools::TaskEvent {
+        task_id: id(n),
+        line_number,
+        line: format!("error {line_number}"),
+        pattern: "error".into(),
+    }
+}
+
+#[test]
+fn only_a_followed_task_with_patterns_holds_its_exit() {
+    let mut delivery = Delivery::new(Vec::new());
+    // bash_1 has patterns and its follower reads on; bash_2 was started without any.
+    delivery.events.follow(id(1), &["error".into()]);
+    delivery.push_exit(exit(1));
+    delivery.push_exit(exit(2));
+    let taken = delivery.take(&[]);
+    assert_eq!(taken.exits, vec![exit(2)], "bash_2 is not held");
+    assert!(!delivery.has_pending(), "bash_1 waits for its follower");
+    assert!(delivery.events.drained(id(1)), "its follower held it");
+    assert!(delivery.has_pending());
+    assert_eq!(delivery.take(&[]).exits, vec![exit(1)]);
+}
+
+#[test]
+fn clearing_a_task_s_patterns_releases_its_exit_before_its_follower_ends() {
+    let mut delivery = Delivery::new(Vec::new());
+    delivery.events.follow(id(1), &["error".into()]);
+    assert!(delivery.push_event(line(1, 1)));
+    // `shell_notify` with `[]`: the follower is told, but has not noticed yet.
+    delivery.events.follow(id(1), &[]);
+    assert!(delivery.push_exit(exit(1)));
+    assert!(
+        delivery.has_pending(),
+        "nothing left to follow: the exit is deliverable at once"
+    );
+    let taken = delivery.take(&[]);
+    assert_eq!(taken.exits, vec![exit(1)]);
+    assert_eq!(
+        taken.events.len(),
+        1,
+        "the line matched before the clear is told"
+    );
+    assert!(
+        !delivery.push_event(line(1, 2)),
+        "a line the follower matched after the clear is not queued"
+    );
+    assert!(!delivery.events.drained(id(1)), "the follower held nothing");
+    assert!(!delivery.has_pending());
+}

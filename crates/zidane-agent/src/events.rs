@@ -9,9 +9,12 @@
 //!   ("and N more matching lines (lines a–b)"), so a task printing thousands of matching
 //!   lines costs the model a few lines per delivery, and every line is told exactly once
 //!   (shown or counted);
-//! - while a task's follower runs, its exit is held (see
+//! - while a task with patterns is followed, its exit is held (see
 //!   [`Delivery`](crate::delivery::Delivery)): the exit is told after the task's last
-//!   event;
+//!   event. A task without patterns is never held: one started without them has no
+//!   follower, and one whose patterns were cleared is released when they are, without
+//!   waiting for its follower to notice; the lines that follower still finds are not
+//!   queued, since the model asked for no more;
 //! - a task whose events were told is not due again for [`EVENT_COOLDOWN`]: events never
 //!   wake the model more often than that per task (a run that starts anyway, for a
 //!   prompt or an exit, takes them all).
@@ -96,7 +99,8 @@ pub(crate) struct HandedEvents {
 #[derive(Debug, Clone, Default)]
 struct TaskState {
     notify_on: Vec<String>,
-    /// A follower runs: its exit is held until it drained the log.
+    /// A follower runs (until it tells it drained the log). Its task's exit is held
+    /// only while the task also has patterns.
     following: bool,
     /// The last line queued (or told in an earlier life).
     queued_through: u64,
@@ -104,6 +108,19 @@ struct TaskState {
     told_through: u64,
     /// When its events were last taken.
     last_told: Option<Instant>,
+}
+
+impl TaskState {
+    /// Whether the task's exit waits for its follower: only while there is something
+    /// to follow.
+    fn holds_exit(&self) -> bool {
+        self.following && !self.notify_on.is_empty()
+    }
+
+    /// Whether the task's patterns were cleared while its follower still runs.
+    fn cleared(&self) -> bool {
+        self.following && self.notify_on.is_empty()
+    }
 }
 
 /// The events queue (see the module docs).
@@ -161,31 +178,33 @@ impl EventQueue {
         }
     }
 
-    /// The follower of `task_id` ended. True if it was running.
+    /// The follower of `task_id` ended. True if it held the task's exit.
     pub(crate) fn drained(&mut self, task_id: TaskId) -> bool {
-        self.tasks
-            .get_mut(&task_id)
-            .is_some_and(|state| std::mem::replace(&mut state.following, false))
+        self.tasks.get_mut(&task_id).is_some_and(|state| {
+            let held = state.holds_exit();
+            state.following = false;
+            held
+        })
     }
 
-    /// Whether `task_id`'s follower is still reading its log.
-    pub(crate) fn is_following(&self, task_id: TaskId) -> bool {
-        self.tasks
-            .get(&task_id)
-            .is_some_and(|state| state.following)
+    /// Whether `task_id`'s exit waits for its follower: the task has patterns and its
+    /// follower still reads its log. False for every task without patterns.
+    pub(crate) fn holds_exit(&self, task_id: TaskId) -> bool {
+        self.tasks.get(&task_id).is_some_and(TaskState::holds_exit)
     }
 
-    /// Whether a follower of a task not in `besides` is still reading its log.
-    pub(crate) fn is_following_besides(&self, besides: &[TaskId]) -> bool {
+    /// Whether the exit of a task not in `besides` waits for its follower.
+    pub(crate) fn holds_exit_besides(&self, besides: &[TaskId]) -> bool {
         self.tasks
             .iter()
-            .any(|(task_id, state)| state.following && !besides.contains(task_id))
+            .any(|(task_id, state)| state.holds_exit() && !besides.contains(task_id))
     }
 
-    /// Queues a matching line. False when it is not news (queued or told already).
+    /// Queues a matching line. False when it is not news (queued or told already), or
+    /// when its task's patterns were cleared after its follower matched it.
     pub(crate) fn push(&mut self, event: TaskEvent) -> bool {
         let state = self.tasks.entry(event.task_id).or_default();
-        if event.line_number <= state.queued_through {
+        if event.line_number <= state.queued_through || state.cleared() {
             return false;
         }
         state.queued_through = event.line_number;
@@ -251,9 +270,15 @@ impl EventQueue {
     }
 
     /// Forgets a task whose end the model was told: its follower has drained, and an
-    /// agent rebuilt from the session need not follow it again.
+    /// agent rebuilt from the session need not follow it again. A task whose patterns
+    /// were cleared is kept while its follower still runs, so what that follower finds
+    /// is still known to be unwanted.
     pub(crate) fn forget(&mut self, task_id: TaskId) {
-        if !self.is_following(task_id) {
+        if !self
+            .tasks
+            .get(&task_id)
+            .is_some_and(|state| state.following)
+        {
             self.tasks.remove(&task_id);
         }
     }
@@ -342,7 +367,7 @@ impl EventQueue {
     pub(crate) fn to_resume(&self) -> Vec<EventLedger> {
         self.ledger()
             .into_iter()
-            .filter(|entry| !entry.notify_on.is_empty() && !self.is_following(entry.task_id))
+            .filter(|entry| !entry.notify_on.is_empty() && !self.holds_exit(entry.task_id))
             .collect()
     }
 

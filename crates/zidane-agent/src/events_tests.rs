@@ -63,7 +63,7 @@ fn a_handed_over_task_keeps_its_ledger_and_its_waiting_lines() {
         [5, 6]
     );
     assert_eq!(parent.ledger()[0].told_through, 6);
-    assert!(parent.is_following(task), "the parent's follower runs");
+    assert!(parent.holds_exit(task), "the parent's follower runs");
 }
 
 #[test]

@@ -245,7 +245,7 @@ impl Agent {
             let request = ModelRequest {
                 system: self.inner.behavior.system.clone(),
                 turns: self.session_lock().turns.clone(),
-                tools: self.inner.tools.specs(&zidane_tools::SpecView::in_context(
+                tools: self.model_specs(zidane_tools::SpecView::in_context(
                     gate,
                     self.inner.context.as_ref(),
                 )),
@@ -379,11 +379,7 @@ impl Agent {
         input: serde_json::Value,
         settings: CallSettings,
     ) -> ToolOutput {
-        let tool = self
-            .inner
-            .tools
-            .resolve(name)
-            .map(|tool| tool.spec(&zidane_tools::SpecView::default()).name);
+        let tool = self.tool_name(name);
         self.hooks().emit(&HookEvent::ToolBefore(ToolCallEvent {
             call_id: call_id.to_owned(),
             name: name.to_owned(),

@@ -39,7 +39,8 @@ struct Script {
     steps: VecDeque<ScriptStep>,
     served: usize,
     next_call: usize,
-    requests: Vec<ModelRequest>,
+    /// Shared with the reaction that reads it, so recording a request copies nothing.
+    requests: Vec<Arc<ModelRequest>>,
 }
 
 /// A [`Model`] that answers from a script, one step per call, and records every request.
@@ -124,12 +125,19 @@ impl ScriptedModel {
 
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<ModelRequest> {
-        self.lock().requests.clone()
+        self.lock()
+            .requests
+            .iter()
+            .map(|request| ModelRequest::clone(request))
+            .collect()
     }
 
     /// The last request received.
     pub fn last_request(&self) -> Option<ModelRequest> {
-        self.lock().requests.last().cloned()
+        self.lock()
+            .requests
+            .last()
+            .map(|request| ModelRequest::clone(request))
     }
 
     /// Steps not played yet.
@@ -156,9 +164,10 @@ impl fmt::Debug for ScriptedModel {
 #[async_trait]
 impl Model for ScriptedModel {
     async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        let request = Arc::new(request);
         let step = {
             let mut script = self.lock();
-            script.requests.push(request.clone());
+            script.requests.push(Arc::clone(&request));
             let served = script.served;
             let step = script
                 .steps

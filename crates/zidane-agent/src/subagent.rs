@@ -212,7 +212,7 @@ impl Subagent {
         let mut drained = child.feeds.drained.subscribe();
         let ended_drained = async {
             loop {
-                let reading = child.feeds.delivery().events.is_following_besides(&running);
+                let reading = child.feeds.delivery().events.holds_exit_besides(&running);
                 if !reading || drained.changed().await.is_err() {
                     break;
                 }
@@ -226,7 +226,7 @@ impl Subagent {
         }
         child.task_events.stop();
         let stopped = async {
-            while child.feeds.delivery().events.is_following_besides(&[]) {
+            while child.feeds.delivery().events.holds_exit_besides(&[]) {
                 if drained.changed().await.is_err() {
                     break;
                 }

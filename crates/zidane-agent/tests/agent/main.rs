@@ -9,6 +9,7 @@ mod deltas;
 mod destroy;
 #[cfg(unix)]
 mod destroy_bound;
+mod event_hold;
 #[cfg(unix)]
 mod foreground_move;
 #[cfg(unix)]
