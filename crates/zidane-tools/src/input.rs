@@ -179,8 +179,9 @@ pub struct ReadFileArgs {
 /// The input schema of `T`, as a tool spec carries it: a plain object schema without
 /// `$schema`, title or root description, optional fields typed without `null`, doc
 /// comments unwrapped into sentences. It is standard JSON Schema 2020-12: no format the
-/// standard does not define (an unsigned integer says `minimum: 0` instead). Derive the schema of a tool's input with this and
-/// deserialise the same type, so the two cannot drift.
+/// standard does not define (an unsigned integer says `minimum: 0` instead). Derive the
+/// schema of a tool's input with this and deserialise the same type, so the two cannot
+/// drift.
 ///
 /// ```
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -3,7 +3,8 @@
 //! Inspector 2.12 (`@modelcontextprotocol/inspector`) starts, waits for and kills a
 //! background task through its CLI mode, through `mcpdo` (its CLI that keeps a
 //! connection open across invocations) and through its web UI in headless Chromium
-//! (driven by `inspector_web.mjs` beside this file).
+//! (driven by `inspector_web.mjs` beside this file). Every surface compiles the tools'
+//! output schemas with Ajv, and none may print a warning about one.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -16,7 +17,36 @@ use zidane_test_support::{TokenCleanup, poll_until, unique_token};
 use crate::hosts::host::{BIN, GONE_WAIT, HOST_WAIT, TOKEN_VAR, carrier_runs, hosts_dir};
 use crate::support::NO_SWEEP;
 
-/// One `--cli` invocation against `zidane mcp --user-dir <user_dir>`; its JSON answer.
+/// What Ajv, the validator every Inspector surface compiles a tool's output schema
+/// with, prints about a schema it takes only in part: a format the standard does not
+/// define (`unknown format "uint64" ignored in schema at path …`, once per field and
+/// compile), or under strict mode a keyword it does not know. zidane publishes standard
+/// JSON Schema only, so none of these may show.
+const SCHEMA_WARNINGS: &[&str] = &[
+    "unknown format",
+    "ignored in schema",
+    "strict mode",
+    "unknown keyword",
+];
+
+/// Panics when what `what` printed (stdout and stderr) warns about a schema.
+fn assert_no_schema_warning(what: &str, printed: &str) {
+    let warnings: Vec<&str> = printed
+        .lines()
+        .filter(|line| {
+            let line = line.to_lowercase();
+            SCHEMA_WARNINGS.iter().any(|warning| line.contains(warning))
+        })
+        .collect();
+    assert!(
+        warnings.is_empty(),
+        "{what} warned about zidane's schemas:\n{}",
+        warnings.join("\n")
+    );
+}
+
+/// One `--cli` invocation against `zidane mcp --user-dir <user_dir>`; its JSON answer,
+/// printed without a schema warning.
 async fn inspect(hosts: &Path, user_dir: &Path, token: &str, method: &[&str]) -> Value {
     let package = hosts.join("node_modules/@modelcontextprotocol/inspector-cli");
     let mut command = Command::new(hosts.join("node_modules/.bin/mcp-inspector-cli"));
@@ -41,11 +71,15 @@ async fn inspect(hosts: &Path, user_dir: &Path, token: &str, method: &[&str]) ->
         .expect("the inspector hung")
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
-        "inspector failed ({}):\n{stdout}\n{}",
+        "inspector failed ({}):\n{stdout}\n{stderr}",
         output.status,
-        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_no_schema_warning(
+        &format!("the inspector's {method:?}"),
+        &format!("{stdout}\n{stderr}"),
     );
     // The answer is the JSON document on stdout, after any banner lines.
     let start = stdout
@@ -54,6 +88,8 @@ async fn inspect(hosts: &Path, user_dir: &Path, token: &str, method: &[&str]) ->
     serde_json::from_str(&stdout[start..]).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
+/// The older CLI lists the tools and calls `shell`, each without a word about a schema
+/// (it compiles the output schema to check the call's structured content).
 #[tokio::test(flavor = "multi_thread")]
 async fn the_inspector_lists_the_tools_and_calls_shell() {
     let Some(hosts) = hosts_dir() else { return };
@@ -152,7 +188,8 @@ fn present(needs: &[(&Path, &str)]) -> bool {
 }
 
 /// Runs `command` to its end, bounded by [`HOST_WAIT`]: whether it succeeded, and its
-/// stdout. A failure prints both streams, for the assertion that follows.
+/// stdout. A failure prints both streams, for the assertion that follows; a schema
+/// warning in either fails the test at once.
 async fn run_bounded(mut command: Command, what: &str) -> (bool, String) {
     command
         .stdin(Stdio::null())
@@ -164,13 +201,11 @@ async fn run_bounded(mut command: Command, what: &str) -> (bool, String) {
         .unwrap_or_else(|_| panic!("{what} hung"))
         .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
     if !output.status.success() {
-        eprintln!(
-            "{what} failed ({}):\n{stdout}\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
+        eprintln!("{what} failed ({}):\n{stdout}\n{stderr}", output.status);
     }
+    assert_no_schema_warning(what, &format!("{stdout}\n{stderr}"));
     (output.status.success(), stdout)
 }
 
@@ -252,6 +287,45 @@ fn call_result(answer: &Value) -> (String, Value) {
     let structured = answer["structuredContent"].clone();
     assert!(structured.is_object(), "no structured content: {answer}");
     (text, structured)
+}
+
+/// The Inspector 2.12's CLI compiles `shell`'s output schema with Ajv to check the
+/// call's structured content, and prints a line for each format it does not know: a
+/// foreground `shell` call prints its answer and nothing about a schema
+/// ([`run_bounded`] fails on any such line).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_inspector_cli_calls_shell_without_a_schema_warning() {
+    let Some(hosts) = hosts_dir() else { return };
+    let launcher = hosts.join("node_modules/.bin/mcp-inspector");
+    if !present(&[(&launcher, "the MCP Inspector 2.12")]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let cleanup = TokenCleanup::new(TOKEN_VAR, unique_token("inspector-schema"));
+    let token = cleanup.token();
+    let mut command = Command::new(&launcher);
+    command
+        .current_dir(dir.path())
+        .env("HOME", &home)
+        .env("MCP_INSPECTOR_SECRET_STORE", "file")
+        .env(TOKEN_VAR, token)
+        .args(["--cli", "--format", "json"])
+        .args(["-e", &format!("{TOKEN_VAR}={token}")])
+        .args(["-e", &format!("{}={}", NO_SWEEP.0, NO_SWEEP.1)])
+        .arg(BIN)
+        .args(["mcp", "--user-dir"])
+        .arg(dir.path().join("user"))
+        .args(["--method", "tools/call", "--tool-name", "shell"])
+        .args(["--tool-arg", "command=echo inspected"]);
+    let (ok, stdout) = run_bounded(command, "the inspector's --cli shell call").await;
+    let answer = json_of(&stdout);
+    assert!(ok, "{answer}");
+    let (text, structured) = call_result(&answer["result"]);
+    assert!(text.contains("inspected"), "{text}");
+    assert_eq!(structured["exit_code"], 0, "{structured}");
+    nothing_left(token, "zidane outlived the inspector's connection").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
