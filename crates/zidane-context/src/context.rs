@@ -13,7 +13,9 @@ use crate::handle::ExecutionHandle;
 use crate::interactive::{Screen, TaskInput, TtySize};
 use crate::output::OutputChunk;
 use crate::probe::{Probe, ProbeOutcome};
-use crate::task::{BackgroundOptions, BackgroundStarted, ExitCallback, TaskEntry, TaskExitInfo};
+use crate::task::{
+    BackgroundOptions, BackgroundStarted, ExitCallback, Naming, TaskEntry, TaskExitInfo,
+};
 use crate::task_id::TaskId;
 
 /// Where commands run: the local machine, a container, a remote runner.
@@ -124,6 +126,31 @@ pub trait ExecutionContext: Send + Sync {
     ) -> Result<Option<OutputChunk>> {
         let _ = (handle, task_id, offset, max);
         Err(ContextError::unsupported("follow_output"))
+    }
+
+    /// Names a task started [`held`](BackgroundOptions::held): it takes the next id of
+    /// its handle's sequence, its log is renamed to match, and it is listed from now
+    /// on; its exit, stall and output keep flowing where they did. A task that ended
+    /// first stays held ([`Naming::Ended`]); naming and ending never race. `Ok(None)`
+    /// for an id that is not a held task of the handle. The default,
+    /// [`Naming::AtStart`], is the answer of a context that ignores `held`.
+    async fn name_background(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Result<Option<Naming>> {
+        let _ = (handle, task_id);
+        Ok(Some(Naming::AtStart))
+    }
+
+    /// Removes the log of a held task that ended unnamed: a foreground call that
+    /// answered from it leaves no task behind (held tasks are never listed; `destroy`
+    /// still ends whatever left its group). `Ok(false)` when `task_id` is not a held
+    /// task of the handle that ended (a running task keeps its log). The default does
+    /// nothing, for a context that ignores `held`.
+    async fn forget_background(&self, handle: ExecutionHandle, task_id: TaskId) -> Result<bool> {
+        let _ = (handle, task_id);
+        Ok(false)
     }
 
     /// Moves every running task of `from` to `to`, replacing its exit callback with

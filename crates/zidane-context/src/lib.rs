@@ -74,9 +74,10 @@ pub use signal::{Signal, SignalParseError};
 pub use sync::lock;
 pub use task::{
     BackgroundOptions, BackgroundStarted, ExitCallback, KillReason, LOST_EXIT_CODE,
-    LogWriteFailure, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskState, TaskStatus,
+    LogWriteFailure, Naming, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskState,
+    TaskStatus,
 };
-pub use task_id::{TASK_ID_PREFIX, TaskId};
+pub use task_id::{HELD_TASK_NUMBERS, TASK_ID_PREFIX, TaskId};
 /// Re-exported so implementors and callers name one `CancellationToken`.
 #[cfg(feature = "runtime")]
 #[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]

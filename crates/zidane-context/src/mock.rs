@@ -20,8 +20,8 @@ use crate::interactive::{Screen, TaskInput, TtySize};
 use crate::output::OutputChunk;
 use crate::signal::Signal;
 use crate::task::{
-    BackgroundOptions, BackgroundStarted, ExitCallback, StallCallback, StallInfo, TaskEntry,
-    TaskExitInfo, TaskStatus,
+    BackgroundOptions, BackgroundStarted, ExitCallback, Naming, StallCallback, StallInfo,
+    TaskEntry, TaskExitInfo, TaskStatus,
 };
 use crate::task_id::TaskId;
 
@@ -45,6 +45,10 @@ pub enum MockCall {
     ListBackground(ExecutionHandle),
     /// `wait_background(handle, task_id)`.
     WaitBackground(ExecutionHandle, TaskId),
+    /// `name_background(handle, task_id)`.
+    NameBackground(ExecutionHandle, TaskId),
+    /// `forget_background(handle, task_id)`.
+    ForgetBackground(ExecutionHandle, TaskId),
     /// `reassign_background_tasks(from, to)`.
     Reassign(ExecutionHandle, ExecutionHandle),
     /// `write_input(handle, task_id, input)`.
@@ -77,6 +81,8 @@ struct State {
     live_handles: Vec<ExecutionHandle>,
     destroyed_handles: Vec<ExecutionHandle>,
     next_task: u64,
+    /// Numbers the provisional ids of held tasks.
+    next_held: u64,
     tasks: BTreeMap<TaskId, MockTask>,
     files: HashMap<PathBuf, Vec<u8>>,
     calls: Vec<MockCall>,
@@ -143,6 +149,7 @@ impl MockContext {
             state: Mutex::new(State {
                 next_handle: 1,
                 next_task: 1,
+                next_held: 1,
                 ..State::default()
             }),
             output_changed: watch::Sender::new(0),
@@ -538,10 +545,15 @@ impl ExecutionContext for MockContext {
         validate_command(command)?;
         let mut state = self.state();
         Self::check_handle(&state, handle)?;
-        let task_id = TaskId::from_number(state.next_task);
-        state.next_task += 1;
+        let task_id = if options.held {
+            state.next_held += 1;
+            TaskId::held(state.next_held - 1)
+        } else {
+            state.next_task += 1;
+            TaskId::from_number(state.next_task - 1)
+        };
         let output_path = mock_log_path(&options.output_dir, task_id);
-        let pid = 10_000 + u32::try_from(task_id.number()).unwrap_or(u32::MAX - 10_000);
+        let pid = 10_000 + u32::try_from(task_id.number() % 1_000_000).unwrap_or(0);
         let cwd = options
             .spec
             .cwd
@@ -604,9 +616,70 @@ impl ExecutionContext for MockContext {
         Ok(state
             .tasks
             .values()
-            .filter(|t| t.handle == handle)
+            .filter(|t| t.handle == handle && !t.entry.task_id.is_held())
             .map(|t| t.entry.clone())
             .collect())
+    }
+
+    async fn name_background(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Result<Option<Naming>> {
+        self.record(MockCall::NameBackground(handle, task_id));
+        self.check_background()?;
+        let mut state = self.state();
+        Self::check_handle(&state, handle)?;
+        let held = state
+            .tasks
+            .get(&task_id)
+            .filter(|task| task.handle == handle && task_id.is_held());
+        let Some(task) = held else {
+            return Ok(None);
+        };
+        if let Some(exit) = task.entry.exit_info() {
+            return Ok(Some(Naming::Ended(exit)));
+        }
+        let named = TaskId::from_number(state.next_task);
+        state.next_task += 1;
+        let Some(mut task) = state.tasks.remove(&task_id) else {
+            return Ok(None);
+        };
+        let old_path = task.entry.output_path.clone();
+        let output_dir = old_path.parent().map(PathBuf::from).unwrap_or_default();
+        let output_path = mock_log_path(&output_dir, named);
+        let log = state.files.remove(&old_path).unwrap_or_default();
+        state.files.insert(output_path.clone(), log);
+        task.entry.task_id = named;
+        task.entry.output_path = output_path.clone();
+        let pid = task.entry.pid;
+        state.tasks.insert(named, task);
+        Ok(Some(Naming::Named(BackgroundStarted::new(
+            named,
+            output_path,
+            pid,
+        ))))
+    }
+
+    async fn forget_background(&self, handle: ExecutionHandle, task_id: TaskId) -> Result<bool> {
+        self.record(MockCall::ForgetBackground(handle, task_id));
+        self.check_background()?;
+        let mut state = self.state();
+        Self::check_handle(&state, handle)?;
+        let ended = state.tasks.get(&task_id).is_some_and(|task| {
+            task.handle == handle && task_id.is_held() && task.entry.status().is_terminal()
+        });
+        if !ended {
+            return Ok(false);
+        }
+        let log = state
+            .tasks
+            .get(&task_id)
+            .map(|task| task.entry.output_path.clone());
+        if let Some(log) = log {
+            state.files.remove(&log);
+        }
+        Ok(true)
     }
 
     async fn wait_background(

@@ -346,3 +346,72 @@ async fn input_and_screens_follow_the_capabilities_and_the_task() {
             .is_none()
     );
 }
+
+#[tokio::test]
+async fn a_held_task_is_unlisted_until_named_and_takes_the_next_id() {
+    let context = MockContext::new();
+    let handle = context.create_handle().await.unwrap();
+    let exits = Arc::new(Mutex::new(Vec::new()));
+    let sink = exits.clone();
+    let held = context
+        .exec_background(
+            handle,
+            "make",
+            BackgroundOptions::new("/t")
+                .held(true)
+                .on_exit(move |exit| sink.lock().unwrap().push(exit)),
+        )
+        .await
+        .unwrap();
+    assert!(held.task_id.is_held());
+    assert!(context.list_background(handle).await.unwrap().is_empty());
+    context.write_output(held.task_id, b"first\n");
+    let Some(Naming::Named(named)) = context.name_background(handle, held.task_id).await.unwrap()
+    else {
+        panic!("a running held task is named");
+    };
+    assert_eq!(named.task_id.to_string(), "bash_1");
+    assert_eq!(named.output_path, PathBuf::from("/t/bash_1.mock.log"));
+    let listed = context.list_background(handle).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].task_id, named.task_id);
+    context.finish(named.task_id, 0);
+    let told = exits.lock().unwrap().clone();
+    assert_eq!(told.len(), 1);
+    assert_eq!(told[0].task_id, named.task_id);
+    assert_eq!(told[0].output_path, named.output_path);
+}
+
+#[tokio::test]
+async fn a_held_task_that_ended_stays_held_and_is_forgotten() {
+    let context = MockContext::new();
+    let handle = context.create_handle().await.unwrap();
+    let held = context
+        .exec_background(handle, "true", BackgroundOptions::new("/t").held(true))
+        .await
+        .unwrap();
+    assert!(
+        !context
+            .forget_background(handle, held.task_id)
+            .await
+            .unwrap()
+    );
+    context.finish(held.task_id, 0);
+    let Some(Naming::Ended(exit)) = context.name_background(handle, held.task_id).await.unwrap()
+    else {
+        panic!("an ended held task is not named");
+    };
+    assert_eq!(exit.task_id, held.task_id);
+    assert!(
+        context
+            .forget_background(handle, held.task_id)
+            .await
+            .unwrap()
+    );
+    assert!(context.list_background(handle).await.unwrap().is_empty());
+    let next = context
+        .exec_background(handle, "true", BackgroundOptions::new("/t"))
+        .await
+        .unwrap();
+    assert_eq!(next.task_id.to_string(), "bash_1");
+}

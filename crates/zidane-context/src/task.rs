@@ -628,6 +628,22 @@ impl BackgroundStarted {
     }
 }
 
+/// What [`name_background`](crate::ExecutionContext::name_background) found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Naming {
+    /// The held task now has the next id of its handle, its log the name that goes
+    /// with it, and it is listed: its start as the session sees it. Its callbacks
+    /// report the new id from now on.
+    Named(BackgroundStarted),
+    /// The task had ended before it could be named: it stays held and unlisted, and
+    /// this is its exit (under its provisional id).
+    Ended(TaskExitInfo),
+    /// This context names every task as it starts (it ignores
+    /// [`BackgroundOptions::held`]): the task keeps the id it started with.
+    AtStart,
+}
+
 /// A task that has been quiet for the stall window: what `on_stall` receives.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StallInfo {
@@ -699,6 +715,14 @@ pub struct BackgroundOptions {
     /// and stderr, and its controlling terminal), which implies input is open. `None`
     /// (the default): no terminal.
     pub tty: Option<TtySize>,
+    /// Starts the task held, for a foreground call that may move to the background: it
+    /// runs and logs like any task, but takes no id of its handle's sequence and is not
+    /// listed until [`name_background`](crate::ExecutionContext::name_background) names
+    /// it; one that ends unnamed is dropped with
+    /// [`forget_background`](crate::ExecutionContext::forget_background). Its
+    /// [`BackgroundStarted`] carries a provisional id, good for every call on the task
+    /// until then. A context that names every task as it starts ignores this.
+    pub held: bool,
 }
 
 impl BackgroundOptions {
@@ -759,6 +783,13 @@ impl BackgroundOptions {
         self
     }
 
+    /// Starts the task held (see [`held`](Self::held)).
+    #[must_use]
+    pub fn held(mut self, held: bool) -> Self {
+        self.held = held;
+        self
+    }
+
     /// Whether the task is to take input: its stdin a pipe, or a terminal.
     pub const fn takes_input(&self) -> bool {
         !self.stdin.is_closed() || self.tty.is_some()
@@ -782,6 +813,7 @@ impl fmt::Debug for BackgroundOptions {
             .field("on_stall", &self.on_stall.as_ref().map(|_| "Fn"))
             .field("stdin", &self.stdin)
             .field("tty", &self.tty)
+            .field("held", &self.held)
             .finish()
     }
 }

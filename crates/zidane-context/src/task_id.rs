@@ -13,6 +13,10 @@ pub const TASK_ID_PREFIX: &str = "bash_";
 /// The most digits a task id may carry (any `u64`).
 pub(crate) const MAX_TASK_ID_DIGITS: usize = 20;
 
+/// Held tasks' provisional ids are numbered above this: half the range of a `u64`,
+/// beyond any sequence of task ids a handle runs through.
+pub const HELD_TASK_NUMBERS: u64 = 1 << 63;
+
 /// A background task id: `bash_<n>`, `n` a decimal `u64` without leading zeros.
 ///
 /// Ids are minted by contexts (`bash_1`, `bash_2`, … per context) and echoed back by the
@@ -37,6 +41,18 @@ impl TaskId {
     /// The id with number `n` (`bash_<n>`).
     pub const fn from_number(n: u64) -> Self {
         Self(n)
+    }
+
+    /// The `n`-th provisional id a context gives a held task
+    /// ([`BackgroundOptions::held`](crate::BackgroundOptions::held)), from 1: numbered
+    /// above [`HELD_TASK_NUMBERS`], so no handle's sequence ever meets one.
+    pub const fn held(n: u64) -> Self {
+        Self(HELD_TASK_NUMBERS.saturating_add(n))
+    }
+
+    /// Whether this is a held task's provisional id (see [`held`](Self::held)).
+    pub const fn is_held(self) -> bool {
+        self.0 > HELD_TASK_NUMBERS
     }
 
     /// The number after `bash_`.

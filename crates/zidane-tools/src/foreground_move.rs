@@ -2,14 +2,17 @@
 //! task — the same process, its log whole from the first byte, its end told once like any
 //! background task's.
 //!
-//! The command starts as a background task whose exit and stall callbacks are held back
-//! while the call is still in the foreground. The call then races the task's end against
-//! the budget, the host's move trigger and a cancellation:
+//! The command starts as a [held](zidane_context::BackgroundOptions::held) background
+//! task: it takes no task id of the session and is not listed, and its exit and stall
+//! callbacks are held back while the call is still in the foreground. The call then
+//! races the task's end against the budget, the host's move trigger and a cancellation:
 //! - the task ends first: the call answers as a foreground call does, from the log's tail,
-//!   and its structured data carries the exit, which acknowledges it (nothing tells it
-//!   again);
-//! - the budget passes or the host fires the trigger: the call says where the task went,
-//!   and from then on the task's callbacks reach the session's sinks;
+//!   and the held task's log is removed — a foreground call leaves no task behind. Its
+//!   structured data carries the exit, which acknowledges it where a context named it
+//!   as it started (nothing tells it again);
+//! - the budget passes or the host fires the trigger: the task is named (the session's
+//!   next task id, its log renamed to match), the call says where it went, and from
+//!   then on the task's callbacks reach the session's sinks;
 //! - the call is cancelled (or dropped): the task is killed, as a foreground command is,
 //!   and its exit is not told.
 //!
@@ -23,7 +26,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, DEFAULT_EXEC_OUTPUT_BYTES, ExecOutput, ExecutionContext,
-    ExecutionHandle, KillReason, ReadRange, StallInfo, TaskExitInfo, TaskId, TaskStatus,
+    ExecutionHandle, KillReason, Naming, ReadRange, StallInfo, TaskExitInfo, TaskId, TaskStatus,
 };
 
 use crate::context::ToolContext;
@@ -62,20 +65,22 @@ impl Latch {
         zidane_context::lock(&self.0)
     }
 
-    /// Moves the call unless the task already ended: `Err(exit)` then, `Ok(stall)` with
-    /// a stall held back while the call waited.
-    fn try_move(&self) -> Result<Option<Box<StallInfo>>, Box<TaskExitInfo>> {
+    /// The exit kept while the call waited, if the task ended.
+    fn kept_exit(&self) -> Option<Box<TaskExitInfo>> {
+        match &*self.lock() {
+            Phase::Foreground { exit, .. } => exit.clone(),
+            Phase::Moved => None,
+        }
+    }
+
+    /// Moves the call: from now on the callbacks reach the session's sinks. Returns
+    /// what was held back while the call waited — a stall, and the exit of a task that
+    /// ended after it was named — for the caller to pass on, once.
+    fn release(&self) -> (Option<Box<StallInfo>>, Option<Box<TaskExitInfo>>) {
         let mut phase = self.lock();
-        match &mut *phase {
-            Phase::Foreground {
-                exit: Some(exit), ..
-            } => Err(exit.clone()),
-            Phase::Foreground { exit: None, stall } => {
-                let stall = stall.take();
-                *phase = Phase::Moved;
-                Ok(stall)
-            }
-            Phase::Moved => Ok(None),
+        match std::mem::replace(&mut *phase, Phase::Moved) {
+            Phase::Foreground { exit, stall } => (stall, exit),
+            Phase::Moved => (None, None),
         }
     }
 }
@@ -99,6 +104,7 @@ impl Drop for KillOnDrop {
             runtime.spawn(async move {
                 // Nobody is left to tell of a failure: the call that would carry it is gone.
                 let _ = context.kill_background(handle, task_id).await;
+                let _ = context.forget_background(handle, task_id).await;
             });
         }
     }
@@ -122,7 +128,7 @@ pub(crate) async fn run_movable(
     tasks_dir: PathBuf,
 ) -> Option<ToolOutput> {
     let latch = Latch::new();
-    let mut options = BackgroundOptions::new(tasks_dir);
+    let mut options = BackgroundOptions::new(tasks_dir).held(true);
     // `timeout_ms` keeps its meaning: the command is killed then, moved or not. No CPU
     // budget: a foreground answer has no words for one.
     let limits = context.background().limits;
@@ -194,27 +200,65 @@ pub(crate) async fn run_movable(
             guard.armed = false;
             answer_foreground(context, exit, timeout).await
         }
-        Outcome::Move { by_trigger } => match latch.try_move() {
-            Err(exit) => {
-                guard.armed = false;
-                answer_foreground(context, *exit, timeout).await
-            }
-            Ok(stall) => {
-                guard.armed = false;
-                if let Some(on_start) = &context.sinks().on_start {
-                    on_start(&started, command);
+        Outcome::Move { by_trigger } => {
+            let named = match latch.kept_exit() {
+                // Ended as the budget passed: still a foreground answer.
+                Some(exit) => Ok(Some(Naming::Ended(*exit))),
+                None => {
+                    context
+                        .execution()
+                        .name_background(context.handle(), started.task_id)
+                        .await
                 }
-                if let (Some(stall), Some(on_stall)) = (stall, &context.sinks().on_stall) {
-                    on_stall(*stall);
+            };
+            let named = match named {
+                Ok(Some(Naming::Named(named))) => named,
+                Ok(Some(Naming::AtStart)) => started.clone(),
+                Ok(Some(Naming::Ended(exit))) => {
+                    guard.armed = false;
+                    return Some(answer_foreground(context, exit, timeout).await);
                 }
-                let waited = if by_trigger {
-                    Moved::ByTrigger(started_at.elapsed())
-                } else {
-                    Moved::AfterBudget(budget)
-                };
-                answer_moved(context, &started, waited).await
+                Ok(None) | Ok(Some(_)) => {
+                    drop(guard);
+                    return Some(ToolOutput::error(format!(
+                        "{SHELL}: the command's task {} was gone before it could move to \
+                         the background",
+                        started.task_id
+                    )));
+                }
+                Err(error) => {
+                    // The guard kills the task: it cannot move, and the call ends here.
+                    drop(guard);
+                    return Some(ToolOutput::error(format!(
+                        "{SHELL}: the command could not move to the background, so it was \
+                         killed: {error}"
+                    )));
+                }
+            };
+            guard.armed = false;
+            let (stall, exit) = latch.release();
+            if let Some(on_start) = &context.sinks().on_start {
+                on_start(&named, command);
             }
-        },
+            if let (Some(mut stall), Some(on_stall)) = (stall, &context.sinks().on_stall) {
+                // Held back under the provisional name: told under the task's own.
+                stall.task_id = named.task_id;
+                stall.output_path.clone_from(&named.output_path);
+                on_stall(*stall);
+            }
+            let waited = if by_trigger {
+                Moved::ByTrigger(started_at.elapsed())
+            } else {
+                Moved::AfterBudget(budget)
+            };
+            let answer = answer_moved(context, &named, waited).await;
+            // Named, then ended before the call could say so: a background task's end,
+            // told as any is, after the answer that names it.
+            if let (Some(exit), Some(on_exit)) = (exit, &context.sinks().on_exit) {
+                on_exit(*exit);
+            }
+            answer
+        }
         Outcome::Cancelled => {
             // Armed while the kill runs: a host that stops waiting for the call must
             // not leave the command running.
@@ -252,13 +296,19 @@ enum Moved {
 }
 
 /// The foreground answer of a task that ended while the call waited: the log's tail as
-/// `exec` would have returned it, and the exit in the data (which acknowledges it).
+/// `exec` would have returned it, and the exit in the data (which acknowledges it). The
+/// held task's log is removed once read.
 async fn answer_foreground(
     context: &ToolContext,
     exit: TaskExitInfo,
     timeout: Option<Duration>,
 ) -> ToolOutput {
     let (output, truncated_bytes) = log_tail_bytes(context, &exit).await;
+    // A log left behind costs a file, not the answer: the answer stands either way.
+    let _ = context
+        .execution()
+        .forget_background(context.handle(), exit.task_id)
+        .await;
     let timed_out = matches!(exit.kill_reason, Some(KillReason::WallTime { .. }));
     let cancelled = exit.status == TaskStatus::Killed && !timed_out;
     let exec = ExecOutput {

@@ -12,8 +12,9 @@ use tracing::Instrument;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
-    KillReason, OutputChunk, Probe, ProbeOutcome, ReadRange, ReadResult, Result, Screen, StdinMode,
-    TaskEntry, TaskExitInfo, TaskId, TaskInput, TtySize, validate_command, wait_for_exit,
+    KillReason, Naming, OutputChunk, Probe, ProbeOutcome, ReadRange, ReadResult, Result, Screen,
+    StdinMode, TaskEntry, TaskExitInfo, TaskId, TaskInput, TtySize, validate_command,
+    wait_for_exit,
 };
 
 use crate::containment;
@@ -21,7 +22,7 @@ use crate::containment::owner_marker::MarkedWork;
 use crate::exec::{ForegroundRun, run as run_foreground};
 use crate::read::read_file;
 use crate::spawn::TaskIo;
-use crate::spawn::task_shell::start_task_shell;
+use crate::spawn::task_shell::{LOG_NAME_ATTEMPTS, start_task_shell};
 use crate::spawn::{resolve_cwd, validate_env};
 use crate::task::budget::Budgets;
 use crate::task::follow::follow;
@@ -29,8 +30,10 @@ use crate::task::input::InputEnd;
 use crate::task::input_writer::pipe_identity;
 use crate::task::kill_wait::kill_and_wait;
 use crate::task::log_file::LogWriter;
+use crate::task::registry::Named;
 use crate::task::supervise::Supervisor;
 use crate::task::terminal_screen::TerminalScreen;
+use crate::task::timestamp::task_log_path;
 use crate::task::watchdog::StallWatch;
 use crate::task::{NewTask, Task};
 
@@ -147,7 +150,9 @@ impl ExecutionContext for ProcessContext {
             (None, _) => TaskIo::Plain,
         };
 
-        let reservation = self.registry.reserve(handle, self.max_background_tasks)?;
+        let reservation = self
+            .registry
+            .reserve(handle, self.max_background_tasks, options.held)?;
         let task_id = reservation.task_id;
         let mut task_env = options.spec.env;
         if matches!(io, TaskIo::Terminal(_)) {
@@ -290,6 +295,53 @@ impl ExecutionContext for ProcessContext {
         };
         task.processes.end_escapees(self.kill_grace).await;
         Ok(Some(exit))
+    }
+
+    async fn name_background(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+    ) -> Result<Option<Naming>> {
+        let Some(task) = self.registry.task(handle, task_id)? else {
+            return Ok(None);
+        };
+        let old_path = task.output_path();
+        let rename_to = |id: TaskId| {
+            let dir = old_path.parent().unwrap_or_else(|| Path::new(""));
+            (0..LOG_NAME_ATTEMPTS)
+                .map(|attempt| task_log_path(dir, id, &self.timestamp, attempt))
+                .collect()
+        };
+        Ok(match self.registry.name(handle, task_id, rename_to)? {
+            None => None,
+            Some(Named::Ended(exit)) => Some(Naming::Ended(exit)),
+            Some(Named::Named(id)) => {
+                tracing::info!(held = %task_id, task_id = %id, "held task named");
+                Some(Naming::Named(BackgroundStarted::new(
+                    id,
+                    task.output_path(),
+                    task.pid,
+                )))
+            }
+        })
+    }
+
+    async fn forget_background(&self, handle: ExecutionHandle, task_id: TaskId) -> Result<bool> {
+        self.registry.check(handle)?;
+        let Some(task) = self.registry.settled_held(handle, task_id) else {
+            return Ok(false);
+        };
+        match std::fs::remove_file(task.output_path()) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(cause) => {
+                return Err(ContextError::OutputDir {
+                    path: task.output_path(),
+                    cause,
+                });
+            }
+        }
+        Ok(true)
     }
 
     async fn list_background(&self, handle: ExecutionHandle) -> Result<Vec<TaskEntry>> {

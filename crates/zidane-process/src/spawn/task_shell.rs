@@ -14,7 +14,7 @@ use crate::task::timestamp::task_log_path;
 /// How many names a task's log tries before its start fails: the plain one, then
 /// suffixed ones (see [`task_log_path`]). A name is taken only if something else made
 /// a file there (a planted file or link, another program), never by us.
-const LOG_NAME_ATTEMPTS: u32 = 8;
+pub(crate) const LOG_NAME_ATTEMPTS: u32 = 8;
 
 /// Starts a task's shell, its log created first (by the spawn's child, see
 /// `vfork_spawn`), and the output directory created if the log says it is missing.

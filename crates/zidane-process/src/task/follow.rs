@@ -16,7 +16,7 @@ use crate::task::Task;
 pub(crate) async fn follow(task: Arc<Task>, offset: u64, max: usize) -> Result<OutputChunk> {
     let mut moved = task.output_moved.subscribe();
     let mut done = task.subscribe();
-    let path = task.output_path.clone();
+    let path = task.output_path();
     drop(task);
     loop {
         // Marked seen before the read: output that lands after it wakes the wait below.

@@ -29,7 +29,7 @@ pub(crate) async fn kill_and_wait(
 ) -> Result<TaskExitInfo> {
     let done = task.subscribe();
     task.request_kill(reason);
-    wait_settled(task.id, done, kill_grace).await
+    wait_settled(task.id(), done, kill_grace).await
 }
 
 /// Waits, within the kill's bound, until a killed task settled.

@@ -66,11 +66,9 @@ pub(crate) struct KillRequest {
 /// A background task, shared by the registry, its supervisor and its waiters.
 #[derive(Debug)]
 pub(crate) struct Task {
-    pub(crate) id: TaskId,
     pub(crate) pid: u32,
     pub(crate) command: String,
     pub(crate) cwd: PathBuf,
-    pub(crate) output_path: PathBuf,
     pub(crate) started_at: DateTime<Utc>,
     /// Every process of the task: how it is asked to end, and killed.
     pub(crate) processes: TaskProcesses,
@@ -100,6 +98,10 @@ pub(crate) struct Task {
 }
 
 struct State {
+    /// The task's id: provisional while it is held, its handle's next once named.
+    id: TaskId,
+    /// Its log, named after `id`.
+    output_path: PathBuf,
     /// `Some` once settled: how the task ended.
     exit: Option<TaskExitInfo>,
     on_exit: Option<ExitCallback>,
@@ -121,6 +123,8 @@ pub(crate) struct Settlement {
 impl std::fmt::Debug for State {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("State")
+            .field("id", &self.id)
+            .field("output_path", &self.output_path)
             .field("exit", &self.exit)
             .finish_non_exhaustive()
     }
@@ -145,11 +149,9 @@ pub(crate) struct NewTask {
 impl Task {
     pub(crate) fn new(new: NewTask) -> Self {
         Self {
-            id: new.id,
             pid: new.pid,
             command: new.command,
             cwd: new.cwd,
-            output_path: new.output_path,
             started_at: new.started_at,
             processes: new.processes,
             bytes_written: AtomicU64::new(0),
@@ -161,6 +163,8 @@ impl Task {
             input_pipe: new.input_pipe,
             terminal: new.terminal,
             state: Mutex::new(State {
+                id: new.id,
+                output_path: new.output_path,
                 exit: None,
                 on_exit: new.on_exit,
             }),
@@ -174,6 +178,51 @@ impl Task {
         zidane_context::lock(&self.state)
     }
 
+    /// The task's id (provisional while it is held).
+    pub(crate) fn id(&self) -> TaskId {
+        self.state().id
+    }
+
+    /// Where its output goes.
+    pub(crate) fn output_path(&self) -> PathBuf {
+        self.state().output_path.clone()
+    }
+
+    /// Gives a held task its id for good and moves its log to the first of
+    /// `candidates` not taken, unless it settled first: then its exit. Under the lock
+    /// settle takes, so the exit carries one name or the other, never half of each.
+    pub(crate) fn rename(
+        &self,
+        id: TaskId,
+        candidates: impl IntoIterator<Item = PathBuf>,
+    ) -> std::io::Result<Result<(), TaskExitInfo>> {
+        let mut state = self.state();
+        if let Some(exit) = &state.exit {
+            return Ok(Err(exit.clone()));
+        }
+        let mut taken = None;
+        for candidate in candidates {
+            // A link, not a rename: it never replaces a file that is there (a log is
+            // never written over one), and every open descriptor of the log keeps
+            // writing into it under its new name.
+            match std::fs::hard_link(&state.output_path, &candidate) {
+                Ok(()) => {
+                    if let Err(error) = std::fs::remove_file(&state.output_path) {
+                        tracing::warn!(path = %state.output_path.display(), %error, "a held task's log kept its old name beside its new one");
+                    }
+                    state.id = id;
+                    state.output_path = candidate;
+                    return Ok(Ok(()));
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                    taken = Some(error);
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        Err(taken.unwrap_or_else(|| std::io::Error::other("no name was offered for the log")))
+    }
+
     /// A snapshot for `list_background`, with live `bytes_written`.
     pub(crate) fn entry(&self) -> TaskEntry {
         let state = self.state();
@@ -183,11 +232,11 @@ impl Task {
             zidane_context::StdinMode::Closed
         };
         let entry = TaskEntry::running(
-            self.id,
+            state.id,
             self.pid,
             self.command.clone(),
             self.cwd.clone(),
-            self.output_path.clone(),
+            state.output_path.clone(),
             self.started_at,
         )
         .bytes_written(self.bytes_written.load(Ordering::Relaxed))
@@ -231,7 +280,7 @@ impl Task {
         // A settled task's leader is reaped and its group may be gone: nothing to
         // signal. Before that, the group cannot have been handed to anyone else.
         if first && self.is_running() {
-            tracing::info!(task_id = %self.id, pid = self.pid, signal = %Signal::TERM, "task kill");
+            tracing::info!(task_id = %self.id(), pid = self.pid, signal = %Signal::TERM, "task kill");
             self.processes.terminate();
         }
     }
@@ -308,9 +357,9 @@ impl Task {
             return None;
         }
         let info = TaskExitInfo::new(
-            self.id,
+            state.id,
             self.command.clone(),
-            self.output_path.clone(),
+            state.output_path.clone(),
             status,
             exit.code,
             (ended_at - self.started_at).to_std().unwrap_or_default(),

@@ -20,6 +20,8 @@ struct State {
     live: HashMap<ExecutionHandle, BTreeMap<TaskId, Arc<Task>>>,
     destroyed: HashSet<ExecutionHandle>,
     last_task: u64,
+    /// The last provisional number given to a held task.
+    last_held: u64,
     /// Tasks started and not yet settled (a reserved slot counts too).
     running: usize,
 }
@@ -34,6 +36,15 @@ impl State {
             Err(ContextError::UnknownHandle(handle))
         }
     }
+}
+
+/// What [`Registry::name`] found.
+#[derive(Debug)]
+pub(crate) enum Named {
+    /// The task's id now.
+    Named(TaskId),
+    /// It had settled first.
+    Ended(zidane_context::TaskExitInfo),
 }
 
 /// A running-task slot and the id that goes with it, held while a task starts.
@@ -63,18 +74,72 @@ impl Registry {
         self.state().check(handle)
     }
 
-    /// Takes a running-task slot and the next task id, or says why not.
-    pub(crate) fn reserve(&self, handle: ExecutionHandle, limit: usize) -> Result<Reservation> {
+    /// Takes a running-task slot and the next task id — a provisional one for a held
+    /// task, which takes none of the sequence — or says why not.
+    pub(crate) fn reserve(
+        &self,
+        handle: ExecutionHandle,
+        limit: usize,
+        held: bool,
+    ) -> Result<Reservation> {
         let mut state = self.state();
         state.check(handle)?;
         if state.running >= limit {
             return Err(ContextError::TooManyTasks { limit });
         }
         state.running += 1;
-        state.last_task += 1;
-        Ok(Reservation {
-            task_id: TaskId::from_number(state.last_task),
-        })
+        let task_id = if held {
+            state.last_held += 1;
+            TaskId::held(state.last_held)
+        } else {
+            state.last_task += 1;
+            TaskId::from_number(state.last_task)
+        };
+        Ok(Reservation { task_id })
+    }
+
+    /// Names the held task `held` of `handle`: the next id of the sequence, its log
+    /// renamed by `rename_to`, listed from now on. `Ok(None)` when the handle has no
+    /// such held task; `Ended` when it settled first (it stays held).
+    pub(crate) fn name(
+        &self,
+        handle: ExecutionHandle,
+        held: TaskId,
+        rename_to: impl FnOnce(TaskId) -> Vec<std::path::PathBuf>,
+    ) -> Result<Option<Named>> {
+        let mut state = self.state();
+        state.check(handle)?;
+        let task = match state.live.get(&handle).and_then(|tasks| tasks.get(&held)) {
+            Some(task) if held.is_held() => Arc::clone(task),
+            _ => return Ok(None),
+        };
+        // The id is taken only once the rename is done, so a failed one leaves no gap.
+        let id = TaskId::from_number(state.last_task + 1);
+        let paths = rename_to(id);
+        let path = paths.first().cloned().unwrap_or_default();
+        match task
+            .rename(id, paths)
+            .map_err(|cause| ContextError::OutputDir { path, cause })?
+        {
+            Err(exit) => Ok(Some(Named::Ended(exit))),
+            Ok(()) => {
+                state.last_task += 1;
+                if let Some(tasks) = state.live.get_mut(&handle) {
+                    tasks.remove(&held);
+                    tasks.insert(id, task);
+                }
+                Ok(Some(Named::Named(id)))
+            }
+        }
+    }
+
+    /// The held task `held` of `handle`, once it has settled. It stays filed (unlisted)
+    /// until the handle is destroyed, so that `destroy` still ends whatever left its
+    /// group.
+    pub(crate) fn settled_held(&self, handle: ExecutionHandle, held: TaskId) -> Option<Arc<Task>> {
+        let state = self.state();
+        let task = state.live.get(&handle)?.get(&held)?;
+        (held.is_held() && !task.is_running()).then(|| Arc::clone(task))
     }
 
     /// Gives back the slot of a task that settled.
@@ -99,7 +164,7 @@ impl Registry {
         let mut state = self.state();
         state.check(handle)?;
         if let Some(tasks) = state.live.get_mut(&handle) {
-            tasks.insert(task.id, task);
+            tasks.insert(task.id(), task);
         }
         Ok(())
     }
@@ -119,14 +184,20 @@ impl Registry {
             .cloned())
     }
 
-    /// Every task of `handle`, in id order.
+    /// Every listed task of `handle` (held ones are not), in id order.
     pub(crate) fn tasks(&self, handle: ExecutionHandle) -> Result<Vec<Arc<Task>>> {
         let state = self.state();
         state.check(handle)?;
         Ok(state
             .live
             .get(&handle)
-            .map(|tasks| tasks.values().cloned().collect())
+            .map(|tasks| {
+                tasks
+                    .iter()
+                    .filter(|(id, _)| !id.is_held())
+                    .map(|(_, task)| Arc::clone(task))
+                    .collect()
+            })
             .unwrap_or_default())
     }
 
@@ -166,10 +237,12 @@ impl Registry {
         state.check(to)?;
         if from == to {
             // Nothing moves, but the callbacks are still rewired as asked.
-            let tasks = state
-                .live
-                .get(&from)
-                .map(|t| t.values().cloned().collect::<Vec<_>>());
+            let tasks = state.live.get(&from).map(|t| {
+                t.iter()
+                    .filter(|(id, _)| !id.is_held())
+                    .map(|(_, task)| Arc::clone(task))
+                    .collect::<Vec<_>>()
+            });
             return Ok(tasks
                 .unwrap_or_default()
                 .iter()
@@ -185,6 +258,12 @@ impl Registry {
         let mut moved = Vec::new();
         let mut entries = Vec::new();
         for (id, task) in source {
+            // A held task belongs to the foreground call waiting on it, which keeps
+            // its callbacks: it stays, and ends with its handle.
+            if id.is_held() {
+                kept.insert(id, task);
+                continue;
+            }
             // The task's own lock decides: a task that settles concurrently either
             // moved first (and fires the new callback) or settled first (and stays).
             match task.reassign(on_exit.cloned()) {

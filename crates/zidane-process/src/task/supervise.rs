@@ -121,7 +121,7 @@ impl Supervisor {
                             }
                         }
                         Err(error) => {
-                            tracing::warn!(task = %task.id, %error, "polling a task's output failed");
+                            tracing::warn!(task = %task.id(), %error, "polling a task's output failed");
                             eof = true;
                         }
                     }
@@ -148,7 +148,7 @@ impl Supervisor {
                             // pipe never closes.
                             Next::Wait => leader.wait_in_background(),
                             Next::Abandon => {
-                                tracing::warn!(task = %task.id, "task leader survived SIGKILL; settling without its status");
+                                tracing::warn!(task = %task.id(), "task leader survived SIGKILL; settling without its status");
                                 abandoned = Some(LeaderExit::signalled(Signal::KILL));
                                 break;
                             }
@@ -164,7 +164,7 @@ impl Supervisor {
                     {
                         // The usual kill: SIGTERM now, then the kill token starts the
                         // escalation on the next turn of this loop.
-                        tracing::info!(task_id = %task.id, ?reason, "task budget ran out");
+                        tracing::info!(task_id = %task.id(), ?reason, "task budget ran out");
                         task.request_kill(reason);
                     }
                 }
@@ -182,7 +182,7 @@ impl Supervisor {
         drop(output);
         let outcome = log.finish();
         if let Some(error) = &outcome.marker_error {
-            tracing::warn!(task = %task.id, %error, "appending a marker line to a task log failed");
+            tracing::warn!(task = %task.id(), %error, "appending a marker line to a task log failed");
         }
         // A kill request signals the group itself, so the task may have died of it
         // before this loop ever saw the request.
@@ -252,7 +252,7 @@ pub(crate) fn settle(task: &Task, registry: &Registry, settlement: Settlement) {
         let exit = info.clone();
         // A panicking callback must not keep the waiters asleep forever.
         if catch_unwind(AssertUnwindSafe(|| callback(exit))).is_err() {
-            tracing::error!(task = %task.id, "on_exit callback panicked");
+            tracing::error!(task = %task.id(), "on_exit callback panicked");
         }
     }
     task.publish(info);
@@ -309,24 +309,26 @@ fn fire_stall(
     quiet: Duration,
 ) {
     tracing::info!(
-        task_id = %task.id,
+        task_id = %task.id(),
         stalled_for_ms = u64::try_from(quiet.as_millis()).unwrap_or(u64::MAX),
         bytes_written,
         "task stalled"
     );
     let info = StallInfo {
-        task_id: task.id,
+        task_id: task.id(),
         command: task.command.clone(),
-        output_path: task.output_path.clone(),
+        output_path: task.output_path(),
         stalled_for: quiet,
         bytes_written,
         // The group is still there to ask: the task has not ended.
-        diagnosis: task.processes.diagnose(&task.output_path, task.input_pipe),
+        diagnosis: task
+            .processes
+            .diagnose(&task.output_path(), task.input_pipe),
         takes_input: task.input.is_some(),
         terminal: task.terminal.is_some(),
     };
     if catch_unwind(AssertUnwindSafe(|| callback(info))).is_err() {
-        tracing::error!(task = %task.id, "on_stall callback panicked");
+        tracing::error!(task = %task.id(), "on_stall callback panicked");
     }
 }
 

@@ -18,6 +18,7 @@ mod env_policy;
 mod escape;
 mod exec;
 mod exit_once;
+mod held;
 mod ids;
 mod input;
 mod interleave;

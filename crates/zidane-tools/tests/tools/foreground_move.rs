@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use insta::assert_snapshot;
 use serde_json::json;
-use zidane_context::{KillReason, TaskStatus};
+use zidane_context::{KillReason, TaskId, TaskStatus};
 use zidane_tools::{BackgroundGate, ToolRegistry};
 
 use crate::process::{Session, regex_escape};
@@ -102,10 +102,81 @@ async fn a_command_that_ends_in_time_answers_as_foreground_and_is_not_told() {
     assert_eq!(output.text, "hello\noops\n\nExit code: 3");
     assert_eq!(output.data["output"], "hello\noops\n");
     assert_eq!(output.data["exit_code"], 3);
-    // The exit in the data is what acknowledges it for the agent.
-    assert_eq!(output.data["exit"]["task_id"], "bash_1");
+    // The exit in the data is what acknowledges it for the agent; its id is the
+    // provisional one of a held task, never one of the session's.
+    let held: TaskId = output.data["exit"]["task_id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(held.is_held(), "{held}");
     assert_eq!(output.data["exit"]["exit_code"], 3);
     assert!(output.data.get("moved_to_background").is_none());
+    // A foreground call leaves no task and no log behind.
+    let handle = session.context.handle();
+    let listed = session.context.execution().list_background(handle).await;
+    assert!(listed.unwrap().is_empty());
+    let logs = std::fs::read_dir(session.dir.path().join("tasks")).unwrap();
+    assert_eq!(logs.count(), 0, "the foreground command's log was kept");
+    close_told_nothing_more(session).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreground_calls_take_no_task_id() {
+    let session = session(Duration::from_secs(20)).await;
+    for n in 0..3 {
+        let output = session
+            .call("shell", json!({ "command": format!("echo {n}") }))
+            .await;
+        assert!(!output.is_error, "{}", output.text);
+        assert!(output.data.get("task_id").is_none(), "{}", output.data);
+    }
+    let started = session
+        .call(
+            "shell",
+            json!({ "command": "true", "run_in_background": true }),
+        )
+        .await;
+    assert!(!started.is_error, "{}", started.text);
+    assert_eq!(started.data["task_id"], "bash_1");
+    let handle = session.context.handle();
+    let listed = session
+        .context
+        .execution()
+        .list_background(handle)
+        .await
+        .unwrap();
+    let ids: Vec<String> = listed.iter().map(|e| e.task_id.to_string()).collect();
+    assert_eq!(ids, ["bash_1"]);
+    session.context.execution().destroy(handle).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moved_call_takes_the_next_id_after_foreground_calls() {
+    let mut session = session(Duration::from_millis(300)).await;
+    for _ in 0..2 {
+        let output = session.call("shell", json!({ "command": "true" })).await;
+        assert!(!output.is_error, "{}", output.text);
+    }
+    let moved = session
+        .call("shell", json!({ "command": "echo moved; sleep 1" }))
+        .await;
+    assert_eq!(moved.data["moved_to_background"], true, "{}", moved.text);
+    assert_eq!(moved.data["task_id"], "bash_1");
+    let path = moved.data["output_path"].as_str().unwrap().to_owned();
+    assert!(path.contains("bash_1."), "{path}");
+    let exit = session.next_exit().await;
+    assert_eq!(exit.task_id.to_string(), "bash_1");
+    assert_eq!(exit.output_path.display().to_string(), path);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "moved\n");
+    let started = session
+        .call(
+            "shell",
+            json!({ "command": "true", "run_in_background": true }),
+        )
+        .await;
+    assert_eq!(started.data["task_id"], "bash_2", "{}", started.text);
+    let _ = session.next_exit().await;
     close_told_nothing_more(session).await;
 }
 
