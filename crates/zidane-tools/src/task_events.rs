@@ -48,7 +48,9 @@ pub struct TaskEvent {
 pub trait TaskEventSink: Send + Sync {
     /// A task is followed with these patterns, from now on (a start with `notify_on`, or
     /// `shell_notify`; empty: no longer followed). Called before any event of the
-    /// follower it announces.
+    /// follower it announces. After an empty call nothing is left to wait for: the
+    /// follower stops once it notices, and the lines it matched before it did are
+    /// lines the session no longer asked for.
     fn follow(&self, task_id: TaskId, patterns: &[String]);
     /// A new matching line.
     fn event(&self, event: TaskEvent);
