@@ -214,4 +214,8 @@ fn clearing_a_task_s_patterns_releases_its_exit_before_its_follower_ends() {
     );
     assert!(!delivery.events.drained(id(1)), "the follower held nothing");
     assert!(!delivery.has_pending());
+    assert!(
+        delivery.events.ledger().is_empty(),
+        "nothing is kept of a task with no patterns whose end was told"
+    );
 }

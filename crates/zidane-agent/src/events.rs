@@ -180,11 +180,18 @@ impl EventQueue {
 
     /// The follower of `task_id` ended. True if it held the task's exit.
     pub(crate) fn drained(&mut self, task_id: TaskId) -> bool {
-        self.tasks.get_mut(&task_id).is_some_and(|state| {
-            let held = state.holds_exit();
-            state.following = false;
-            held
-        })
+        let Some(state) = self.tasks.get_mut(&task_id) else {
+            return false;
+        };
+        let held = state.holds_exit();
+        state.following = false;
+        // A task whose patterns were cleared has nothing left for a ledger to resume;
+        // its exit may have been told before its follower noticed, so nothing else
+        // would forget it.
+        if state.notify_on.is_empty() && !self.pending.iter().any(|p| p.task_id == task_id) {
+            self.tasks.remove(&task_id);
+        }
+        held
     }
 
     /// Whether `task_id`'s exit waits for its follower: the task has patterns and its
