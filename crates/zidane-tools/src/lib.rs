@@ -82,6 +82,7 @@ mod data;
 mod error;
 mod exit_channel;
 mod extra_arguments;
+mod follow_gate;
 mod foreground_move;
 mod gate;
 mod input;

@@ -1,6 +1,7 @@
 //! The `shell` tool: a command in the foreground, or a background task.
 
 use crate::data::{self, ShellData};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -9,6 +10,7 @@ use zidane_context::{
 };
 
 use crate::context::ToolContext;
+use crate::follow_gate::FollowGate;
 use crate::foreground_move::run_movable;
 use crate::gate::{BackgroundGate, GateReason};
 use crate::input::{ShellArgs, StdinChoice, input_schema, parse};
@@ -300,7 +302,16 @@ impl ShellTool {
         let mut options = BackgroundOptions::new(tasks_dir).stdin(interaction.stdin);
         options.tty = interaction.tty;
         options.limits = budgets.or(context.background().limits);
-        options.on_exit.clone_from(&context.sinks().on_exit);
+        // With patterns, the exit waits until the follower is announced, so that the
+        // session holds it for the task's events (see follow_gate.rs).
+        let gate = match (&events, &context.sinks().on_exit) {
+            (Some(_), Some(on_exit)) => Some(FollowGate::new(Arc::clone(on_exit))),
+            _ => None,
+        };
+        options.on_exit = match &gate {
+            Some(gate) => Some(gate.callback()),
+            None => context.sinks().on_exit.clone(),
+        };
         options.on_stall.clone_from(&context.sinks().on_stall);
         let started = match context
             .execution()
@@ -324,6 +335,9 @@ impl ShellTool {
             on_start(&started, command);
         }
         notify::follow_started(context, events, started.task_id, notify_on);
+        if let Some(gate) = gate {
+            gate.open();
+        }
         let mut text = format!(
             "Started {} (pid {}). Output: {}\n\n{}",
             started.task_id,

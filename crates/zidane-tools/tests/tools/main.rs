@@ -8,6 +8,7 @@ mod bad_input;
 mod budgets;
 mod common;
 mod doc_lists;
+mod follow_gate;
 mod foreground_move;
 mod forged;
 mod gate;
