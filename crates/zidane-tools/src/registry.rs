@@ -36,6 +36,9 @@ use crate::tool::{SpecView, Tool, ToolOutput, ToolSpec};
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn Tool>>,
+    /// The input schema of each tool's [`full_spec`](Tool::full_spec), by index into
+    /// `tools`: taken once, as it depends on no session.
+    defined: Vec<Arc<serde_json::Value>>,
     /// Every name and alias → index into `tools`.
     by_name: HashMap<String, usize>,
 }
@@ -84,6 +87,7 @@ impl ToolRegistry {
         for name in claimed {
             self.by_name.insert(name.to_owned(), index);
         }
+        self.defined.push(Arc::new(tool.full_spec().input_schema));
         self.tools.push(tool);
         Ok(())
     }
@@ -140,15 +144,15 @@ impl ToolRegistry {
         name: &str,
         mut input: serde_json::Value,
     ) -> ToolOutput {
-        let Some(tool) = self.resolve(name) else {
+        let Some(&index) = self.by_name.get(name) else {
             return ToolOutput::error(self.unknown_tool(name));
         };
+        let tool = &self.tools[index];
         let view = SpecView::in_context(context.gate(), context.execution().as_ref());
         let spec = tool.spec(&view);
-        let full = tool.full_spec();
         let schemas = Schemas {
             offered: &spec.input_schema,
-            defined: &full.input_schema,
+            defined: &self.defined[index],
         };
         let withheld = |argument: &str| tool.withheld(argument, &view);
         let stripped = match extra_arguments::strip(&spec.name, schemas, withheld, &mut input) {
