@@ -18,7 +18,6 @@ use zidane_context::{
 use zidane_tools::{
     BackgroundGate, BackgroundSettings, BackgroundSinks, ExitChannel, FollowFrom, NotifyPatterns,
     SpecView, StartCallback, TaskEvent, TaskEventSink, TaskEvents, ToolContext, ToolRegistry,
-    ToolSpec,
 };
 use zidane_wire::Turn;
 
@@ -161,12 +160,8 @@ pub(crate) struct Inner {
     pub(crate) task_events: TaskEvents,
     /// Set once the followers of an earlier life of the session were started again.
     pub(crate) events_resumed: std::sync::atomic::AtomicBool,
-    /// The specs the model is shown, with the view they were built in. A tool's spec
-    /// depends on the view alone ([`SpecView`]), and building one derives its schemas,
-    /// so a run that wakes the model for an exit copies them instead.
-    pub(crate) model_specs: Mutex<Option<(SpecView, Vec<ToolSpec>)>>,
     /// Every name and alias a tool answers to, with the name it is registered under,
-    /// built on first use for the same reason.
+    /// built on first use: asking a tool its name builds its whole spec.
     pub(crate) tool_names: OnceLock<HashMap<String, String>>,
 }
 
@@ -250,7 +245,6 @@ impl Agent {
                 host_driven: builder.host_driven,
                 task_events,
                 events_resumed: std::sync::atomic::AtomicBool::new(false),
-                model_specs: Mutex::new(None),
                 tool_names: OnceLock::new(),
             }),
         };
@@ -300,20 +294,6 @@ impl Agent {
     /// The model.
     pub fn model(&self) -> &Arc<dyn Model> {
         &self.inner.model
-    }
-
-    /// The specs of the tools offered in `view`, as the model is shown them: built once
-    /// for a view, copied for every request made in it.
-    pub(crate) fn model_specs(&self, view: SpecView) -> Vec<ToolSpec> {
-        if let Some((built_in, specs)) = &*zidane_context::lock(&self.inner.model_specs)
-            && *built_in == view
-        {
-            return specs.clone();
-        }
-        // Built outside the lock: a tool's own code runs here.
-        let specs = self.inner.tools.specs(&view);
-        *zidane_context::lock(&self.inner.model_specs) = Some((view, specs.clone()));
-        specs
     }
 
     /// The name the tool answering to `name` (a name or an alias) is registered under;

@@ -245,7 +245,7 @@ impl Agent {
             let request = ModelRequest {
                 system: self.inner.behavior.system.clone(),
                 turns: self.session_lock().turns.clone(),
-                tools: self.model_specs(zidane_tools::SpecView::in_context(
+                tools: self.inner.tools.specs(&zidane_tools::SpecView::in_context(
                     gate,
                     self.inner.context.as_ref(),
                 )),

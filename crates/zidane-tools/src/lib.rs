@@ -101,6 +101,7 @@ mod shell_input;
 mod shell_kill;
 mod shell_notify;
 mod shell_screen;
+mod spec_cache;
 mod task_events;
 mod terminal_text;
 mod tool;

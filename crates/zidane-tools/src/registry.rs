@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::extra_arguments::{self, Schemas};
+use crate::spec_cache::SpecCache;
 use crate::tool::{SpecView, Tool, ToolOutput, ToolSpec};
 
 /// The tools of an agent, in registration order, each reachable by its name and its
@@ -41,6 +42,8 @@ pub struct ToolRegistry {
     defined: Vec<Arc<serde_json::Value>>,
     /// Every name and alias → index into `tools`.
     by_name: HashMap<String, usize>,
+    /// The tools' specs per view.
+    specs: SpecCache,
 }
 
 impl ToolRegistry {
@@ -89,6 +92,7 @@ impl ToolRegistry {
         }
         self.defined.push(Arc::new(tool.full_spec().input_schema));
         self.tools.push(tool);
+        self.specs.clear();
         Ok(())
     }
 
@@ -100,10 +104,13 @@ impl ToolRegistry {
     /// The specs the model sees in `view`, in registration order, of every tool
     /// [`offered`](Tool::offered) under its gate: what the agent sends the model.
     pub fn specs(&self, view: &SpecView) -> Vec<ToolSpec> {
-        self.tools
+        let built = self.specs.get(&self.tools, view);
+        built
+            .specs
             .iter()
-            .filter(|tool| tool.offered(&view.gate))
-            .map(|tool| tool.spec(view))
+            .zip(&built.offered)
+            .filter(|(_, offered)| **offered)
+            .map(|(spec, _)| spec.clone())
             .collect()
     }
 
@@ -149,7 +156,8 @@ impl ToolRegistry {
         };
         let tool = &self.tools[index];
         let view = SpecView::in_context(context.gate(), context.execution().as_ref());
-        let spec = tool.spec(&view);
+        let built = self.specs.get(&self.tools, &view);
+        let spec = &built.specs[index];
         let schemas = Schemas {
             offered: &spec.input_schema,
             defined: &self.defined[index],

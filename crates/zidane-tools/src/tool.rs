@@ -15,7 +15,7 @@ pub use zidane_wire::{ToolAnnotations, ToolSpec};
 /// What a tool's spec may depend on: the session's [`BackgroundGate`] and the shell its
 /// context runs commands under. [`SpecView::default`] is "no session": an open gate and
 /// no shell named.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SpecView {
     /// What background mode the session allows.
     pub gate: BackgroundGate,
