@@ -200,3 +200,22 @@ async fn a_long_output_keeps_its_end_within_the_budget() {
     );
     harness.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn foreground_calls_take_no_task_id_and_are_not_listed() {
+    let harness = start().await;
+    for n in 0..3 {
+        let ran = harness
+            .call("shell", json!({ "command": format!("echo {n}") }))
+            .await;
+        assert!(!is_error(&ran), "{}", text(&ran));
+        assert!(structured(&ran).get("task_id").is_none(), "{}", text(&ran));
+    }
+    let (id, _, _) = start_task(&harness, "echo background").await;
+    assert_eq!(id, "bash_1");
+    let listed = harness.call("list_tasks", json!({})).await;
+    let tasks = structured(&listed)["tasks"].as_array().unwrap().clone();
+    assert_eq!(tasks.len(), 1, "{}", text(&listed));
+    assert_eq!(tasks[0]["task_id"], "bash_1");
+    harness.close().await;
+}

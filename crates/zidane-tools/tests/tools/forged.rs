@@ -2,8 +2,6 @@
 //! call is refused with the reason and nothing runs, whatever the reason they are not
 //! offered. Driven through the registry's dispatch, as the agent and `zidane mcp` call.
 
-use std::sync::Arc;
-
 use insta::assert_snapshot;
 use serde_json::json;
 use zidane_context::DetachedTasks;
@@ -142,6 +140,7 @@ async fn an_argument_zidane_never_defined_is_dropped_with_a_note() {
 #[cfg(unix)]
 #[tokio::test]
 async fn a_forged_flag_over_a_real_context_writes_no_file_and_holds_nothing() {
+    use std::sync::Arc;
     use std::time::Duration;
 
     use zidane_context::ExecutionContext;
