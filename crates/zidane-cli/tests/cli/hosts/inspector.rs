@@ -289,6 +289,26 @@ fn call_result(answer: &Value) -> (String, Value) {
     (text, structured)
 }
 
+/// The Inspector 2.12's CLI calling `shell` of a `zidane mcp` of its own, in `dir` with
+/// `home` as its home and `token` marking zidane's processes; the caller adds the
+/// `--tool-arg`s.
+fn cli_shell_call(launcher: &Path, dir: &Path, home: &Path, token: &str) -> Command {
+    let mut command = Command::new(launcher);
+    command
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("MCP_INSPECTOR_SECRET_STORE", "file")
+        .env(TOKEN_VAR, token)
+        .args(["--cli", "--format", "json"])
+        .args(["-e", &format!("{TOKEN_VAR}={token}")])
+        .args(["-e", &format!("{}={}", NO_SWEEP.0, NO_SWEEP.1)])
+        .arg(BIN)
+        .args(["mcp", "--user-dir"])
+        .arg(dir.join("user"))
+        .args(["--method", "tools/call", "--tool-name", "shell"]);
+    command
+}
+
 /// The Inspector 2.12's CLI compiles `shell`'s output schema with Ajv to check the
 /// call's structured content, and prints a line for each format it does not know: a
 /// foreground `shell` call prints its answer and nothing about a schema
@@ -305,20 +325,8 @@ async fn the_inspector_cli_calls_shell_without_a_schema_warning() {
     std::fs::create_dir(&home).unwrap();
     let cleanup = TokenCleanup::new(TOKEN_VAR, unique_token("inspector-schema"));
     let token = cleanup.token();
-    let mut command = Command::new(&launcher);
-    command
-        .current_dir(dir.path())
-        .env("HOME", &home)
-        .env("MCP_INSPECTOR_SECRET_STORE", "file")
-        .env(TOKEN_VAR, token)
-        .args(["--cli", "--format", "json"])
-        .args(["-e", &format!("{TOKEN_VAR}={token}")])
-        .args(["-e", &format!("{}={}", NO_SWEEP.0, NO_SWEEP.1)])
-        .arg(BIN)
-        .args(["mcp", "--user-dir"])
-        .arg(dir.path().join("user"))
-        .args(["--method", "tools/call", "--tool-name", "shell"])
-        .args(["--tool-arg", "command=echo inspected"]);
+    let mut command = cli_shell_call(&launcher, dir.path(), &home, token);
+    command.args(["--tool-arg", "command=echo inspected"]);
     let (ok, stdout) = run_bounded(command, "the inspector's --cli shell call").await;
     let answer = json_of(&stdout);
     assert!(ok, "{answer}");
@@ -342,19 +350,8 @@ async fn the_inspector_cli_starts_a_background_task_that_ends_with_its_connectio
     let token = cleanup.token();
     // Every `--cli` invocation is one connection, so one `zidane mcp` of its own: the
     // CLI cannot wait on or kill the task in a later invocation (`mcpdo` can).
-    let mut command = Command::new(&launcher);
+    let mut command = cli_shell_call(&launcher, dir.path(), &home, token);
     command
-        .current_dir(dir.path())
-        .env("HOME", &home)
-        .env("MCP_INSPECTOR_SECRET_STORE", "file")
-        .env(TOKEN_VAR, token)
-        .args(["--cli", "--format", "json"])
-        .args(["-e", &format!("{TOKEN_VAR}={token}")])
-        .args(["-e", &format!("{}={}", NO_SWEEP.0, NO_SWEEP.1)])
-        .arg(BIN)
-        .args(["mcp", "--user-dir"])
-        .arg(dir.path().join("user"))
-        .args(["--method", "tools/call", "--tool-name", "shell"])
         .args(["--tool-arg", &format!("command={BACKGROUND}")])
         .args(["--tool-arg", "run_in_background=true"]);
     let (ok, stdout) = run_bounded(command, "the inspector's --cli").await;
