@@ -104,12 +104,12 @@ async def case_kill(binary: str, scratch: str) -> None:
             assert "cmd.exe" in (shell.description or "").lower() or "powershell" in (shell.description or "").lower(), shell.description
             # Windows tasks have no terminal: `tty` is not offered, and sent anyway it is
             # refused with the reason before anything runs.
-            assert "tty" not in shell.inputSchema["properties"], shell.inputSchema
+            assert "tty" not in shell.input_schema["properties"], shell.input_schema
             forged = os.path.join(scratch, "forged-tty.txt")
             refused = await session.call_tool(
                 "shell", {"command": f"echo made> {windows_path(forged)}", "run_in_background": True, "tty": True}
             )
-            assert refused.isError, text(refused)
+            assert refused.is_error, text(refused)
             assert "`tty` is not available" in text(refused), text(refused)
             assert not os.path.exists(forged), "a refused call ran"
             task = await start_with_grandchild(session, grown, {})

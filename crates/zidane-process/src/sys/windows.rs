@@ -1,8 +1,8 @@
 //! Every call into Windows that Rust cannot check: the Job object that holds every
 //! process of a task (and ends them all, even when the host dies), resuming a process
-//! created suspended, the console's `CTRL_BREAK`, and the process table through
-//! Toolhelp32. This is the crate's only Windows `unsafe` code; each block says why it is
-//! sound.
+//! created suspended, the console's `CTRL_BREAK`, the process table through Toolhelp32,
+//! and a move of a file that never replaces another. This is the crate's only Windows
+//! `unsafe` code; each block says why it is sound.
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;
@@ -13,6 +13,7 @@ use std::ptr;
 use std::time::Duration;
 
 use windows_sys::Win32::Foundation::{ERROR_MORE_DATA, ERROR_NO_MORE_FILES, INVALID_HANDLE_VALUE};
+use windows_sys::Win32::Storage::FileSystem::MoveFileExW;
 use windows_sys::Win32::System::Console::{
     CTRL_BREAK_EVENT, GenerateConsoleCtrlEvent, GetConsoleProcessList,
 };
@@ -387,4 +388,26 @@ const fn size_u32<T>() -> u32 {
 fn ticks_to_duration(ticks: u64) -> Duration {
     Duration::from_secs(ticks / TICKS_PER_SECOND)
         + Duration::from_nanos((ticks % TICKS_PER_SECOND) * NANOS_PER_TICK)
+}
+
+/// Moves `from` to `to` unless a file is there (`AlreadyExists` then): `MoveFileExW`
+/// without `MOVEFILE_REPLACE_EXISTING`. An open file moves too when it was opened to
+/// allow it (std opens with `FILE_SHARE_DELETE`), and its handles keep writing into it.
+pub(crate) fn move_file_no_replace(from: &std::path::Path, to: &std::path::Path) -> io::Result<()> {
+    use std::os::windows::ffi::OsStrExt;
+    let wide = |path: &std::path::Path| -> Vec<u16> {
+        path.as_os_str()
+            .encode_wide()
+            .chain(std::iter::once(0))
+            .collect()
+    };
+    let (from, to) = (wide(from), wide(to));
+    // SAFETY: both are NUL-terminated UTF-16 strings that live across the call, and
+    // flags 0 asks for a plain move on one volume.
+    let moved = unsafe { MoveFileExW(from.as_ptr(), to.as_ptr(), 0) };
+    if moved == 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
 }

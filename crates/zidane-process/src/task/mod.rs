@@ -15,6 +15,10 @@ mod leader_exit;
 #[cfg_attr(windows, path = "leader_process_windows.rs")]
 mod leader_process;
 pub(crate) mod log_file;
+/// Moving a held task's log to its name: a new link (Unix), a move that does not
+/// replace (Windows).
+#[cfg_attr(windows, path = "log_move_windows.rs")]
+mod log_move;
 #[cfg(target_os = "linux")]
 pub(crate) mod log_splice;
 /// The read end of a command's output: a pipe on the reactor (Unix), a reader thread's
@@ -202,14 +206,8 @@ impl Task {
         }
         let mut taken = None;
         for candidate in candidates {
-            // A link, not a rename: it never replaces a file that is there (a log is
-            // never written over one), and every open descriptor of the log keeps
-            // writing into it under its new name.
-            match std::fs::hard_link(&state.output_path, &candidate) {
+            match log_move::move_log(&state.output_path, &candidate) {
                 Ok(()) => {
-                    if let Err(error) = std::fs::remove_file(&state.output_path) {
-                        tracing::warn!(path = %state.output_path.display(), %error, "a held task's log kept its old name beside its new one");
-                    }
                     state.id = id;
                     state.output_path = candidate;
                     return Ok(Ok(()));

@@ -308,3 +308,56 @@ async fn the_default_shell_is_one_that_runs() {
         out.output
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_task_is_named_while_it_writes_and_its_log_moves_whole() {
+    let f = Fixture::new().await;
+    // Named while `ping` holds it between its two lines, then it writes the second.
+    let command = "echo before & ping -n 6 127.0.0.1 >nul & echo after";
+    let held = f.start(command, f.options().held(true)).await;
+    assert!(held.task_id.is_held());
+    poll_until("the held task wrote", || {
+        std::fs::read_to_string(&held.output_path).is_ok_and(|log| log.contains("before"))
+    })
+    .await;
+    assert!(
+        f.context
+            .list_background(f.handle)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let named = match f
+        .context
+        .name_background(f.handle, held.task_id)
+        .await
+        .unwrap()
+    {
+        Some(zidane_context::Naming::Named(named)) => named,
+        other => panic!("a running held task is named, not {other:?}"),
+    };
+    assert_eq!(named.task_id.to_string(), "bash_1");
+    assert!(!held.output_path.exists(), "the old name stayed");
+    let exits = f.exits(1).await;
+    assert_eq!(exits[0].task_id, named.task_id);
+    assert_eq!(exits[0].output_path, named.output_path);
+    let log = read(&named.output_path);
+    assert!(log.starts_with("before") && log.contains("after"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_task_that_ended_leaves_no_log_once_forgotten() {
+    let f = Fixture::new().await;
+    let held = f.start("echo done", f.options().held(true)).await;
+    f.exits(1).await;
+    assert!(held.output_path.exists());
+    assert!(
+        f.context
+            .forget_background(f.handle, held.task_id)
+            .await
+            .unwrap()
+    );
+    assert!(!held.output_path.exists());
+    let next = f.start("echo next", f.options()).await;
+    assert_eq!(next.task_id.to_string(), "bash_1");
+}
