@@ -72,10 +72,21 @@ fn build(tools: &[Arc<dyn Tool>], view: &SpecView) -> ViewSpecs {
 mod tests {
     use std::time::Duration;
 
+    use crate::exit_channel::ExitChannel;
     use crate::gate::{BackgroundGate, GateReason};
-    use crate::{ExitChannel, default_tools};
+    use crate::shell::{ShellToolOptions, create_shell_tool};
 
     use super::*;
+
+    /// Tools whose specs or offers change with the view: the shell's schema and text,
+    /// the wait's text, the input tool's offer.
+    fn default_tools() -> Vec<Arc<dyn Tool>> {
+        vec![
+            create_shell_tool(ShellToolOptions::default()),
+            Arc::new(crate::wait_task::WaitTaskTool),
+            Arc::new(crate::shell_input::ShellInputTool),
+        ]
+    }
 
     fn views() -> Vec<SpecView> {
         let mut views = Vec::new();
