@@ -137,3 +137,42 @@ async fn a_running_held_task_is_not_forgotten_and_ends_with_its_handle() {
     assert_eq!(exit.task_id, held.task_id);
     assert!(!alive(held.pid));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_escapee_of_a_forgotten_held_task_still_ends_with_the_session() {
+    use zidane_test_support::{TokenCleanup, unique_token};
+
+    use crate::escape::{TOKEN_VAR, processes_with_token};
+
+    // A hostile foreground command: it leaves a process outside its group, ends at
+    // once, and its call answers and forgets it.
+    let f = Fixture::new().await;
+    let cleanup = TokenCleanup::new(TOKEN_VAR, unique_token("held-escape"));
+    let options = f.options().held(true).env(TOKEN_VAR, cleanup.token());
+    let held = f
+        .context
+        .exec_background(
+            f.handle,
+            "setsid sleep 1000 >/dev/null 2>&1 </dev/null & echo left",
+            options,
+        )
+        .await
+        .unwrap();
+    f.ended(held.task_id).await;
+    eventually("the escapee runs", || {
+        !processes_with_token(cleanup.token()).is_empty()
+    })
+    .await;
+    assert!(
+        f.context
+            .forget_background(f.handle, held.task_id)
+            .await
+            .unwrap()
+    );
+    f.context.destroy(f.handle).await.unwrap();
+    assert_eq!(
+        processes_with_token(cleanup.token()),
+        Vec::<u32>::new(),
+        "a forgotten held task's escapee outlived the session"
+    );
+}
