@@ -1,11 +1,10 @@
 //! `Agent`: the session, the model, the tools, the context and handle, the hook bus and
 //! the delivery queues — shared behind a cheap, cloneable handle.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -17,7 +16,7 @@ use zidane_context::{
 };
 use zidane_tools::{
     BackgroundGate, BackgroundSettings, BackgroundSinks, ExitChannel, FollowFrom, NotifyPatterns,
-    SpecView, StartCallback, TaskEvent, TaskEventSink, TaskEvents, ToolContext, ToolRegistry,
+    StartCallback, TaskEvent, TaskEventSink, TaskEvents, ToolContext, ToolRegistry,
 };
 use zidane_wire::Turn;
 
@@ -160,9 +159,6 @@ pub(crate) struct Inner {
     pub(crate) task_events: TaskEvents,
     /// Set once the followers of an earlier life of the session were started again.
     pub(crate) events_resumed: std::sync::atomic::AtomicBool,
-    /// Every name and alias a tool answers to, with the name it is registered under,
-    /// built on first use: asking a tool its name builds its whole spec.
-    pub(crate) tool_names: OnceLock<HashMap<String, String>>,
 }
 
 impl Drop for Inner {
@@ -245,7 +241,6 @@ impl Agent {
                 host_driven: builder.host_driven,
                 task_events,
                 events_resumed: std::sync::atomic::AtomicBool::new(false),
-                tool_names: OnceLock::new(),
             }),
         };
         Ok(agent)
@@ -294,23 +289,6 @@ impl Agent {
     /// The model.
     pub fn model(&self) -> &Arc<dyn Model> {
         &self.inner.model
-    }
-
-    /// The name the tool answering to `name` (a name or an alias) is registered under;
-    /// `None` for no such tool.
-    pub(crate) fn tool_name(&self, name: &str) -> Option<String> {
-        let names = self.inner.tool_names.get_or_init(|| {
-            let mut names = HashMap::new();
-            for tool in self.inner.tools.tools() {
-                let spec = tool.spec(&SpecView::default());
-                for alias in spec.aliases {
-                    names.insert(alias, spec.name.clone());
-                }
-                names.insert(spec.name.clone(), spec.name);
-            }
-            names
-        });
-        names.get(name).cloned()
     }
 
     /// Whether background mode can work for this agent (the same gate the tools see).

@@ -379,7 +379,7 @@ impl Agent {
         input: serde_json::Value,
         settings: CallSettings,
     ) -> ToolOutput {
-        let tool = self.tool_name(name);
+        let tool = self.inner.tools.name_of(name).map(str::to_owned);
         self.hooks().emit(&HookEvent::ToolBefore(ToolCallEvent {
             call_id: call_id.to_owned(),
             name: name.to_owned(),

@@ -40,6 +40,8 @@ pub struct ToolRegistry {
     /// The input schema of each tool's [`full_spec`](Tool::full_spec), by index into
     /// `tools`: taken once, as it depends on no session.
     defined: Vec<Arc<serde_json::Value>>,
+    /// Each tool's name, by index into `tools`.
+    names: Vec<String>,
     /// Every name and alias → index into `tools`.
     by_name: HashMap<String, usize>,
     /// The tools' specs per view.
@@ -90,6 +92,7 @@ impl ToolRegistry {
         for name in claimed {
             self.by_name.insert(name.to_owned(), index);
         }
+        self.names.push(spec.name.clone());
         self.defined.push(Arc::new(tool.full_spec().input_schema));
         self.tools.push(tool);
         self.specs.clear();
@@ -116,10 +119,13 @@ impl ToolRegistry {
 
     /// The tools' names (not aliases), in registration order.
     pub fn names(&self) -> Vec<String> {
-        self.tools
-            .iter()
-            .map(|tool| tool.spec(&SpecView::default()).name)
-            .collect()
+        self.names.clone()
+    }
+
+    /// The name the tool answering to `name` (a name or an alias) is registered under;
+    /// `None` for no such tool.
+    pub fn name_of(&self, name: &str) -> Option<&str> {
+        self.by_name.get(name).map(|&i| self.names[i].as_str())
     }
 
     /// The registered tools, in registration order.

@@ -289,24 +289,53 @@ fn call_result(answer: &Value) -> (String, Value) {
     (text, structured)
 }
 
-/// The Inspector 2.12's CLI calling `shell` of a `zidane mcp` of its own, in `dir` with
-/// `home` as its home and `token` marking zidane's processes; the caller adds the
-/// `--tool-arg`s.
-fn cli_shell_call(launcher: &Path, dir: &Path, home: &Path, token: &str) -> Command {
-    let mut command = Command::new(launcher);
-    command
-        .current_dir(dir)
-        .env("HOME", home)
-        .env("MCP_INSPECTOR_SECRET_STORE", "file")
-        .env(TOKEN_VAR, token)
-        .args(["--cli", "--format", "json"])
-        .args(["-e", &format!("{TOKEN_VAR}={token}")])
-        .args(["-e", &format!("{}={}", NO_SWEEP.0, NO_SWEEP.1)])
-        .arg(BIN)
-        .args(["mcp", "--user-dir"])
-        .arg(dir.join("user"))
-        .args(["--method", "tools/call", "--tool-name", "shell"]);
-    command
+/// The Inspector 2.12's CLI, when it is installed, with a directory and home of its own
+/// and a token marking the processes of the `zidane mcp` it starts.
+struct InspectorCli {
+    launcher: PathBuf,
+    dir: tempfile::TempDir,
+    home: PathBuf,
+    cleanup: TokenCleanup,
+}
+
+impl InspectorCli {
+    /// `None` (the test skips, saying why) when the Inspector is not installed.
+    fn new(label: &str) -> Option<Self> {
+        let launcher = hosts_dir()?.join("node_modules/.bin/mcp-inspector");
+        if !present(&[(&launcher, "the MCP Inspector 2.12")]) {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir(&home).unwrap();
+        let cleanup = TokenCleanup::new(TOKEN_VAR, unique_token(label));
+        Some(Self {
+            launcher,
+            dir,
+            home,
+            cleanup,
+        })
+    }
+
+    /// A `--cli` call of `shell` on a `zidane mcp` of its own; the caller adds the
+    /// `--tool-arg`s.
+    fn shell_call(&self) -> Command {
+        let token = self.cleanup.token();
+        let mut command = Command::new(&self.launcher);
+        command
+            .current_dir(self.dir.path())
+            .env("HOME", &self.home)
+            .env("MCP_INSPECTOR_SECRET_STORE", "file")
+            .env(TOKEN_VAR, token)
+            .args(["--cli", "--format", "json"])
+            .args(["-e", &format!("{TOKEN_VAR}={token}")])
+            .args(["-e", &format!("{}={}", NO_SWEEP.0, NO_SWEEP.1)])
+            .arg(BIN)
+            .args(["mcp", "--user-dir"])
+            .arg(self.dir.path().join("user"))
+            .args(["--method", "tools/call", "--tool-name", "shell"]);
+        command
+    }
 }
 
 /// The Inspector 2.12's CLI compiles `shell`'s output schema with Ajv to check the
@@ -315,17 +344,11 @@ fn cli_shell_call(launcher: &Path, dir: &Path, home: &Path, token: &str) -> Comm
 /// ([`run_bounded`] fails on any such line).
 #[tokio::test(flavor = "multi_thread")]
 async fn the_inspector_cli_calls_shell_without_a_schema_warning() {
-    let Some(hosts) = hosts_dir() else { return };
-    let launcher = hosts.join("node_modules/.bin/mcp-inspector");
-    if !present(&[(&launcher, "the MCP Inspector 2.12")]) {
+    let Some(cli) = InspectorCli::new("inspector-schema") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    std::fs::create_dir(&home).unwrap();
-    let cleanup = TokenCleanup::new(TOKEN_VAR, unique_token("inspector-schema"));
-    let token = cleanup.token();
-    let mut command = cli_shell_call(&launcher, dir.path(), &home, token);
+    };
+    let token = cli.cleanup.token();
+    let mut command = cli.shell_call();
     command.args(["--tool-arg", "command=echo inspected"]);
     let (ok, stdout) = run_bounded(command, "the inspector's --cli shell call").await;
     let answer = json_of(&stdout);
@@ -338,19 +361,13 @@ async fn the_inspector_cli_calls_shell_without_a_schema_warning() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_inspector_cli_starts_a_background_task_that_ends_with_its_connection() {
-    let Some(hosts) = hosts_dir() else { return };
-    let launcher = hosts.join("node_modules/.bin/mcp-inspector");
-    if !present(&[(&launcher, "the MCP Inspector 2.12")]) {
+    let Some(cli) = InspectorCli::new("inspector-cli") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    std::fs::create_dir(&home).unwrap();
-    let cleanup = TokenCleanup::new(TOKEN_VAR, unique_token("inspector-cli"));
-    let token = cleanup.token();
+    };
+    let token = cli.cleanup.token();
     // Every `--cli` invocation is one connection, so one `zidane mcp` of its own: the
     // CLI cannot wait on or kill the task in a later invocation (`mcpdo` can).
-    let mut command = cli_shell_call(&launcher, dir.path(), &home, token);
+    let mut command = cli.shell_call();
     command
         .args(["--tool-arg", &format!("command={BACKGROUND}")])
         .args(["--tool-arg", "run_in_background=true"]);

@@ -91,15 +91,7 @@ async fn a_background_exit_reaches_the_model_once(host: Host) {
         "{host:?} did not show the model bash_1's notification (id, exit 0, log {log}) \
          in the result of `true`:\n{after_true}"
     );
-    let results = ran.results();
-    let shown: usize = results
-        .iter()
-        .map(|result| blocks_of(result, "bash_1"))
-        .sum();
-    assert_eq!(
-        shown, 1,
-        "{host:?} showed the notification {shown} times over the conversation:\n{results:#?}"
-    );
+    assert_bash_1_shown_once(host, &ran.results());
 }
 
 /// Start `sleep 1; echo done` in the background; once it has ended, a `wait_task` on a
@@ -146,15 +138,7 @@ async fn an_exit_before_a_failing_call_reaches_the_model_once(host: Host) {
         0,
         "{host:?} showed bash_1's notification on the other result too:\n{other}"
     );
-    let results = ran.results();
-    let shown: usize = results
-        .iter()
-        .map(|result| blocks_of(result, "bash_1"))
-        .sum();
-    assert_eq!(
-        shown, 1,
-        "{host:?} showed the notification {shown} times over the conversation:\n{results:#?}"
-    );
+    assert_bash_1_shown_once(host, &ran.results());
 }
 
 /// A wait on a task that ends (`sleep 2`) returns its exit; a wait on one that does not
@@ -326,6 +310,18 @@ fn mentions_exit_code_0(result: &str) -> bool {
 /// How many `<task-notification>` blocks of `task` a result holds, however the host
 /// rendered it (the block's own text, or inside a JSON string): a block is the only
 /// place a `<task-id>` element appears.
+/// bash_1's notification was shown exactly once over the conversation's `results`.
+fn assert_bash_1_shown_once(host: Host, results: &[String]) {
+    let shown: usize = results
+        .iter()
+        .map(|result| blocks_of(result, "bash_1"))
+        .sum();
+    assert_eq!(
+        shown, 1,
+        "{host:?} showed the notification {shown} times over the conversation:\n{results:#?}"
+    );
+}
+
 pub(super) fn blocks_of(result: &str, task: &str) -> usize {
     result
         .matches(&format!("<task-id>{task}</task-id>"))
