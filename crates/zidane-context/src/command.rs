@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::sandbox::SandboxScope;
+
 /// The working directory and extra environment of a command, shared by
 /// [`ExecOptions`](crate::ExecOptions) and [`BackgroundOptions`](crate::BackgroundOptions)
 /// (whose JSON carries these fields flat, beside their own).
@@ -27,6 +29,10 @@ pub struct CommandSpec {
     /// Extra environment variables, on top of what the context's environment policy
     /// passes on.
     pub env: BTreeMap<String, String>,
+    /// What this command asks of the context's sandbox: its policy (the default), a
+    /// stricter one (a host's), or none (a person approved running it outside).
+    #[serde(default, skip_serializing_if = "SandboxScope::is_context")]
+    pub sandbox: SandboxScope,
 }
 
 impl CommandSpec {
@@ -46,6 +52,13 @@ impl CommandSpec {
     #[must_use]
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets what the command asks of the context's sandbox.
+    #[must_use]
+    pub fn sandbox(mut self, scope: SandboxScope) -> Self {
+        self.sandbox = scope;
         self
     }
 }

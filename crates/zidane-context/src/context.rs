@@ -13,6 +13,7 @@ use crate::handle::ExecutionHandle;
 use crate::interactive::{Screen, TaskInput, TtySize};
 use crate::output::OutputChunk;
 use crate::probe::{Probe, ProbeOutcome};
+use crate::sandbox::SandboxReport;
 use crate::task::{
     BackgroundOptions, BackgroundStarted, ExitCallback, Naming, TaskEntry, TaskExitInfo,
 };
@@ -43,6 +44,12 @@ pub trait ExecutionContext: Send + Sync {
     /// tool then says "shell" and nothing more).
     fn shell(&self) -> Option<String> {
         None
+    }
+
+    /// What this context's sandbox enforces, for the tools to tell the model. The
+    /// default: no sandbox ([`SandboxReport::off`]).
+    fn sandbox(&self) -> SandboxReport {
+        SandboxReport::off()
     }
 
     /// A new handle: the scope of one session's tasks.

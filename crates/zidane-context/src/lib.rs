@@ -70,6 +70,10 @@ pub use limits::TaskLimits;
 pub use mock::{MockCall, MockContext};
 pub use output::OutputChunk;
 pub use probe::{Probe, ProbeOutcome};
+pub use sandbox::{
+    NetworkAccess, SandboxMode, SandboxPolicy, SandboxReport, SandboxScope, SandboxSettingError,
+    SandboxStatus,
+};
 pub use signal::{Signal, SignalParseError};
 pub use sync::lock;
 pub use task::{
@@ -102,6 +106,7 @@ mod limits;
 mod mock;
 mod output;
 mod probe;
+mod sandbox;
 mod signal;
 mod sync;
 mod task;

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::sync::watch;
-use zidane_context::{ChildEnv, EnvPolicy, command_excerpt};
+use zidane_context::{
+    ChildEnv, EnvPolicy, SandboxMode, SandboxPolicy, SandboxStatus, command_excerpt,
+};
 #[cfg(doc)]
 use zidane_context::{ContextError, ExecutionContext};
 
@@ -15,6 +17,7 @@ use crate::context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
 use crate::process_path::PROCESS_PATH_ENV;
 use crate::process_path::{EnvValueError, ProcessPath};
 use crate::read::READ_BUDGET_BYTES;
+use crate::sandbox::Sandbox;
 use crate::spawn::shell::Shell;
 use crate::task::kill::DEFAULT_KILL_GRACE;
 
@@ -47,6 +50,7 @@ pub struct ProcessContextBuilder {
     lifeline: bool,
     process_path: Option<ProcessPath>,
     env_policy: EnvPolicy,
+    sandbox: SandboxPolicy,
 }
 
 impl Default for ProcessContextBuilder {
@@ -61,6 +65,7 @@ impl Default for ProcessContextBuilder {
             lifeline: true,
             process_path: None,
             env_policy: EnvPolicy::default(),
+            sandbox: SandboxPolicy::off(),
         }
     }
 }
@@ -144,6 +149,35 @@ impl ProcessContextBuilder {
         self
     }
 
+    /// What its commands may touch (default: [`SandboxPolicy::off`], every right of the
+    /// user). A `workspace-write` policy without a workspace root takes the context's
+    /// working directory as its root.
+    ///
+    /// The default is off here because a library host decides its own trust boundary
+    /// (it may already run inside a container or a sandbox of its own, where a second
+    /// one cannot be built); `zidane` and `zidane mcp`, which run a model's commands on
+    /// a person's machine, turn it on by default. Where the OS cannot build the sandbox
+    /// the context still runs every command, unsandboxed, and
+    /// [`sandbox`](ExecutionContext::sandbox) says why: a host that must not run
+    /// unsandboxed checks [`SandboxReport::enforced`](zidane_context::SandboxReport::enforced).
+    ///
+    /// ```
+    /// use zidane_context::{ExecutionContext, SandboxPolicy};
+    /// use zidane_process::ProcessContext;
+    ///
+    /// let context = ProcessContext::builder()
+    ///     .cwd("/tmp")
+    ///     .sandbox(SandboxPolicy::workspace_write("/tmp"))
+    ///     .build();
+    /// // Enforced, or unavailable with the reason on a machine without bubblewrap.
+    /// let report = context.sandbox();
+    /// assert!(report.line().is_some());
+    /// ```
+    pub fn sandbox(mut self, policy: SandboxPolicy) -> Self {
+        self.sandbox = policy;
+        self
+    }
+
     /// The context, or the error of a [`PROCESS_PATH_ENV`] that holds a value it does
     /// not accept (when no [`process_path`](Self::process_path) was given). What a
     /// binary calls, so that bad configuration stops it.
@@ -184,6 +218,15 @@ impl ProcessContextBuilder {
             startup_sweep,
         )
         .with_env(self.env_policy, env);
+        let mut policy = self.sandbox;
+        if policy.mode == SandboxMode::WorkspaceWrite && policy.workspace.is_empty() {
+            policy.workspace.push(context.cwd().to_path_buf());
+        }
+        let sandbox = Sandbox::new(policy);
+        if let SandboxStatus::Unavailable(reason) = sandbox.report().status {
+            tracing::warn!("unsandboxed: {reason}");
+        }
+        let context = context.with_sandbox(sandbox);
         if self.lifeline {
             context.with_lifeline()
         } else {

@@ -11,8 +11,7 @@ use zidane_context::{
 
 use crate::containment::TaskProcesses;
 use crate::containment::owner_marker::OwnerMarker;
-use crate::process_path::ProcessPath;
-use crate::spawn::shell::Shell;
+use crate::spawn::launch::Launch;
 use crate::spawn::{TaskEnv, spawn_shell};
 use crate::task::kill::{Escalation, Next};
 use crate::task::leader::LeaderExit;
@@ -27,8 +26,7 @@ const READ_BUDGET: usize = 16 << 20;
 
 /// What a foreground run needs besides the command.
 pub(crate) struct ForegroundRun<'a> {
-    pub(crate) shell: &'a Shell,
-    pub(crate) path: ProcessPath,
+    pub(crate) launch: Launch<'a>,
     pub(crate) command: &'a str,
     pub(crate) cwd: &'a Path,
     pub(crate) env: &'a TaskEnv,
@@ -51,8 +49,7 @@ enum Ended {
 pub(crate) async fn run(run: ForegroundRun<'_>) -> Result<ExecOutput> {
     let started = Instant::now();
     let spawned = spawn_shell(
-        run.shell,
-        run.path,
+        &run.launch,
         run.command,
         run.cwd,
         run.env,

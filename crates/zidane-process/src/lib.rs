@@ -83,6 +83,11 @@ pub use containment::swept::{OrphanOwner, SweptProcess};
 pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
 pub use process_path::{EnvValueError, PROCESS_PATH_ENV, ProcessPath};
 pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
+#[cfg(target_os = "linux")]
+pub use sandbox::bwrap::BWRAP_ENV;
+pub use sandbox::plan::{
+    CACHES_IN_HOME, DENIED_IN_HOME, READ_ONLY_IN_WORKSPACE, STARTUP_FILES_IN_HOME, SandboxPlan,
+};
 pub use spawn::shell::{BASH_PATH, SH_PATH, Shell};
 pub use task::kill::DEFAULT_KILL_GRACE;
 pub use task::timestamp::{format_context_timestamp, parse_task_log_filename};
@@ -103,6 +108,8 @@ mod log_open;
 mod probe;
 mod process_path;
 mod read;
+/// The sandbox commands run in.
+mod sandbox;
 /// Starting a command: the shell, validation, the spawn and its fallback.
 mod spawn;
 /// Every call Rust cannot check: the crate's only `unsafe` code.

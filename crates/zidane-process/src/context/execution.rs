@@ -12,16 +12,18 @@ use tracing::Instrument;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, CancellationToken, Capabilities, ContextError,
     DetachedTasks, ExecOptions, ExecOutput, ExecutionContext, ExecutionHandle, ExitCallback,
-    KillReason, Naming, OutputChunk, Probe, ProbeOutcome, ReadRange, ReadResult, Result, Screen,
-    StdinMode, TaskEntry, TaskExitInfo, TaskId, TaskInput, TtySize, validate_command,
-    wait_for_exit,
+    KillReason, Naming, OutputChunk, Probe, ProbeOutcome, ReadRange, ReadResult, Result,
+    SandboxReport, Screen, StdinMode, TaskEntry, TaskExitInfo, TaskId, TaskInput, TtySize,
+    validate_command, wait_for_exit,
 };
 
 use crate::containment;
 use crate::containment::owner_marker::MarkedWork;
 use crate::exec::{ForegroundRun, run as run_foreground};
 use crate::read::read_file;
+use crate::sandbox::denial;
 use crate::spawn::TaskIo;
+use crate::spawn::launch::Launch;
 use crate::spawn::task_shell::{LOG_NAME_ATTEMPTS, start_task_shell};
 use crate::spawn::{resolve_cwd, validate_env};
 use crate::task::budget::Budgets;
@@ -50,6 +52,10 @@ impl ExecutionContext for ProcessContext {
         } else {
             capabilities
         }
+    }
+
+    fn sandbox(&self) -> SandboxReport {
+        self.sandbox.report()
     }
 
     fn shell(&self) -> Option<String> {
@@ -92,9 +98,17 @@ impl ExecutionContext for ProcessContext {
         let cwd = resolve_cwd(&self.cwd, options.spec.cwd.as_deref())?;
         let serial = self.exec_serial.fetch_add(1, Ordering::Relaxed) + 1;
         let (env, marker) = self.marked_env(&options.spec.env, MarkedWork::Exec(serial));
-        run_foreground(ForegroundRun {
-            shell: &self.shell,
-            path: self.process_path,
+        let plan = self.sandbox.plan_for(&options.spec.sandbox);
+        let prefix = self
+            .sandbox
+            .prefix(&options.spec.sandbox, &cwd)
+            .unwrap_or_default();
+        let mut output = run_foreground(ForegroundRun {
+            launch: Launch {
+                shell: &self.shell,
+                path: self.process_path,
+                prefix: &prefix,
+            },
             command,
             cwd: &cwd,
             env: &env,
@@ -104,7 +118,18 @@ impl ExecutionContext for ProcessContext {
             max_output_bytes: options.max_output_bytes,
             kill_grace: self.kill_grace,
         })
-        .await
+        .await?;
+        if output.exit_code != 0
+            && let Some(plan) = plan
+            && let Some(line) = denial::explain(&output.output, &plan, &cwd)
+        {
+            if !output.output.is_empty() && !output.output.ends_with('\n') {
+                output.output.push('\n');
+            }
+            output.output.push_str(&line);
+            output.output.push('\n');
+        }
+        Ok(output)
     }
 
     async fn read_file(
@@ -162,15 +187,16 @@ impl ExecutionContext for ProcessContext {
         }
         let (env, marker) = self.marked_env(&task_env, MarkedWork::Task(task_id));
         let name = (task_id, self.timestamp.as_str());
-        let started = start_task_shell(
-            (&self.shell, self.process_path),
-            command,
-            &cwd,
-            &env,
-            &output_dir,
-            name,
-            io,
-        );
+        let prefix = self
+            .sandbox
+            .prefix(&options.spec.sandbox, &cwd)
+            .unwrap_or_default();
+        let launch = Launch {
+            shell: &self.shell,
+            path: self.process_path,
+            prefix: &prefix,
+        };
+        let started = start_task_shell(&launch, command, &cwd, &env, &output_dir, name, io);
         let (mut spawned, log, output_path) = match started {
             Ok(started) => started,
             Err(error) => {

@@ -19,6 +19,8 @@ use crate::containment::lifeline::Lifeline;
 use crate::containment::owner_marker::{MarkedWork, OWNER_MARKER_ENV, OwnerId, OwnerMarker};
 use crate::containment::swept::SweptProcess;
 use crate::process_path::ProcessPath;
+use crate::sandbox::Sandbox;
+use crate::sandbox::plan::SandboxPlan;
 use crate::spawn::TaskEnv;
 use crate::spawn::shell::Shell;
 use crate::task::registry::Registry;
@@ -65,6 +67,8 @@ pub struct ProcessContext {
     cwd: PathBuf,
     shell: Shell,
     process_path: ProcessPath,
+    /// The sandbox every command runs in (see [`ProcessContextBuilder::sandbox`]).
+    sandbox: Arc<Sandbox>,
     /// The policy commands' environments follow, and what it made of the host's
     /// environment as the context was built: every command starts from these.
     env_policy: EnvPolicy,
@@ -113,6 +117,7 @@ impl ProcessContext {
             cwd,
             shell,
             process_path,
+            sandbox: Arc::new(Sandbox::off()),
             env_policy: EnvPolicy::default(),
             base_env: EnvPolicy::default().apply_to_host(),
             timestamp: next_context_timestamp(),
@@ -123,6 +128,22 @@ impl ProcessContext {
             #[cfg(unix)]
             _lifeline: None,
         }
+    }
+
+    /// The same context with this sandbox.
+    pub(crate) fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Arc::new(sandbox);
+        self
+    }
+
+    /// The paths its commands may write, may not write and may not read, when they run
+    /// sandboxed; `None` when they do not (the policy is `off`, or this machine cannot
+    /// build the sandbox: [`sandbox`](ExecutionContext::sandbox) says why).
+    pub fn sandbox_plan(&self) -> Option<&SandboxPlan> {
+        self.sandbox
+            .report()
+            .enforced()
+            .then(|| self.sandbox.plan())
     }
 
     /// The same context with this environment policy and what it computed.

@@ -4,6 +4,7 @@
 //! path (and where the kernel refuses the fast one) through `std::process::Command`.
 //! Either way the child gets exactly the [`TaskEnv`] it is given, nothing of ours.
 
+pub(crate) mod launch;
 #[cfg(unix)]
 mod pipe;
 pub(crate) mod shell;

@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 
 use zidane_context::{ContextError, Result, TaskId};
 
-use crate::process_path::ProcessPath;
-use crate::spawn::shell::Shell;
+use crate::spawn::launch::Launch;
 use crate::spawn::{SpawnError, Spawned, TaskEnv, TaskIo, spawn_shell};
 use crate::task::log_file::{create_output_dir, log_error};
 use crate::task::timestamp::task_log_path;
@@ -22,7 +21,7 @@ pub(crate) const LOG_NAME_ATTEMPTS: u32 = 8;
 /// Returns the log's path; fails with the error a caller should see, leaving nothing
 /// behind.
 pub(crate) fn start_task_shell(
-    (shell, path): (&Shell, ProcessPath),
+    launch: &Launch<'_>,
     command: &str,
     cwd: &Path,
     env: &TaskEnv,
@@ -34,7 +33,7 @@ pub(crate) fn start_task_shell(
     let mut created_dir = false;
     loop {
         let output_path = task_log_path(output_dir, name.0, name.1, attempt);
-        let error = match spawn_shell(shell, path, command, cwd, env, Some(&output_path), io) {
+        let error = match spawn_shell(launch, command, cwd, env, Some(&output_path), io) {
             Ok(mut spawned) => match spawned.log.take() {
                 Some(log) => return Ok((spawned, log, output_path)),
                 // Not reached: a spawn asked for a log fails when it cannot make one.

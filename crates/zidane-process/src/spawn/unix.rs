@@ -14,9 +14,8 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 use crate::containment::TaskProcesses;
-use crate::process_path::ProcessPath;
+use crate::spawn::launch::Launch;
 use crate::spawn::pipe::cloexec_pipe;
-use crate::spawn::shell::Shell;
 use crate::spawn::spawned::{Child, SpawnError, Spawned, TaskEnv, TaskIo};
 use crate::spawn::terminal::open_terminal;
 #[cfg(target_os = "linux")]
@@ -41,15 +40,15 @@ pub(crate) struct ChildIo {
 /// [`TaskIo::Terminal`], in a session of its own whose controlling terminal is a new
 /// pseudo-terminal, its stdin, stdout and stderr. With `log`, that file is created
 /// first, as [`open_new`] does (by the spawn's child when it can: see `vfork_spawn`);
-/// if it cannot be, nothing is started. `path` picks the mechanism.
+/// if it cannot be, nothing is started. `launch` says what runs the command (a
+/// sandbox's program, the shell) and by which mechanism.
 ///
 /// Every descriptor made here is close-on-exec, so no other task inherits this one's
 /// pipe; the parent's copies of the write end (of the terminal's slave) are gone when
 /// this returns, so the read end sees end-of-file as soon as the last process holding
 /// it exits.
 pub(crate) fn spawn_shell(
-    shell: &Shell,
-    path: ProcessPath,
+    launch: &Launch<'_>,
     command: &str,
     cwd: &Path,
     env: &TaskEnv,
@@ -88,17 +87,14 @@ pub(crate) fn spawn_shell(
         }
     };
     #[cfg(target_os = "linux")]
-    let child = if path.is_fast() {
-        spawn_fast(shell, command, cwd, env, log, child_io)?
+    let child = if launch.path.is_fast() {
+        spawn_fast(launch, command, cwd, env, log, child_io)?
     } else {
-        start_with_std(shell, command, cwd, env, log, None, child_io)?
+        start_with_std(launch, command, cwd, env, log, None, child_io)?
     };
     // Off Linux every path is the portable one.
     #[cfg(not(target_os = "linux"))]
-    let child = {
-        let _ = path;
-        start_with_std(shell, command, cwd, env, log, None, child_io)?
-    };
+    let child = start_with_std(launch, command, cwd, env, log, None, child_io)?;
     // Only the child holds the write end now.
     let log_made = child.log.is_some();
     let leader = Leader::new(LeaderProcess::new(child.pid));
@@ -126,7 +122,7 @@ pub(crate) fn spawn_shell(
 /// The fast start ([`vfork_spawn`]), or [`start_with_std`] where the kernel refuses it.
 #[cfg(target_os = "linux")]
 fn spawn_fast(
-    shell: &Shell,
+    launch: &Launch<'_>,
     command: &str,
     cwd: &Path,
     env: &TaskEnv,
@@ -137,7 +133,7 @@ fn spawn_fast(
 
     use vfork_spawn::{ShellCommand, Spawn};
     let mut prepared = ShellCommand::new(command, cwd, env)
-        .and_then(|prepared| prepared.with_shell(shell))
+        .and_then(|prepared| prepared.with_launch(launch))
         .map_err(SpawnError::start)?;
     if let Some(path) = log {
         prepared = prepared.with_log(path).map_err(SpawnError::start)?;
@@ -150,14 +146,14 @@ fn spawn_fast(
     )?;
     match started {
         Spawn::Started(child) => Ok(child),
-        Spawn::Refused { log: made } => start_with_std(shell, command, cwd, env, log, made, io),
+        Spawn::Refused { log: made } => start_with_std(launch, command, cwd, env, log, made, io),
     }
 }
 
 /// The portable start, also where the kernel refused `vfork_spawn`'s way: the log (unless the
 /// refused child made it already, `made`), then the shell through std.
 fn start_with_std(
-    shell: &Shell,
+    launch: &Launch<'_>,
     command: &str,
     cwd: &Path,
     env: &TaskEnv,
@@ -171,7 +167,7 @@ fn start_with_std(
         (None, None) => None,
     };
     let log_made = log.is_some();
-    let pid = spawn_with_std(shell, command, cwd, env, io)
+    let pid = spawn_with_std(launch, command, cwd, env, io)
         .map_err(|source| SpawnError::Start { source, log_made })?;
     Ok(Child { pid, log })
 }
@@ -180,7 +176,7 @@ fn start_with_std(
 /// refuses `vfork_spawn`'s way. The child inherits every descriptor of ours that is not
 /// close-on-exec (std's behaviour), and of our environment nothing: it gets `env`.
 fn spawn_with_std(
-    shell: &Shell,
+    launch: &Launch<'_>,
     command: &str,
     cwd: &Path,
     env: &TaskEnv,
@@ -188,9 +184,9 @@ fn spawn_with_std(
 ) -> io::Result<Pid> {
     // `try_clone` dups with F_DUPFD_CLOEXEC.
     let write_for_stderr = io.output.try_clone()?;
-    let mut child = Command::new(shell.path());
+    let mut child = Command::new(launch.program());
     child
-        .args(shell.args())
+        .args(launch.args())
         .arg(command)
         .current_dir(cwd)
         .env_clear()
@@ -214,6 +210,8 @@ fn spawn_with_std(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::process_path::ProcessPath;
+    use crate::spawn::shell::Shell;
 
     fn sh() -> Shell {
         Shell::new("/bin/sh")
@@ -240,8 +238,9 @@ mod tests {
         // Each start gets its own pipe; its read end lives as long as the caller keeps it.
         let start = || {
             let (read, write) = cloexec_pipe().unwrap();
+            let shell = sh();
             let started = start_with_std(
-                &sh(),
+                &Launch::plain(&shell, ProcessPath::platform_default()),
                 &command,
                 dir.path(),
                 &no_env,
@@ -283,7 +282,9 @@ mod tests {
         let env = TaskEnv::from([("GREETING".into(), "hi".into())]);
         let command = "echo $GREETING; echo err >&2; read -r _ _ _ _ group _ </proc/$$/stat; \
                        [ $group = $$ ] && echo leads; exit 4";
-        let pid = spawn_with_std(&sh(), command, Path::new("/"), &env, plain(write)).unwrap();
+        let shell = sh();
+        let launch = Launch::plain(&shell, ProcessPath::platform_default());
+        let pid = spawn_with_std(&launch, command, Path::new("/"), &env, plain(write)).unwrap();
         let mut output = String::new();
         std::fs::File::from(read)
             .read_to_string(&mut output)

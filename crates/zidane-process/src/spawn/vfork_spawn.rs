@@ -44,14 +44,14 @@ use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::unistd::dup3;
 
-use crate::spawn::shell::Shell;
+use crate::spawn::launch::Launch;
 use crate::spawn::spawned::{Child, SpawnError, TaskEnv};
 use crate::sys::reap;
 use crate::sys::vfork_child::{self, ChildArgs, Stage, open_dev_null};
 #[cfg(doc)]
 use crate::task::log_file::open_new;
 
-/// The shell of a [`ShellCommand`] not given another ([`ShellCommand::with_shell`]).
+/// The shell of a [`ShellCommand`] not given another ([`ShellCommand::with_launch`]).
 pub(crate) const SHELL: &str = "/bin/sh";
 
 /// Stack of the child until it execs; it only makes system calls.
@@ -96,14 +96,14 @@ impl ShellCommand {
         })
     }
 
-    /// Runs the command under `shell` instead: `SHELL [FLAGS] -c COMMAND`.
-    pub(crate) fn with_shell(mut self, shell: &Shell) -> io::Result<Self> {
-        let program = c_string(shell.path().as_os_str().as_bytes())?;
+    /// Runs the command as `launch` says: `[PREFIX…] SHELL [FLAGS] -c COMMAND`.
+    pub(crate) fn with_launch(mut self, launch: &Launch<'_>) -> io::Result<Self> {
+        let program = c_string(launch.program().as_bytes())?;
         let command = self.args.pop().unwrap_or_default();
-        let mut args = Vec::with_capacity(shell.args().len() + 2);
+        let mut args = Vec::with_capacity(launch.prefix.len() + 4);
         args.push(program.clone());
-        for flag in shell.args() {
-            args.push(c_string(flag.as_bytes())?);
+        for arg in launch.args() {
+            args.push(c_string(arg.as_bytes())?);
         }
         args.push(command);
         self.program = program;

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::containment::TaskProcesses;
-use crate::process_path::ProcessPath;
-use crate::spawn::shell::{Shell, windows::add_command};
+use crate::spawn::launch::Launch;
+use crate::spawn::shell::windows::add_command;
 use crate::spawn::spawned::{SpawnError, Spawned, TaskEnv, TaskIo};
 use crate::sys::windows::{self as sys, Job};
 use crate::task::leader::{Leader, LeaderProcess};
@@ -21,20 +21,20 @@ use crate::task::output_pipe::OutputPipe;
 /// the write end of one pipe (so their bytes stay in write order), stdin on `NUL`
 /// ([`TaskIo::Plain`]) or a pipe ([`TaskIo::InputPipe`]). With `log`, that file is
 /// created first; if it cannot be, nothing is started. Terminal tasks are refused:
-/// pseudo-consoles are not wired in. There is one mechanism (`path` is ignored).
+/// pseudo-consoles are not wired in. There is one mechanism (`launch.path` is ignored).
 ///
 /// The parent's copies of the pipe's write end are closed before this returns, so the
 /// output reaches its end as soon as the last process holding it exits.
 pub(crate) fn spawn_shell(
-    shell: &Shell,
-    path: ProcessPath,
+    launch: &Launch<'_>,
     command: &str,
     cwd: &Path,
     env: &TaskEnv,
     log: Option<&Path>,
     io: TaskIo,
 ) -> Result<Spawned, SpawnError> {
-    let _ = path;
+    // No sandbox runs on Windows: the prefix is always empty.
+    let shell = launch.shell;
     if let TaskIo::Terminal(_) = io {
         return Err(SpawnError::start(io::Error::new(
             io::ErrorKind::Unsupported,

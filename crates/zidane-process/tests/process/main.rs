@@ -33,6 +33,7 @@ mod permissions;
 mod process_path;
 mod read_file;
 mod reassign;
+mod sandbox;
 mod shell;
 mod stall;
 mod terminal;

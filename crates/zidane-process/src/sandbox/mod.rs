@@ -1,0 +1,183 @@
+//! The sandbox every command of a [`ProcessContext`](crate::ProcessContext) runs in: its
+//! policy made concrete for this machine ([`SandboxPlan`]), and the mechanism of the OS
+//! that enforces it — bubblewrap on Linux (`bwrap.rs`), a Seatbelt profile on macOS
+//! (`seatbelt.rs`). Windows has none yet: its commands run unsandboxed, and the report
+//! says so.
+//!
+//! A sandbox wraps the shell: the spawn paths run `PREFIX… SHELL [FLAGS] -c COMMAND`
+//! rather than the shell itself, in the same process group, with the same descriptors.
+//! So everything that holds of a task (its group kill, its owner marker, its terminal,
+//! its stdin, its budgets) holds of a sandboxed one.
+
+#[cfg(target_os = "linux")]
+pub(crate) mod bwrap;
+pub(crate) mod denial;
+pub(crate) mod plan;
+#[cfg(any(target_os = "macos", test))]
+pub(crate) mod seatbelt;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use zidane_context::{SandboxPolicy, SandboxReport, SandboxScope, SandboxStatus};
+
+use crate::sandbox::plan::SandboxPlan;
+
+/// The OS's mechanism, ready to wrap commands.
+#[derive(Debug, Clone)]
+enum Mechanism {
+    /// bubblewrap at this path.
+    #[cfg(target_os = "linux")]
+    Bubblewrap(PathBuf),
+    /// `sandbox-exec` with a generated profile.
+    #[cfg(target_os = "macos")]
+    Seatbelt,
+}
+
+/// A context's sandbox: its policy, the plan for this machine, and the mechanism (or
+/// why there is none).
+#[derive(Debug, Clone)]
+pub(crate) struct Sandbox {
+    policy: SandboxPolicy,
+    home: Option<PathBuf>,
+    temp: Vec<PathBuf>,
+    plan: SandboxPlan,
+    mechanism: Result<Mechanism, String>,
+}
+
+impl Sandbox {
+    /// The sandbox of `policy` on this machine. Checks that the OS can build it (on
+    /// Linux by running bubblewrap once); where it cannot, every command runs
+    /// unsandboxed and [`report`](Self::report) says why.
+    pub(crate) fn new(policy: SandboxPolicy) -> Self {
+        let home = home_dir();
+        let temp = temp_dirs();
+        let plan = SandboxPlan::new(&policy, home.as_deref(), &temp);
+        let mechanism = if policy.is_on() {
+            mechanism(&policy)
+        } else {
+            Err(String::new())
+        };
+        Self {
+            policy,
+            home,
+            temp,
+            plan,
+            mechanism,
+        }
+    }
+
+    /// No sandbox (`off`), without looking for a mechanism.
+    pub(crate) fn off() -> Self {
+        Self::new(SandboxPolicy::off())
+    }
+
+    /// What this sandbox enforces.
+    pub(crate) fn report(&self) -> SandboxReport {
+        let status = match (&self.mechanism, self.policy.is_on()) {
+            (_, false) => SandboxStatus::Off,
+            (Ok(_), true) => SandboxStatus::Enforced,
+            (Err(reason), true) => SandboxStatus::Unavailable(reason.clone()),
+        };
+        SandboxReport::new(self.policy.clone(), status)
+    }
+
+    /// The context's plan.
+    pub(crate) fn plan(&self) -> &SandboxPlan {
+        &self.plan
+    }
+
+    /// The plan one command runs under, `None` for none: the context's, a stricter one
+    /// (`Within`), or none (`Outside`, an `off` policy, no mechanism).
+    pub(crate) fn plan_for(&self, scope: &SandboxScope) -> Option<SandboxPlan> {
+        if self.mechanism.is_err() {
+            return None;
+        }
+        match scope {
+            SandboxScope::Outside => None,
+            SandboxScope::Context => Some(self.plan.clone()),
+            SandboxScope::Within(host) => {
+                let narrowed = self.policy.narrowed_by(host);
+                Some(SandboxPlan::new(
+                    &narrowed,
+                    self.home.as_deref(),
+                    &self.temp,
+                ))
+            }
+        }
+    }
+
+    /// What goes before the shell's `argv` to run one command in `cwd` under `scope`;
+    /// `None`: the shell runs as it is.
+    pub(crate) fn prefix(&self, scope: &SandboxScope, cwd: &Path) -> Option<Vec<OsString>> {
+        let plan = self.plan_for(scope)?;
+        match &self.mechanism {
+            #[cfg(target_os = "linux")]
+            Ok(Mechanism::Bubblewrap(bwrap)) => Some(bwrap::prefix(bwrap, &plan, cwd)),
+            #[cfg(target_os = "macos")]
+            Ok(Mechanism::Seatbelt) => Some(seatbelt::prefix(&plan, cwd)),
+            Err(_) => {
+                let _ = (plan, cwd);
+                None
+            }
+        }
+    }
+}
+
+/// The OS's mechanism for `policy`, or why there is none.
+#[cfg(target_os = "linux")]
+fn mechanism(policy: &SandboxPolicy) -> Result<Mechanism, String> {
+    let bwrap = bwrap::find()?;
+    bwrap::probe(&bwrap, policy.network)?;
+    Ok(Mechanism::Bubblewrap(bwrap))
+}
+
+/// The OS's mechanism for `policy`, or why there is none.
+#[cfg(target_os = "macos")]
+fn mechanism(_policy: &SandboxPolicy) -> Result<Mechanism, String> {
+    if Path::new(seatbelt::SANDBOX_EXEC).is_file() {
+        Ok(Mechanism::Seatbelt)
+    } else {
+        Err(format!("{} is missing", seatbelt::SANDBOX_EXEC))
+    }
+}
+
+/// The OS's mechanism for `policy`, or why there is none.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn mechanism(_policy: &SandboxPolicy) -> Result<Mechanism, String> {
+    Err(if cfg!(windows) {
+        "zidane has no sandbox on Windows yet; commands have the user's rights".to_owned()
+    } else {
+        "zidane has no sandbox on this OS; commands have the user's rights".to_owned()
+    })
+}
+
+/// The user's home directory (`HOME`; on Windows `USERPROFILE`).
+fn home_dir() -> Option<PathBuf> {
+    let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+    std::env::var_os(var)
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from)
+        .filter(|home| home.is_absolute())
+}
+
+/// The temp directories a sandboxed command may write: `/tmp`, `/var/tmp` and `TMPDIR`
+/// (on macOS also its real `/private/…` paths).
+fn temp_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![std::env::temp_dir()];
+    if cfg!(unix) {
+        dirs.extend([PathBuf::from("/tmp"), PathBuf::from("/var/tmp")]);
+    }
+    let mut real: Vec<PathBuf> = dirs
+        .iter()
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .collect();
+    dirs.append(&mut real);
+    let mut seen: Vec<PathBuf> = Vec::new();
+    dirs.retain(|dir| {
+        let new = !seen.contains(dir);
+        seen.push(dir.clone());
+        new
+    });
+    dirs
+}
