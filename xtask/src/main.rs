@@ -33,6 +33,7 @@ use std::time::Instant;
 
 mod apt;
 mod bench;
+mod bubblewrap;
 mod chromium;
 mod cross;
 mod dist;
@@ -89,7 +90,8 @@ fn ci() -> Result<(), String> {
     let started = Instant::now();
     // What the tests need from outside Cargo, installed first when missing: the Python
     // `mcp` SDK (a foreign MCP client), real MCP hosts from npm and the Chromium the
-    // Inspector's web UI runs in, the Restate server, tmux.
+    // Inspector's web UI runs in, the Restate server, tmux, bubblewrap (the sandbox the
+    // binaries turn on by default).
     let venv = mcp_venv::ensure()?;
     let venv = venv.to_string_lossy();
     let hosts = mcp_hosts::ensure()?;
@@ -98,6 +100,7 @@ fn ci() -> Result<(), String> {
     let server = restate::install()?;
     let server = server.to_string_lossy().into_owned();
     tmux::ensure()?;
+    bubblewrap::ensure()?;
     let root = bench::workspace_root()?;
     let dist_venv = dist::ensure_venv(&root)?;
     let dist_venv_path = dist_venv.to_string_lossy();
