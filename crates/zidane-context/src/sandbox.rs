@@ -143,7 +143,7 @@ impl FromStr for NetworkAccess {
 /// assert_eq!(both.network, NetworkAccess::Off);
 /// assert!(both.deny_read.iter().any(|path| path.ends_with(".env")));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SandboxPolicy {
     /// How much may be written.
@@ -317,7 +317,7 @@ impl SandboxScope {
 }
 
 /// Whether a context's sandbox is in force.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "state", content = "reason")]
 pub enum SandboxStatus {
     /// Every command runs inside it.
@@ -330,7 +330,7 @@ pub enum SandboxStatus {
 }
 
 /// What a context enforces: its policy and whether it holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct SandboxReport {
     /// The policy the user gave.
