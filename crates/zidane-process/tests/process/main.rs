@@ -15,7 +15,7 @@ mod complete_output;
 mod concurrency_cap;
 mod destroy;
 mod env_policy;
-mod escape;
+pub mod escape;
 mod exec;
 mod exit_once;
 mod held;
