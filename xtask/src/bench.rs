@@ -6,8 +6,9 @@
 //! With `--peers`, and only where the reference peers' harness is present
 //! (`../shared/bench/run.sh`, or `$ZIDANE_BENCH_PEERS`), the side-by-side comparison
 //! runs after it: the driver on its fast and on its portable path
-//! (`ZIDANE_PROCESS_PATH=portable`) beside the peers and the floor, its table prepended
-//! to the results file too.
+//! (`ZIDANE_PROCESS_PATH=portable`), each also sandboxed (`ZIDANE_BENCH_SANDBOX`), beside
+//! the peers and the floor, its table and the sandbox's targets prepended to the results
+//! file too.
 //! `cargo xtask bench <measure>` records one of the measurements outside the drivers
 //! (`record.rs`) into the same file.
 
@@ -71,6 +72,21 @@ const READY_P50_US: f64 = 2000.0;
 /// The least throughput of a task whose log is followed for a pattern that never
 /// matches, over the same task's without (`event-cost`'s `ratio`).
 const EVENT_COST_RATIO: f64 = 0.9;
+
+/// The most a sandbox may add to a start's p50 (µs), in the side-by-side run: the
+/// sandboxed driver's `spawn` p50 median over the plain one's on the same path.
+const SANDBOX_SPAWN_OVER_US: f64 = 2000.0;
+
+/// The sandbox the side-by-side run's sandboxed drivers run their tasks in (the
+/// driver's `ZIDANE_BENCH_SANDBOX`, `benches/driver/host.rs`).
+const SANDBOX_VARIANT: &str = "ZIDANE_BENCH_SANDBOX=workspace-write";
+
+/// The side-by-side run's drivers compared with and without the sandbox: (plain,
+/// sandboxed) labels, one pair per process path.
+const SANDBOX_PAIRS: &[(&str, &str)] = &[
+    ("zidane", "zidane-sandbox"),
+    ("zidane-portable", "zidane-portable-sandbox"),
+];
 
 /// Runs the driver, prints its table, writes it to the results file; then the peers'
 /// comparison if asked for and present.
@@ -254,8 +270,10 @@ pub(crate) fn prepend_entry(old: &str, entry: &str) -> String {
 
 /// The side-by-side run against the reference peers, only where they are present: the
 /// process layer's driver on its fast path and on its portable one
-/// (`ZIDANE_PROCESS_PATH=portable`), beside the peers and the floor; the harness's table
-/// is printed and prepended to the results file.
+/// (`ZIDANE_PROCESS_PATH=portable`), each also with every task sandboxed
+/// ([`SANDBOX_VARIANT`]), beside the peers and the floor, in the same interleaved rounds;
+/// the harness's table and the sandbox's targets (from its raw rows, `SAVE`) are printed
+/// and prepended to the results file.
 fn compare_with_peers(root: &Path, driver: &Path) -> Result<(), String> {
     let script = std::env::var_os("ZIDANE_BENCH_PEERS")
         .map_or_else(|| root.join(PEERS_SCRIPT), PathBuf::from);
@@ -271,10 +289,22 @@ fn compare_with_peers(root: &Path, driver: &Path) -> Result<(), String> {
         "node".to_owned(),
         format!("zidane={driver}"),
         format!("zidane-portable=env ZIDANE_PROCESS_PATH=portable {driver}"),
+        format!("zidane-sandbox=env {SANDBOX_VARIANT} {driver}"),
+        format!(
+            "zidane-portable-sandbox=env ZIDANE_PROCESS_PATH=portable {SANDBOX_VARIANT} {driver}"
+        ),
     ];
+    // The harness's raw rows, for the sandbox's targets: where `SAVE` says, else beside
+    // the other temporary files.
+    let save = std::env::var_os("SAVE").unwrap_or_else(|| {
+        std::env::temp_dir()
+            .join(format!("zidane-bench-peers-{}", std::process::id()))
+            .into_os_string()
+    });
     let output = Command::new(&script)
         .current_dir(root)
         .args(&drivers)
+        .env("SAVE", &save)
         .stderr(std::process::Stdio::inherit())
         .output()
         .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
@@ -283,8 +313,17 @@ fn compare_with_peers(root: &Path, driver: &Path) -> Result<(), String> {
     if !output.status.success() {
         return Err(format!("the peers' harness failed: {}", output.status));
     }
+    let mut raw = PathBuf::from(&save).into_os_string();
+    raw.push(".jsonl");
+    let rows: Vec<Value> = std::fs::read_to_string(&raw)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let targets = sandbox_targets(&rows);
+    println!("{targets}");
     let entry = format!(
-        "## {} — {} — side by side with the peers\n\n`cargo xtask bench --peers`: `{} {}`\n\n```text\n{}\n```\n",
+        "## {} — {} — side by side with the peers\n\n`cargo xtask bench --peers`: `{} {}`\n\n```text\n{}\n```\n{targets}",
         utc_now(),
         machine(),
         PEERS_SCRIPT,
@@ -296,6 +335,84 @@ fn compare_with_peers(root: &Path, driver: &Path) -> Result<(), String> {
         table.trim_end()
     );
     prepend_to_results(root, &entry)
+}
+
+/// The median over the harness's rounds of `metric` of `op` (any argument when `arg`
+/// is `None`) for `driver`, and half its min–max range as a fraction of it (the
+/// harness's `±`): `None` when no round gave it.
+fn harness_median(
+    rows: &[Value],
+    driver: &str,
+    op: &str,
+    arg: Option<&str>,
+    metric: &str,
+) -> Option<(f64, f64)> {
+    let mut values: Vec<f64> = rows
+        .iter()
+        .filter(|row| row["driver"] == driver && row["op"] == op)
+        .filter(|row| arg.is_none_or(|arg| row["arg"] == arg))
+        .filter_map(|row| row["result"][metric].as_f64())
+        .collect();
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    let median = match n {
+        0 => return None,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    };
+    let spread = if median == 0.0 {
+        0.0
+    } else {
+        (values[n - 1] - values[0]) / 2.0 / median
+    };
+    Some((median, spread))
+}
+
+/// The sandbox's targets from the side-by-side run's raw rows (the harness's `SAVE`
+/// lines), one line per process path and op: a sandboxed start's p50 over a plain one's
+/// (target ≤ [`SANDBOX_SPAWN_OVER_US`]), its start → exit told (no target: bubblewrap
+/// builds the sandbox before the shell runs) and its 1 GiB throughput, which should
+/// lose nothing beyond the run's noise (the larger `±` of the two). Empty without rows.
+fn sandbox_targets(rows: &[Value]) -> String {
+    let verdict = |met: bool| if met { "met" } else { "**not met**" };
+    let mut out = String::new();
+    for (plain, sandboxed) in SANDBOX_PAIRS {
+        let both = |op: &str, arg: Option<&str>, metric: &str| {
+            Some((
+                harness_median(rows, plain, op, arg, metric)?,
+                harness_median(rows, sandboxed, op, arg, metric)?,
+            ))
+        };
+        if let Some(((bare, _), (boxed, _))) = both("spawn", None, "p50_us") {
+            let over = boxed - bare;
+            out.push_str(&format!(
+                "- {sandboxed} spawn p50 − {plain} spawn p50 = {over:.1} µs (target ≤ {SANDBOX_SPAWN_OVER_US} µs): {}\n",
+                verdict(over <= SANDBOX_SPAWN_OVER_US)
+            ));
+        }
+        if let Some(((bare, _), (boxed, _))) = both("roundtrip", None, "p50_us") {
+            out.push_str(&format!(
+                "- {sandboxed} roundtrip p50 − {plain} roundtrip p50 = {:.1} µs (no target)\n",
+                boxed - bare
+            ));
+        }
+        if let Some(((bare, bare_spread), (boxed, boxed_spread))) =
+            both("throughput", Some("1073741824"), "mib_per_s")
+        {
+            let ratio = boxed / bare;
+            let noise = bare_spread.max(boxed_spread);
+            out.push_str(&format!(
+                "- {sandboxed} 1 GiB throughput = {ratio:.2}x {plain}'s MiB/s (target: no loss beyond the run's noise, ±{:.0}%): {}\n",
+                noise * 100.0,
+                verdict(ratio >= 1.0 - noise)
+            ));
+        }
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!("\n{out}")
+    }
 }
 
 /// Writes `entry` into the results file as its newest run: the one way every recorded
@@ -401,6 +518,108 @@ mod tests {
             text.contains("= 0.85x of none (target ≥ 0.9x): **not met**"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_sandboxed_drivers_are_checked_against_the_plain_ones() {
+        let row = |driver: &str, op: &str, arg: &str, result: Value| serde_json::json!({"driver": driver, "op": op, "arg": arg, "result": result});
+        let rows = vec![
+            row(
+                "zidane",
+                "spawn",
+                "500",
+                serde_json::json!({"p50_us": 400.0}),
+            ),
+            row(
+                "zidane",
+                "spawn",
+                "500",
+                serde_json::json!({"p50_us": 600.0}),
+            ),
+            row(
+                "zidane-sandbox",
+                "spawn",
+                "500",
+                serde_json::json!({"p50_us": 1500.0}),
+            ),
+            row(
+                "zidane-sandbox",
+                "spawn",
+                "500",
+                serde_json::json!({"p50_us": 1700.0}),
+            ),
+            row(
+                "zidane",
+                "roundtrip",
+                "300",
+                serde_json::json!({"p50_us": 900.0}),
+            ),
+            row(
+                "zidane-sandbox",
+                "roundtrip",
+                "300",
+                serde_json::json!({"p50_us": 4900.0}),
+            ),
+            row(
+                "zidane",
+                "throughput",
+                "1073741824",
+                serde_json::json!({"mib_per_s": 1000.0}),
+            ),
+            row(
+                "zidane",
+                "throughput",
+                "1073741824",
+                serde_json::json!({"mib_per_s": 800.0}),
+            ),
+            row(
+                "zidane",
+                "throughput",
+                "67108864",
+                serde_json::json!({"mib_per_s": 10.0}),
+            ),
+            row(
+                "zidane-sandbox",
+                "throughput",
+                "1073741824",
+                serde_json::json!({"mib_per_s": 850.0}),
+            ),
+            row(
+                "zidane-portable",
+                "spawn",
+                "500",
+                serde_json::json!({"p50_us": 500.0}),
+            ),
+            row(
+                "zidane-portable-sandbox",
+                "spawn",
+                "500",
+                serde_json::json!({"p50_us": 2600.0}),
+            ),
+        ];
+        let text = sandbox_targets(&rows);
+        assert!(
+            text.contains(
+                "- zidane-sandbox spawn p50 − zidane spawn p50 = 1100.0 µs (target ≤ 2000 µs): met"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("- zidane-sandbox roundtrip p50 − zidane roundtrip p50 = 4000.0 µs"),
+            "{text}"
+        );
+        // 850 over a median of 900 (±11%) is within the noise; the 64 MiB row is not counted.
+        assert!(
+            text.contains(
+                "= 0.94x zidane's MiB/s (target: no loss beyond the run's noise, ±11%): met"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("- zidane-portable-sandbox spawn p50 − zidane-portable spawn p50 = 2100.0 µs (target ≤ 2000 µs): **not met**"),
+            "{text}"
+        );
+        assert_eq!(sandbox_targets(&[]), "");
     }
 
     #[test]

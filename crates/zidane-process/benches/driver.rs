@@ -22,6 +22,9 @@
 //!
 //! `ZIDANE_BENCH_RUNTIME=current_thread` runs on a current-thread runtime instead of
 //! the default multi-thread one (for comparing the two; hosts usually run the latter).
+//! `ZIDANE_BENCH_SANDBOX=workspace-write` (or `read-only`) runs every task in that
+//! sandbox (bubblewrap on Linux), the op's directory as the workspace, and fails an op
+//! whose sandbox is not enforced (see `driver/host.rs`).
 
 // A driver's whole interface is one line on stdout; progress goes to stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]

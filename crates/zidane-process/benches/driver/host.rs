@@ -1,13 +1,18 @@
 //! A host as the drivers set one up: a context, a handle, and every exit arriving on a
 //! channel. Shared by the Unix driver and the Windows one; each names its shell
 //! (`protocol_shell`).
+//!
+//! With [`SANDBOX_ENV`] set to a sandbox mode, every context runs its commands in that
+//! sandbox, the op's directory as the workspace: the sandboxed variant of every op,
+//! which the side-by-side run (`cargo xtask bench --peers`) sets beside the plain one.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 use zidane_context::{
-    BackgroundOptions, BackgroundStarted, ExecutionContext, ExecutionHandle, TaskExitInfo,
+    BackgroundOptions, BackgroundStarted, ExecutionContext, ExecutionHandle, SandboxMode,
+    SandboxPolicy, TaskExitInfo,
 };
 use zidane_process::ProcessContext;
 
@@ -17,6 +22,23 @@ use crate::protocol::{Failure, Fields, fail};
 
 /// How long an op waits for any one exit.
 const EXIT_WAIT: Duration = Duration::from_secs(240);
+
+/// The variable that runs every task of the driver sandboxed: a sandbox mode
+/// (`workspace-write`, `read-only`; network on, as a host's default), with the op's
+/// directory as the workspace root. Unset, empty or `off`: no sandbox.
+pub(crate) const SANDBOX_ENV: &str = "ZIDANE_BENCH_SANDBOX";
+
+/// The sandbox [`SANDBOX_ENV`] asks for, `dir` as its workspace; an `off` policy when
+/// it asks for none.
+fn sandbox_policy(dir: &Path) -> Result<SandboxPolicy, Failure> {
+    let mode = match std::env::var(SANDBOX_ENV) {
+        Ok(value) if !value.is_empty() => value
+            .parse::<SandboxMode>()
+            .map_err(|error| format!("{SANDBOX_ENV}: {error}"))?,
+        _ => SandboxMode::Off,
+    };
+    Ok(SandboxPolicy::workspace_write(dir).mode(mode))
+}
 
 /// A context and handle as a host would set them up, exits arriving on a channel.
 pub(crate) struct Host {
@@ -28,11 +50,24 @@ pub(crate) struct Host {
 }
 
 impl Host {
+    /// The host of one op; its commands sandboxed when [`SANDBOX_ENV`] asks, and then
+    /// only if the sandbox is enforced here (no unsandboxed numbers under its name).
     pub(crate) async fn new(dir: &Path, max_tasks: usize) -> Result<Self, Failure> {
+        let policy = sandbox_policy(dir)?;
+        let sandboxed = policy.is_on();
         let context = ProcessContext::builder()
             .max_background_tasks(max_tasks)
             .shell(crate::protocol_shell())
+            .sandbox(policy)
             .build();
+        let report = context.sandbox();
+        if sandboxed && !report.enforced() {
+            return Err(format!(
+                "{SANDBOX_ENV} asks for a sandbox this machine does not enforce: {}",
+                report.line().unwrap_or_default()
+            )
+            .into());
+        }
         let handle = context.create_handle().await?;
         let (exits_tx, exits) = mpsc::unbounded_channel();
         Ok(Self {
