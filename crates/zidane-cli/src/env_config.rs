@@ -1,8 +1,9 @@
-//! What zidane takes from its own environment and the user's config file: the
-//! environment policy of its tasks (the `[env]` table of
-//! `<config dir>/zidane/config.toml`, `zidane mcp`'s `--env-*` flags over it, and
-//! `--print-env-policy` to see what is withheld), whether to sweep orphans at start, and
-//! the variables whose bad values stop a command before it does anything.
+//! What zidane takes from its own environment and the user's config file
+//! (`<config dir>/zidane/config.toml`, read here; its `[sandbox]` table means what
+//! [`crate::sandbox_config`] says): the environment policy of its tasks (the `[env]`
+//! table, `zidane mcp`'s `--env-*` flags over it, and `--print-env-policy` to see what is
+//! withheld), whether to sweep orphans at start, and the variables whose bad values stop
+//! a command before it does anything.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use zidane::context::{
 use zidane::process::EnvValueError;
 
 use crate::error::CliError;
+use crate::sandbox_config::SandboxFile;
 
 /// The config file's path under the platform's config dir (`$XDG_CONFIG_HOME`, else
 /// `~/.config`, on Linux).
@@ -82,17 +84,33 @@ pub(crate) fn config_path() -> Option<PathBuf> {
     dirs::config_dir().map(|dir| dir.join(CONFIG_FILE))
 }
 
+/// What the config file holds: its `[env]` and `[sandbox]` tables, each its default
+/// where the file or the table is missing.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct ConfigFile {
+    /// The `[env]` table: the environment policy of tasks.
+    pub(crate) env: EnvPolicy,
+    /// The `[sandbox]` table: the settings the `--sandbox*` flags override.
+    pub(crate) sandbox: SandboxFile,
+}
+
 /// The policy of the config file's `[env]` table; the default where there is no file
 /// or no table. A file that cannot be read or holds what zidane does not accept is an
 /// error naming it.
 pub(crate) fn file_policy() -> Result<EnvPolicy, CliError> {
+    Ok(config_file()?.env)
+}
+
+/// The config file's tables; the defaults where there is no file. A file that cannot be
+/// read or holds what zidane does not accept is an error naming it.
+pub(crate) fn config_file() -> Result<ConfigFile, CliError> {
     match config_path() {
         Some(path) => load(&path),
-        None => Ok(EnvPolicy::default()),
+        None => Ok(ConfigFile::default()),
     }
 }
 
-fn load(path: &Path) -> Result<EnvPolicy, CliError> {
+fn load(path: &Path) -> Result<ConfigFile, CliError> {
     let config_error = |reason: String| CliError::Config {
         path: path.to_owned(),
         reason,
@@ -100,38 +118,44 @@ fn load(path: &Path) -> Result<EnvPolicy, CliError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(EnvPolicy::default());
+            return Ok(ConfigFile::default());
         }
         Err(error) => return Err(config_error(error.to_string())),
     };
     parse_config(&text).map_err(config_error)
 }
 
-/// The `[env]` table of a config file's text; anything else in it is refused, so a
-/// misspelt table is not silently ignored.
-fn parse_config(text: &str) -> Result<EnvPolicy, String> {
+/// The `[env]` and `[sandbox]` tables of a config file's text; anything else in it is
+/// refused, so a misspelt table is not silently ignored.
+fn parse_config(text: &str) -> Result<ConfigFile, String> {
     let table: toml::Table = text
         .parse()
         .map_err(|error: toml::de::Error| error.to_string())?;
-    let mut policy = EnvPolicy::default();
+    let mut config = ConfigFile::default();
     for (key, value) in table {
         match key.as_str() {
             "env" => {
-                policy = value
+                config.env = value
                     .try_into()
                     .map_err(|error: toml::de::Error| format!("[env]: {}", error.message()))?;
             }
+            "sandbox" => {
+                config.sandbox = value
+                    .try_into()
+                    .map_err(|error: toml::de::Error| format!("[sandbox]: {}", error.message()))?;
+            }
             other => {
                 return Err(format!(
-                    "unknown key `{other}`: the file holds only an [env] table"
+                    "unknown key `{other}`: the file holds only [env] and [sandbox] tables"
                 ));
             }
         }
     }
-    policy
+    config
+        .env
         .validate()
         .map_err(|error: EnvPolicyError| format!("[env]: {error}"))?;
-    Ok(policy)
+    Ok(config)
 }
 
 /// Prints `policy` and what it makes of this process's environment: the names tasks
@@ -272,7 +296,8 @@ mod tests {
         let policy = parse_config(
             "[env]\ninherit = \"core\"\nexclude = [\"AWS_*\"]\nset = { CI = \"1\" }\n",
         )
-        .unwrap();
+        .unwrap()
+        .env;
         assert_eq!(
             policy,
             EnvPolicy::default()
@@ -280,7 +305,7 @@ mod tests {
                 .exclude("AWS_*")
                 .set("CI", "1")
         );
-        assert_eq!(parse_config("").unwrap(), EnvPolicy::default());
+        assert_eq!(parse_config("").unwrap(), ConfigFile::default());
         for (text, says) in [
             ("[envs]\n", "unknown key `envs`"),
             ("[env]\ninherit = \"some\"\n", "all, core or none"),
@@ -290,6 +315,8 @@ mod tests {
                 "zidane's own credential",
             ),
             ("[env\n", ""),
+            ("[sandbox]\nmode = \"strict\"\n", "[sandbox]: "),
+            ("[sandbox]\nnetwrk = \"off\"\n", "netwrk"),
         ] {
             let error = parse_config(text).unwrap_err();
             assert!(error.contains(says), "{text:?}: {error}");

@@ -59,6 +59,20 @@ pub enum CliError {
         /// Why tracing refused it.
         reason: String,
     },
+    /// The working directory, the workspace of the sandbox, cannot be read.
+    #[error("cannot read the working directory: {0}")]
+    WorkingDir(std::io::Error),
+    /// The sandbox is required, but this machine cannot build it.
+    #[error(
+        "the sandbox is required ({setting}) but unavailable: {reason}; \
+         `--sandbox off` runs commands without one"
+    )]
+    SandboxRequired {
+        /// Why it is unavailable.
+        reason: String,
+        /// The setting that requires it: `--sandbox-required` or the config file's.
+        setting: String,
+    },
     /// The async runtime could not start.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
@@ -98,7 +112,8 @@ impl CliError {
             | Self::Config { .. }
             | Self::EnvPolicy(_)
             | Self::BadEnv(_)
-            | Self::LogFilter { .. } => EXIT_USAGE,
+            | Self::LogFilter { .. }
+            | Self::SandboxRequired { .. } => EXIT_USAGE,
             _ => 1,
         };
         print(&self);

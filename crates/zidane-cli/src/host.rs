@@ -8,7 +8,7 @@ use std::time::Duration;
 #[cfg(unix)]
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use zidane::agent::{Agent, Behavior, DestroyReport, Model, SessionStore, WakeLoop};
-use zidane::context::EnvPolicy;
+use zidane::context::{EnvPolicy, SandboxPolicy};
 
 use crate::env_config;
 use crate::error::CliError;
@@ -56,7 +56,7 @@ pub struct Host {
 
 impl Host {
     /// Builds the agent — the stored session `resume`, or a new one, its tasks'
-    /// environment computed by `env_policy` — and starts its wake loop. Must run inside
+    /// environment computed by `env_policy`, its commands run in `sandbox` — and starts its wake loop. Must run inside
     /// the tokio runtime. A foreground command still running after `move_after` moves to
     /// the background (`None`: never). Its context ends, in the background, what crashed
     /// hosts of this user left running, unless
@@ -66,6 +66,7 @@ impl Host {
         model_name: String,
         resume: Option<&str>,
         env_policy: EnvPolicy,
+        sandbox: SandboxPolicy,
         move_after: Option<Duration>,
     ) -> Result<Self, CliError> {
         let user_dir = user_dir()?;
@@ -74,6 +75,7 @@ impl Host {
         let mut builder = zidane::local_agent(model, &user_dir)
             .behavior(behavior)
             .env_policy(env_policy)
+            .sandbox(sandbox)
             .sweep_orphans(env_config::sweep_orphans()?);
         if let Some(id) = resume {
             stored_session(&SessionStore::new(&user_dir), id)?;

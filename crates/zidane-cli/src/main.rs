@@ -28,6 +28,7 @@ mod mcp_http;
 mod print;
 mod provider;
 mod replay;
+mod sandbox_config;
 mod sessions;
 
 use error::CliError;
@@ -63,6 +64,9 @@ struct Cli {
     /// once).
     #[arg(long, value_name = "SECS", default_value_t = DEFAULT_MOVE_AFTER.as_secs())]
     move_after_secs: u64,
+    /// What a session's commands may touch.
+    #[command(flatten)]
+    sandbox: sandbox_config::SandboxArgs,
 }
 
 /// How long a foreground command runs in a session before it moves to the background.
@@ -118,6 +122,9 @@ fn main() -> ExitCode {
 
 /// An interactive session or print mode: the model is chosen before anything is drawn.
 fn session(cli: &Cli) -> Result<ExitCode, CliError> {
+    let Some(sandbox) = sandbox_config::prepare(&cli.sandbox, &host::user_dir()?)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
     let (model, model_name) = if cli.demo {
         demo::model()
     } else {
@@ -140,6 +147,7 @@ fn session(cli: &Cli) -> Result<ExitCode, CliError> {
             model_name,
             cli.resume.as_deref(),
             env_policy,
+            sandbox,
             move_after,
         )?;
         match &cli.prompt {

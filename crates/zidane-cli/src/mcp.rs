@@ -13,6 +13,7 @@ use crate::env_config::{self, EnvArgs};
 use crate::error::CliError;
 use crate::host::user_dir;
 use crate::mcp_http::{self, HttpArgs};
+use crate::sandbox_config::{self, SandboxArgs};
 
 /// Flags of `zidane mcp`.
 #[derive(Debug, Args)]
@@ -23,6 +24,9 @@ pub(crate) struct McpArgs {
     /// The environment tasks get.
     #[command(flatten)]
     env: EnvArgs,
+    /// What tasks may touch.
+    #[command(flatten)]
+    sandbox: SandboxArgs,
     /// Where sessions keep their task logs (DIR/sessions/ID/tasks/). Default:
     /// $ZIDANE_USER_DIR, else the platform data dir, e.g. ~/.local/share/zidane.
     #[arg(long, value_name = "DIR")]
@@ -59,18 +63,22 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
     if args.env.print_env_policy {
         return env_config::print_env_policy(&env_policy);
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(env_config::log_filter("warn")?)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
     // The same user dir as every other command, unless the flag names one.
     let user_dir = match args.user_dir.clone() {
         Some(dir) => dir,
         None => user_dir()?,
     };
+    let Some(sandbox) = sandbox_config::prepare(&args.sandbox, &user_dir)? else {
+        return Ok(());
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(env_config::log_filter("warn")?)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
     let options = ServeOptions::new(user_dir)
         .env_policy(env_policy)
+        .sandbox(sandbox)
         .kill_grace(Duration::from_millis(args.kill_grace_ms))
         .result_budget(args.result_budget_bytes)
         .sweep_orphans(env_config::sweep_orphans()?);

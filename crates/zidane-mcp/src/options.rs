@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use zidane_context::EnvPolicy;
+use zidane_context::{EnvPolicy, SandboxPolicy};
 
 use crate::budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
 use crate::error::McpServeError;
@@ -84,6 +84,12 @@ pub struct ServeOptions {
     /// it runs in the background, and what it ends is logged (`tracing`, `info`, target
     /// `zidane_process`).
     pub sweep_orphans: bool,
+    /// What every session's commands may touch (default [`SandboxPolicy::off`], as a
+    /// library's context: `zidane mcp` turns it on). A `workspace-write` policy that
+    /// names no workspace takes the server's working directory. Where this machine
+    /// cannot build the sandbox, commands run unsandboxed and each session's
+    /// [`sandbox`](zidane_context::ExecutionContext::sandbox) report says why.
+    pub sandbox: SandboxPolicy,
 }
 
 impl ServeOptions {
@@ -98,7 +104,16 @@ impl ServeOptions {
             move_after: MoveAfter::ClientCeiling,
             env_policy: EnvPolicy::default(),
             sweep_orphans: true,
+            sandbox: SandboxPolicy::off(),
         }
+    }
+
+    /// Sets what every session's commands may touch
+    /// ([`sandbox`](Self#structfield.sandbox)).
+    #[must_use]
+    pub fn sandbox(mut self, policy: SandboxPolicy) -> Self {
+        self.sandbox = policy;
+        self
     }
 
     /// Sets whether the server ends, as it starts, what crashed hosts left running

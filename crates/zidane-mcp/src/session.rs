@@ -47,7 +47,7 @@ pub struct McpSession {
 
 impl McpSession {
     /// A new session: its own `ProcessContext` (its tasks' environment computed by
-    /// [`ServeOptions::env_policy`]), a host-driven agent with the default tools and
+    /// [`ServeOptions::env_policy`], its commands in the [`ServeOptions::sandbox`]), a host-driven agent with the default tools and
     /// `list_tasks`, logs in `<user_dir>/sessions/<id>/tasks/`, and the push forwarder
     /// running. Call inside a tokio runtime. A bad `ZIDANE_PROCESS_PATH` or a policy
     /// that cannot be applied is [`McpServeError::Config`].
@@ -60,6 +60,7 @@ impl McpSession {
             ProcessContext::builder()
                 .kill_grace(options.kill_grace)
                 .env_policy(options.env_policy.clone())
+                .sandbox(options.sandbox.clone())
                 .try_build()
                 .map_err(|error| McpServeError::Config(error.to_string()))?,
         );

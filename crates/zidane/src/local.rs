@@ -8,7 +8,7 @@ use std::sync::Arc;
 use zidane_agent::{
     Agent, AgentBuilder, Behavior, Model, Result, Session, SessionStore, resolve_tasks_dir,
 };
-use zidane_context::EnvPolicy;
+use zidane_context::{EnvPolicy, SandboxPolicy};
 use zidane_process::ProcessContext;
 
 type Configure = Box<dyn FnOnce(AgentBuilder) -> AgentBuilder>;
@@ -24,7 +24,9 @@ type Configure = Box<dyn FnOnce(AgentBuilder) -> AgentBuilder>;
 ///   `zidane_process`); opt out with
 ///   [`sweep_orphans`](LocalAgentBuilder::sweep_orphans); its commands get the
 ///   environment [`env_policy`](LocalAgentBuilder::env_policy) computes (by default the
-///   host's minus every variable named like a secret);
+///   host's minus every variable named like a secret), and they run in the sandbox
+///   [`sandbox`](LocalAgentBuilder::sandbox) sets (by default none, as a library's
+///   context: the host decides);
 /// - the session: the one stored under the id given with
 ///   [`session_id`](LocalAgentBuilder::session_id), a new one with that id, or a new one
 ///   with a generated id ([`Session::generate`]);
@@ -55,6 +57,7 @@ pub fn local_agent(model: Arc<dyn Model>, user_dir: impl Into<PathBuf>) -> Local
         context: None,
         sweep_orphans: true,
         env_policy: EnvPolicy::default(),
+        sandbox: SandboxPolicy::off(),
         behavior: Behavior::new(),
         configure: Vec::new(),
     }
@@ -79,6 +82,7 @@ pub struct LocalAgentBuilder {
     context: Option<Arc<ProcessContext>>,
     sweep_orphans: bool,
     env_policy: EnvPolicy,
+    sandbox: SandboxPolicy,
     behavior: Behavior,
     configure: Vec<Configure>,
 }
@@ -130,6 +134,16 @@ impl LocalAgentBuilder {
         self
     }
 
+    /// What the default context's commands may touch (default [`SandboxPolicy::off`]);
+    /// see [`ProcessContextBuilder::sandbox`](zidane_process::ProcessContextBuilder::sandbox),
+    /// which takes the context's working directory as the workspace of a
+    /// `workspace-write` policy that names none. A context given with
+    /// [`context`](Self::context) keeps its own.
+    pub fn sandbox(mut self, policy: SandboxPolicy) -> Self {
+        self.sandbox = policy;
+        self
+    }
+
     /// Sets the behaviour (caps, stall watchdog, destroy timeout, system prompt). Its
     /// tasks dir, when it names none, becomes the session's `tasks/` directory.
     pub fn behavior(mut self, behavior: Behavior) -> Self {
@@ -164,11 +178,13 @@ impl LocalAgentBuilder {
         }
         let sweep_orphans = self.sweep_orphans;
         let env_policy = self.env_policy;
+        let sandbox = self.sandbox;
         let context = self.context.unwrap_or_else(|| {
             Arc::new(
                 ProcessContext::builder()
                     .sweep_orphans_on_start(sweep_orphans)
                     .env_policy(env_policy)
+                    .sandbox(sandbox)
                     .build(),
             )
         });
@@ -196,6 +212,7 @@ impl fmt::Debug for LocalAgentBuilder {
             .field("context", &self.context)
             .field("sweep_orphans", &self.sweep_orphans)
             .field("env_policy", &self.env_policy)
+            .field("sandbox", &self.sandbox)
             .field("behavior", &self.behavior)
             .field("configure", &self.configure.len())
             .finish_non_exhaustive()
