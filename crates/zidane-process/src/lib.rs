@@ -81,6 +81,7 @@ pub use builder::ProcessContextBuilder;
 pub use containment::owner_marker::OWNER_MARKER_ENV;
 pub use containment::swept::{OrphanOwner, SweptProcess};
 pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
+pub use hardening::harden_process;
 pub use process_path::{EnvValueError, PROCESS_PATH_ENV, ProcessPath};
 pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
 #[cfg(target_os = "linux")]
@@ -103,6 +104,7 @@ mod context;
 mod exec;
 /// Reading a file at an offset, without moving a shared cursor.
 mod file_at;
+mod hardening;
 mod log_open;
 /// Readiness probes of this machine: a port's connect, a URL's GET.
 mod probe;

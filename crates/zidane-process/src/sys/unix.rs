@@ -103,3 +103,33 @@ pub(crate) fn set_window_size(
     }
     Ok(())
 }
+
+/// Closes this process to inspection by others: no core dump (it would carry the
+/// process's memory: keys, tokens), and on Linux not dumpable, so other processes of
+/// the same user can neither read its `/proc/<pid>/environ` and `mem` nor trace it; on
+/// macOS no debugger may attach (`PT_DENY_ATTACH`).
+pub(crate) fn harden() -> io::Result<()> {
+    let none = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: setrlimit reads the struct we pass; it lives through the call.
+    if unsafe { libc::setrlimit(libc::RLIMIT_CORE, &raw const none) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: PR_SET_DUMPABLE takes one integer argument and touches no memory.
+        if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    #[cfg(target_os = "macos")]
+    {
+        // SAFETY: PT_DENY_ATTACH takes no address or data and touches no memory.
+        if unsafe { libc::ptrace(libc::PT_DENY_ATTACH, 0, std::ptr::null_mut(), 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
