@@ -160,6 +160,10 @@ pub struct SandboxPolicy {
     /// More paths no command may read, beside the context's own set.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deny_read: Vec<PathBuf>,
+    /// More paths inside the writable ones that stay read-only, beside the context's
+    /// own set (a host's: Codex keeps its workspace's `.git` whole).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_only: Vec<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -222,13 +226,21 @@ impl SandboxPolicy {
         self
     }
 
+    /// Adds a path inside the writable ones that stays read-only.
+    #[must_use]
+    pub fn read_only_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.read_only.push(path.into());
+        self
+    }
+
     /// Whether commands run sandboxed at all.
     pub fn is_on(&self) -> bool {
         self.mode != SandboxMode::Off
     }
 
     /// The stricter of this policy and `other` (a host's): the stricter mode and
-    /// network, only the writable places both allow, every denied path of either.
+    /// network, only the writable places both allow, every denied and every read-only
+    /// path of either.
     ///
     /// A place is writable when it is writable in both: a root of one inside a root of
     /// the other keeps the inner one. `Off` on one side takes the other side whole.
@@ -254,20 +266,26 @@ impl SandboxPolicy {
         let theirs: Vec<&PathBuf> = other.workspace.iter().chain(&other.writable).collect();
         let workspace = both_allow(&self.workspace, &theirs, &other.workspace, &mine);
         let writable = both_allow(&self.writable, &theirs, &other.writable, &mine);
-        let mut deny_read = self.deny_read.clone();
-        for path in &other.deny_read {
-            if !deny_read.contains(path) {
-                deny_read.push(path.clone());
-            }
-        }
         SandboxPolicy {
             mode,
             network,
             workspace,
             writable,
-            deny_read,
+            deny_read: union(&self.deny_read, &other.deny_read),
+            read_only: union(&self.read_only, &other.read_only),
         }
     }
+}
+
+/// The paths of `ours`, then those of `theirs` not among them.
+fn union(ours: &[PathBuf], theirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut all = ours.to_vec();
+    for path in theirs {
+        if !all.contains(path) {
+            all.push(path.clone());
+        }
+    }
+    all
 }
 
 /// The paths of `ours` inside one of `their_roots`, then those of `theirs` inside one of
@@ -430,10 +448,13 @@ mod tests {
     #[test]
     fn narrowing_never_widens() {
         let user = SandboxPolicy::workspace_write("/work").writable("/data");
-        let host = SandboxPolicy::workspace_write("/work/app").writable("/elsewhere");
+        let host = SandboxPolicy::workspace_write("/work/app")
+            .writable("/elsewhere")
+            .read_only_path("/work/app/.git");
         let both = user.narrowed_by(&host);
         assert_eq!(both.workspace, vec![PathBuf::from("/work/app")]);
         assert!(both.writable.is_empty(), "{both:?}");
+        assert_eq!(both.read_only, vec![PathBuf::from("/work/app/.git")]);
         assert_eq!(user.narrowed_by(&SandboxPolicy::off()), user);
         assert_eq!(SandboxPolicy::off().narrowed_by(&host), host);
         let read_only = user.narrowed_by(&SandboxPolicy::read_only());

@@ -18,6 +18,7 @@ pub(crate) mod seatbelt;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use zidane_context::{SandboxPolicy, SandboxReport, SandboxScope, SandboxStatus};
 
@@ -43,6 +44,10 @@ pub(crate) struct Sandbox {
     temp: Vec<PathBuf>,
     plan: SandboxPlan,
     mechanism: Result<Mechanism, String>,
+    /// Under an `off` policy, the mechanism a host's stricter policy (`Within`) needs,
+    /// looked for on the first such command: a host's sandbox holds even where the
+    /// user's own is off.
+    for_host: OnceLock<Result<Mechanism, String>>,
 }
 
 impl Sandbox {
@@ -64,6 +69,7 @@ impl Sandbox {
             temp,
             plan,
             mechanism,
+            for_host: OnceLock::new(),
         }
     }
 
@@ -90,9 +96,7 @@ impl Sandbox {
     /// The plan one command runs under, `None` for none: the context's, a stricter one
     /// (`Within`), or none (`Outside`, an `off` policy, no mechanism).
     pub(crate) fn plan_for(&self, scope: &SandboxScope) -> Option<SandboxPlan> {
-        if self.mechanism.is_err() {
-            return None;
-        }
+        self.mechanism_for(scope)?;
         match scope {
             SandboxScope::Outside => None,
             SandboxScope::Context => Some(self.plan.clone()),
@@ -111,15 +115,38 @@ impl Sandbox {
     /// `None`: the shell runs as it is.
     pub(crate) fn prefix(&self, scope: &SandboxScope, cwd: &Path) -> Option<Vec<OsString>> {
         let plan = self.plan_for(scope)?;
-        match &self.mechanism {
+        match self.mechanism_for(scope) {
             #[cfg(target_os = "linux")]
-            Ok(Mechanism::Bubblewrap(bwrap)) => Some(bwrap::prefix(bwrap, &plan, cwd)),
+            Some(Mechanism::Bubblewrap(bwrap)) => Some(bwrap::prefix(bwrap, &plan, cwd)),
             #[cfg(target_os = "macos")]
-            Ok(Mechanism::Seatbelt) => Some(seatbelt::prefix(&plan, cwd)),
-            Err(_) => {
+            Some(Mechanism::Seatbelt) => Some(seatbelt::prefix(&plan, cwd)),
+            #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+            Some(_) => None,
+            None => {
                 let _ = (plan, cwd);
                 None
             }
+        }
+    }
+
+    /// The mechanism a command under `scope` runs in: the context's, or, under an
+    /// `off` policy, the one a host's policy needs; `None` when there is none.
+    fn mechanism_for(&self, scope: &SandboxScope) -> Option<&Mechanism> {
+        if self.policy.is_on() {
+            return self.mechanism.as_ref().ok();
+        }
+        match scope {
+            SandboxScope::Within(host) if host.is_on() => {
+                let found = self.for_host.get_or_init(|| {
+                    let found = mechanism(host);
+                    if let Err(reason) = &found {
+                        tracing::warn!("a host's sandbox cannot be built, unsandboxed: {reason}");
+                    }
+                    found
+                });
+                found.as_ref().ok()
+            }
+            _ => None,
         }
     }
 }

@@ -133,6 +133,7 @@ impl SandboxPlan {
             denied.extend(DENIED_IN_HOME.iter().map(|rel| home.join(rel)));
         }
         denied.extend(policy.deny_read.iter().cloned());
+        read_only.extend(policy.read_only.iter().cloned());
         // Only what lies inside a writable directory needs holding read-only.
         read_only.retain(|path| writable.iter().any(|root| path.starts_with(root)));
         dedup(&mut writable);

@@ -152,6 +152,26 @@ async fn the_host_is_invisible_and_unreachable() {
     assert_eq!((code, output.as_str()), (0, "alive\n"));
 }
 
+/// A sandboxed task leads a session of its own with no controlling terminal: it
+/// cannot open the host's terminal (`/dev/tty`) and push keystrokes into it (TIOCSTI).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_task_leaves_the_hosts_session_and_terminal() {
+    let f = workspace_write().await;
+    let exits = Exits::default();
+    let started = f
+        .start("exec 3</dev/tty && echo opened; echo tried; sleep 1000", &exits)
+        .await;
+    let output = log_holds(&f, started.task_id, "tried").await;
+    assert!(!output.contains("opened"), "{output}");
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", started.pid)).unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    // state ppid pgrp session tty_nr
+    assert_eq!(fields[2], started.pid.to_string(), "process group: {stat}");
+    assert_eq!(fields[3], started.pid.to_string(), "session: {stat}");
+    assert_eq!(fields[4], "0", "controlling terminal: {stat}");
+    f.kill(started.task_id).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn network_off_cannot_reach_the_hosts_loopback() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -296,6 +316,40 @@ async fn one_command_narrowed_and_one_let_out() {
     let (code, _) = run(&f, &format!("echo x > '{}'", again.display())).await;
     assert_ne!(code, 0);
     assert!(!again.exists());
+}
+
+/// A host's policy holds where the user's own is `off`: zidane never runs wider than
+/// its host (Codex's sandbox), and a read-only path the host names inside its
+/// workspace stays read-only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosts_policy_holds_under_an_off_context() {
+    let outside = outside();
+    let workspace = self::outside();
+    let f = Fixture::with(ProcessContext::builder().sandbox(SandboxPolicy::off())).await;
+    let host = SandboxPolicy::workspace_write(workspace.path())
+        .network(NetworkAccess::Off)
+        .read_only_path(workspace.path().join("held"));
+    std::fs::create_dir(workspace.path().join("held")).unwrap();
+    let within = || {
+        ExecOptions::new().spec(
+            zidane_context::CommandSpec::new()
+                .cwd(workspace.path())
+                .sandbox(SandboxScope::Within(host.clone())),
+        )
+    };
+    let (code, _) = run_with(&f, "echo x > inside.txt", within()).await;
+    assert_eq!(code, 0);
+    assert!(workspace.path().join("inside.txt").exists());
+    let target = outside.path().join("escaped");
+    let (code, _) = run_with(&f, &format!("echo x > '{}'", target.display()), within()).await;
+    assert_ne!(code, 0);
+    assert!(!target.exists());
+    let (code, _) = run_with(&f, "echo x > held/file", within()).await;
+    assert_ne!(code, 0);
+    assert!(!workspace.path().join("held/file").exists());
+    // The next command of the context's own runs as it is.
+    let (code, _) = run(&f, &format!("echo x > '{}'", target.display())).await;
+    assert_eq!(code, 0);
 }
 
 /// With the policy `off` nothing is wrapped: the task sees the host.
