@@ -30,5 +30,6 @@ mod orphan_sweep;
 mod print_wait;
 mod provider;
 mod python;
+mod sandbox_escapes;
 mod sessions_replay;
 mod stdio;
