@@ -10,6 +10,7 @@ use zidane_context::{
     StallCallback, TaskLimits,
 };
 
+use crate::approval::Approver;
 use crate::exit_channel::ExitChannel;
 use crate::gate::BackgroundGate;
 use crate::task_events::TaskEvents;
@@ -46,6 +47,8 @@ pub struct ToolContext {
     cancel: CancellationToken,
     /// Fired by the host to move the call's foreground command to the background.
     move_trigger: CancellationToken,
+    /// Who is asked before a command runs outside the sandbox; `None`: nobody can be.
+    approver: Option<Arc<dyn Approver>>,
 }
 
 impl ToolContext {
@@ -59,6 +62,7 @@ impl ToolContext {
             sinks: BackgroundSinks::default(),
             cancel: CancellationToken::new(),
             move_trigger: CancellationToken::new(),
+            approver: None,
         }
     }
 
@@ -95,6 +99,20 @@ impl ToolContext {
     pub fn with_move_trigger(mut self, trigger: CancellationToken) -> Self {
         self.move_trigger = trigger;
         self
+    }
+
+    /// Sets who is asked before a command runs outside the sandbox (see
+    /// [`approver`](Self::approver)).
+    #[must_use]
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Who is asked before a command runs outside the sandbox (`shell`'s
+    /// `outside_sandbox`); `None` when nobody can be, and such a command is refused.
+    pub fn approver(&self) -> Option<&Arc<dyn Approver>> {
+        self.approver.as_ref()
     }
 
     /// Where commands run.
@@ -152,6 +170,7 @@ impl fmt::Debug for ToolContext {
             .field("sinks", &self.sinks)
             .field("cancelled", &self.cancel.is_cancelled())
             .field("moved", &self.move_trigger.is_cancelled())
+            .field("approver", &self.approver)
             .finish()
     }
 }

@@ -26,7 +26,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, DEFAULT_EXEC_OUTPUT_BYTES, ExecOutput, ExecutionContext,
-    ExecutionHandle, KillReason, Naming, ReadRange, StallInfo, TaskExitInfo, TaskId, TaskStatus,
+    ExecutionHandle, KillReason, Naming, ReadRange, SandboxScope, StallInfo, TaskExitInfo, TaskId,
+    TaskStatus,
 };
 
 use crate::context::ToolContext;
@@ -126,9 +127,11 @@ pub(crate) async fn run_movable(
     timeout: Option<Duration>,
     budget: Duration,
     tasks_dir: PathBuf,
+    sandbox: SandboxScope,
 ) -> Option<ToolOutput> {
     let latch = Latch::new();
     let mut options = BackgroundOptions::new(tasks_dir).held(true);
+    options.spec.sandbox = sandbox;
     // `timeout_ms` keeps its meaning: the command is killed then, moved or not. No CPU
     // budget: a foreground answer has no words for one.
     let limits = context.background().limits;

@@ -56,6 +56,14 @@ pub struct ShellArgs {
     #[serde(default)]
     #[schemars(schema_with = "notify_on_schema")]
     pub notify_on: Option<serde_json::Value>,
+    /// Run this one command outside the sandbox, for what the sandbox forbids and the
+    /// task needs (writing outside the writable places, a credential store). A person is
+    /// asked first, shown the command and `justification`; nothing runs unless they
+    /// approve.
+    pub outside_sandbox: Option<bool>,
+    /// With `outside_sandbox`: why this command must run outside the sandbox, in a
+    /// sentence for the person asked to approve it.
+    pub justification: Option<String>,
 }
 
 /// The schema of `notify_on` (and `shell_notify`'s): a string or a list of strings.

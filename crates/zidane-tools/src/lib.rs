@@ -44,6 +44,7 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub use approval::{Approval, ApprovalRequest, Approver};
 pub use context::{
     BackgroundPolicy, BackgroundSettings, BackgroundSinks, StartCallback, ToolContext,
 };
@@ -77,6 +78,7 @@ pub use wait_task::{
     wait_task_description,
 };
 
+mod approval;
 mod context;
 mod data;
 mod error;
@@ -100,6 +102,7 @@ mod shell;
 mod shell_input;
 mod shell_kill;
 mod shell_notify;
+mod shell_sandbox;
 mod shell_screen;
 mod spec_cache;
 mod task_events;

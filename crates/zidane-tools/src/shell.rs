@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use zidane_context::{
-    BackgroundOptions, ContextError, ExecOptions, ExecOutput, StdinMode, TaskLimits, TtySize,
+    BackgroundOptions, ContextError, ExecOptions, ExecOutput, SandboxPolicy, SandboxReport,
+    SandboxScope, SandboxStatus, StdinMode, TaskLimits, TtySize,
 };
 
 use crate::context::ToolContext;
@@ -16,6 +17,7 @@ use crate::gate::{BackgroundGate, GateReason};
 use crate::input::{ShellArgs, StdinChoice, input_schema, parse};
 use crate::output_schema::output_schema;
 use crate::shell_notify as notify;
+use crate::shell_sandbox;
 use crate::task_events::NotifyPatterns;
 use crate::tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 
@@ -172,7 +174,7 @@ impl ShellTool {
         }
     }
 
-    fn foreground_spec(shell: Option<&str>) -> ToolSpec {
+    fn foreground_spec(shell: Option<&str>, sandbox: &SandboxReport) -> ToolSpec {
         let mut input_schema = input_schema::<ShellArgs>();
         if let Some(properties) = input_schema
             .get_mut("properties")
@@ -182,10 +184,15 @@ impl ShellTool {
             for field in BACKGROUND_FIELDS {
                 properties.remove(field);
             }
+            shell_sandbox::fit_schema(properties, sandbox);
+        }
+        let mut description = describe_shell(shell, None);
+        if let Some(paragraph) = shell_sandbox::paragraph(sandbox) {
+            description.push_str(&format!("\n\n{paragraph}"));
         }
         ToolSpec {
             name: SHELL.to_owned(),
-            description: describe_shell(shell, None),
+            description,
             input_schema,
             ..Self::metadata()
         }
@@ -193,7 +200,11 @@ impl ShellTool {
 
     /// The background spec; input and terminal fields (and their paragraph) only where
     /// `gate` allows them.
-    fn background_spec(shell: Option<&str>, gate: &BackgroundGate) -> ToolSpec {
+    fn background_spec(
+        shell: Option<&str>,
+        gate: &BackgroundGate,
+        sandbox: &SandboxReport,
+    ) -> ToolSpec {
         let mut input_schema = input_schema::<ShellArgs>();
         if let Some(properties) = input_schema
             .get_mut("properties")
@@ -210,6 +221,7 @@ impl ShellTool {
             if !gate.task_events() {
                 properties.remove("notify_on");
             }
+            shell_sandbox::fit_schema(properties, sandbox);
         }
         let background =
             BACKGROUND_DESCRIPTION.replace("{AFTER_START}", gate.exit_channel().after_start());
@@ -226,6 +238,9 @@ impl ShellTool {
         } else if gate.task_input() {
             description.push_str(&format!("\n\n{INPUT_DESCRIPTION}"));
         }
+        if let Some(paragraph) = shell_sandbox::paragraph(sandbox) {
+            description.push_str(&format!("\n\n{paragraph}"));
+        }
         ToolSpec {
             name: SHELL.to_owned(),
             description,
@@ -234,11 +249,12 @@ impl ShellTool {
         }
     }
 
-    fn spec_with(&self, gate: &BackgroundGate, shell: Option<&str>) -> ToolSpec {
-        if self.allow_background && gate.allowed() {
-            Self::background_spec(shell, gate)
+    fn spec_with(&self, view: &SpecView) -> ToolSpec {
+        let shell = view.shell.as_deref();
+        if self.allow_background && view.gate.allowed() {
+            Self::background_spec(shell, &view.gate, &view.sandbox)
         } else {
-            Self::foreground_spec(shell)
+            Self::foreground_spec(shell, &view.sandbox)
         }
     }
 
@@ -246,8 +262,10 @@ impl ShellTool {
         context: &ToolContext,
         command: &str,
         timeout: Option<Duration>,
+        sandbox: SandboxScope,
     ) -> ToolOutput {
         let mut options = ExecOptions::new().cancel(context.cancel().clone());
+        options.spec.sandbox = sandbox;
         if let Some(timeout) = timeout {
             options = options.timeout(timeout);
         }
@@ -268,6 +286,7 @@ impl ShellTool {
         budgets: TaskLimits,
         interaction: Interaction,
         notify_on: NotifyPatterns,
+        outside: Outside<'_>,
     ) -> ToolOutput {
         // The registry refuses these arguments before the call when the session's spec
         // leaves them out; a tool called directly meets the same refusals here.
@@ -299,7 +318,12 @@ impl ShellTool {
             Ok(events) => events,
             Err(output) => return ToolOutput::error(format!("{SHELL}: {}", output.text)),
         };
+        let sandbox = match outside.scope(context, command).await {
+            Ok(sandbox) => sandbox,
+            Err(output) => return output,
+        };
         let mut options = BackgroundOptions::new(tasks_dir).stdin(interaction.stdin);
+        options.spec.sandbox = sandbox;
         options.tty = interaction.tty;
         options.limits = budgets.or(context.background().limits);
         // With patterns, the exit waits until the follower is announced, so that the
@@ -368,20 +392,24 @@ impl ShellTool {
 #[async_trait]
 impl Tool for ShellTool {
     fn spec(&self, view: &SpecView) -> ToolSpec {
-        self.spec_with(&view.gate, view.shell.as_deref())
+        self.spec_with(view)
     }
 
-    /// Every argument of the background spec under an open gate, whether this shell
-    /// offers background mode or not: a forged `run_in_background` is then refused
-    /// with the reason, never dropped as an argument the shell does not know.
+    /// Every argument of the background spec under an open gate in a sandbox, whether
+    /// this shell offers background mode or not: a forged `run_in_background` or
+    /// `outside_sandbox` is then refused with the reason, never dropped as an argument
+    /// the shell does not know.
     fn full_spec(&self) -> ToolSpec {
-        Self::background_spec(None, &BackgroundGate::open())
+        let sandboxed = SandboxReport::new(SandboxPolicy::default(), SandboxStatus::Enforced);
+        Self::background_spec(None, &BackgroundGate::open(), &sandboxed)
     }
 
     fn withheld(&self, argument: &str, view: &SpecView) -> String {
-        self.refusal(&view.gate, argument).unwrap_or_else(|| {
-            format!("`{argument}` is not available in this session; nothing was run. Drop it.")
-        })
+        shell_sandbox::withheld(argument)
+            .or_else(|| self.refusal(&view.gate, argument))
+            .unwrap_or_else(|| {
+                format!("`{argument}` is not available in this session; nothing was run. Drop it.")
+            })
     }
 
     async fn call(&self, context: &ToolContext, input: serde_json::Value) -> ToolOutput {
@@ -429,13 +457,24 @@ impl Tool for ShellTool {
             Some(Ok(patterns)) => patterns,
             Some(Err(error)) => return ToolOutput::error(format!("{SHELL}: {error}")),
         };
+        let outside = Outside {
+            asked: input.outside_sandbox,
+            justification: input.justification.as_deref(),
+        };
         if input.run_in_background == Some(true) {
             let budgets = TaskLimits::new()
                 .max_output_bytes(max_output_bytes)
                 .wall_time(timeout)
                 .cpu_time(cpu_time);
-            self.run_background(context, &input.command, budgets, interaction, notify_on)
-                .await
+            self.run_background(
+                context,
+                &input.command,
+                budgets,
+                interaction,
+                notify_on,
+                outside,
+            )
+            .await
         } else if cpu_time.is_some() || max_output_bytes.is_some() {
             ToolOutput::error(format!(
                 "{SHELL}: `cpu_time_ms` and `max_output_bytes` are budgets of background \
@@ -455,13 +494,24 @@ impl Tool for ShellTool {
                  `run_in_background: true`."
             ))
         } else {
+            let sandbox = match outside.scope(context, &input.command).await {
+                Ok(sandbox) => sandbox,
+                Err(output) => return output,
+            };
             if let Some((budget, tasks_dir)) = self.move_budget(context, timeout)
-                && let Some(output) =
-                    run_movable(context, &input.command, timeout, budget, tasks_dir).await
+                && let Some(output) = run_movable(
+                    context,
+                    &input.command,
+                    timeout,
+                    budget,
+                    tasks_dir,
+                    sandbox.clone(),
+                )
+                .await
             {
                 return output;
             }
-            Self::run_foreground(context, &input.command, timeout).await
+            Self::run_foreground(context, &input.command, timeout, sandbox).await
         }
     }
 }
@@ -515,6 +565,22 @@ impl ShellTool {
             return None;
         }
         Some((budget, context.background().tasks_dir.clone()?))
+    }
+}
+
+/// Whether the model asked to run the command outside the sandbox, and why.
+#[derive(Debug, Clone, Copy)]
+struct Outside<'a> {
+    asked: Option<bool>,
+    justification: Option<&'a str>,
+}
+
+impl Outside<'_> {
+    /// The sandbox the command runs in, once asked and answered: see
+    /// [`shell_sandbox::scope`]. Called just before the command would start, after
+    /// every other check, so that a person is never asked about a call that then fails.
+    async fn scope(self, context: &ToolContext, command: &str) -> Result<SandboxScope, ToolOutput> {
+        shell_sandbox::scope(context, command, self.asked, self.justification).await
     }
 }
 

@@ -72,13 +72,16 @@ fn build(tools: &[Arc<dyn Tool>], view: &SpecView) -> ViewSpecs {
 mod tests {
     use std::time::Duration;
 
+    use zidane_context::{SandboxPolicy, SandboxReport, SandboxStatus};
+
     use crate::exit_channel::ExitChannel;
     use crate::gate::{BackgroundGate, GateReason};
     use crate::shell::{ShellToolOptions, create_shell_tool};
 
     use super::*;
 
-    /// Tools whose specs or offers change with the view: the shell's schema and text,
+    /// Tools whose specs or offers change with the view: the shell's schema and text (its
+    /// sandbox among them),
     /// the wait's text, the input tool's offer.
     fn default_tools() -> Vec<Arc<dyn Tool>> {
         vec![
@@ -98,10 +101,19 @@ mod tests {
             BackgroundGate::open().with_foreground_budget(Some(Duration::from_secs(50))),
         ] {
             for shell in [None, Some("/bin/bash".to_owned())] {
-                views.push(SpecView {
-                    gate,
-                    shell: shell.clone(),
-                });
+                for sandbox in [
+                    SandboxReport::off(),
+                    SandboxReport::new(
+                        SandboxPolicy::workspace_write("/w"),
+                        SandboxStatus::Enforced,
+                    ),
+                ] {
+                    views.push(SpecView {
+                        gate,
+                        shell: shell.clone(),
+                        sandbox,
+                    });
+                }
             }
         }
         views

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use zidane_context::ExecutionContext;
+use zidane_context::{ExecutionContext, SandboxReport};
 
 use crate::context::ToolContext;
 use crate::gate::BackgroundGate;
@@ -12,9 +12,9 @@ use crate::gate::BackgroundGate;
 /// formats in `zidane-wire`, and the crates that only carry it need no tools.
 pub use zidane_wire::{ToolAnnotations, ToolSpec};
 
-/// What a tool's spec may depend on: the session's [`BackgroundGate`] and the shell its
-/// context runs commands under. [`SpecView::default`] is "no session": an open gate and
-/// no shell named.
+/// What a tool's spec may depend on: the session's [`BackgroundGate`], the shell its
+/// context runs commands under and the sandbox it runs them in. [`SpecView::default`]
+/// is "no session": an open gate, no shell named, no sandbox.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SpecView {
     /// What background mode the session allows.
@@ -22,6 +22,9 @@ pub struct SpecView {
     /// The shell commands run under ([`ExecutionContext::shell`]), when the context
     /// names one.
     pub shell: Option<String>,
+    /// What the context's sandbox enforces ([`ExecutionContext::sandbox`]): the shell
+    /// states it, and offers `outside_sandbox` where there is one.
+    pub sandbox: SandboxReport,
 }
 
 impl Default for SpecView {
@@ -31,9 +34,13 @@ impl Default for SpecView {
 }
 
 impl SpecView {
-    /// The view under `gate`, naming no shell.
+    /// The view under `gate`, naming no shell, with no sandbox.
     pub fn new(gate: BackgroundGate) -> Self {
-        Self { gate, shell: None }
+        Self {
+            gate,
+            shell: None,
+            sandbox: SandboxReport::off(),
+        }
     }
 
     /// The view under `gate` for commands run in `context`: what the agent shows the
@@ -42,6 +49,7 @@ impl SpecView {
         Self {
             gate,
             shell: context.shell(),
+            sandbox: context.sandbox(),
         }
     }
 }
@@ -58,8 +66,8 @@ pub trait Tool: Send + Sync {
     /// it in `view`: under which background gate, with commands run under which shell.
     ///
     /// Most tools ignore the view. The builtin shell drops `run_in_background` and its
-    /// paragraphs when the gate is closed and names the view's shell, so the model writes
-    /// for the right dialect; `wait_task` says how a task's end reaches the model. A
+    /// paragraphs when the gate is closed, names the view's shell, so the model writes
+    /// for the right dialect, and states its sandbox; `wait_task` says how a task's end reaches the model. A
     /// host's own tool — even one named `shell` — keeps its spec.
     fn spec(&self, view: &SpecView) -> ToolSpec;
 

@@ -16,6 +16,7 @@ mod process;
 mod read_file;
 mod readiness;
 mod registry;
+mod sandbox;
 mod schemas;
 mod shell;
 mod shell_kill;
