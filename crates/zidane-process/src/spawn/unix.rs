@@ -20,18 +20,19 @@ use crate::spawn::spawned::{Child, SpawnError, Spawned, TaskEnv, TaskIo};
 use crate::spawn::terminal::open_terminal;
 #[cfg(target_os = "linux")]
 use crate::spawn::vfork_spawn;
+use crate::sys::Session;
 use crate::task::leader::{Leader, LeaderProcess};
 use crate::task::log_file::open_new;
 use crate::task::output_pipe::OutputPipe;
 
 /// The descriptors a child is started with: its stdout and stderr (`output`), its
-/// stdin (`None`: `/dev/null`), and whether it starts a session on that stdin (a
+/// stdin (`None`: `/dev/null`), and the session it starts in (its own on that stdin for a
 /// terminal).
 #[derive(Debug)]
 pub(crate) struct ChildIo {
     pub(crate) output: OwnedFd,
     pub(crate) input: Option<OwnedFd>,
-    pub(crate) session: bool,
+    pub(crate) session: Session,
 }
 
 /// Starts `command` under `shell` in a new process group, stdout and stderr both the
@@ -72,7 +73,13 @@ pub(crate) fn spawn_shell(
             let child_io = ChildIo {
                 output: write,
                 input: child_input,
-                session: false,
+                // A sandboxed task leaves our session, and with it our controlling
+                // terminal, which it could otherwise open and type into (TIOCSTI).
+                session: if launch.prefix.is_empty() {
+                    Session::Group
+                } else {
+                    Session::Own
+                },
             };
             (read, child_io, input)
         }
@@ -81,7 +88,7 @@ pub(crate) fn spawn_shell(
             let child_io = ChildIo {
                 input: Some(terminal.slave.try_clone().map_err(SpawnError::start)?),
                 output: terminal.slave,
-                session: true,
+                session: Session::Terminal,
             };
             (terminal.master, child_io, Some(terminal.input))
         }
@@ -194,10 +201,12 @@ fn spawn_with_std(
         .stdin(io.input.map_or_else(Stdio::null, Stdio::from))
         .stdout(Stdio::from(io.output))
         .stderr(Stdio::from(write_for_stderr));
-    if io.session {
-        crate::sys::start_session_on_terminal(&mut child);
-    } else {
-        child.process_group(0);
+    match io.session {
+        Session::Terminal => crate::sys::start_session_on_terminal(&mut child),
+        Session::Own => crate::sys::start_own_session(&mut child),
+        Session::Group => {
+            child.process_group(0);
+        }
     }
     // Dropping the `Child` neither waits for nor kills it: `Leader` reaps it by pid.
     let spawned = child.spawn()?;
@@ -221,7 +230,7 @@ mod tests {
         ChildIo {
             output,
             input: None,
-            session: false,
+            session: Session::Group,
         }
     }
 

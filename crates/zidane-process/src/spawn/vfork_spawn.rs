@@ -46,8 +46,8 @@ use nix::unistd::dup3;
 
 use crate::spawn::launch::Launch;
 use crate::spawn::spawned::{Child, SpawnError, TaskEnv};
-use crate::sys::reap;
 use crate::sys::vfork_child::{self, ChildArgs, Stage, open_dev_null};
+use crate::sys::{Session, reap};
 #[cfg(doc)]
 use crate::task::log_file::open_new;
 
@@ -151,13 +151,14 @@ pub(crate) enum Spawn {
 
 /// Starts `shell` in a new process group, stdin on `input` (`/dev/null` when `None`),
 /// stdout and stderr both `output`, after its log (if any) is created. With `session`
-/// the child starts a new session instead and makes its stdin (a terminal) its
+/// [`Session::Own`] the child starts a new session instead; with [`Session::Terminal`]
+/// it also makes its stdin (a terminal) its
 /// controlling terminal. Returns once the child has exec'd (or failed to).
 pub(crate) fn spawn(
     shell: &ShellCommand,
     output: BorrowedFd<'_>,
     input: Option<BorrowedFd<'_>>,
-    session: bool,
+    session: Session,
 ) -> Result<Spawn, SpawnError> {
     if UNSUPPORTED.load(Ordering::Relaxed) {
         return Ok(Spawn::Refused { log: None });
@@ -230,7 +231,7 @@ impl Slots {
         &mut self,
         shell: &ShellCommand,
         has_input: bool,
-        session: bool,
+        session: Session,
     ) -> Result<Spawn, SpawnError> {
         let argv = null_terminated(shell.args.iter().map(|arg| arg.as_ptr()));
         let envp = null_terminated(shell.env.iter().map(|entry| entry.as_ptr()));

@@ -26,7 +26,7 @@ fn started(spawn: Result<Spawn, SpawnError>) -> io::Result<Child> {
 fn run(command: &str, cwd: &Path) -> io::Result<(String, ExitStatus)> {
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
     let shell = ShellCommand::new(command, cwd, &TaskEnv::new())?;
-    let pid = started(spawn(&shell, write.as_fd(), None, false))?.pid;
+    let pid = started(spawn(&shell, write.as_fd(), None, Session::Group))?.pid;
     drop(write);
     let mut output = String::new();
     File::from(read).read_to_string(&mut output)?;
@@ -56,7 +56,7 @@ fn the_child_inherits_exactly_stdin_stdout_and_stderr() {
         .unwrap()
         .with_log(&dir.path().join("task.log"))
         .unwrap();
-    let child = started(spawn(&shell, write.as_fd(), None, false)).unwrap();
+    let child = started(spawn(&shell, write.as_fd(), None, Session::Group)).unwrap();
     let pid = child.pid;
     assert!(child.log.is_some());
     drop(inheritable);
@@ -133,7 +133,7 @@ fn runs_in_cwd_with_exactly_the_given_environment() {
     )
     .unwrap();
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
-    let pid = started(spawn(&shell, write.as_fd(), None, false))
+    let pid = started(spawn(&shell, write.as_fd(), None, Session::Group))
         .unwrap()
         .pid;
     drop(write);
@@ -190,7 +190,7 @@ fn the_child_creates_the_log_new_private_and_ours() {
         .with_log(&path)
         .unwrap();
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
-    let child = started(spawn(&shell, write.as_fd(), None, false)).unwrap();
+    let child = started(spawn(&shell, write.as_fd(), None, Session::Group)).unwrap();
     drop(write);
     let mut output = String::new();
     File::from(read).read_to_string(&mut output).unwrap();
@@ -227,7 +227,7 @@ fn a_log_that_exists_is_not_opened_and_nothing_runs() {
     .with_log(&path)
     .unwrap();
     let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
-    let error = match spawn(&shell, write.as_fd(), None, false) {
+    let error = match spawn(&shell, write.as_fd(), None, Session::Group) {
         Err(SpawnError::Log(error)) => error,
         other => panic!("expected a log error, got {other:?}"),
     };
@@ -248,7 +248,7 @@ fn a_start_that_fails_after_the_log_says_so_and_closes_it() {
         .with_log(&path)
         .unwrap();
     let (_read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
-    match spawn(&shell, write.as_fd(), None, false) {
+    match spawn(&shell, write.as_fd(), None, Session::Group) {
         Err(SpawnError::Start { source, log_made }) => {
             assert_eq!(source.kind(), io::ErrorKind::NotFound);
             assert!(

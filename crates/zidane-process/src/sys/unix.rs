@@ -56,6 +56,36 @@ fn signalled_pid(info: &libc::siginfo_t) -> libc::pid_t {
     info.si_pid
 }
 
+/// Where a child starts: which process group and session it leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Session {
+    /// A process group of its own, in our session (`setpgid(0, 0)`).
+    Group,
+    /// A session of its own, without a controlling terminal (`setsid`): a sandboxed
+    /// task, which then cannot open ours (`/dev/tty`) to push keystrokes into it.
+    Own,
+    /// A session of its own whose controlling terminal is its stdin (`setsid`, then
+    /// `TIOCSCTTY`): a terminal task.
+    Terminal,
+}
+
+/// Has a child that `command` starts lead a session of its own, without a
+/// controlling terminal (`setsid`). Use instead of `process_group(0)`: a process that
+/// already leads a group cannot start a session.
+pub(crate) fn start_own_session(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and makes one
+    // async-signal-safe system call; it allocates nothing and touches no lock.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Has a child that `command` starts make its stdin its controlling terminal: a new
 /// session (`setsid`, so the child leads its own session and process group), then
 /// `TIOCSCTTY` on descriptor 0. Use instead of `process_group(0)`: a process that

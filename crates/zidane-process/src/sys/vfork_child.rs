@@ -24,6 +24,7 @@ use nix::sys::stat::Mode;
 use nix::unistd::Pid;
 
 use crate::log_open::{LOG_MODE, LOG_OPEN_FLAGS};
+use crate::sys::Session;
 
 /// Signals are numbered below this on Linux (`_NSIG`).
 const NSIG: c_int = 65;
@@ -100,9 +101,8 @@ pub(crate) struct ChildArgs {
     pub(crate) stdin: RawFd,
     pub(crate) output: RawFd,
     pub(crate) keep_below: c_uint,
-    /// Start a new session with stdin as its controlling terminal (a terminal task)
-    /// instead of only a new process group.
-    pub(crate) session: bool,
+    /// The process group and session it starts in.
+    pub(crate) session: Session,
     pub(crate) failed_at: AtomicI32,
     pub(crate) errno: AtomicI32,
 }
@@ -124,10 +124,9 @@ extern "C" fn child_main(arg: *mut c_void) -> c_int {
             }
             args.log_fd.store(log, Ordering::Release);
         }
-        let grouped = if args.session {
-            libc::setsid() >= 0
-        } else {
-            libc::setpgid(0, 0) == 0
+        let grouped = match args.session {
+            Session::Own | Session::Terminal => libc::setsid() >= 0,
+            Session::Group => libc::setpgid(0, 0) == 0,
         };
         if !grouped {
             fail(args, Stage::Group);
@@ -151,7 +150,7 @@ extern "C" fn child_main(arg: *mut c_void) -> c_int {
         }
         // The request's type differs between C libraries.
         #[allow(clippy::cast_lossless, trivial_numeric_casts)]
-        if args.session && libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
+        if args.session == Session::Terminal && libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
             fail(args, Stage::Terminal);
         }
         if libc::chdir(args.cwd) != 0 {

@@ -159,7 +159,10 @@ async fn the_task_leaves_the_hosts_session_and_terminal() {
     let f = workspace_write().await;
     let exits = Exits::default();
     let started = f
-        .start("exec 3</dev/tty && echo opened; echo tried; sleep 1000", &exits)
+        .start(
+            "exec 3</dev/tty && echo opened; echo tried; sleep 1000",
+            &exits,
+        )
         .await;
     let output = log_holds(&f, started.task_id, "tried").await;
     assert!(!output.contains("opened"), "{output}");
