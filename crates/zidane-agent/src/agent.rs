@@ -15,8 +15,8 @@ use zidane_context::{
     StallCallback, StallInfo, TaskExitInfo, TaskId,
 };
 use zidane_tools::{
-    BackgroundGate, BackgroundSettings, BackgroundSinks, ExitChannel, FollowFrom, NotifyPatterns,
-    StartCallback, TaskEvent, TaskEventSink, TaskEvents, ToolContext, ToolRegistry,
+    Approver, BackgroundGate, BackgroundSettings, BackgroundSinks, ExitChannel, FollowFrom,
+    NotifyPatterns, StartCallback, TaskEvent, TaskEventSink, TaskEvents, ToolContext, ToolRegistry,
 };
 use zidane_wire::Turn;
 
@@ -159,6 +159,8 @@ pub(crate) struct Inner {
     pub(crate) task_events: TaskEvents,
     /// Set once the followers of an earlier life of the session were started again.
     pub(crate) events_resumed: std::sync::atomic::AtomicBool,
+    /// Asked before a command runs outside the sandbox, where a call brings none.
+    pub(crate) approver: Option<Arc<dyn Approver>>,
 }
 
 impl Drop for Inner {
@@ -241,6 +243,7 @@ impl Agent {
                 host_driven: builder.host_driven,
                 task_events,
                 events_resumed: std::sync::atomic::AtomicBool::new(false),
+                approver: builder.approver,
             }),
         };
         Ok(agent)
@@ -507,10 +510,14 @@ impl Agent {
         handle: ExecutionHandle,
         cancel: CancellationToken,
     ) -> ToolContext {
-        ToolContext::new(Arc::clone(&self.inner.context), handle)
+        let context = ToolContext::new(Arc::clone(&self.inner.context), handle)
             .with_background(self.background_settings())
             .with_sinks(self.sinks())
-            .with_cancel(cancel)
+            .with_cancel(cancel);
+        match &self.inner.approver {
+            Some(approver) => context.with_approver(Arc::clone(approver)),
+            None => context,
+        }
     }
 
     /// Kills a background task of this agent (the task picker's action): a full group

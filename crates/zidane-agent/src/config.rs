@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use zidane_context::{ContextError, ExecutionContext, ExecutionHandle, TaskEntry, TaskLimits};
-use zidane_tools::{BackgroundPolicy, ExitChannel, Tool};
+use zidane_tools::{Approver, BackgroundPolicy, ExitChannel, Tool};
 
 use crate::error::Result;
 use crate::hooks::HookBus;
@@ -220,6 +220,7 @@ pub struct AgentBuilder {
     pub(crate) depth: usize,
     pub(crate) spawn: Option<SpawnToolOptions>,
     pub(crate) host_driven: bool,
+    pub(crate) approver: Option<Arc<dyn Approver>>,
 }
 
 impl AgentBuilder {
@@ -238,6 +239,7 @@ impl AgentBuilder {
             depth: 0,
             spawn: None,
             host_driven: false,
+            approver: None,
         }
     }
 
@@ -292,6 +294,15 @@ impl AgentBuilder {
     #[must_use]
     pub fn journal(mut self, journal: Arc<dyn ReconcileJournal>) -> Self {
         self.journal = journal;
+        self
+    }
+
+    /// Asks this person before a command runs outside the sandbox (`shell`'s
+    /// `outside_sandbox`); without one such a command is refused (default: none). A
+    /// [`ToolCall`](crate::ToolCall) may bring an approver of its own.
+    #[must_use]
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
         self
     }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 use zidane_context::{ExecutionContext, StallInfo, TaskExitInfo, TaskId};
-use zidane_tools::{ExitChannel, ToolOutput};
+use zidane_tools::{Approver, ExitChannel, ToolOutput};
 use zidane_wire::{TaskEventBlock, TaskNotification, TaskStall};
 
 use crate::agent::Agent;
@@ -42,6 +42,10 @@ pub struct ToolCall {
     /// ([`Behavior::foreground_budget`](crate::Behavior::foreground_budget)): an MCP
     /// server sizes it to the client's own request ceiling.
     pub foreground_budget: Option<std::time::Duration>,
+    /// Who is asked before this call's command runs outside the sandbox, when not the
+    /// agent's ([`AgentBuilder::approver`]): an MCP server asks the client that made
+    /// the call.
+    pub approver: Option<Arc<dyn Approver>>,
 }
 
 impl ToolCall {
@@ -58,7 +62,15 @@ impl ToolCall {
             cancel: CancellationToken::new(),
             exit_channel: None,
             foreground_budget: None,
+            approver: None,
         }
+    }
+
+    /// Sets who is asked before this call's command runs outside the sandbox.
+    #[must_use]
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
     }
 
     /// Sets how long this call's foreground command runs before it moves to the
@@ -207,6 +219,7 @@ impl Agent {
                 crate::run::CallSettings {
                     exit_channel: call.exit_channel.unwrap_or_else(|| self.exit_channel()),
                     foreground_budget: call.foreground_budget,
+                    approver: call.approver,
                 },
             )
             .await)

@@ -303,6 +303,7 @@ impl Agent {
                             CallSettings {
                                 exit_channel: self.exit_channel(),
                                 foreground_budget: None,
+                                approver: None,
                             },
                         )
                         .instrument(span.clone())
@@ -412,7 +413,10 @@ impl Agent {
                 if let Some(budget) = settings.foreground_budget {
                     background.foreground_budget = Some(budget);
                 }
-                let context = context.with_background(background);
+                let mut context = context.with_background(background);
+                if let Some(approver) = settings.approver {
+                    context = context.with_approver(approver);
+                }
                 let call = self.inner.tools.dispatch(&context, name, input);
                 tokio::pin!(call);
                 tokio::select! {
@@ -538,9 +542,11 @@ impl Agent {
 }
 
 /// What one call runs with besides its input: how a background task's end reaches the
-/// model, and a move budget of the host's own for this call (else the agent's).
-#[derive(Debug, Clone, Copy)]
+/// model, and a move budget and an approver of the host's own for this call (else the
+/// agent's).
+#[derive(Debug, Clone)]
 pub(crate) struct CallSettings {
     pub(crate) exit_channel: ExitChannel,
     pub(crate) foreground_budget: Option<std::time::Duration>,
+    pub(crate) approver: Option<std::sync::Arc<dyn zidane_tools::Approver>>,
 }

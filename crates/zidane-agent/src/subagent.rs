@@ -133,6 +133,10 @@ impl Subagent {
             .hooks(hooks)
             .depth(depth)
             .spawn_tool(options.clone());
+        if let Some(approver) = tool_context.approver() {
+            // The person who answers the parent's calls answers the child's.
+            builder = builder.approver(Arc::clone(approver));
+        }
         if options.share_handle {
             // Injected: the child never destroys the parent's handle.
             builder = builder.handle(tool_context.handle());
