@@ -40,6 +40,7 @@
 //! The `zidane mcp` command (crate `zidane-cli`) is this, with flags.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub use approval::{APPROVAL_TIMEOUT_ENV, MCP_APPROVAL_TIMEOUT};
 pub use budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
 pub use error::McpServeError;
 pub use http::{HttpServer, MCP_PATH, serve_http};
@@ -57,6 +58,7 @@ pub use stdio::{serve_io, serve_stdio};
 pub use token::{TokenFile, generate_token};
 pub use waits::MCP_UNKNOWN_CLIENT_WAIT_CAP;
 
+mod approval;
 mod budget;
 mod clients;
 mod error;

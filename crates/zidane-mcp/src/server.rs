@@ -36,6 +36,7 @@ use zidane_tools::{
     ExitChannel, SHELL, SpecView, ToolSpec, WAIT_TASK, WaitLimits, wait_task_description,
 };
 
+use crate::approval::{ElicitationApprover, approval_timeout};
 use crate::clients::{self, ResultShape};
 use crate::error::{McpServeError, agent_error};
 use crate::options::ServeOptions;
@@ -376,6 +377,11 @@ impl ServerHandler for McpServer {
             // Before the client gives up on the call, a foreground command moves.
             call.foreground_budget =
                 move_budget(context.client_info().as_ref(), session.move_after);
+            // A command outside the sandbox is asked of the person at this client.
+            call.approver = Some(Arc::new(ElicitationApprover::new(
+                context.peer.clone(),
+                approval_timeout(),
+            )));
             agent.call_tool(call).await.map_err(agent_error)?
         };
         // A foreground command that moved is a background start too.

@@ -30,6 +30,7 @@ mod orphan_sweep;
 mod print_wait;
 mod provider;
 mod python;
+mod sandbox_approval;
 mod sandbox_escapes;
 mod sessions_replay;
 mod stdio;
