@@ -161,6 +161,8 @@ pub(crate) struct Inner {
     pub(crate) events_resumed: std::sync::atomic::AtomicBool,
     /// Asked before a command runs outside the sandbox, where a call brings none.
     pub(crate) approver: Option<Arc<dyn Approver>>,
+    /// The host's sandbox every command runs within, where a call brings none.
+    pub(crate) host_sandbox: Option<zidane_context::SandboxPolicy>,
 }
 
 impl Drop for Inner {
@@ -244,6 +246,7 @@ impl Agent {
                 task_events,
                 events_resumed: std::sync::atomic::AtomicBool::new(false),
                 approver: builder.approver,
+                host_sandbox: builder.host_sandbox,
             }),
         };
         Ok(agent)
@@ -514,8 +517,12 @@ impl Agent {
             .with_background(self.background_settings())
             .with_sinks(self.sinks())
             .with_cancel(cancel);
-        match &self.inner.approver {
+        let context = match &self.inner.approver {
             Some(approver) => context.with_approver(Arc::clone(approver)),
+            None => context,
+        };
+        match &self.inner.host_sandbox {
+            Some(policy) => context.with_host_sandbox(policy.clone()),
             None => context,
         }
     }

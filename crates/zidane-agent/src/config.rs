@@ -221,6 +221,7 @@ pub struct AgentBuilder {
     pub(crate) spawn: Option<SpawnToolOptions>,
     pub(crate) host_driven: bool,
     pub(crate) approver: Option<Arc<dyn Approver>>,
+    pub(crate) host_sandbox: Option<zidane_context::SandboxPolicy>,
 }
 
 impl AgentBuilder {
@@ -240,6 +241,7 @@ impl AgentBuilder {
             spawn: None,
             host_driven: false,
             approver: None,
+            host_sandbox: None,
         }
     }
 
@@ -303,6 +305,15 @@ impl AgentBuilder {
     #[must_use]
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
+        self
+    }
+
+    /// Runs every command of this agent within a host's own sandbox, where a call
+    /// brings none of its own (a subagent started in a call Codex sandboxes keeps
+    /// Codex's sandbox). Default: none.
+    #[must_use]
+    pub fn host_sandbox(mut self, policy: zidane_context::SandboxPolicy) -> Self {
+        self.host_sandbox = Some(policy);
         self
     }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
-use zidane_context::{ExecutionContext, StallInfo, TaskExitInfo, TaskId};
+use zidane_context::{ExecutionContext, SandboxPolicy, StallInfo, TaskExitInfo, TaskId};
 use zidane_tools::{Approver, ExitChannel, ToolOutput};
 use zidane_wire::{TaskEventBlock, TaskNotification, TaskStall};
 
@@ -46,6 +46,9 @@ pub struct ToolCall {
     /// agent's ([`AgentBuilder::approver`]): an MCP server asks the client that made
     /// the call.
     pub approver: Option<Arc<dyn Approver>>,
+    /// The host's own sandbox for this call, which the commands it starts never run
+    /// wider than: an MCP server reads Codex's from the call.
+    pub host_sandbox: Option<SandboxPolicy>,
 }
 
 impl ToolCall {
@@ -63,7 +66,15 @@ impl ToolCall {
             exit_channel: None,
             foreground_budget: None,
             approver: None,
+            host_sandbox: None,
         }
+    }
+
+    /// Sets the host's own sandbox for this call.
+    #[must_use]
+    pub fn host_sandbox(mut self, policy: SandboxPolicy) -> Self {
+        self.host_sandbox = Some(policy);
+        self
     }
 
     /// Sets who is asked before this call's command runs outside the sandbox.
@@ -220,6 +231,7 @@ impl Agent {
                     exit_channel: call.exit_channel.unwrap_or_else(|| self.exit_channel()),
                     foreground_budget: call.foreground_budget,
                     approver: call.approver,
+                    host_sandbox: call.host_sandbox,
                 },
             )
             .await)

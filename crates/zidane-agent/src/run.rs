@@ -304,6 +304,7 @@ impl Agent {
                                 exit_channel: self.exit_channel(),
                                 foreground_budget: None,
                                 approver: None,
+                                host_sandbox: None,
                             },
                         )
                         .instrument(span.clone())
@@ -416,6 +417,9 @@ impl Agent {
                 let mut context = context.with_background(background);
                 if let Some(approver) = settings.approver {
                     context = context.with_approver(approver);
+                }
+                if let Some(policy) = settings.host_sandbox {
+                    context = context.with_host_sandbox(policy);
                 }
                 let call = self.inner.tools.dispatch(&context, name, input);
                 tokio::pin!(call);
@@ -543,10 +547,11 @@ impl Agent {
 
 /// What one call runs with besides its input: how a background task's end reaches the
 /// model, and a move budget and an approver of the host's own for this call (else the
-/// agent's).
+/// agent's), and the host's own sandbox.
 #[derive(Debug, Clone)]
 pub(crate) struct CallSettings {
     pub(crate) exit_channel: ExitChannel,
     pub(crate) foreground_budget: Option<std::time::Duration>,
     pub(crate) approver: Option<std::sync::Arc<dyn zidane_tools::Approver>>,
+    pub(crate) host_sandbox: Option<zidane_context::SandboxPolicy>,
 }

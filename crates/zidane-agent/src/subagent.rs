@@ -137,6 +137,10 @@ impl Subagent {
             // The person who answers the parent's calls answers the child's.
             builder = builder.approver(Arc::clone(approver));
         }
+        if let Some(policy) = tool_context.host_sandbox() {
+            // The host's sandbox of the parent's call holds the child's commands too.
+            builder = builder.host_sandbox(policy.clone());
+        }
         if options.share_handle {
             // Injected: the child never destroys the parent's handle.
             builder = builder.handle(tool_context.handle());

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use zidane_context::{
     BackgroundStarted, CancellationToken, ExecutionContext, ExecutionHandle, ExitCallback,
-    StallCallback, TaskLimits,
+    SandboxPolicy, SandboxScope, StallCallback, TaskLimits,
 };
 
 use crate::approval::Approver;
@@ -49,6 +49,9 @@ pub struct ToolContext {
     move_trigger: CancellationToken,
     /// Who is asked before a command runs outside the sandbox; `None`: nobody can be.
     approver: Option<Arc<dyn Approver>>,
+    /// The host's own sandbox for this call (Codex's), which its commands never run
+    /// wider than; `None`: the host sent none.
+    host_sandbox: Option<SandboxPolicy>,
 }
 
 impl ToolContext {
@@ -63,6 +66,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             move_trigger: CancellationToken::new(),
             approver: None,
+            host_sandbox: None,
         }
     }
 
@@ -113,6 +117,47 @@ impl ToolContext {
     /// `outside_sandbox`); `None` when nobody can be, and such a command is refused.
     pub fn approver(&self) -> Option<&Arc<dyn Approver>> {
         self.approver.as_ref()
+    }
+
+    /// Sets the host's own sandbox for this call (see [`host_sandbox`](Self::host_sandbox)).
+    #[must_use]
+    pub fn with_host_sandbox(mut self, policy: SandboxPolicy) -> Self {
+        self.host_sandbox = Some(policy);
+        self
+    }
+
+    /// The host's own sandbox for this call, which every command it starts runs
+    /// within: a host that sandboxes its own commands (Codex) tells it per call.
+    pub fn host_sandbox(&self) -> Option<&SandboxPolicy> {
+        self.host_sandbox.as_ref()
+    }
+
+    /// The scope a command of this call runs under, given the one the tool chose:
+    /// never wider than the host's sandbox. Under a host's sandbox the context's own
+    /// policy narrows further, and a command a person let out of zidane's sandbox stays
+    /// in the host's.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use zidane_context::{ExecutionHandle, MockContext, SandboxPolicy, SandboxScope};
+    /// use zidane_tools::ToolContext;
+    ///
+    /// let context = ToolContext::new(Arc::new(MockContext::new()), ExecutionHandle::new(1))
+    ///     .with_host_sandbox(SandboxPolicy::read_only());
+    /// assert_eq!(
+    ///     context.command_scope(SandboxScope::Outside),
+    ///     SandboxScope::Within(SandboxPolicy::read_only())
+    /// );
+    /// ```
+    pub fn command_scope(&self, chosen: SandboxScope) -> SandboxScope {
+        let Some(host) = &self.host_sandbox else {
+            return chosen;
+        };
+        match chosen {
+            SandboxScope::Outside if !host.is_on() => SandboxScope::Outside,
+            SandboxScope::Context | SandboxScope::Outside => SandboxScope::Within(host.clone()),
+            SandboxScope::Within(own) => SandboxScope::Within(own.narrowed_by(host)),
+        }
     }
 
     /// Where commands run.
@@ -171,6 +216,7 @@ impl fmt::Debug for ToolContext {
             .field("cancelled", &self.cancel.is_cancelled())
             .field("moved", &self.move_trigger.is_cancelled())
             .field("approver", &self.approver)
+            .field("host_sandbox", &self.host_sandbox)
             .finish()
     }
 }

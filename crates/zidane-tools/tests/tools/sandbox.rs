@@ -318,3 +318,30 @@ async fn a_request_without_a_justification_asks_nobody() {
     assert!(harness.scopes().is_empty());
     assert!(harness.asked().is_empty());
 }
+
+/// A host's own sandbox on the call (Codex's): every command the call starts runs
+/// within it, in the foreground and in the background, and one a person let out of
+/// zidane's sandbox stays in the host's.
+#[tokio::test]
+async fn a_hosts_sandbox_holds_every_command_of_the_call() {
+    let mut harness = Harness::new(enforced(), Some(Approval::Approved)).await;
+    let host = SandboxPolicy::read_only().network(zidane_context::NetworkAccess::Off);
+    harness.tools = harness.tools.clone().with_host_sandbox(host.clone());
+    for input in [
+        json!({ "command": "true" }),
+        json!({ "command": "sleep 1", "run_in_background": true }),
+        json!({ "command": "make install", "outside_sandbox": true, "justification": "installs" }),
+    ] {
+        let output = harness.shell(input).await;
+        assert!(!output.is_error, "{}", output.text);
+    }
+    let within = SandboxScope::Within(host);
+    assert_eq!(
+        harness.scopes(),
+        [
+            ("true".to_owned(), within.clone()),
+            ("sleep 1".to_owned(), within.clone()),
+            ("make install".to_owned(), within),
+        ]
+    );
+}
