@@ -251,7 +251,9 @@ async fn a_foreign_origin_gets_403_on_every_method_and_runs_nothing() {
         ("Origin", "http://evil.example"),
     ];
 
-    let pwned = dir.path().join("pwned");
+    // Commands write in a scratch dir of their own: the user dir is hidden from them.
+    let scratch = tempfile::tempdir().unwrap();
+    let pwned = scratch.path().join("pwned");
     let refused = send(
         served.authority(),
         "POST",
@@ -308,7 +310,7 @@ async fn a_foreign_origin_gets_403_on_every_method_and_runs_nothing() {
 
     // The same call from a client that sends no Origin runs, in the same session (the
     // DELETE above did not end it), and answers only once the command is done.
-    let legit = dir.path().join("legit");
+    let legit = scratch.path().join("legit");
     let ran = send(
         served.authority(),
         "POST",

@@ -32,5 +32,6 @@ mod provider;
 mod python;
 mod sandbox_approval;
 mod sandbox_escapes;
+mod sandbox_settings;
 mod sessions_replay;
 mod stdio;
