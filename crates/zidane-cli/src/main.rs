@@ -93,6 +93,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // What this process holds (the host's environment, tokens) stays out of reach of
+    // the commands it runs, sandboxed or not: no core dumps, not dumpable, no tracer.
+    if let Err(error) = zidane::process::harden_process() {
+        eprintln!("zidane: could not harden this process: {error}");
+    }
     let cli = Cli::parse();
     // Bad configuration stops every command before it does anything.
     if let Err(error) = env_config::check_env() {

@@ -54,6 +54,15 @@ pub enum ContextError {
         /// The underlying OS error. Printed in the message, so not also a `source()`.
         cause: std::io::Error,
     },
+    /// The context's sandbox does not let this be read: a credential store, a denied
+    /// path, another process's `/proc`. `rule` is the line the model is told.
+    #[error("{rule}")]
+    SandboxDenied {
+        /// The path asked for.
+        path: PathBuf,
+        /// Which rule refuses it, in one line.
+        rule: String,
+    },
     /// The output directory for task logs could not be created or used.
     #[error("output directory {path} is not usable: {cause}")]
     OutputDir {

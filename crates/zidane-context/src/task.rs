@@ -118,6 +118,11 @@ pub struct TaskExitInfo {
     /// asked for, the handle's destroy, or a budget running out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kill_reason: Option<KillReason>,
+    /// For a task that failed inside its context's sandbox on a denial, one line
+    /// naming the path and the rule it met (`sandbox: ~/.bashrc is outside the
+    /// writable roots (workspace-write)`), for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_denial: Option<String>,
 }
 
 impl TaskExitInfo {
@@ -143,6 +148,7 @@ impl TaskExitInfo {
             leader_exit_code: None,
             log_write_failure: None,
             kill_reason: None,
+            sandbox_denial: None,
         }
     }
 
@@ -171,6 +177,13 @@ impl TaskExitInfo {
     #[must_use]
     pub fn kill_reason(mut self, reason: impl Into<Option<KillReason>>) -> Self {
         self.kill_reason = reason.into();
+        self
+    }
+
+    /// Sets the sandbox rule the task met.
+    #[must_use]
+    pub fn sandbox_denial(mut self, line: impl Into<Option<String>>) -> Self {
+        self.sandbox_denial = line.into();
         self
     }
 }

@@ -306,7 +306,15 @@ async fn answer_foreground(
     exit: TaskExitInfo,
     timeout: Option<Duration>,
 ) -> ToolOutput {
-    let (output, truncated_bytes) = log_tail_bytes(context, &exit).await;
+    let (mut output, truncated_bytes) = log_tail_bytes(context, &exit).await;
+    // The rule a sandboxed command met, as `exec` tells it (zidane-process).
+    if let Some(line) = &exit.sandbox_denial {
+        if !output.is_empty() && !output.ends_with('\n') {
+            output.push('\n');
+        }
+        output.push_str(line);
+        output.push('\n');
+    }
     // A log left behind costs a file, not the answer: the answer stands either way.
     let _ = context
         .execution()

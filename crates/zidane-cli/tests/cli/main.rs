@@ -21,6 +21,7 @@ mod attach;
 mod binary;
 mod env_policy;
 mod errors;
+mod hardening;
 mod hosts;
 mod http;
 mod interactive;

@@ -197,9 +197,6 @@ async fn a_task_cannot_change_a_shell_startup_file() {
 /// A refused command's result ends with the one line naming the rule it met: `.bashrc`
 /// outside the writable roots, the key hidden, the hooks held read-only.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "not told through zidane mcp: its foreground commands run as held background \
-            tasks, whose output zidane-process's denial::explain never reads (it reads \
-            ExecutionContext::exec's only)"]
 async fn a_refused_command_is_told_which_rule_it_met() {
     on_both_paths("explanations").await;
 }
@@ -218,16 +215,23 @@ async fn a_task_cannot_write_the_workspaces_git_hooks_or_config() {
     on_both_paths("git-hooks").await;
 }
 
-/// A host's config the workspace holds read-only (`.mcp.json`, `.claude/settings.json`,
+/// A host's config the workspace holds read-only (`.claude/settings.json`,
 /// `.vscode/tasks.json`, `.codex/config.toml`, and `.git/hooks` where a repository has
 /// none) cannot be made where it does not exist yet: each would run a command of the
-/// task's choosing outside the sandbox.
+/// task's choosing outside the sandbox. zidane makes the missing directories, empty,
+/// so that it can hold them.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "hole: a held path that does not exist is skipped by bwrap's --ro-bind-try, \
-            so a task makes .mcp.json, .claude/settings.json, .vscode/tasks.json, \
-            .codex/config.toml, and .git/hooks/pre-commit where .git/hooks is missing"]
 async fn a_task_cannot_make_a_hosts_config_the_workspace_holds_read_only() {
     on_both_paths("held-paths").await;
+}
+
+/// Nor a held *file* that does not exist yet: a project's `.mcp.json`.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "hole: a held file that does not exist (.mcp.json) is skipped by bwrap's \
+            --ro-bind-try, and making it empty to hold it would break the host that reads \
+            it; a task can make .mcp.json in the workspace"]
+async fn a_task_cannot_make_a_held_file_that_does_not_exist() {
+    on_both_paths("held-files").await;
 }
 
 /// What the sandbox allows works: writing the workspace, `/tmp`, `~/.cargo/registry` and
@@ -265,9 +269,6 @@ async fn a_task_cannot_reach_zidanes_user_dir() {
 
 /// The `read_file` tool reads no credential and no process's environment.
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "hole: read_file runs in zidane itself, outside the sandbox: it returns \
-            ~/.ssh/id_ed25519, ~/.aws/credentials, ~/.netrc, /proc/self/environ (zidane's \
-            secrets) and /proc/<client pid>/environ (the client's)"]
 async fn the_read_file_tool_reads_no_credential_or_environment() {
     on_both_paths("read-file").await;
 }

@@ -140,6 +140,7 @@ impl ExecutionContext for ProcessContext {
     ) -> Result<ReadResult> {
         self.registry.check(handle)?;
         let path = self.cwd.join(path);
+        self.check_readable(&path)?;
         read_file(path, range, self.read_budget).await
     }
 
@@ -187,6 +188,7 @@ impl ExecutionContext for ProcessContext {
         }
         let (env, marker) = self.marked_env(&task_env, MarkedWork::Task(task_id));
         let name = (task_id, self.timestamp.as_str());
+        let task_plan = self.sandbox.plan_for(&options.spec.sandbox);
         let prefix = self
             .sandbox
             .prefix(&options.spec.sandbox, &cwd)
@@ -197,6 +199,9 @@ impl ExecutionContext for ProcessContext {
             prefix: &prefix,
         };
         let started = start_task_shell(&launch, command, &cwd, &env, &output_dir, name, io);
+        if started.is_ok() {
+            self.note_task_log_dir(&output_dir);
+        }
         let (mut spawned, log, output_path) = match started {
             Ok(started) => started,
             Err(error) => {
@@ -246,6 +251,7 @@ impl ExecutionContext for ProcessContext {
             input,
             input_pipe,
             terminal: terminal.clone(),
+            sandbox: task_plan,
         }));
         let stall = match (options.limits.stall_timeout, options.on_stall) {
             (Some(window), Some(callback)) => Some(StallWatch::new(

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -69,6 +69,9 @@ pub struct ProcessContext {
     process_path: ProcessPath,
     /// The sandbox every command runs in (see [`ProcessContextBuilder::sandbox`]).
     sandbox: Arc<Sandbox>,
+    /// The directories of this context's task logs, as they really are (links
+    /// resolved): `read_file` reads them even where the sandbox hides their tree.
+    task_log_dirs: Mutex<Vec<PathBuf>>,
     /// The policy commands' environments follow, and what it made of the host's
     /// environment as the context was built: every command starts from these.
     env_policy: EnvPolicy,
@@ -118,6 +121,7 @@ impl ProcessContext {
             shell,
             process_path,
             sandbox: Arc::new(Sandbox::off()),
+            task_log_dirs: Mutex::new(Vec::new()),
             env_policy: EnvPolicy::default(),
             base_env: EnvPolicy::default().apply_to_host(),
             timestamp: next_context_timestamp(),
@@ -144,6 +148,34 @@ impl ProcessContext {
             .report()
             .enforced()
             .then(|| self.sandbox.plan())
+    }
+
+    /// Refuses a `read_file` of what the sandbox hides (see `sandbox::read_gate`).
+    pub(crate) fn check_readable(&self, path: &Path) -> Result<()> {
+        #[cfg(unix)]
+        if let Some(plan) = self.sandbox_plan() {
+            let logs = zidane_context::lock(&self.task_log_dirs).clone();
+            if let Some(rule) = crate::sandbox::read_gate::refusal(path, plan, &logs) {
+                return Err(zidane_context::ContextError::SandboxDenied {
+                    path: path.to_path_buf(),
+                    rule,
+                });
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = path;
+        Ok(())
+    }
+
+    /// Remembers `dir` as holding this context's task logs.
+    pub(crate) fn note_task_log_dir(&self, dir: &Path) {
+        let Ok(real) = std::fs::canonicalize(dir) else {
+            return;
+        };
+        let mut dirs = zidane_context::lock(&self.task_log_dirs);
+        if !dirs.contains(&real) {
+            dirs.push(real);
+        }
     }
 
     /// The same context with this environment policy and what it computed.

@@ -108,6 +108,13 @@ pub(crate) fn prefix(bwrap: &Path, plan: &SandboxPlan, cwd: &Path) -> Vec<OsStri
         args.push(from.as_os_str().to_owned());
         args.push(to.as_os_str().to_owned());
     };
+    // A held directory that is missing is made first, so it can be held; one that
+    // cannot be made (a file in the way) is left to the bind, which then skips it.
+    for dir in &plan.made {
+        if std::fs::symlink_metadata(dir).is_err() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+    }
     push("--ro-bind", Path::new("/"), Path::new("/"));
     for dir in &plan.writable {
         push("--bind-try", dir, dir);

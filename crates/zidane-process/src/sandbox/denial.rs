@@ -44,6 +44,21 @@ pub(crate) fn explain(output: &str, plan: &SandboxPlan, cwd: &Path) -> Option<St
     None
 }
 
+/// Most bytes of a failed task's log read for a denial: its end, where the error is.
+const LOG_TAIL_BYTES: u64 = 16 * 1024;
+
+/// [`explain`] of the end of a task's log at `path`; `None` when it cannot be read.
+pub(crate) fn explain_log(path: &Path, plan: &SandboxPlan, cwd: &Path) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    let length = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(length.saturating_sub(LOG_TAIL_BYTES)))
+        .ok()?;
+    let mut tail = Vec::new();
+    file.take(LOG_TAIL_BYTES).read_to_end(&mut tail).ok()?;
+    explain(&String::from_utf8_lossy(&tail), plan, cwd)
+}
+
 /// The paths a piece of error output names: words holding a `/`, without the quotes,
 /// colons and brackets around them.
 fn paths_in(line: &str, cwd: &Path) -> Vec<PathBuf> {

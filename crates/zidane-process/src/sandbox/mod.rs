@@ -13,6 +13,8 @@
 pub(crate) mod bwrap;
 pub(crate) mod denial;
 pub(crate) mod plan;
+#[cfg(unix)]
+pub(crate) mod read_gate;
 #[cfg(any(target_os = "macos", test))]
 pub(crate) mod seatbelt;
 

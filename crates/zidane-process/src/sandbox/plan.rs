@@ -79,6 +79,21 @@ pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[
     ".mcp.json",
 ];
 
+/// The held directories of [`READ_ONLY_IN_WORKSPACE`] that are made, empty, where
+/// they are missing, so that they can be held read-only: otherwise a command could make
+/// one (a hook, a host's settings) that runs a command of its choosing outside the
+/// sandbox later. `.git/hooks` is made only inside a repository.
+pub const MADE_IN_WORKSPACE: &[&str] = &[
+    ".git/hooks",
+    ".codex",
+    ".claude",
+    ".agents",
+    ".gemini",
+    ".qwen",
+    ".opencode",
+    ".vscode",
+];
+
 /// What a sandboxed command may touch, path by path.
 ///
 /// ```
@@ -109,6 +124,8 @@ pub struct SandboxPlan {
     pub read_only: Vec<PathBuf>,
     /// Paths no command reads.
     pub denied: Vec<PathBuf>,
+    /// Held directories made (empty) before a command runs where they are missing.
+    pub made: Vec<PathBuf>,
 }
 
 impl SandboxPlan {
@@ -117,9 +134,16 @@ impl SandboxPlan {
     pub fn new(policy: &SandboxPolicy, home: Option<&Path>, temp: &[PathBuf]) -> Self {
         let mut writable: Vec<PathBuf> = temp.to_vec();
         let mut read_only = Vec::new();
+        let mut made = Vec::new();
         if policy.mode == SandboxMode::WorkspaceWrite {
             for root in &policy.workspace {
                 read_only.extend(READ_ONLY_IN_WORKSPACE.iter().map(|rel| root.join(rel)));
+                made.extend(
+                    MADE_IN_WORKSPACE
+                        .iter()
+                        .filter(|rel| !rel.starts_with(".git/") || root.join(".git").is_dir())
+                        .map(|rel| root.join(rel)),
+                );
             }
             writable.extend(policy.workspace.iter().cloned());
             writable.extend(policy.writable.iter().cloned());
@@ -145,6 +169,7 @@ impl SandboxPlan {
             writable,
             read_only,
             denied,
+            made,
         }
     }
 

@@ -39,6 +39,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::containment::TaskProcesses;
+use crate::sandbox::denial;
+use crate::sandbox::plan::SandboxPlan;
 use crate::task::input::InputEnd;
 use crate::task::leader::LeaderExit;
 use crate::task::output_pipe::OutputPipe;
@@ -95,6 +97,8 @@ pub(crate) struct Task {
     pub(crate) input_pipe: Option<u64>,
     /// The screen of a task that runs in a terminal.
     pub(crate) terminal: Option<Arc<TerminalScreen>>,
+    /// The sandbox it runs in, if any.
+    sandbox: Option<SandboxPlan>,
     state: Mutex<State>,
     /// `Some(exit)` once settled. A watch keeps the value, so a waiter that subscribes
     /// after the exit still sees it: no lost wake-up.
@@ -148,6 +152,8 @@ pub(crate) struct NewTask {
     pub(crate) input: Option<InputEnd>,
     pub(crate) input_pipe: Option<u64>,
     pub(crate) terminal: Option<Arc<TerminalScreen>>,
+    /// The sandbox it runs in, if any: a failure is read for the rule it met.
+    pub(crate) sandbox: Option<SandboxPlan>,
 }
 
 impl Task {
@@ -166,6 +172,7 @@ impl Task {
             input: new.input,
             input_pipe: new.input_pipe,
             terminal: new.terminal,
+            sandbox: new.sandbox,
             state: Mutex::new(State {
                 id: new.id,
                 output_path: new.output_path,
@@ -349,6 +356,12 @@ impl Task {
             kill_reason,
         } = settlement;
         self.bytes_written.store(bytes_written, Ordering::Relaxed);
+        let denial = match &self.sandbox {
+            Some(plan) if status == TaskStatus::Exited && exit.code != 0 => {
+                denial::explain_log(&self.output_path(), plan, &self.cwd)
+            }
+            _ => None,
+        };
         let ended_at = Utc::now();
         let mut state = self.state();
         if state.exit.is_some() {
@@ -365,7 +378,8 @@ impl Task {
         .signal(exit.signal)
         .leader_exit_code(leader_exit_code)
         .log_write_failure(log_write_failure)
-        .kill_reason(kill_reason);
+        .kill_reason(kill_reason)
+        .sandbox_denial(denial);
         state.exit = Some(info.clone());
         Some((state.on_exit.take(), info))
     }
