@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use zidane_context::{BackgroundOptions, ExecutionContext};
+use zidane_context::{BackgroundOptions, ExecutionContext, SandboxPolicy};
 use zidane_process::ProcessContext;
 use zidane_test_support::{CrashingHost, TokenCleanup, sweep_lock, unique_token};
 
@@ -31,12 +31,20 @@ const GONE_WITHIN: Duration = Duration::from_secs(10);
 #[ignore = "helper process for a_sigkilled_host_leaves_nothing_running"]
 async fn crashing_host_helper() {
     HOST.crash_after(async |input| {
-        let (token, dir) = input.split_once('|').unwrap();
+        let mut fields = input.split('|');
+        let (token, dir, sandbox) = (
+            fields.next().unwrap(),
+            fields.next().unwrap(),
+            fields.next() == Some("sandboxed"),
+        );
         let dir = std::path::PathBuf::from(dir);
-        let context = ProcessContext::builder()
+        let mut builder = ProcessContext::builder()
             .cwd(&dir)
-            .kill_grace(Duration::from_millis(200))
-            .build();
+            .kill_grace(Duration::from_millis(200));
+        if sandbox {
+            builder = builder.sandbox(SandboxPolicy::default());
+        }
+        let context = builder.build();
         let handle = context.create_handle().await.unwrap();
         let escaped = dir.join("escaped");
         context
@@ -58,12 +66,24 @@ async fn crashing_host_helper() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sigkilled_host_leaves_nothing_running() {
+    host_dies_and_its_tasks_end("plain").await;
+}
+
+/// The same with the task in the sandbox: its processes are in namespaces of their
+/// own, and the lifeline, outside them, still finds and ends every one.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigkilled_hosts_sandboxed_tasks_end_too() {
+    host_dies_and_its_tasks_end("sandboxed").await;
+}
+
+async fn host_dies_and_its_tasks_end(how: &str) {
     // The helper is a host that dies: no sweep may run meanwhile and take the credit.
     let _lock = tokio::task::spawn_blocking(sweep_lock).await.unwrap();
     let token = unique_token("lifeline");
     let _cleanup = TokenCleanup::new(TOKEN_VAR, token.clone());
     let dir = tempfile::tempdir().unwrap();
-    HOST.crash(&format!("{token}|{}", dir.path().display()));
+    HOST.crash(&format!("{token}|{}|{how}", dir.path().display()));
     let died = Instant::now();
     let escapee: u32 = std::fs::read_to_string(dir.path().join("escaped"))
         .unwrap()
