@@ -71,8 +71,12 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
     let Some(sandbox) = sandbox_config::prepare(&args.sandbox, &user_dir)? else {
         return Ok(());
     };
+    // An unavailable sandbox was said once, above; every session's context would log it
+    // again (the builder's only warning a checked build can reach), so not by default.
     tracing_subscriber::fmt()
-        .with_env_filter(env_config::log_filter("warn")?)
+        .with_env_filter(env_config::log_filter(
+            "warn,zidane_process::builder=error",
+        )?)
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();

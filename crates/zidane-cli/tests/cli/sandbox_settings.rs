@@ -4,7 +4,8 @@
 //! makes of it; an unavailable sandbox is said on stderr, or refused with
 //! `--sandbox-required`.
 
-use std::process::Output;
+use std::io::Write as _;
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use serde_json::json;
@@ -50,6 +51,11 @@ impl Dirs {
 
     /// `zidane ARGS` in the workspace, with these dirs and `env`; its output.
     fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        self.run_with_input(args, env, "")
+    }
+
+    /// [`run`](Self::run) with `input` on its stdin, which is then closed.
+    fn run_with_input(&self, args: &[&str], env: &[(&str, &str)], input: &str) -> Output {
         let mut command = zidane(self.user.path(), args);
         command
             .current_dir(self.workspace.path())
@@ -57,8 +63,13 @@ impl Dirs {
             .env("TMPDIR", "/tmp")
             .env("XDG_CONFIG_HOME", self.config.path())
             .env_remove("ZIDANE_BWRAP")
-            .envs(env.iter().copied());
-        wait_bounded(command.spawn().unwrap(), BOUND)
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+        drop(stdin);
+        wait_bounded(child, BOUND)
     }
 
     /// `text` with these dirs' paths named.
@@ -241,11 +252,28 @@ fn an_unavailable_sandbox_is_said_on_stderr_and_printed() {
         ),
         "{said}"
     );
-    let output = dirs.run(&["mcp"], &[NO_BWRAP]);
+    // Once, however many sessions start: here one, which the client then leaves.
+    let initialize = json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": { "name": "raw", "version": "0" }
+        }
+    });
+    let output = dirs.run_with_input(&["mcp"], &[NO_BWRAP], &format!("{initialize}\n"));
+    let said = stderr(&output);
     assert!(
-        stderr(&output).starts_with("zidane: unsandboxed: bubblewrap was not found"),
+        said.starts_with("zidane: unsandboxed: bubblewrap was not found"),
+        "{said}"
+    );
+    assert_eq!(said.matches("unsandboxed").count(), 1, "{said}");
+    assert!(
+        stdout(&output).contains("\"serverInfo\""),
         "{}",
-        stderr(&output)
+        stdout(&output)
     );
 }
 
