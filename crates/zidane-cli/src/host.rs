@@ -12,6 +12,7 @@ use zidane::context::{EnvPolicy, SandboxPolicy};
 
 use crate::env_config;
 use crate::error::CliError;
+use crate::interactive::TerminalApprover;
 
 /// The variable that chooses the user dir (sessions and task logs).
 pub const USER_DIR_VAR: &str = "ZIDANE_USER_DIR";
@@ -52,6 +53,9 @@ pub struct Host {
     pub model_name: String,
     /// Whether the session was resumed from disk (its transcript is repainted first).
     pub resumed: bool,
+    /// Asks the person at the terminal before a command runs outside the sandbox, once
+    /// the interactive screen connects it; without one (print mode) nobody is asked.
+    pub approver: Arc<TerminalApprover>,
 }
 
 impl Host {
@@ -72,7 +76,10 @@ impl Host {
         let user_dir = user_dir()?;
         let mut behavior = Behavior::new();
         behavior.foreground_budget = move_after;
+        let approver = Arc::new(TerminalApprover::default());
+        let asks: Arc<dyn zidane::tools::Approver> = approver.clone();
         let mut builder = zidane::local_agent(model, &user_dir)
+            .configure(move |agent| agent.approver(asks))
             .behavior(behavior)
             .env_policy(env_policy)
             .sandbox(sandbox)
@@ -88,6 +95,7 @@ impl Host {
             wake,
             model_name,
             resumed: resume.is_some(),
+            approver,
         })
     }
 

@@ -238,6 +238,11 @@ fn carry_out<K>(
             ));
         }
         Action::Detach => beside.attach = None,
+        Action::Approve(approve) => {
+            if !host.approver.answer(approve) {
+                app.note("too late: the request had already ended");
+            }
+        }
         Action::Cancel(row) => match row.kind {
             PickerKind::Tool => {
                 let text = if agent.cancel_tool(&row.id) {

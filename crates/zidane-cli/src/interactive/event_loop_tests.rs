@@ -65,6 +65,7 @@ where
         wake,
         model_name,
         resumed: false,
+        approver: Arc::default(),
     };
     let (events, mut inbox) = mpsc::unbounded_channel();
     let forwarding = forward(&host, &events);

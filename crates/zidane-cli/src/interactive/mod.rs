@@ -18,6 +18,7 @@ use zidane::agent::{HookEvent, ModelDelta};
 use crate::error::CliError;
 use crate::host::{Host, Stop};
 
+mod approval;
 mod attach_watch;
 mod event_loop;
 mod input;
@@ -28,6 +29,7 @@ mod terminal;
 mod view;
 mod wrap;
 
+pub use approval::TerminalApprover;
 pub use state::{App, AppEvent};
 
 /// Whether stdin and stdout are a terminal, as the session needs.
@@ -40,6 +42,7 @@ pub async fn run(host: Host) -> Result<ExitCode, CliError> {
     let agent = host.agent.clone();
     let (events, mut inbox) = mpsc::unbounded_channel();
     let forward_reports = forward(&host, &events);
+    host.approver.connect(events.clone());
 
     let mut app = App::new(host.model_name.clone(), agent.id());
     if host.resumed {

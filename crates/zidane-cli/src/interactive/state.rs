@@ -6,6 +6,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use zidane::agent::{PickerKind, PickerRow, StopReason, WakeReport, WakeTrigger};
 use zidane::context::Screen;
+use zidane::tools::ApprovalRequest;
 use zidane::wire::{Banner, Painter, StreamEvent, Tone};
 
 use super::input::InputLine;
@@ -172,6 +173,8 @@ pub enum Action {
     Input(Vec<u8>),
     /// Stop showing the attached task (the state is back on the conversation).
     Detach,
+    /// The person's answer to running a command outside the sandbox: yes or no.
+    Approve(bool),
     /// Destroy the agent and leave.
     Quit,
 }
@@ -198,6 +201,9 @@ pub enum AppEvent {
         /// Its screen.
         screen: Screen,
     },
+    /// A command waits for the person's approval to run outside the sandbox
+    /// (`Some`), or no longer does (`None`: answered, or nobody answered in time).
+    Approval(Option<ApprovalRequest>),
     /// An attached task can no longer be typed to, and why (it ended, say).
     Gone {
         /// The task.
@@ -240,6 +246,9 @@ pub struct App {
     pub scroll: usize,
     /// The task's terminal the screen is attached to, if any.
     pub attached: Option<Attached>,
+    /// The command waiting for the person's approval to run outside the sandbox: the
+    /// input line asks `[y/N]`.
+    pub approval: Option<ApprovalRequest>,
 }
 
 impl App {
@@ -261,7 +270,25 @@ impl App {
             quit_armed: false,
             scroll: 0,
             attached: None,
+            approval: None,
         }
+    }
+
+    /// A key while a command waits for approval: `y` runs it, `n`, `esc` or `enter`
+    /// refuses it, any other key waits.
+    fn answer_approval(&mut self, code: KeyCode) -> Option<Action> {
+        let approve = match code {
+            KeyCode::Char('y' | 'Y') => true,
+            KeyCode::Char('n' | 'N') | KeyCode::Esc | KeyCode::Enter => false,
+            _ => return None,
+        };
+        self.approval = None;
+        self.note(if approve {
+            "approved: the command runs outside the sandbox, this once"
+        } else {
+            "refused: the command does not run"
+        });
+        Some(Action::Approve(approve))
     }
 
     /// Adds a line of narration.
@@ -272,6 +299,19 @@ impl App {
     /// Applies an agent event.
     pub fn apply(&mut self, event: AppEvent) {
         match event {
+            AppEvent::Approval(Some(request)) => {
+                self.note(&format!(
+                    "the model asks to run a command OUTSIDE the sandbox, with all your \
+                     rights:\n  {}\nwhy: {}\npress y to run it this once, n to refuse",
+                    request.command, request.justification
+                ));
+                self.approval = Some(request);
+            }
+            AppEvent::Approval(None) => {
+                if self.approval.take().is_some() {
+                    self.note("nobody answered in time: the command did not run");
+                }
+            }
             AppEvent::Stream(event) => {
                 if matches!(event, StreamEvent::AssistantText { .. }) {
                     // The whole turn replaces what streamed of it.
@@ -396,6 +436,9 @@ impl App {
         }
         if ctrl && key.code == KeyCode::Char('d') {
             return Some(Action::Quit);
+        }
+        if self.approval.is_some() {
+            return self.answer_approval(key.code);
         }
         if let Some(picker) = &mut self.picker {
             return match key.code {

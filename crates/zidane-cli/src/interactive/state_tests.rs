@@ -38,6 +38,46 @@ fn enter_sends_the_prompt_and_remembers_it() {
 }
 
 #[test]
+fn a_command_outside_the_sandbox_waits_for_y_or_n() {
+    let mut app = App::new("m", "s");
+    typed(&mut app, "half");
+    let request = ApprovalRequest::new("touch ~/x", "a cache in the home dir");
+    app.apply(AppEvent::Approval(Some(request.clone())));
+    let shown = app.entries.last().unwrap().lines.join("\n");
+    assert!(
+        shown.contains("touch ~/x") && shown.contains("a cache in the home dir"),
+        "{shown}"
+    );
+    // Other keys wait; the input line keeps what was typed.
+    assert_eq!(app.handle_key(key(KeyCode::Char('x'))), None);
+    assert_eq!(app.approval, Some(request.clone()));
+    assert_eq!(
+        app.handle_key(key(KeyCode::Char('y'))),
+        Some(Action::Approve(true))
+    );
+    assert_eq!(app.approval, None);
+    assert_eq!(app.input.text(), "half");
+    app.apply(AppEvent::Approval(None));
+    for refuse in [KeyCode::Char('n'), KeyCode::Esc, KeyCode::Enter] {
+        app.apply(AppEvent::Approval(Some(request.clone())));
+        assert_eq!(app.handle_key(key(refuse)), Some(Action::Approve(false)));
+        assert!(!app.suppressed, "esc refuses, it does not abort the run");
+    }
+    // Unanswered: the question goes, and the transcript says the command did not run.
+    app.apply(AppEvent::Approval(Some(request)));
+    app.apply(AppEvent::Approval(None));
+    assert_eq!(app.approval, None);
+    assert!(
+        app.entries
+            .last()
+            .unwrap()
+            .lines
+            .join(" ")
+            .contains("did not run")
+    );
+}
+
+#[test]
 fn ctrl_c_twice_quits_and_anything_between_disarms_it() {
     let mut app = App::new("m", "s");
     assert_eq!(app.handle_key(ctrl('c')), None);
@@ -366,6 +406,7 @@ mod props {
                         prop_assert_eq!(app.attached.as_ref().map(|a| a.task_id.clone()), Some(row.id.clone()));
                     }
                     Some(Action::Input(_) | Action::Detach) => prop_assert!(false, "not attached"),
+                    Some(Action::Approve(_)) => prop_assert!(false, "no command waits for approval"),
                     None => {}
                 }
                 if let Some(picker) = &app.picker {

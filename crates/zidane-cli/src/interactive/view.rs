@@ -74,13 +74,23 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) -> Vec<LinkSpot> {
             .style(Style::new().add_modifier(Modifier::DIM)),
         rule,
     );
-    let (shown, column) = app.input.window(usize::from(input.width).saturating_sub(3));
-    let prompt = Line::from(vec![
-        Span::styled("› ", Style::new().fg(Color::Cyan)),
-        Span::raw(shown),
-    ]);
-    frame.render_widget(Paragraph::new(prompt), input);
-    frame.set_cursor_position((input.x + 2 + u16::try_from(column).unwrap_or(0), input.y));
+    if app.approval.is_some() {
+        let question = "run it outside the sandbox? [y/N] ";
+        frame.render_widget(
+            Paragraph::new(Span::styled(question, Style::new().fg(Color::Yellow))),
+            input,
+        );
+        let column = u16::try_from(question.chars().count()).unwrap_or(0);
+        frame.set_cursor_position((input.x + column.min(input.width), input.y));
+    } else {
+        let (shown, column) = app.input.window(usize::from(input.width).saturating_sub(3));
+        let prompt = Line::from(vec![
+            Span::styled("› ", Style::new().fg(Color::Cyan)),
+            Span::raw(shown),
+        ]);
+        frame.render_widget(Paragraph::new(prompt), input);
+        frame.set_cursor_position((input.x + 2 + u16::try_from(column).unwrap_or(0), input.y));
+    }
     frame.render_widget(Paragraph::new(footer_line(app)), footer);
     if app.picker.is_some() {
         draw_picker(frame, transcript, app);
