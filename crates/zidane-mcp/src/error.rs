@@ -87,3 +87,35 @@ impl From<AgentError> for McpServeError {
 pub(crate) fn agent_error(error: AgentError) -> rmcp::ErrorData {
     rmcp::ErrorData::internal_error(format!("the session cannot serve this call: {error}"), None)
 }
+
+/// Why Codex's sandbox state (`_meta["codex/sandbox-state-meta"]`) could not be read.
+/// Never a request error: the call's commands then run `read-only` without network.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SandboxMetaError {
+    /// A field it must have is missing.
+    #[error("`{0}` is missing")]
+    Missing(&'static str),
+    /// A field that must be a string is not.
+    #[error("`{0}` is not a string")]
+    NotText(&'static str),
+    /// A value is not the JSON kind it must be.
+    #[error("{what} is not a {kind}")]
+    NotA {
+        /// What was read.
+        what: &'static str,
+        /// The kind it must be (`object`, `list`).
+        kind: &'static str,
+    },
+    /// A value zidane does not know, so cannot tell how much it allows.
+    #[error("{what} `{value}` is not one zidane knows")]
+    Unknown {
+        /// What was read.
+        what: &'static str,
+        /// What it was.
+        value: String,
+    },
+    /// A path that is not absolute, climbs with `..`, or a URL that is not a `file:`
+    /// one.
+    #[error("`{0}` is not an absolute path or file URL")]
+    BadPath(String),
+}

@@ -61,6 +61,7 @@ pub use waits::MCP_UNKNOWN_CLIENT_WAIT_CAP;
 mod approval;
 mod budget;
 mod clients;
+mod codex_sandbox;
 mod error;
 mod http;
 mod joins;

@@ -44,7 +44,7 @@ use crate::result::tool_result;
 use crate::schema::output_schema;
 use crate::session::McpSession;
 use crate::waits::{fit_wait, move_budget, wait_limits};
-use crate::{mcp_tasks, resources};
+use crate::{codex_sandbox, mcp_tasks, resources};
 use zidane_context::lock;
 
 /// What the model reads about the server, where a host shows it (and what a host's tool
@@ -275,6 +275,8 @@ impl ServerHandler for McpServer {
             .enable_resources_list_changed()
             .enable_tools()
             .enable_tasks()
+            // Codex then sends its own sandbox with every call, which zidane follows.
+            .enable_experimental_with(codex_sandbox::experimental_capabilities())
             .build();
         // The newest era with `initialize`: what that handshake can agree to. The
         // 2026-07-28 era is chosen per request, and `server/discover` lists every era.
@@ -382,6 +384,9 @@ impl ServerHandler for McpServer {
                 context.peer.clone(),
                 approval_timeout(),
             )));
+            // The host's own sandbox (Codex's), which this call's commands never run
+            // wider than.
+            call.host_sandbox = codex_sandbox::host_policy_in(&context.meta);
             agent.call_tool(call).await.map_err(agent_error)?
         };
         // A foreground command that moved is a background start too.

@@ -7,6 +7,7 @@
 mod support;
 
 mod bad_input;
+mod codex_sandbox;
 mod held_polls;
 mod input;
 mod mcp_tasks;
