@@ -154,6 +154,8 @@ pub fn hosts_dir() -> Option<PathBuf> {
 pub struct Sandbox {
     pub host: Host,
     hosts: PathBuf,
+    /// Codex's own sandbox (`codex exec -s <mode>`); `None`: Codex's default.
+    codex_sandbox: Option<&'static str>,
     // Declared before `dir`: the processes die before their dirs go.
     cleanup: TokenCleanup,
     dir: tempfile::TempDir,
@@ -167,17 +169,38 @@ pub struct Ran {
 impl Sandbox {
     /// A sandbox for `host`, or `None` when the hosts are not installed (see [`hosts_dir`]).
     pub fn new(host: Host) -> Option<Self> {
+        Self::in_dir(host, tempfile::tempdir().unwrap())
+    }
+
+    /// A sandbox outside the temp directories (under cargo's target dir), for a test of
+    /// what a sandboxed command may write: every sandbox lets a command write `/tmp`.
+    pub fn outside_temp(host: Host) -> Option<Self> {
+        Self::in_dir(
+            host,
+            tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap(),
+        )
+    }
+
+    fn in_dir(host: Host, dir: tempfile::TempDir) -> Option<Self> {
         let hosts = hosts_dir()?;
-        let dir = tempfile::tempdir().unwrap();
         for sub in ["home", "work", "user", "codex"] {
             std::fs::create_dir(dir.path().join(sub)).unwrap();
         }
         Some(Self {
             host,
             hosts,
+            codex_sandbox: None,
             cleanup: TokenCleanup::new(TOKEN_VAR, unique_token("hosts")),
             dir,
         })
+    }
+
+    /// Runs Codex with its own sandbox in `mode` (`read-only`, `workspace-write`,
+    /// `danger-full-access`), which it tells zidane on every call.
+    #[must_use]
+    pub fn codex_sandbox(mut self, mode: &'static str) -> Self {
+        self.codex_sandbox = Some(mode);
+        self
     }
 
     /// zidane's user dir: `sessions/<id>/tasks/` holds the task logs.
@@ -304,11 +327,13 @@ impl Sandbox {
                     codex_config(model_url, &args, &env),
                 )
                 .unwrap();
-                command.env("CODEX_HOME", &codex_home).args([
-                    "exec",
-                    "--skip-git-repo-check",
-                    prompt,
-                ]);
+                command
+                    .env("CODEX_HOME", &codex_home)
+                    .args(["exec", "--skip-git-repo-check"]);
+                if let Some(mode) = self.codex_sandbox {
+                    command.args(["--sandbox", mode]);
+                }
+                command.arg(prompt);
             }
             Host::Opencode => {
                 let config_path = root.join("opencode.json");

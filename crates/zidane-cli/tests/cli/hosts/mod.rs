@@ -10,6 +10,7 @@ mod host;
 
 mod ceiling;
 mod claude_tasks;
+mod codex_sandbox;
 mod inspector;
 mod latency;
 mod moved;
