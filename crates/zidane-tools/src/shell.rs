@@ -580,7 +580,9 @@ impl Outside<'_> {
     /// [`shell_sandbox::scope`]. Called just before the command would start, after
     /// every other check, so that a person is never asked about a call that then fails.
     async fn scope(self, context: &ToolContext, command: &str) -> Result<SandboxScope, ToolOutput> {
-        let chosen = shell_sandbox::scope(context, command, self.asked, self.justification).await?;
+        let chosen = shell_sandbox::scope(context, command, self.asked, self.justification)
+            .await
+            .map_err(|reason| ToolOutput::error(format!("{SHELL}: {reason}")))?;
         // Whatever zidane chose, never wider than the host's own sandbox.
         Ok(context.command_scope(chosen))
     }

@@ -11,8 +11,6 @@ use zidane_context::{SandboxReport, SandboxScope, SandboxStatus};
 
 use crate::approval::{Approval, ApprovalRequest};
 use crate::context::ToolContext;
-use crate::shell::SHELL;
-use crate::tool::ToolOutput;
 
 /// The arguments that ask for a command outside the sandbox.
 pub(crate) const OUTSIDE_FIELDS: [&str; 2] = ["outside_sandbox", "justification"];
@@ -67,15 +65,15 @@ pub(crate) fn withheld(argument: &str) -> Option<String> {
 }
 
 /// The sandbox `command` runs in: the context's, or none once a person approved it.
-/// An error is the call's result, and nothing may run: a refused or malformed request,
-/// a declined or unanswered one, or nobody to ask.
+/// An error is the refusal the model reads after the tool's name, and nothing may run:
+/// a refused or malformed request, a declined or unanswered one, or nobody to ask.
 pub(crate) async fn scope(
     context: &ToolContext,
     command: &str,
     outside: Option<bool>,
     justification: Option<&str>,
-) -> Result<SandboxScope, ToolOutput> {
-    let refuse = |reason: String| Err(ToolOutput::error(format!("{SHELL}: {reason}")));
+) -> Result<SandboxScope, String> {
+    let refuse = Err;
     if outside != Some(true) {
         if justification.is_some() {
             return refuse(
