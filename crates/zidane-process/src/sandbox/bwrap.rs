@@ -116,13 +116,14 @@ pub(crate) fn prefix(bwrap: &Path, plan: &SandboxPlan, cwd: &Path) -> Vec<OsStri
         }
     }
     push("--ro-bind", Path::new("/"), Path::new("/"));
-    for dir in &plan.writable {
-        push("--bind-try", dir, dir);
+    for dir in outermost(existing(&plan.writable)) {
+        push("--bind", &dir, &dir);
     }
-    for held in &plan.read_only {
-        push("--ro-bind-try", held, held);
+    for held in existing(&plan.read_only) {
+        push("--ro-bind", &held, &held);
     }
-    for denied in &plan.denied {
+    // A denied path is hidden where it really is: a link to it leads there too.
+    for denied in &existing(&plan.denied) {
         match std::fs::symlink_metadata(denied) {
             Ok(meta) if meta.is_dir() => {
                 args.extend(["--tmpfs".into(), denied.as_os_str().to_owned()]);
@@ -142,6 +143,34 @@ pub(crate) fn prefix(bwrap: &Path, plan: &SandboxPlan, cwd: &Path) -> Vec<OsStri
     args.push(cwd.as_os_str().to_owned());
     args.push("--".into());
     args
+}
+
+/// The paths that exist, as they really are (links resolved, so a bind lands where a
+/// command's path leads), each once. Every bind costs bubblewrap a remount: one for a
+/// path that is not there is not made.
+fn existing(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut real: Vec<PathBuf> = Vec::with_capacity(paths.len());
+    for path in paths {
+        if let Ok(path) = std::fs::canonicalize(path)
+            && !real.contains(&path)
+        {
+            real.push(path);
+        }
+    }
+    real
+}
+
+/// Of `dirs`, those not inside another: a bind is recursive, so the outer one covers
+/// them.
+fn outermost(dirs: Vec<PathBuf>) -> Vec<PathBuf> {
+    dirs.iter()
+        .filter(|dir| {
+            !dirs
+                .iter()
+                .any(|other| other != *dir && dir.starts_with(other))
+        })
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]
@@ -169,7 +198,17 @@ mod tests {
         let text = args.join(" ");
         let ssh = home.join(".ssh").display().to_string();
         let netrc = home.join(".netrc").display().to_string();
-        assert!(text.starts_with("/usr/bin/bwrap --unshare-user --unshare-pid --unshare-ipc --unshare-net --ro-bind / / --bind-try /tmp /tmp"), "{text}");
+        assert!(
+            text.starts_with(
+                "/usr/bin/bwrap --unshare-user --unshare-pid --unshare-ipc --unshare-net --ro-bind / / --bind /tmp /tmp"
+            ),
+            "{text}"
+        );
+        // The workspace lies under /tmp here: the bind of /tmp covers it.
+        assert!(
+            !text.contains(&format!("--bind {}", work.display())),
+            "{text}"
+        );
         assert!(
             text.contains(&format!("--tmpfs {ssh} --remount-ro {ssh}")),
             "{text}"

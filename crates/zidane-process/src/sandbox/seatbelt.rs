@@ -44,6 +44,7 @@ const BASE: &str = r#"(version 1)
   (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty") (literal "/dev/ptmx")
   (regex #"^/dev/ttys[0-9]+$") (literal "/dev/dtracehelper"))
 (allow file-read* (literal "/dev/random") (literal "/dev/urandom"))
+(allow file-read* file-write* (subpath "/dev/fd"))
 "#;
 
 /// `sandbox-exec -p PROFILE`: what goes before the shell's `argv`.
@@ -68,14 +69,25 @@ pub(crate) fn profile(plan: &SandboxPlan) -> String {
     profile
 }
 
-/// `(RULE (subpath "a") (subpath "b"))`, or nothing for no paths. A path is quoted as a
-/// Seatbelt string: backslashes and double quotes escaped.
+/// `(RULE (subpath "a") (subpath "b"))`, or nothing for no paths. Seatbelt matches
+/// real paths (`/tmp` is `/private/tmp`), so a path whose real one differs is named
+/// both ways. A path is quoted as a Seatbelt string: backslashes and double quotes
+/// escaped.
 fn push_rule(profile: &mut String, rule: &str, paths: &[std::path::PathBuf]) {
     if paths.is_empty() {
         return;
     }
-    let _ = write!(profile, "({rule}");
+    let mut all: Vec<std::path::PathBuf> = Vec::with_capacity(paths.len());
     for path in paths {
+        let real = std::fs::canonicalize(path).ok();
+        for named in std::iter::once(path.clone()).chain(real) {
+            if !all.contains(&named) {
+                all.push(named);
+            }
+        }
+    }
+    let _ = write!(profile, "({rule}");
+    for path in &all {
         let quoted = path
             .to_string_lossy()
             .replace('\\', "\\\\")
@@ -108,5 +120,23 @@ mod tests {
         assert!(read_all < deny_ssh, "{profile}");
         assert!(profile.contains("(subpath \"/Users/ada/app\")"));
         assert!(profile.contains("(allow network*)"));
+    }
+
+    /// The whole profile of a workspace-write plan with the network off, pinned: a
+    /// change to what a Mac allows shows in review.
+    #[test]
+    fn the_profile_is_pinned() {
+        let home = Path::new("/Users/ada");
+        let plan = SandboxPlan::new(
+            &SandboxPolicy::workspace_write("/Users/ada/app")
+                .network(zidane_context::NetworkAccess::Off)
+                .deny_read("/Users/ada/Library/Application Support/zidane"),
+            Some(home),
+            &[
+                PathBuf::from("/private/tmp"),
+                PathBuf::from("/private/var/folders/x"),
+            ],
+        );
+        insta::assert_snapshot!(profile(&plan));
     }
 }

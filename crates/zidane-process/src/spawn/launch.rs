@@ -1,7 +1,9 @@
 //! What starts a command: the shell, the spawn mechanism, and the sandbox's program
 //! that runs the shell (if any).
 
-use std::ffi::{OsStr, OsString};
+#[cfg(unix)]
+use std::ffi::OsStr;
+use std::ffi::OsString;
 
 use crate::process_path::ProcessPath;
 use crate::spawn::shell::Shell;
@@ -29,6 +31,7 @@ impl<'a> Launch<'a> {
     }
 
     /// The program executed: the sandbox's, else the shell.
+    #[cfg(unix)]
     pub(crate) fn program(&self) -> &OsStr {
         self.prefix
             .first()
@@ -37,6 +40,7 @@ impl<'a> Launch<'a> {
 
     /// The arguments after the program, up to the command: the sandbox's, the shell's
     /// path when a sandbox runs it, and the shell's flags.
+    #[cfg(unix)]
     pub(crate) fn args(&self) -> impl Iterator<Item = &OsStr> {
         let sandboxed = !self.prefix.is_empty();
         self.prefix
@@ -48,7 +52,7 @@ impl<'a> Launch<'a> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -101,7 +101,10 @@ pub(crate) fn spawn_shell(
     };
     // Off Linux every path is the portable one.
     #[cfg(not(target_os = "linux"))]
-    let child = start_with_std(launch, command, cwd, env, log, None, child_io)?;
+    let child = {
+        let _ = launch.path;
+        start_with_std(launch, command, cwd, env, log, None, child_io)?
+    };
     // Only the child holds the write end now.
     let log_made = child.log.is_some();
     let leader = Leader::new(LeaderProcess::new(child.pid));

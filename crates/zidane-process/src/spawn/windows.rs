@@ -33,8 +33,9 @@ pub(crate) fn spawn_shell(
     log: Option<&Path>,
     io: TaskIo,
 ) -> Result<Spawned, SpawnError> {
-    // No sandbox runs on Windows: the prefix is always empty.
-    let shell = launch.shell;
+    // No sandbox runs on Windows (the prefix is always empty), and one mechanism.
+    debug_assert!(launch.prefix.is_empty());
+    let (shell, _) = (launch.shell, launch.path);
     if let TaskIo::Terminal(_) = io {
         return Err(SpawnError::start(io::Error::new(
             io::ErrorKind::Unsupported,

@@ -34,6 +34,7 @@ mod process_path;
 mod read_file;
 mod reassign;
 mod sandbox;
+mod sandbox_macos;
 mod shell;
 mod stall;
 mod terminal;
