@@ -1,3 +1,7 @@
+//! Reading Codex's sandbox state: the real capture of each mode, states that cannot be
+//! read, what zidane cannot name, and properties over any state: never wider than Codex,
+//! never a panic.
+
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
