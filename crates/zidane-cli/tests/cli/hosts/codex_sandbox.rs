@@ -3,7 +3,7 @@
 //! wider. Judged on disk, with zidane's own sandbox off (`--sandbox off`) so that what
 //! holds is Codex's: a write outside the workspace fails under `read-only` and
 //! `workspace-write`, a write inside it works only under `workspace-write`; in the
-//! foreground and in the background.
+//! foreground and in the background. Under `danger-full-access` Codex asks nothing.
 
 use serde_json::json;
 use zidane_test_support::Step;
@@ -26,6 +26,18 @@ async fn codex_workspace_write_lets_commands_write_the_workspace_only() {
         ..Written::default()
     };
     assert_eq!(written, Some(inside), "workspace-write");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn codex_danger_full_access_asks_nothing_narrower() {
+    let written = writes_under(Some("danger-full-access")).await;
+    let everywhere = Written {
+        foreground_inside: true,
+        foreground_outside: true,
+        background_inside: true,
+        background_outside: true,
+    };
+    assert_eq!(written, Some(everywhere), "danger-full-access");
 }
 
 /// What the commands of one run wrote.
