@@ -13,6 +13,7 @@
 //! zidane mcp [--http 127.0.0.1:PORT]       serve background tasks to an MCP host
 //! ```
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{CommandFactory as _, Parser, Subcommand};
@@ -96,7 +97,10 @@ fn main() -> ExitCode {
     // What this process holds (the host's environment, tokens) stays out of reach of
     // the commands it runs, sandboxed or not: no core dumps, not dumpable, no tracer.
     if let Err(error) = zidane::process::harden_process() {
-        eprintln!("zidane: could not harden this process: {error}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "zidane: could not harden this process: {error}"
+        );
     }
     let cli = Cli::parse();
     // Bad configuration stops every command before it does anything.

@@ -102,6 +102,8 @@ async def case_kill(binary: str, scratch: str) -> None:
             await session.initialize()
             shell = next(t for t in (await session.list_tools()).tools if t.name == "shell")
             assert "cmd.exe" in (shell.description or "").lower() or "powershell" in (shell.description or "").lower(), shell.description
+            # No sandbox on Windows yet: the model is told so, not left to assume one.
+            assert "unsandboxed: zidane has no sandbox on Windows yet" in (shell.description or ""), shell.description
             # Windows tasks have no terminal: `tty` is not offered, and sent anyway it is
             # refused with the reason before anything runs.
             assert "tty" not in shell.input_schema["properties"], shell.input_schema
