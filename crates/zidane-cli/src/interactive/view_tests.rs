@@ -364,3 +364,16 @@ fn the_picker_marks_tty_tasks_and_says_how_to_attach() {
     let (text, _) = screen(&app, 90, 22);
     insta::assert_snapshot!("picker_tty", text);
 }
+
+#[test]
+fn a_command_outside_the_sandbox_is_asked_in_the_input_line() {
+    let mut app = session();
+    app.apply(AppEvent::Approval(Some(
+        zidane::tools::ApprovalRequest::new(
+            "touch ~/.cache/tool/stamp",
+            "the tool keeps its cache in the home dir",
+        ),
+    )));
+    let (text, _) = screen(&app, 80, 20);
+    insta::assert_snapshot!("approval_asked", text);
+}
