@@ -139,7 +139,7 @@ impl SandboxSettings {
             .build();
         SandboxCheck {
             report: context.sandbox(),
-            plan: context.sandbox_plan().cloned(),
+            plan: context.sandbox_plan(),
         }
     }
 }

@@ -32,6 +32,7 @@ use crate::task::input::InputEnd;
 use crate::task::input_writer::pipe_identity;
 use crate::task::kill_wait::kill_and_wait;
 use crate::task::log_file::LogWriter;
+use crate::task::log_file::create_output_dir;
 use crate::task::registry::Named;
 use crate::task::supervise::Supervisor;
 use crate::task::terminal_screen::TerminalScreen;
@@ -98,10 +99,12 @@ impl ExecutionContext for ProcessContext {
         let cwd = resolve_cwd(&self.cwd, options.spec.cwd.as_deref())?;
         let serial = self.exec_serial.fetch_add(1, Ordering::Relaxed) + 1;
         let (env, marker) = self.marked_env(&options.spec.env, MarkedWork::Exec(serial));
-        let plan = self.sandbox.plan_for(&options.spec.sandbox);
+        let plan = self
+            .sandbox
+            .plan_for(&options.spec.sandbox, &self.task_log_dirs());
         let prefix = self
             .sandbox
-            .prefix(&options.spec.sandbox, &cwd)
+            .prefix(&options.spec.sandbox, plan.as_ref(), &cwd)
             .unwrap_or_default();
         let mut output = run_foreground(ForegroundRun {
             launch: Launch {
@@ -188,10 +191,18 @@ impl ExecutionContext for ProcessContext {
         }
         let (env, marker) = self.marked_env(&task_env, MarkedWork::Task(task_id));
         let name = (task_id, self.timestamp.as_str());
-        let task_plan = self.sandbox.plan_for(&options.spec.sandbox);
+        let mut task_plan = self.sandbox.plan_for(&options.spec.sandbox, &[]);
+        if let Some(plan) = task_plan.take() {
+            // Its own log stays readable inside, where zidane's user dir is hidden: the
+            // directory is made now so that it can be bound.
+            if create_output_dir(&output_dir).is_ok() {
+                self.note_task_log_dir(&output_dir);
+            }
+            task_plan = Some(plan.readable_inside(&self.task_log_dirs()));
+        }
         let prefix = self
             .sandbox
-            .prefix(&options.spec.sandbox, &cwd)
+            .prefix(&options.spec.sandbox, task_plan.as_ref(), &cwd)
             .unwrap_or_default();
         let launch = Launch {
             shell: &self.shell,

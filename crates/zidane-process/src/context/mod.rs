@@ -143,19 +143,31 @@ impl ProcessContext {
     /// The paths its commands may write, may not write and may not read, when they run
     /// sandboxed; `None` when they do not (the policy is `off`, or this machine cannot
     /// build the sandbox: [`sandbox`](ExecutionContext::sandbox) says why).
-    pub fn sandbox_plan(&self) -> Option<&SandboxPlan> {
+    pub fn sandbox_plan(&self) -> Option<SandboxPlan> {
         self.sandbox
             .report()
             .enforced()
             .then(|| self.sandbox.plan())
     }
 
+    /// Adds workspace roots to a `workspace-write` sandbox while the context runs (an
+    /// MCP client's roots): the commands started from now on may write them. Relative
+    /// paths, and every root under another mode, are ignored.
+    pub fn add_workspace_roots(&self, roots: &[PathBuf]) {
+        self.sandbox.add_workspace_roots(roots);
+    }
+
+    /// The directories of this context's task logs known so far.
+    pub(crate) fn task_log_dirs(&self) -> Vec<PathBuf> {
+        zidane_context::lock(&self.task_log_dirs).clone()
+    }
+
     /// Refuses a `read_file` of what the sandbox hides (see `sandbox::read_gate`).
     pub(crate) fn check_readable(&self, path: &Path) -> Result<()> {
         #[cfg(unix)]
         if let Some(plan) = self.sandbox_plan() {
-            let logs = zidane_context::lock(&self.task_log_dirs).clone();
-            if let Some(rule) = crate::sandbox::read_gate::refusal(path, plan, &logs) {
+            let logs = self.task_log_dirs();
+            if let Some(rule) = crate::sandbox::read_gate::refusal(path, &plan, &logs) {
                 return Err(zidane_context::ContextError::SandboxDenied {
                     path: path.to_path_buf(),
                     rule,

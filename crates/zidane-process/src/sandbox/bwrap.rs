@@ -127,6 +127,17 @@ pub(crate) fn prefix(bwrap: &Path, plan: &SandboxPlan, cwd: &Path) -> Vec<OsStri
         match std::fs::symlink_metadata(denied) {
             Ok(meta) if meta.is_dir() => {
                 args.extend(["--tmpfs".into(), denied.as_os_str().to_owned()]);
+                // What stays readable inside is bound back before the cover turns
+                // read-only (its mount points are made in the cover).
+                for dir in existing(&plan.readable) {
+                    if dir.starts_with(denied) {
+                        args.extend([
+                            "--ro-bind".into(),
+                            dir.as_os_str().to_owned(),
+                            dir.as_os_str().to_owned(),
+                        ]);
+                    }
+                }
                 args.extend(["--remount-ro".into(), denied.as_os_str().to_owned()]);
             }
             Ok(_) => {

@@ -20,7 +20,7 @@ pub(crate) mod seatbelt;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{OnceLock, RwLock};
 
 use zidane_context::{SandboxPolicy, SandboxReport, SandboxScope, SandboxStatus};
 
@@ -39,12 +39,13 @@ enum Mechanism {
 
 /// A context's sandbox: its policy, the plan for this machine, and the mechanism (or
 /// why there is none).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Sandbox {
-    policy: SandboxPolicy,
+    /// The policy and its plan: workspace roots can be added while the context runs
+    /// (an MCP client's roots).
+    current: RwLock<(SandboxPolicy, SandboxPlan)>,
     home: Option<PathBuf>,
     temp: Vec<PathBuf>,
-    plan: SandboxPlan,
     mechanism: Result<Mechanism, String>,
     /// Under an `off` policy, the mechanism a host's stricter policy (`Within`) needs,
     /// looked for on the first such command: a host's sandbox holds even where the
@@ -66,10 +67,9 @@ impl Sandbox {
             Err(String::new())
         };
         Self {
-            policy,
+            current: RwLock::new((policy, plan)),
             home,
             temp,
-            plan,
             mechanism,
             for_host: OnceLock::new(),
         }
@@ -80,48 +80,88 @@ impl Sandbox {
         Self::new(SandboxPolicy::off())
     }
 
+    fn current(&self) -> std::sync::RwLockReadGuard<'_, (SandboxPolicy, SandboxPlan)> {
+        self.current
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn policy_is_on(&self) -> bool {
+        self.current().0.is_on()
+    }
+
     /// What this sandbox enforces.
     pub(crate) fn report(&self) -> SandboxReport {
-        let status = match (&self.mechanism, self.policy.is_on()) {
+        let policy = self.current().0.clone();
+        let status = match (&self.mechanism, policy.is_on()) {
             (_, false) => SandboxStatus::Off,
             (Ok(_), true) => SandboxStatus::Enforced,
             (Err(reason), true) => SandboxStatus::Unavailable(reason.clone()),
         };
-        SandboxReport::new(self.policy.clone(), status)
+        SandboxReport::new(policy, status)
     }
 
     /// The context's plan.
-    pub(crate) fn plan(&self) -> &SandboxPlan {
-        &self.plan
+    pub(crate) fn plan(&self) -> SandboxPlan {
+        self.current().1.clone()
     }
 
-    /// The plan one command runs under, `None` for none: the context's, a stricter one
-    /// (`Within`), or none (`Outside`, an `off` policy, no mechanism).
-    pub(crate) fn plan_for(&self, scope: &SandboxScope) -> Option<SandboxPlan> {
-        self.mechanism_for(scope)?;
-        match scope {
-            SandboxScope::Outside => None,
-            SandboxScope::Context => Some(self.plan.clone()),
-            SandboxScope::Within(host) => {
-                let narrowed = self.policy.narrowed_by(host);
-                Some(SandboxPlan::new(
-                    &narrowed,
-                    self.home.as_deref(),
-                    &self.temp,
-                ))
+    /// Adds workspace roots (under `workspace-write`; other modes write none).
+    pub(crate) fn add_workspace_roots(&self, roots: &[PathBuf]) {
+        let mut current = self
+            .current
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if current.0.mode != zidane_context::SandboxMode::WorkspaceWrite {
+            return;
+        }
+        let mut changed = false;
+        for root in roots {
+            if root.is_absolute() && !current.0.workspace.contains(root) {
+                current.0.workspace.push(root.clone());
+                changed = true;
             }
+        }
+        if changed {
+            current.1 = SandboxPlan::new(&current.0, self.home.as_deref(), &self.temp);
         }
     }
 
-    /// What goes before the shell's `argv` to run one command in `cwd` under `scope`;
-    /// `None`: the shell runs as it is.
-    pub(crate) fn prefix(&self, scope: &SandboxScope, cwd: &Path) -> Option<Vec<OsString>> {
-        let plan = self.plan_for(scope)?;
+    /// The plan one command runs under, `None` for none: the context's, a stricter one
+    /// (`Within`), or none (`Outside`, an `off` policy, no mechanism). `readable` are
+    /// directories that stay readable inside the denied ones (the context's task logs).
+    pub(crate) fn plan_for(
+        &self,
+        scope: &SandboxScope,
+        readable: &[PathBuf],
+    ) -> Option<SandboxPlan> {
+        self.mechanism_for(scope)?;
+        let plan = match scope {
+            SandboxScope::Outside => return None,
+            SandboxScope::Context => self.plan(),
+            SandboxScope::Within(host) => {
+                let narrowed = self.current().0.narrowed_by(host);
+                SandboxPlan::new(&narrowed, self.home.as_deref(), &self.temp)
+            }
+        };
+        Some(plan.readable_inside(readable))
+    }
+
+    /// What goes before the shell's `argv` to run a command in `cwd` under `plan` (from
+    /// [`plan_for`](Self::plan_for) with the same `scope`); `None`: the shell runs as it
+    /// is.
+    pub(crate) fn prefix(
+        &self,
+        scope: &SandboxScope,
+        plan: Option<&SandboxPlan>,
+        cwd: &Path,
+    ) -> Option<Vec<OsString>> {
+        let plan = plan?;
         match self.mechanism_for(scope) {
             #[cfg(target_os = "linux")]
-            Some(Mechanism::Bubblewrap(bwrap)) => Some(bwrap::prefix(bwrap, &plan, cwd)),
+            Some(Mechanism::Bubblewrap(bwrap)) => Some(bwrap::prefix(bwrap, plan, cwd)),
             #[cfg(target_os = "macos")]
-            Some(Mechanism::Seatbelt) => Some(seatbelt::prefix(&plan, cwd)),
+            Some(Mechanism::Seatbelt) => Some(seatbelt::prefix(plan, cwd)),
             #[cfg(not(any(target_os = "linux", target_os = "macos")))]
             Some(_) => None,
             None => {
@@ -134,7 +174,7 @@ impl Sandbox {
     /// The mechanism a command under `scope` runs in: the context's, or, under an
     /// `off` policy, the one a host's policy needs; `None` when there is none.
     fn mechanism_for(&self, scope: &SandboxScope) -> Option<&Mechanism> {
-        if self.policy.is_on() {
+        if self.policy_is_on() {
             return self.mechanism.as_ref().ok();
         }
         match scope {

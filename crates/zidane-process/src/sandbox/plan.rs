@@ -126,6 +126,9 @@ pub struct SandboxPlan {
     pub denied: Vec<PathBuf>,
     /// Held directories made (empty) before a command runs where they are missing.
     pub made: Vec<PathBuf>,
+    /// Directories inside the denied paths that stay readable: the context's own task
+    /// logs (zidane's user dir is denied, a session's logs are not).
+    pub readable: Vec<PathBuf>,
 }
 
 impl SandboxPlan {
@@ -170,7 +173,21 @@ impl SandboxPlan {
             read_only,
             denied,
             made,
+            readable: Vec::new(),
         }
+    }
+
+    /// The same plan with `dirs` readable inside the denied paths.
+    #[must_use]
+    pub fn readable_inside(mut self, dirs: &[PathBuf]) -> Self {
+        for dir in dirs {
+            if self.denied.iter().any(|denied| dir.starts_with(denied))
+                && !self.readable.contains(dir)
+            {
+                self.readable.push(dir.clone());
+            }
+        }
+        self
     }
 
     /// Whether a command may write `path` (an absolute path).
@@ -183,6 +200,7 @@ impl SandboxPlan {
     /// Whether a command may read `path` (an absolute path).
     pub fn may_read(&self, path: &Path) -> bool {
         !self.denied.iter().any(|denied| path.starts_with(denied))
+            || self.readable.iter().any(|dir| path.starts_with(dir))
     }
 
     /// Why a command may not write `path`, in one line for the model; `None` when it

@@ -57,6 +57,7 @@ pub(crate) fn profile(plan: &SandboxPlan) -> String {
     let mut profile = String::from(BASE);
     profile.push_str("(allow file-read*)\n");
     push_rule(&mut profile, "deny file-read* file-write*", &plan.denied);
+    push_rule(&mut profile, "allow file-read*", &plan.readable);
     push_rule(&mut profile, "allow file-write*", &plan.writable);
     push_rule(&mut profile, "deny file-write*", &plan.read_only);
     push_rule(&mut profile, "deny file-write*", &plan.denied);

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use tempfile::TempDir;
 use zidane_context::{
-    ExecOptions, ExecutionContext, KillReason, NetworkAccess, SandboxPolicy, SandboxScope,
-    SandboxStatus, Signal, StdinMode, TaskInput, TaskLimits, TaskStatus, TtySize,
+    BackgroundOptions, ExecOptions, ExecutionContext, KillReason, NetworkAccess, SandboxPolicy,
+    SandboxScope, SandboxStatus, Signal, StdinMode, TaskInput, TaskLimits, TaskStatus, TtySize,
 };
 use zidane_process::ProcessContext;
 use zidane_test_support::{TokenCleanup, unique_token};
@@ -367,4 +367,61 @@ async fn off_runs_commands_as_they_are() {
     let mut file = std::fs::File::create(f.path("probe")).unwrap();
     file.write_all(b"x").unwrap();
     let _: PathBuf = f.path("probe");
+}
+
+/// zidane's user dir is hidden, but a context's own task logs inside it stay readable
+/// to its commands (`tail` of a log the model was given); another session's do not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn own_task_logs_stay_readable_inside_a_hidden_dir() {
+    let user = outside();
+    let mine = user.path().join("sessions/a/tasks");
+    let theirs = user.path().join("sessions/b/tasks");
+    std::fs::create_dir_all(&theirs).unwrap();
+    std::fs::write(theirs.join("bash_1.log"), "THEIR SECRET OUTPUT").unwrap();
+    let f = sandboxed(SandboxPolicy::default().deny_read(user.path())).await;
+    let exits = Exits::default();
+    let first = f
+        .context
+        .exec_background(
+            f.handle,
+            "echo first-output",
+            exits.attach(BackgroundOptions::new(&mine)),
+        )
+        .await
+        .unwrap();
+    f.ended(first.task_id).await;
+    let command = format!(
+        "cat '{}'; cat '{}/bash_1.log'",
+        first.output_path.display(),
+        theirs.display()
+    );
+    let second = f
+        .context
+        .exec_background(
+            f.handle,
+            &command,
+            exits.attach(BackgroundOptions::new(&mine)),
+        )
+        .await
+        .unwrap();
+    f.ended(second.task_id).await;
+    let output = read_log(&second.output_path);
+    assert!(output.contains("first-output"), "{output}");
+    assert!(!output.contains("THEIR SECRET"), "{output}");
+}
+
+/// Roots added while the context runs (an MCP client's) are writable from the next
+/// command on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn added_workspace_roots_are_writable() {
+    let root = outside();
+    let f = workspace_write().await;
+    let target = root.path().join("made");
+    let command = format!("echo x > '{}'", target.display());
+    let (code, _) = run(&f, &command).await;
+    assert_ne!(code, 0);
+    f.context.add_workspace_roots(&[root.path().to_path_buf()]);
+    let (code, output) = run(&f, &command).await;
+    assert_eq!(code, 0, "{output}");
+    assert!(target.exists());
 }
