@@ -4,6 +4,7 @@
 
 mod support;
 
+mod approver;
 mod delivery_model;
 mod deltas;
 mod destroy;
