@@ -73,6 +73,7 @@ mod oversized;
 mod push;
 mod resources;
 mod result;
+mod roots;
 mod schema;
 mod server;
 mod session;

@@ -44,7 +44,7 @@ use crate::result::tool_result;
 use crate::schema::output_schema;
 use crate::session::McpSession;
 use crate::waits::{fit_wait, move_budget, wait_limits};
-use crate::{codex_sandbox, mcp_tasks, resources};
+use crate::{codex_sandbox, mcp_tasks, resources, roots};
 use zidane_context::lock;
 
 /// What the model reads about the server, where a host shows it (and what a host's tool
@@ -197,6 +197,14 @@ impl std::fmt::Debug for McpServer {
     }
 }
 
+/// Asks the client for its roots, on a task of its own (bounded by
+/// [`roots::ROOTS_TIMEOUT`]), and makes them the session's workspace roots.
+fn refresh_roots(session: Arc<McpSession>, context: NotificationContext<RoleServer>) {
+    tokio::spawn(async move {
+        roots::refresh(context.peer, session.process(), roots::ROOTS_TIMEOUT).await;
+    });
+}
+
 fn session_error(error: McpServeError) -> McpError {
     McpError::internal_error(error.to_string(), None)
 }
@@ -298,8 +306,22 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let Ok(session) = self.session() else {
+            return;
+        };
+        session.pushes.remember_peer(&context.peer);
+        let declares_roots = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| roots::declared(&info.capabilities));
+        if declares_roots {
+            refresh_roots(session, context);
+        }
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
         if let Ok(session) = self.session() {
-            session.pushes.remember_peer(&context.peer);
+            refresh_roots(session, context);
         }
     }
 

@@ -28,6 +28,8 @@ use crate::push::{self, Push, PushTargets};
 /// ends it.
 pub struct McpSession {
     agent: Agent,
+    /// The agent's context, typed: the client's roots are added to it.
+    process: Arc<ProcessContext>,
     pub(crate) pushes: Arc<PushTargets>,
     /// Tool calls answered as MCP tasks (the protocol's handles for a long request, not
     /// the agent's background tasks).
@@ -56,7 +58,7 @@ impl McpSession {
             .env_policy
             .validate()
             .map_err(|error| McpServeError::Config(error.to_string()))?;
-        let context: Arc<dyn ExecutionContext> = Arc::new(
+        let process = Arc::new(
             ProcessContext::builder()
                 .kill_grace(options.kill_grace)
                 .env_policy(options.env_policy.clone())
@@ -64,6 +66,7 @@ impl McpSession {
                 .try_build()
                 .map_err(|error| McpServeError::Config(error.to_string()))?,
         );
+        let context: Arc<dyn ExecutionContext> = Arc::clone(&process) as _;
         let session = Session::generate();
         let tasks_dir = resolve_tasks_dir(&options.user_dir, &session.id)?;
         let agent = Agent::host_driven(context)
@@ -99,6 +102,7 @@ impl McpSession {
         ));
         Ok(Arc::new(Self {
             agent,
+            process,
             pushes,
             mcp_tasks: TaskManager::new(),
             joins: Joins::default(),
@@ -114,6 +118,11 @@ impl McpSession {
     /// The session's agent.
     pub fn agent(&self) -> &Agent {
         &self.agent
+    }
+
+    /// The session's context, where the client's roots become workspace roots.
+    pub(crate) fn process(&self) -> &ProcessContext {
+        &self.process
     }
 
     /// Ends the session: pushes stop, the agent is destroyed (every task's process group
