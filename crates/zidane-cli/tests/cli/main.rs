@@ -25,6 +25,7 @@ mod hardening;
 mod hosts;
 mod http;
 mod interactive;
+mod mcp_roots;
 mod measure;
 mod no_provider;
 mod orphan_sweep;
