@@ -21,7 +21,7 @@ pub(crate) struct Launch<'a> {
 
 impl<'a> Launch<'a> {
     /// The shell by `path`'s mechanism, unsandboxed.
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     pub(crate) fn plain(shell: &'a Shell, path: ProcessPath) -> Self {
         Self {
             shell,
