@@ -141,7 +141,14 @@ impl Sandbox {
             SandboxScope::Context => self.plan(),
             SandboxScope::Within(host) => {
                 let narrowed = self.current().0.narrowed_by(host);
-                SandboxPlan::new(&narrowed, self.home.as_deref(), &self.temp)
+                // A host that writes nothing (Codex's read-only) gets no temp directory
+                // either: zidane never runs wider than the host.
+                let temp: &[PathBuf] = if host.mode == zidane_context::SandboxMode::ReadOnly {
+                    &[]
+                } else {
+                    &self.temp
+                };
+                SandboxPlan::new(&narrowed, self.home.as_deref(), temp)
             }
         };
         Some(plan.readable_inside(readable))

@@ -309,6 +309,12 @@ async fn one_command_narrowed_and_one_let_out() {
         output.contains("is outside the writable roots (read-only)"),
         "{output}"
     );
+    // A host that writes nothing gets no temp directory either.
+    let temp = format!("/tmp/{}", unique_token("narrowed-temp"));
+    let narrowed = in_workspace(SandboxScope::Within(SandboxPolicy::read_only()));
+    let (code, _) = run_with(&f, &format!("echo x > {temp}"), narrowed).await;
+    assert_ne!(code, 0);
+    assert!(!std::path::Path::new(&temp).exists());
     let target = outside.path().join("approved");
     let let_out =
         ExecOptions::new().spec(zidane_context::CommandSpec::new().sandbox(SandboxScope::Outside));
