@@ -87,7 +87,7 @@ pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
 #[cfg(target_os = "linux")]
 pub use sandbox::bwrap::BWRAP_ENV;
 pub use sandbox::plan::{
-    CACHES_IN_HOME, DENIED_IN_HOME, MADE_IN_WORKSPACE, READ_ONLY_IN_WORKSPACE,
+    CACHES_IN_HOME, DENIED_IN_HOME, HELD_FILES_IN_WORKSPACE, READ_ONLY_IN_WORKSPACE,
     STARTUP_FILES_IN_HOME, SandboxPlan,
 };
 pub use spawn::shell::{BASH_PATH, SH_PATH, Shell};

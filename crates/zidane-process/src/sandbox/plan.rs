@@ -79,20 +79,12 @@ pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[
     ".mcp.json",
 ];
 
-/// The held directories of [`READ_ONLY_IN_WORKSPACE`] that are made, empty, where
-/// they are missing, so that they can be held read-only: otherwise a command could make
-/// one (a hook, a host's settings) that runs a command of its choosing outside the
-/// sandbox later. `.git/hooks` is made only inside a repository.
-pub const MADE_IN_WORKSPACE: &[&str] = &[
-    ".git/hooks",
-    ".codex",
-    ".claude",
-    ".agents",
-    ".gemini",
-    ".qwen",
-    ".opencode",
-    ".vscode",
-];
+/// The held paths of [`READ_ONLY_IN_WORKSPACE`] that are files. The others are
+/// directories, made empty where they are missing so that they can be held read-only:
+/// otherwise a command could make one (a hook, a host's settings) that runs a command
+/// of its choosing outside the sandbox later. `.git/hooks` is made only inside a
+/// repository. A missing file is not made: an empty one would break what reads it.
+pub const HELD_FILES_IN_WORKSPACE: &[&str] = &[".git/config", ".mcp.json"];
 
 /// What a sandboxed command may touch, path by path.
 ///
@@ -142,8 +134,9 @@ impl SandboxPlan {
             for root in &policy.workspace {
                 read_only.extend(READ_ONLY_IN_WORKSPACE.iter().map(|rel| root.join(rel)));
                 made.extend(
-                    MADE_IN_WORKSPACE
+                    READ_ONLY_IN_WORKSPACE
                         .iter()
+                        .filter(|rel| !HELD_FILES_IN_WORKSPACE.contains(rel))
                         .filter(|rel| !rel.starts_with(".git/") || root.join(".git").is_dir())
                         .map(|rel| root.join(rel)),
                 );
@@ -288,6 +281,19 @@ mod tests {
         assert!(!plan.may_write(Path::new("/home/u/.bashrc")));
         assert!(!plan.may_write(Path::new("/home/u/.ssh/authorized_keys")));
         assert!(plan.read_only.contains(&PathBuf::from("/home/u/.profile")));
+    }
+
+    #[test]
+    fn held_directories_are_made_but_held_files_are_not() {
+        let work = tempfile::tempdir().unwrap();
+        let plain = plan(&SandboxPolicy::workspace_write(work.path()));
+        assert!(plain.made.contains(&work.path().join(".claude")));
+        assert!(!plain.made.contains(&work.path().join(".git/hooks")), "not a repository");
+        assert!(!plain.made.contains(&work.path().join(".mcp.json")));
+        std::fs::create_dir(work.path().join(".git")).unwrap();
+        let repository = plan(&SandboxPolicy::workspace_write(work.path()));
+        assert!(repository.made.contains(&work.path().join(".git/hooks")));
+        assert!(!repository.made.contains(&work.path().join(".git/config")));
     }
 
     #[test]
