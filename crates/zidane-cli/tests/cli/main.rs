@@ -15,6 +15,7 @@
 )]
 
 mod mcp_support;
+mod sdk_script;
 mod support;
 
 mod attach;

@@ -33,25 +33,13 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from sdk_common import alive, text
 
 # resources/subscribe is deprecated for 2026-07-28 servers; zidane speaks 2025-11-25.
 warnings.simplefilter("ignore")
 
 WAIT = 10.0
 TOOLS = ["shell", "shell_kill", "wait_task", "read_file", "shell_input", "shell_screen", "shell_notify", "list_tasks"]
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            state = stat.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
-
-
-def text(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
 
 
 async def exercise(read, write) -> list[int]:

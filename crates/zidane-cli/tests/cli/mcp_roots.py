@@ -24,13 +24,13 @@ import os
 import pathlib
 import sys
 import time
-import traceback
 import warnings
 
 import anyio
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from sdk_common import text, run_main
 
 # The roots capability is deprecated for 2026-07-28 servers; zidane speaks 2025-11-25.
 warnings.simplefilter("ignore")
@@ -39,10 +39,6 @@ warnings.simplefilter("ignore")
 WAIT = 10.0
 # What this client passes on to the server from its own environment.
 PASSED_ON = ("ZIDANE_SWEEP_ORPHANS", "ZIDANE_PROCESS_PATH", "ZIDANE_BWRAP", "PATH", "LANG")
-
-
-def text(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
 
 
 async def write(session: ClientSession, directory: str) -> bool:
@@ -130,20 +126,5 @@ async def main() -> None:
     print("ok")
 
 
-def leaves(error: BaseException) -> list[BaseException]:
-    """The errors an exception group (the SDK's task groups nest them) holds."""
-    if isinstance(error, BaseExceptionGroup):
-        return [leaf for inner in error.exceptions for leaf in leaves(inner)]
-    return [error]
-
-
 if __name__ == "__main__":
-    try:
-        anyio.run(main)
-    except BaseException as error:  # noqa: BLE001 - told as the failure, briefly
-        for leaf in leaves(error):
-            frames = traceback.extract_tb(leaf.__traceback__)
-            ours = [frame for frame in frames if frame.filename == __file__][-3:]
-            print("".join(traceback.format_list(ours)), file=sys.stderr)
-            print(f"{type(leaf).__name__}: {leaf}", file=sys.stderr)
-        sys.exit(1)
+    run_main(main)

@@ -5,14 +5,9 @@
 //! so; a client without roots, or one that never answers `roots/list`, gets no root and
 //! no wait.
 
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::process::Command;
-
-use crate::mcp_support::BIN;
-use crate::support::NO_SWEEP;
+use crate::sdk_script::{run_sdk_script, sdk_python};
 
 /// Longest one case's client may run: a few dozen calls and a bounded wait for a root.
 const CASE_BOUND: Duration = Duration::from_secs(90);
@@ -22,9 +17,7 @@ const CASE_BOUND: Duration = Duration::from_secs(90);
 /// a root, none under `/tmp` (which every sandboxed command may write). `None` without
 /// the Python SDK.
 async fn run(case: &str) -> Option<()> {
-    let python = zidane_test_support::mcp_sdk_python(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
-    )?;
+    let python = sdk_python()?;
     let root = tempfile::Builder::new()
         .prefix("roots-")
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
@@ -34,28 +27,7 @@ async fn run(case: &str) -> Option<()> {
     for dir in &dirs {
         std::fs::create_dir_all(dir).unwrap();
     }
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cli/mcp_roots.py");
-    let client = Command::new(python)
-        .arg(script)
-        .arg(case)
-        .arg(BIN)
-        .args(&dirs)
-        .env(NO_SWEEP.0, NO_SWEEP.1)
-        .env_remove("ZIDANE_BWRAP")
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(CASE_BOUND, client)
-        .await
-        .unwrap_or_else(|_| panic!("{case}: the client hung"))
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.trim_end().ends_with("ok"),
-        "{case} ({}):\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
+    run_sdk_script(&python, "mcp_roots.py", case, &dirs, &[], CASE_BOUND, case).await;
     // The script removes each stamp it sees written; none is left behind.
     for dir in &dirs[3..] {
         assert!(

@@ -2,32 +2,21 @@
 //! `cargo xtask ci` into `target/mcp-venv`) drives `zidane mcp` over stdio and over
 //! streamable HTTP, with `mcp_client.py` beside this file.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Duration;
-
-use tokio::process::Command;
 
 use crate::http::start_http;
 use crate::mcp_support::BIN;
-use crate::support::{NO_SWEEP, owned_processes};
+use crate::sdk_script::{sdk_command, sdk_python};
+use crate::support::owned_processes;
 
-/// The Python MCP SDK's interpreter, or `None` (with the reason) outside CI.
-fn python() -> Option<PathBuf> {
-    zidane_test_support::mcp_sdk_python(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
-}
-
-fn script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cli/mcp_client.py")
-}
-
-async fn run_script(python: &PathBuf, args: &[&str]) {
+/// Runs `mcp_client.py ARGS`; fails unless it exits 0 and prints `ok` and the pids it
+/// saw end. Not [`run_sdk_script`](crate::sdk_script::run_sdk_script): it leaves the
+/// client its stdin and `ZIDANE_BWRAP`, and not every mode starts the binary itself.
+async fn run_script(python: &Path, args: &[&str]) {
     let output = tokio::time::timeout(
         Duration::from_secs(60),
-        Command::new(python)
-            .arg(script())
-            .args(args)
-            .env(NO_SWEEP.0, NO_SWEEP.1)
-            .output(),
+        sdk_command(python, "mcp_client.py").args(args).output(),
     )
     .await
     .expect("the Python client hung")
@@ -43,14 +32,14 @@ async fn run_script(python: &PathBuf, args: &[&str]) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_python_sdk_over_stdio() {
-    let Some(python) = python() else { return };
+    let Some(python) = sdk_python() else { return };
     let dir = tempfile::tempdir().unwrap();
     run_script(&python, &["stdio", BIN, dir.path().to_str().unwrap()]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_python_sdk_over_streamable_http() {
-    let Some(python) = python() else { return };
+    let Some(python) = sdk_python() else { return };
     let dir = tempfile::tempdir().unwrap();
     // No token given: the server generates one, and the client reads it from the file
     // the server names.
@@ -72,7 +61,7 @@ async fn the_python_sdk_over_streamable_http() {
 /// does.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_python_sdk_sees_no_secret_of_the_server_in_a_command() {
-    let Some(python) = python() else { return };
+    let Some(python) = sdk_python() else { return };
     let dir = tempfile::tempdir().unwrap();
     run_script(&python, &["env", BIN, dir.path().to_str().unwrap()]).await;
 }
@@ -82,7 +71,7 @@ async fn the_python_sdk_sees_no_secret_of_the_server_in_a_command() {
 /// answered as before and never told.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_python_sdk_sees_a_long_foreground_command_move() {
-    let Some(python) = python() else { return };
+    let Some(python) = sdk_python() else { return };
     let dir = tempfile::tempdir().unwrap();
     run_script(&python, &["move", BIN, dir.path().to_str().unwrap()]).await;
 }

@@ -21,13 +21,13 @@ Prints `ok` and exits 0 when the case held; any other exit is a failure, with th
 
 import os
 import sys
-import traceback
 import warnings
 
 import anyio
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from sdk_common import text, run_main
 
 warnings.simplefilter("ignore")
 
@@ -36,10 +36,6 @@ TIMEOUT_MS = 1500
 # What this client passes on to the server from its own environment.
 PASSED_ON = ("ZIDANE_SWEEP_ORPHANS", "ZIDANE_PROCESS_PATH", "ZIDANE_BWRAP", "PATH", "LANG")
 JUSTIFICATION = "the release script writes its stamp beside the workspace"
-
-
-def text(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
 
 
 async def main() -> None:
@@ -110,19 +106,5 @@ async def main() -> None:
     print("ok")
 
 
-def leaves(error: BaseException) -> list[BaseException]:
-    if isinstance(error, BaseExceptionGroup):
-        return [leaf for inner in error.exceptions for leaf in leaves(inner)]
-    return [error]
-
-
 if __name__ == "__main__":
-    try:
-        anyio.run(main)
-    except BaseException as error:  # noqa: BLE001 - told as the failure, briefly
-        for leaf in leaves(error):
-            frames = traceback.extract_tb(leaf.__traceback__)
-            ours = [frame for frame in frames if frame.filename == __file__][-3:]
-            print("".join(traceback.format_list(ours)), file=sys.stderr)
-            print(f"{type(leaf).__name__}: {leaf}", file=sys.stderr)
-        sys.exit(1)
+    run_main(main)

@@ -4,14 +4,9 @@
 //! `approve: false`, unanswered (`ZIDANE_APPROVAL_TIMEOUT_MS`), or asked of a client
 //! without elicitation, nothing runs — checked by the result and on disk.
 
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::process::Command;
-
-use crate::mcp_support::BIN;
-use crate::support::NO_SWEEP;
+use crate::sdk_script::{run_sdk_script, sdk_python};
 
 /// Longest one case's client may run: a few calls and, at most, the short approval
 /// timeout the script sets.
@@ -21,9 +16,7 @@ const CASE_BOUND: Duration = Duration::from_secs(60);
 /// fresh home, workspace and outside dir (none under `/tmp`, which the sandbox lets every
 /// command write); returns whether the outside dir holds the stamp afterwards.
 async fn run(case: &str) -> Option<bool> {
-    let python = zidane_test_support::mcp_sdk_python(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
-    )?;
+    let python = sdk_python()?;
     let root = tempfile::Builder::new()
         .prefix("approval-")
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
@@ -32,28 +25,16 @@ async fn run(case: &str) -> Option<bool> {
     for dir in &dirs {
         std::fs::create_dir_all(dir).unwrap();
     }
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cli/sandbox_approval.py");
-    let client = Command::new(python)
-        .arg(script)
-        .arg(case)
-        .arg(BIN)
-        .args(&dirs)
-        .env(NO_SWEEP.0, NO_SWEEP.1)
-        .env_remove("ZIDANE_BWRAP")
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(CASE_BOUND, client)
-        .await
-        .unwrap_or_else(|_| panic!("{case}: the client hung"))
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.trim_end().ends_with("ok"),
-        "{case} ({}):\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
+    run_sdk_script(
+        &python,
+        "sandbox_approval.py",
+        case,
+        &dirs,
+        &[],
+        CASE_BOUND,
+        case,
+    )
+    .await;
     Some(dirs[3].join("stamp").exists())
 }
 

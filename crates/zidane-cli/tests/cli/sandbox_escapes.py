@@ -19,13 +19,13 @@ import os
 import socket
 import sys
 import time
-import traceback
 import warnings
 
 import anyio
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from sdk_common import alive, run_main, text
 
 # resources/subscribe is deprecated for 2026-07-28 servers; zidane speaks 2025-11-25.
 warnings.simplefilter("ignore")
@@ -37,19 +37,6 @@ SERVER_SECRET_VAR = "MY_SERVICE_API_KEY"
 CLIENT_SECRET_VAR = "ZIDANE_TEST_CLIENT_SECRET"
 # What this client passes on to the server from its own environment.
 PASSED_ON = ("ZIDANE_SWEEP_ORPHANS", "ZIDANE_PROCESS_PATH", "ZIDANE_BWRAP", "PATH", "LANG")
-
-
-def text(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            state = stat.read().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
 
 
 def environ(pid: int) -> dict[str, str]:
@@ -567,20 +554,5 @@ async def main() -> None:
     print("ok")
 
 
-def leaves(error: BaseException) -> list[BaseException]:
-    """The errors an exception group (the SDK's task groups nest them) holds."""
-    if isinstance(error, BaseExceptionGroup):
-        return [leaf for inner in error.exceptions for leaf in leaves(inner)]
-    return [error]
-
-
 if __name__ == "__main__":
-    try:
-        anyio.run(main)
-    except BaseException as error:  # noqa: BLE001 - told as the failure, briefly
-        for leaf in leaves(error):
-            frames = traceback.extract_tb(leaf.__traceback__)
-            ours = [frame for frame in frames if frame.filename == __file__][-3:]
-            print("".join(traceback.format_list(ours)), file=sys.stderr)
-            print(f"{type(leaf).__name__}: {leaf}", file=sys.stderr)
-        sys.exit(1)
+    run_main(main)

@@ -9,13 +9,10 @@
 
 use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::process::Command;
-
-use crate::mcp_support::BIN;
-use crate::support::{NO_SWEEP, wait_bounded, zidane};
+use crate::sdk_script::{run_sdk_script, sdk_python};
+use crate::support::{wait_bounded, zidane};
 
 /// Longest one escape's client may run: a few dozen tool calls, a terminal task and a
 /// local server.
@@ -121,36 +118,23 @@ fn random_secret() -> String {
 /// Runs `escape` of `sandbox_escapes.py` on `path`, in a fresh machine; fails with what
 /// the client said unless it printed `ok`.
 async fn attempt(escape: &str, path: ProcessPath) {
-    let Some(python) = zidane_test_support::mcp_sdk_python(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
-    ) else {
+    let Some(python) = sdk_python() else {
         return;
     };
     let machine = Machine::new();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/cli/sandbox_escapes.py");
-    let client = Command::new(python)
-        .arg(script)
-        .arg(escape)
-        .arg(BIN)
-        .args([machine.home(), machine.workspace(), machine.user_dir()])
-        .env(NO_SWEEP.0, NO_SWEEP.1)
-        .env("ZIDANE_PROCESS_PATH", path.env_value())
-        .env_remove("ZIDANE_BWRAP")
-        .env(CLIENT_SECRET_ENV, random_secret())
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(ESCAPE_BOUND, client)
-        .await
-        .unwrap_or_else(|_| panic!("{escape} on the {path:?} path: the client hung"))
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.trim_end().ends_with("ok"),
-        "{escape} on the {path:?} path ({}):\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
+    run_sdk_script(
+        &python,
+        "sandbox_escapes.py",
+        escape,
+        [machine.home(), machine.workspace(), machine.user_dir()],
+        &[
+            ("ZIDANE_PROCESS_PATH", path.env_value()),
+            (CLIENT_SECRET_ENV, &random_secret()),
+        ],
+        ESCAPE_BOUND,
+        &format!("{escape} on the {path:?} path"),
+    )
+    .await;
     assert_untouched(&machine.home());
 }
 
