@@ -308,6 +308,7 @@ fn object<'a>(value: &'a Value, what: &'static str) -> Result<&'a JsonObject, Sa
     })
 }
 
-#[cfg(test)]
+// Codex's captured state names Unix paths (its sandbox runs on Linux and macOS).
+#[cfg(all(test, unix))]
 #[path = "codex_sandbox_tests.rs"]
 mod tests;

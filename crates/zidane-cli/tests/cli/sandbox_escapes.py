@@ -444,12 +444,27 @@ async def containment(run: Run) -> None:
 
 
 async def user_dir(run: Run) -> None:
-    """zidane's own user dir (its logs, its sessions) is hidden from tasks."""
-    other = await run.bg("echo private-log-line")
-    await run.finished(other["task_id"])
-    peek = await run.sh(f"ls -la {run.user_dir}; cat {other['output_path']}; echo x > {run.user_dir}/planted")
-    assert "private-log-line" not in text(peek), text(peek)
+    """zidane's own user dir (other sessions' logs, its tokens) is hidden from tasks; the
+    session's own task logs stay readable (a model `tail`s the log it was given)."""
+    others = os.path.join(run.user_dir, "sessions", "another-session", "tasks")
+    os.makedirs(others, exist_ok=True)
+    with open(os.path.join(others, "bash_1.log"), "w") as log:
+        log.write("private-log-line\n")
+    with open(os.path.join(run.user_dir, "token"), "w") as token:
+        token.write("private-token\n")
+    own = await run.bg("echo own-log-line")
+    await run.finished(own["task_id"])
+    peek = await run.sh(
+        f"ls -laR {run.user_dir}; cat {others}/bash_1.log {run.user_dir}/token; "
+        f"cat {own['output_path']}; echo x > {run.user_dir}/planted; echo x >> {own['output_path']}"
+    )
+    assert "private-log-line" not in text(peek) and "private-token" not in text(peek), text(peek)
+    # The listing shows only this session's own log dir.
+    assert not any(line.endswith(" another-session") for line in text(peek).splitlines()), text(peek)
+    assert "own-log-line" in text(peek), text(peek)
     assert not os.path.exists(f"{run.user_dir}/planted"), text(peek)
+    with open(own["output_path"]) as log:
+        assert log.read() == "own-log-line\n", "a task wrote into its session's log"
     await run.answers()
 
 

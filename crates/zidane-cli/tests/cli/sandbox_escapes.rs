@@ -245,7 +245,8 @@ async fn the_task_guarantees_hold_inside_the_sandbox() {
     on_both_paths("containment").await;
 }
 
-/// zidane's own user dir (the task logs) is hidden from tasks.
+/// zidane's own user dir (other sessions' logs, its tokens) is hidden from tasks; the
+/// session's own task logs stay readable, not writable.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_task_cannot_reach_zidanes_user_dir() {
     on_both_paths("user-dir").await;

@@ -80,7 +80,8 @@ fn paths_in(line: &str, cwd: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-#[cfg(test)]
+// Unix paths: a sandbox runs, and its denials are told, only on Unix.
+#[cfg(all(test, unix))]
 mod tests {
     use zidane_context::SandboxPolicy;
 

@@ -15,7 +15,7 @@ pub(crate) mod denial;
 pub(crate) mod plan;
 #[cfg(unix)]
 pub(crate) mod read_gate;
-#[cfg(any(target_os = "macos", test))]
+#[cfg(any(target_os = "macos", all(test, unix)))]
 pub(crate) mod seatbelt;
 
 use std::ffi::OsString;

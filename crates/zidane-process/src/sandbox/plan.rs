@@ -288,7 +288,10 @@ mod tests {
         let work = tempfile::tempdir().unwrap();
         let plain = plan(&SandboxPolicy::workspace_write(work.path()));
         assert!(plain.made.contains(&work.path().join(".claude")));
-        assert!(!plain.made.contains(&work.path().join(".git/hooks")), "not a repository");
+        assert!(
+            !plain.made.contains(&work.path().join(".git/hooks")),
+            "not a repository"
+        );
         assert!(!plain.made.contains(&work.path().join(".mcp.json")));
         std::fs::create_dir(work.path().join(".git")).unwrap();
         let repository = plan(&SandboxPolicy::workspace_write(work.path()));
