@@ -29,3 +29,26 @@ pub fn install(what: &str, packages: &[&str]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Makes sure `program` runs (`program PROBE` succeeds); installs Debian's `package`
+/// with apt-get (as CI runs, root) otherwise.
+pub fn ensure(program: &str, probe: &str, package: &str) -> Result<(), String> {
+    let runs = || {
+        Command::new(program)
+            .arg(probe)
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    if runs() {
+        return Ok(());
+    }
+    println!("==> {program} is missing: apt-get install {package}");
+    install(package, &[package])?;
+    if runs() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{package}: installed, but `{program} {probe}` still fails"
+        ))
+    }
+}

@@ -241,32 +241,12 @@ fn target(path: &JsonObject, cwd: Option<&Path>) -> Result<Target, SandboxMetaEr
     }
 }
 
-/// The path of a `file://` URL (Codex's `sandboxCwd`).
+/// The path of a `file://` URL (Codex's `sandboxCwd`), read as an MCP root's is, and
+/// held to what [`absolute`] accepts.
 fn file_url_path(url: &str) -> Result<PathBuf, SandboxMetaError> {
     let bad = || SandboxMetaError::BadPath(url.to_owned());
-    let rest = url.strip_prefix("file://").ok_or_else(bad)?;
-    // `file:///p` or `file://localhost/p`.
-    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
-    let decoded = percent_decode(rest).ok_or_else(bad)?;
-    absolute(&decoded).map_err(|_| bad())
-}
-
-/// `%XX` escapes decoded; `None` for a broken escape or a result that is not UTF-8.
-fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(at + 1..at + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            at += 3;
-        } else {
-            out.push(bytes[at]);
-            at += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    let path = crate::roots::root_path(url).ok_or_else(bad)?;
+    absolute(path.to_str().ok_or_else(bad)?).map_err(|_| bad())
 }
 
 /// An absolute path without `..`, as given.
@@ -309,6 +289,7 @@ fn object<'a>(value: &'a Value, what: &'static str) -> Result<&'a JsonObject, Sa
 }
 
 // Codex's captured state names Unix paths (its sandbox runs on Linux and macOS).
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 #[path = "codex_sandbox_tests.rs"]
 mod tests;

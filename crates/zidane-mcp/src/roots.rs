@@ -60,7 +60,8 @@ pub(crate) async fn refresh(peer: Peer<RoleServer>, context: &ProcessContext, ti
 }
 
 /// The absolute path a `file://` URI names (percent-decoded), `None` for any other URI,
-/// a host other than `localhost`, or a path that is not absolute.
+/// a host other than `localhost`, or a path that is not absolute: an MCP root's, and
+/// Codex's `sandboxCwd`.
 pub(crate) fn root_path(uri: &str) -> Option<PathBuf> {
     const SCHEME: &str = "file://";
     let rest = uri
@@ -112,7 +113,8 @@ fn percent_decode(text: &str) -> Option<Vec<u8>> {
     Some(decoded)
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use std::path::Path;
 

@@ -81,7 +81,8 @@ fn paths_in(line: &str, cwd: &Path) -> Vec<PathBuf> {
 }
 
 // Unix paths: a sandbox runs, and its denials are told, only on Unix.
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use zidane_context::SandboxPolicy;
 

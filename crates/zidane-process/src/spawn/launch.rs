@@ -21,7 +21,8 @@ pub(crate) struct Launch<'a> {
 
 impl<'a> Launch<'a> {
     /// The shell by `path`'s mechanism, unsandboxed.
-    #[cfg(all(test, unix))]
+    #[cfg(test)]
+    #[cfg(unix)]
     pub(crate) fn plain(shell: &'a Shell, path: ProcessPath) -> Self {
         Self {
             shell,
@@ -52,7 +53,8 @@ impl<'a> Launch<'a> {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 
