@@ -61,6 +61,14 @@ fn leads_its_session(pid: u32) -> bool {
     stat_fields(pid).get(3) == Some(&pid.to_string())
 }
 
+/// Whether `pid` is the escapee itself, a `sleep` leading its own session: a task's
+/// sandbox (bubblewrap) leads a session of its own too, from before the command runs.
+fn is_the_escapee(pid: u32) -> bool {
+    leads_its_session(pid)
+        && std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|comm| comm.trim() == "sleep")
+}
+
 /// The lifeline of each context of `host`: the shell whose script names the contexts'
 /// marker prefix. (Its `cat`, blocked on the pipe, ends by itself once the host is gone.)
 fn lifelines_of(host: u32) -> Vec<u32> {
@@ -94,7 +102,7 @@ async fn a_host_dead_without_its_lifeline() -> (u32, Vec<u32>, Leftovers) {
         assert!(started["structuredContent"]["pid"].is_u64(), "{started}");
     }
     poll_until(WAIT, POLL, "the escapee leads a session of its own", || {
-        owned_processes(host).into_iter().any(leads_its_session)
+        owned_processes(host).into_iter().any(is_the_escapee)
     })
     .await;
     let lifelines = lifelines_of(host);
@@ -115,7 +123,7 @@ async fn a_host_dead_without_its_lifeline() -> (u32, Vec<u32>, Leftovers) {
     // miss one: the checks below look for these, and then for anything of the host.
     let orphans = owned_processes(host);
     assert!(
-        orphans.iter().copied().any(leads_its_session),
+        orphans.iter().copied().any(is_the_escapee),
         "the dead host left {orphans:?}"
     );
     (host, orphans, leftovers)
