@@ -100,6 +100,11 @@ pub fn exit_summary(exit: &TaskExitInfo) -> String {
         }
         _ => line,
     };
+    // The sandbox rule a failed command met, as its foreground answer tells it.
+    let line = match &exit.sandbox_denial {
+        Some(rule) => format!("{line} — {rule}"),
+        None => line,
+    };
     match &exit.log_write_failure {
         Some(failure) => format!(
             "{line} — log incomplete: {} bytes not written ({})",
@@ -131,6 +136,26 @@ pub(crate) fn summary(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_sandbox_denial_is_told_in_the_summary() {
+        let exit = TaskExitInfo::new(
+            zidane_context::TaskId::parse("bash_2").unwrap(),
+            "echo evil >> ~/.bashrc",
+            "/tmp/t/bash_2.log",
+            zidane_context::TaskStatus::Exited,
+            1,
+            Duration::from_millis(20),
+        )
+        .sandbox_denial(
+            "sandbox: /home/ada/.bashrc is outside the writable roots (workspace-write)".to_owned(),
+        );
+        assert_eq!(
+            exit_summary(&exit),
+            "echo evil >> ~/.bashrc (20ms) — exited 1 — sandbox: /home/ada/.bashrc is outside \
+             the writable roots (workspace-write)"
+        );
+    }
 
     #[test]
     fn duration_boundaries() {

@@ -235,6 +235,12 @@ async def explanations(run: Run) -> None:
     # None for a failure the sandbox had no part in.
     missing = await run.sh("cat no-such-file")
     assert "sandbox: " not in text(missing), text(missing)
+    # A background task's end tells it too, in what wait_task answers.
+    started = await run.bg("echo evil >> ~/.bashrc")
+    waited = await run.session.call_tool("wait_task", {"task_id": started["task_id"], "timeout_ms": int(WAIT * 1000)})
+    rule = f"sandbox: {bashrc} is outside the writable roots (workspace-write)"
+    assert rule in text(waited), f"the background end has no explanation:\n{text(waited)}"
+    assert waited.structured_content["exit"]["sandbox_denial"] == rule, waited.structured_content
 
 
 async def kill_host(run: Run) -> None:
