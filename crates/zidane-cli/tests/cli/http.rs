@@ -447,8 +447,10 @@ async fn without_a_token_one_is_generated_into_a_private_file() {
         401
     );
     // A clean stop takes the file away.
-    assert!(second.stop().await.success());
-    assert!(served.stop().await.success());
+    let status = second.stop().await;
+    assert!(status.success(), "{status}");
+    let status = served.stop().await;
+    assert!(status.success(), "{status}");
     assert!(!file.exists());
 }
 

@@ -68,6 +68,8 @@ fn a_session_in_tmux_from_prompt_to_quit() {
 
     // A dev server: counted in the footer, listed in the picker, killed from it.
     prompt(&tmux, "start the dev server");
+    // Its start answered first: until then the one counted may be the call itself.
+    tmux.wait_text("Started bash_2", STEP);
     tmux.wait_text("ctrl+k cancel (1)", STEP);
     tmux.keys(&["C-k"]);
     let picker = tmux.wait_text("enter cancels a call / kills a task", STEP);
@@ -79,6 +81,8 @@ fn a_session_in_tmux_from_prompt_to_quit() {
 
     // One more, left running at quit.
     prompt(&tmux, "start the dev server");
+    // Its start answered first: until then the one counted may be the call itself.
+    tmux.wait_text("Started bash_2", STEP);
     tmux.wait_text("ctrl+k cancel (1)", STEP);
     let before = owned_processes(tmux.pid);
     assert!(
