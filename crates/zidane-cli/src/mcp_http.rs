@@ -78,6 +78,9 @@ pub(crate) async fn serve(
         }
     };
     let user_dir = options.user_dir.clone();
+    // Listening for SIGTERM and SIGINT before saying how to connect: a signal sent as
+    // soon as the server is ready ends it cleanly, token file removed.
+    let shutdown = shutdown_signal();
     let server = HttpServer::bind(options, http).await?;
     let addr = server.local_addr()?;
     let token_file = match &generated {
@@ -89,7 +92,7 @@ pub(crate) async fn serve(
         args.no_token,
         token_file.as_ref().map(TokenFile::path),
     );
-    let served = server.serve(shutdown_signal()).await;
+    let served = server.serve(shutdown).await;
     drop(token_file);
     served
 }
