@@ -109,6 +109,36 @@ pub struct ExecOutput {
     pub duration: Duration,
 }
 
+impl ExecOutput {
+    /// Adds one line after the output, a line break first where the output lacks one:
+    /// how a context tells the model something of the run beside what it printed (the
+    /// sandbox rule it met).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use zidane_context::ExecOutput;
+    ///
+    /// let mut out = ExecOutput {
+    ///     output: "touch: cannot touch 'x': Read-only file system".into(),
+    ///     exit_code: 1,
+    ///     signal: None,
+    ///     timed_out: false,
+    ///     cancelled: false,
+    ///     truncated_bytes: 0,
+    ///     duration: Duration::ZERO,
+    /// };
+    /// out.push_line("sandbox: x is outside the writable roots (read-only)");
+    /// assert!(out.output.ends_with("system\nsandbox: x is outside the writable roots (read-only)\n"));
+    /// ```
+    pub fn push_line(&mut self, line: &str) {
+        if !self.output.is_empty() && !self.output.ends_with('\n') {
+            self.output.push('\n');
+        }
+        self.output.push_str(line);
+        self.output.push('\n');
+    }
+}
+
 /// A window of lines: skip `offset` lines, then take up to `limit`. With `from_end`,
 /// lines are counted from the end instead: the window holds up to `limit` lines ending
 /// `offset` lines before the last (`offset: 0` reads the file's last lines), found by

@@ -306,15 +306,7 @@ async fn answer_foreground(
     exit: TaskExitInfo,
     timeout: Option<Duration>,
 ) -> ToolOutput {
-    let (mut output, truncated_bytes) = log_tail_bytes(context, &exit).await;
-    // The rule a sandboxed command met, as `exec` tells it (zidane-process).
-    if let Some(line) = &exit.sandbox_denial {
-        if !output.is_empty() && !output.ends_with('\n') {
-            output.push('\n');
-        }
-        output.push_str(line);
-        output.push('\n');
-    }
+    let (output, truncated_bytes) = log_tail_bytes(context, &exit).await;
     // A log left behind costs a file, not the answer: the answer stands either way.
     let _ = context
         .execution()
@@ -322,7 +314,7 @@ async fn answer_foreground(
         .await;
     let timed_out = matches!(exit.kill_reason, Some(KillReason::WallTime { .. }));
     let cancelled = exit.status == TaskStatus::Killed && !timed_out;
-    let exec = ExecOutput {
+    let mut exec = ExecOutput {
         output,
         exit_code: exit.exit_code,
         signal: exit.signal,
@@ -331,6 +323,10 @@ async fn answer_foreground(
         truncated_bytes,
         duration: exit.duration,
     };
+    // The rule a sandboxed command met, told as `exec` tells it.
+    if let Some(line) = &exit.sandbox_denial {
+        exec.push_line(line);
+    }
     let mut answer = render_foreground(&exec, timeout);
     let mut data: ShellData = ShellData {
         output: Some(exec.output),

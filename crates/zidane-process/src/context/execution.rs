@@ -126,11 +126,7 @@ impl ExecutionContext for ProcessContext {
             && let Some(plan) = plan
             && let Some(line) = denial::explain(&output.output, &plan, &cwd)
         {
-            if !output.output.is_empty() && !output.output.ends_with('\n') {
-                output.output.push('\n');
-            }
-            output.output.push_str(&line);
-            output.output.push('\n');
+            output.push_line(&line);
         }
         Ok(output)
     }

@@ -249,11 +249,6 @@ fn temp_dirs() -> Vec<PathBuf> {
         .filter_map(|dir| std::fs::canonicalize(dir).ok())
         .collect();
     dirs.append(&mut real);
-    let mut seen: Vec<PathBuf> = Vec::new();
-    dirs.retain(|dir| {
-        let new = !seen.contains(dir);
-        seen.push(dir.clone());
-        new
-    });
+    plan::dedup(&mut dirs);
     dirs
 }

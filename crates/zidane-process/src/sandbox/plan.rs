@@ -238,7 +238,8 @@ impl fmt::Display for SandboxPlan {
     }
 }
 
-fn dedup(paths: &mut Vec<PathBuf>) {
+/// Keeps the first of each path, in order.
+pub(crate) fn dedup(paths: &mut Vec<PathBuf>) {
     let mut seen = Vec::with_capacity(paths.len());
     paths.retain(|path| {
         if seen.contains(path) {
