@@ -82,6 +82,7 @@ pub use containment::owner_marker::OWNER_MARKER_ENV;
 pub use containment::swept::{OrphanOwner, SweptProcess};
 pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
 pub use hardening::harden_process;
+pub use ownership::{ProcessStamp, RUNTIME_DIR_NAME, ensure_runtime_dir, runtime_dir};
 pub use process_path::{EnvValueError, PROCESS_PATH_ENV, ProcessPath};
 pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
 #[cfg(target_os = "linux")]
@@ -107,6 +108,8 @@ mod exec;
 mod file_at;
 mod hardening;
 mod log_open;
+/// Owning tasks across hosts: process stamps and the user's private runtime directory.
+mod ownership;
 /// Readiness probes of this machine: a port's connect, a URL's GET.
 mod probe;
 mod process_path;

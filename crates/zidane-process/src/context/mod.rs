@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use zidane_context::{ChildEnv, EnvPolicy, Result, WithheldVar, is_zidane_secret};
+use zidane_context::{ChildEnv, EnvPolicy, Result, SandboxPolicy, WithheldVar, is_zidane_secret};
 #[cfg(doc)]
 use zidane_context::{DetachedTasks, ExecutionContext};
 
@@ -148,6 +148,13 @@ impl ProcessContext {
             .report()
             .enforced()
             .then(|| self.sandbox.plan())
+    }
+
+    /// The sandbox policy its commands run under now, with the workspace roots added
+    /// since it was built: what a process that runs commands on its behalf (a per-user
+    /// supervisor) applies to them.
+    pub fn sandbox_policy(&self) -> SandboxPolicy {
+        self.sandbox.policy()
     }
 
     /// Adds workspace roots to a `workspace-write` sandbox while the context runs (an

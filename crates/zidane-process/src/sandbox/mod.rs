@@ -60,7 +60,7 @@ impl Sandbox {
     pub(crate) fn new(policy: SandboxPolicy) -> Self {
         let home = home_dir();
         let temp = temp_dirs();
-        let plan = SandboxPlan::new(&policy, home.as_deref(), &temp);
+        let plan = plan_of(&policy, home.as_deref(), &temp);
         let mechanism = if policy.is_on() {
             mechanism(&policy)
         } else {
@@ -84,6 +84,11 @@ impl Sandbox {
         self.current
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The policy now, workspace roots added since included.
+    pub(crate) fn policy(&self) -> SandboxPolicy {
+        self.current().0.clone()
     }
 
     fn policy_is_on(&self) -> bool {
@@ -123,7 +128,7 @@ impl Sandbox {
             }
         }
         if changed {
-            current.1 = SandboxPlan::new(&current.0, self.home.as_deref(), &self.temp);
+            current.1 = plan_of(&current.0, self.home.as_deref(), &self.temp);
         }
     }
 
@@ -148,7 +153,7 @@ impl Sandbox {
                 } else {
                     &self.temp
                 };
-                SandboxPlan::new(&narrowed, self.home.as_deref(), temp)
+                plan_of(&narrowed, self.home.as_deref(), temp)
             }
         };
         Some(plan.readable_inside(readable))
@@ -251,4 +256,19 @@ fn temp_dirs() -> Vec<PathBuf> {
     dirs.append(&mut real);
     plan::dedup(&mut dirs);
     dirs
+}
+
+/// The plan of `policy` here, with zidane's private runtime directory hidden too: a
+/// per-user supervisor listens there, and a sandboxed command must not reach it to run
+/// commands outside its sandbox. The directory is made (private) first where it is
+/// missing, so it is hidden even when the supervisor starts after the command.
+fn plan_of(policy: &SandboxPolicy, home: Option<&Path>, temp: &[PathBuf]) -> SandboxPlan {
+    let mut plan = SandboxPlan::new(policy, home, temp);
+    if let Some(dir) = crate::ownership::runtime_dir() {
+        if let Err(error) = crate::ownership::ensure_runtime_dir(&dir) {
+            tracing::debug!(dir = %dir.display(), %error, "the runtime directory is not private");
+        }
+        plan.denied.push(dir);
+    }
+    plan
 }
