@@ -1,0 +1,232 @@
+//! Talking to the supervisor, and starting it when no one listens.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use zidane_context::TaskId;
+
+use crate::error::{Result, SupervisorError};
+use crate::ledger::Teller;
+use crate::paths::SupervisorPaths;
+use crate::protocol::{Request, Response, StartRequest, TaskView};
+
+/// How long a client waits for a supervisor it started to listen.
+const LISTEN_WAIT: Duration = Duration::from_secs(10);
+
+/// How a client starts the supervisor: a program and its arguments (the `zidane`
+/// binary and `supervisor serve --user-dir DIR`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launcher {
+    /// The program.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+}
+
+/// A client of one user dir's supervisor. Each request is a connection of its own.
+#[derive(Debug, Clone)]
+pub struct SupervisorClient {
+    paths: SupervisorPaths,
+    launcher: Option<Launcher>,
+}
+
+impl SupervisorClient {
+    /// A client that only talks to a running supervisor.
+    pub fn new(paths: SupervisorPaths) -> Self {
+        Self {
+            paths,
+            launcher: None,
+        }
+    }
+
+    /// Starts the supervisor with `launcher` when none listens.
+    #[must_use]
+    pub fn launcher(mut self, launcher: Launcher) -> Self {
+        self.launcher = Some(launcher);
+        self
+    }
+
+    /// The supervisor's paths.
+    pub fn paths(&self) -> &SupervisorPaths {
+        &self.paths
+    }
+
+    /// Sends one request and reads its answer; an [`Response::Error`] becomes
+    /// [`SupervisorError::Refused`].
+    pub async fn request(&self, request: &Request) -> Result<Response> {
+        let mut stream = self.connect().await?;
+        crate::wire::send(&mut stream, request)
+            .await
+            .map_err(|source| self.unreachable(source))?;
+        match crate::wire::receive(&mut stream, "answer").await? {
+            Response::Error { message } => Err(SupervisorError::Refused(message)),
+            answer => Ok(answer),
+        }
+    }
+
+    /// Whether a supervisor listens: its pid and state directory.
+    pub async fn ping(&self) -> Result<(u32, PathBuf)> {
+        match self.request(&Request::Ping).await? {
+            Response::Pong { pid, state } => Ok((pid, state)),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Starts a detached task.
+    pub async fn start(&self, start: StartRequest) -> Result<TaskView> {
+        one(self.request(&Request::Start(Box::new(start))).await?)
+    }
+
+    /// Every task, or a workspace's; with `asker`, claims the ended ones it is to tell.
+    pub async fn list(
+        &self,
+        workspace: Option<&Path>,
+        asker: Option<&Teller>,
+    ) -> Result<Vec<TaskView>> {
+        many(
+            self.request(&Request::List {
+                workspace: workspace.map(Path::to_path_buf),
+                asker: asker.cloned(),
+            })
+            .await?,
+        )
+    }
+
+    /// Ends a task's whole tree; its end.
+    pub async fn kill(&self, id: TaskId) -> Result<TaskView> {
+        one(self.request(&Request::Kill { id }).await?)
+    }
+
+    /// Waits at most `timeout` for a task's end; the task (still running when the time
+    /// ran out).
+    pub async fn wait(&self, id: TaskId, timeout: Duration) -> Result<TaskView> {
+        one(self.request(&Request::Wait { id, timeout }).await?)
+    }
+
+    /// Says `session`'s model was told these tasks' ends.
+    pub async fn told(&self, session: &str, ids: Vec<TaskId>) -> Result<()> {
+        self.request(&Request::Told {
+            session: session.to_owned(),
+            ids,
+        })
+        .await
+        .map(drop)
+    }
+
+    /// Forgets ended tasks and their logs: those told, or with `all` every ended one.
+    pub async fn clean(&self, all: bool) -> Result<Vec<TaskView>> {
+        many(self.request(&Request::Clean { all }).await?)
+    }
+
+    /// The task a person typed: `bash_d7`, `d7` or `7`, or the start of one (an exact
+    /// id wins over longer ones it begins).
+    pub async fn resolve(&self, typed: &str) -> Result<TaskView> {
+        let tasks = self.list(None, None).await?;
+        resolve(typed, tasks)
+    }
+
+    async fn connect(&self) -> Result<crate::sys::Stream> {
+        let first = match crate::sys::connect(&self.paths.socket).await {
+            Ok(stream) => return Ok(stream),
+            Err(error) => error,
+        };
+        let Some(launcher) = &self.launcher else {
+            return Err(self.unreachable(first));
+        };
+        launch(launcher, &self.paths).map_err(|source| self.unreachable(source))?;
+        let deadline = tokio::time::Instant::now() + LISTEN_WAIT;
+        loop {
+            match crate::sys::connect(&self.paths.socket).await {
+                Ok(stream) => return Ok(stream),
+                Err(error) if tokio::time::Instant::now() >= deadline => {
+                    return Err(self.unreachable(error));
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            }
+        }
+    }
+
+    fn unreachable(&self, source: std::io::Error) -> SupervisorError {
+        SupervisorError::Unreachable {
+            socket: self.paths.socket.clone(),
+            source,
+        }
+    }
+}
+
+/// Starts a supervisor: out of this process's group and session (it calls `setsid`
+/// itself), its stderr in its log, reaped by a thread of ours should it end first.
+fn launch(launcher: &Launcher, paths: &SupervisorPaths) -> std::io::Result<()> {
+    crate::store::make_private_dir(&paths.state)?;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(paths.log_file())?;
+    let mut child = std::process::Command::new(&launcher.program)
+        .args(&launcher.args)
+        .env_remove(zidane_process::OWNER_MARKER_ENV)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()?;
+    std::thread::spawn(move || child.wait());
+    Ok(())
+}
+
+fn one(answer: Response) -> Result<TaskView> {
+    match answer {
+        Response::Task(task) => Ok(*task),
+        other => Err(unexpected(&other)),
+    }
+}
+
+fn many(answer: Response) -> Result<Vec<TaskView>> {
+    match answer {
+        Response::Tasks { tasks } => Ok(tasks),
+        other => Err(unexpected(&other)),
+    }
+}
+
+fn unexpected(answer: &Response) -> SupervisorError {
+    SupervisorError::Malformed {
+        what: "answer",
+        detail: format!("unexpected {answer:?}"),
+    }
+}
+
+/// The one task `typed` names among `tasks`.
+pub(crate) fn resolve(typed: &str, tasks: Vec<TaskView>) -> Result<TaskView> {
+    let digits = typed.trim();
+    let digits = digits.strip_prefix("bash_").unwrap_or(digits);
+    let digits = digits.strip_prefix('d').unwrap_or(digits);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(SupervisorError::UnknownTask(typed.to_owned()));
+    }
+    let number = |task: &TaskView| {
+        task.record
+            .id
+            .detached_number()
+            .map(|n| n.to_string())
+            .unwrap_or_default()
+    };
+    if let Some(exact) = tasks.iter().find(|task| number(task) == digits) {
+        return Ok(exact.clone());
+    }
+    let mut matches: Vec<TaskView> = tasks
+        .into_iter()
+        .filter(|task| number(task).starts_with(digits))
+        .collect();
+    match matches.len() {
+        0 => Err(SupervisorError::UnknownTask(typed.to_owned())),
+        1 => Ok(matches.remove(0)),
+        _ => Err(SupervisorError::Ambiguous {
+            prefix: typed.to_owned(),
+            matches: matches
+                .iter()
+                .map(|task| task.record.id.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
+    }
+}

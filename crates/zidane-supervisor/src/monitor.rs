@@ -1,0 +1,161 @@
+//! A task's monitor: the small process that runs one detached task and writes down its
+//! end, whatever happens to the supervisor (podman's conmon does this for containers).
+//!
+//! The supervisor starts one per task, in a session of its own. The monitor runs the
+//! command through a [`ProcessContext`] of its own — the same spawn, environment
+//! policy, sandbox, budgets, log and group kill as any session task — says on its
+//! stdout that the task runs, and waits. A SIGTERM (the supervisor's kill) ends the
+//! task's whole tree. Either way the exit is written to `exit.json` (whole or not at
+//! all) before the supervisor is told, so a supervisor that is dead by then loses
+//! nothing: the next one reads the file.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+use zidane_context::{BackgroundOptions, ExecutionContext as _};
+use zidane_process::{ProcessContext, ProcessStamp};
+
+use crate::error::{Result, SupervisorError};
+use crate::paths::SupervisorPaths;
+use crate::protocol::Request;
+use crate::store::{self, MonitorSpec, Started, TaskFile};
+
+/// What a monitor says on its stdout, once.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "monitor", rename_all = "snake_case")]
+pub(crate) enum MonitorHello {
+    /// The task runs.
+    Started {
+        /// The monitor and the task's pid.
+        started: Started,
+        /// The task's log.
+        output_path: PathBuf,
+    },
+    /// It could not be started.
+    Failed {
+        /// Why.
+        message: String,
+    },
+}
+
+/// How long one wait for the task lasts before it is simply waited again.
+const WAIT_ROUND: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Runs the task described in `task_dir` to its end and records the end there, then
+/// tells the supervisor of `paths`. Call from a process of its own (the `zidane`
+/// binary's hidden `supervisor monitor` command), inside a tokio runtime.
+///
+/// Errors: the spec cannot be read, the context cannot be built, or the end cannot be
+/// written. The task's own failures are its exit, not errors.
+pub async fn run_monitor(paths: &SupervisorPaths, task_dir: &Path) -> Result<()> {
+    if let Err(error) = crate::sys::leave_host_session() {
+        tracing::debug!(%error, "the monitor leads no new session");
+    }
+    let mut terminate = crate::sys::TerminateSignal::new()
+        .map_err(|source| SupervisorError::StartFailed(format!("SIGTERM handler: {source}")))?;
+    let spec: MonitorSpec =
+        store::read(task_dir, TaskFile::Spec)?.ok_or_else(|| SupervisorError::Malformed {
+            what: "task directory",
+            detail: format!("{} holds no spec.json", task_dir.display()),
+        })?;
+    let started = match start(&spec, task_dir).await {
+        Ok(started) => started,
+        Err(message) => {
+            say(&MonitorHello::Failed {
+                message: message.clone(),
+            });
+            return Err(SupervisorError::StartFailed(message));
+        }
+    };
+    let (context, handle, task_id, hello) = started;
+    say(&hello);
+    let cancel = CancellationToken::new();
+    let exit = loop {
+        tokio::select! {
+            waited = context.wait_background(handle, task_id, WAIT_ROUND, cancel.clone()) => {
+                match waited {
+                    Ok(Some(exit)) => break exit,
+                    Ok(None) => {}
+                    Err(error) => return Err(SupervisorError::StartFailed(error.to_string())),
+                }
+            }
+            () = terminate.recv() => {
+                match context.kill_background(handle, task_id).await {
+                    Ok(Some(exit)) => break exit,
+                    Ok(None) => {}
+                    Err(error) => return Err(SupervisorError::StartFailed(error.to_string())),
+                }
+            }
+        }
+    };
+    let mut exit = exit;
+    exit.task_id = spec.id;
+    exit.detached = true;
+    store::write(task_dir, TaskFile::Exit, &exit)?;
+    // The end is on disk: telling the supervisor only spares it a rescan.
+    let _ = crate::client::SupervisorClient::new(paths.clone())
+        .request(&Request::Ended { id: spec.id })
+        .await;
+    Ok(())
+}
+
+/// Starts the command; its context, handle and id, and what to say.
+async fn start(
+    spec: &MonitorSpec,
+    task_dir: &Path,
+) -> Result<
+    (
+        ProcessContext,
+        zidane_context::ExecutionHandle,
+        zidane_context::TaskId,
+        MonitorHello,
+    ),
+    String,
+> {
+    let context = ProcessContext::builder()
+        .kill_grace(spec.kill_grace)
+        .env_policy(spec.env_policy.clone())
+        .sandbox(spec.sandbox.clone())
+        .sweep_orphans_on_start(false)
+        .try_build()
+        .map_err(|error| error.to_string())?;
+    let handle = context
+        .create_handle()
+        .await
+        .map_err(|error| error.to_string())?;
+    let options = BackgroundOptions::new(task_dir)
+        .spec(spec.spec.clone())
+        .limits(spec.limits);
+    let begun = context
+        .exec_background(handle, &spec.command, options)
+        .await
+        .map_err(|error| error.to_string())?;
+    let monitor = ProcessStamp::current()
+        .ok_or_else(|| "this process has no stamp (no process table)".to_owned())?;
+    let started = Started {
+        monitor,
+        pid: begun.pid,
+    };
+    store::write(task_dir, TaskFile::Started, &started).map_err(|error| error.to_string())?;
+    Ok((
+        context,
+        handle,
+        begun.task_id,
+        MonitorHello::Started {
+            started,
+            output_path: begun.output_path,
+        },
+    ))
+}
+
+/// One line on stdout, which the supervisor reads once.
+fn say(hello: &MonitorHello) {
+    use std::io::Write as _;
+    if let Ok(line) = serde_json::to_string(hello) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+}

@@ -1,0 +1,132 @@
+//! What crosses the supervisor's socket: one JSON request per connection, one JSON
+//! answer, each on one line.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use zidane_context::{TaskExitInfo, TaskId};
+
+use crate::ledger::Teller;
+use crate::store::{MonitorSpec, TaskRecord};
+
+/// The most bytes of one line either side reads: a start carries the host's
+/// environment, nothing carries output.
+pub const MAX_LINE_BYTES: usize = 4 << 20;
+
+/// A request to the supervisor.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Request {
+    /// Is it there? Answered with [`Response::Pong`].
+    Ping,
+    /// Start a detached task. Answered with [`Response::Task`] once it runs.
+    Start(Box<StartRequest>),
+    /// Every task, or a workspace's. With `asker`, each ended task says whether that
+    /// session is to tell it ([`TaskView::tell`]), and is claimed for it when it is.
+    List {
+        /// Only the tasks started in this workspace.
+        #[serde(default)]
+        workspace: Option<PathBuf>,
+        /// The session asking.
+        #[serde(default)]
+        asker: Option<Teller>,
+    },
+    /// Ends a task's whole tree. Answered with [`Response::Task`] once it ended.
+    Kill {
+        /// The task.
+        id: TaskId,
+    },
+    /// Waits for a task's end, at most `timeout`. [`Response::Task`] (running when the
+    /// time ran out).
+    Wait {
+        /// The task.
+        id: TaskId,
+        /// How long to wait.
+        timeout: Duration,
+    },
+    /// A session's model was told these tasks' ends.
+    Told {
+        /// The session.
+        session: String,
+        /// The tasks.
+        ids: Vec<TaskId>,
+    },
+    /// A monitor recorded its task's end (sent by the monitor itself).
+    Ended {
+        /// The task.
+        id: TaskId,
+    },
+    /// Forgets ended tasks whose end was told (or that no session will tell: `all`),
+    /// with their logs. Answered with [`Response::Tasks`]: those removed.
+    Clean {
+        /// Also the ended tasks no model was told of.
+        all: bool,
+    },
+}
+
+/// A start: what to run, and who asks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StartRequest {
+    /// What the monitor runs (its `id` is filled in by the supervisor).
+    pub monitor: MonitorSpec,
+    /// The environment the command starts from, before the policy: the asking host's.
+    pub env: Vec<(String, String)>,
+    /// The workspace whose sessions re-adopt it.
+    pub workspace: PathBuf,
+    /// The session starting it.
+    pub session: Teller,
+    /// What is starting it, for `zidane ps`.
+    pub host: String,
+}
+
+/// The supervisor's answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Response {
+    /// It is there.
+    Pong {
+        /// Its process id.
+        pid: u32,
+        /// Its state directory.
+        state: PathBuf,
+    },
+    /// One task.
+    Task(Box<TaskView>),
+    /// Several.
+    Tasks {
+        /// The tasks, oldest first.
+        tasks: Vec<TaskView>,
+    },
+    /// Done.
+    Done,
+    /// Refused, and why.
+    Error {
+        /// Why, for a person.
+        message: String,
+    },
+}
+
+/// A task as the supervisor sees it now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskView {
+    /// Who started what, where.
+    pub record: TaskRecord,
+    /// The task's leader, once it runs.
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// Its log.
+    #[serde(default)]
+    pub output_path: Option<PathBuf>,
+    /// How it ended; `None` while it runs.
+    #[serde(default)]
+    pub exit: Option<TaskExitInfo>,
+    /// Some session's model was told its end.
+    #[serde(default)]
+    pub told: bool,
+    /// In a [`Request::List`] with an asker: the asker is to tell this ended task now.
+    #[serde(default)]
+    pub tell: bool,
+}

@@ -1,0 +1,526 @@
+//! The supervisor: one per user dir, started on demand, owner of every detached task.
+//!
+//! It listens on a private socket (see [`SupervisorPaths`]), answers only processes of
+//! its own user, and starts each task under a monitor of its own (see
+//! [`run_monitor`](crate::run_monitor)). Its memory is a cache of the task
+//! directories: at start it reads them back, re-adopts the tasks whose monitor still
+//! runs (the same process: pid and start time), and records as lost those whose monitor
+//! died before writing an end. It leaves when it has had no task running and no
+//! request for its idle time.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use chrono::Utc;
+use tokio::io::AsyncBufReadExt as _;
+use tokio::sync::watch;
+use zidane_context::{LOST_EXIT_CODE, TaskExitInfo, TaskId, TaskStatus};
+
+use crate::client::Launcher;
+use crate::error::{Result, SupervisorError};
+use crate::ledger::{Offer, Teller};
+use crate::monitor::MonitorHello;
+use crate::paths::SupervisorPaths;
+use crate::protocol::{Request, Response, StartRequest, TaskView};
+use crate::store::{self, Started, Stored, TaskFile, TaskRecord};
+
+/// How often running tasks are checked for an end no monitor announced.
+const RESCAN_EVERY: Duration = Duration::from_secs(1);
+
+/// How long a monitor may take to say its task runs (a sandbox to build, a slow disk).
+const START_WAIT: Duration = Duration::from_secs(30);
+
+/// How long a kill waits, past the grace, for the monitor to record the end.
+const KILL_SLACK: Duration = Duration::from_secs(10);
+
+/// How a supervisor runs.
+#[derive(Debug, Clone)]
+pub struct SupervisorOptions {
+    /// Its socket and state.
+    pub paths: SupervisorPaths,
+    /// What runs a task's monitor; the supervisor appends
+    /// `--socket SOCKET --state STATE TASK_DIR`.
+    pub monitor: Launcher,
+    /// It leaves after this long with no task running and no request.
+    pub idle_exit: Duration,
+}
+
+/// Runs the supervisor until it has been idle for [`SupervisorOptions::idle_exit`].
+/// Returns at once, successfully, when another supervisor of the same user dir runs.
+///
+/// Errors: the state directory or the socket cannot be made private, or the socket
+/// cannot be bound.
+pub async fn serve(options: SupervisorOptions) -> Result<()> {
+    if let Err(error) = crate::sys::leave_host_session() {
+        tracing::debug!(%error, "the supervisor leads no new session");
+    }
+    let paths = options.paths.clone();
+    store::make_private_dir(&paths.tasks_dir()).map_err(SupervisorError::state(&paths.state))?;
+    let lock_path = paths.lock_file();
+    let lock = File::create(&lock_path).map_err(SupervisorError::state(&lock_path))?;
+    if lock.try_lock().is_err() {
+        tracing::info!("another supervisor runs for {}", paths.state.display());
+        return Ok(());
+    }
+    let listener = match crate::sys::Listener::bind(&paths.socket).await {
+        Ok(listener) => listener,
+        Err(error) if error.kind() == std::io::ErrorKind::AddrInUse => return Ok(()),
+        Err(source) => {
+            return Err(SupervisorError::Unreachable {
+                socket: paths.socket.clone(),
+                source,
+            });
+        }
+    };
+    let supervisor = Arc::new(Supervisor::load(options)?);
+    tracing::info!(
+        tasks = supervisor.tasks().len(),
+        "supervisor listening on {}",
+        paths.socket.display()
+    );
+    let mut idle_since = tokio::time::Instant::now();
+    let mut rescan = tokio::time::interval(RESCAN_EVERY);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                idle_since = tokio::time::Instant::now();
+                match accepted {
+                    Ok(stream) => {
+                        let supervisor = Arc::clone(&supervisor);
+                        tokio::spawn(async move { supervisor.answer(stream).await });
+                    }
+                    Err(error) => tracing::warn!(%error, "accept failed"),
+                }
+            }
+            _ = rescan.tick() => {
+                supervisor.rescan();
+                if supervisor.running() > 0 {
+                    idle_since = tokio::time::Instant::now();
+                } else if idle_since.elapsed() >= supervisor.idle_exit {
+                    break;
+                }
+            }
+        }
+    }
+    // Leave the socket to the next supervisor only once no one can be answered.
+    let _ = std::fs::remove_file(&paths.socket);
+    drop(lock);
+    Ok(())
+}
+
+/// The supervisor's state: its tasks, and a version bumped at every end.
+struct Supervisor {
+    paths: SupervisorPaths,
+    monitor: Launcher,
+    idle_exit: Duration,
+    tasks: Mutex<BTreeMap<u64, Stored>>,
+    ended: watch::Sender<u64>,
+}
+
+impl Supervisor {
+    /// Reads every task directory back.
+    fn load(options: SupervisorOptions) -> Result<Self> {
+        let dir = options.paths.tasks_dir();
+        let mut tasks = BTreeMap::new();
+        let entries = std::fs::read_dir(&dir).map_err(SupervisorError::state(&dir))?;
+        for entry in entries.flatten() {
+            let Some(n) = entry
+                .file_name()
+                .to_str()
+                .and_then(|name| name.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            match Stored::load(&entry.path()) {
+                Ok(Some(stored)) => {
+                    tasks.insert(n, stored);
+                }
+                Ok(None) => {}
+                Err(error) => tracing::warn!(%error, "a task directory could not be read"),
+            }
+        }
+        let supervisor = Self {
+            paths: options.paths,
+            monitor: options.monitor,
+            idle_exit: options.idle_exit,
+            tasks: Mutex::new(tasks),
+            ended: watch::Sender::new(0),
+        };
+        supervisor.rescan();
+        Ok(supervisor)
+    }
+
+    fn tasks(&self) -> MutexGuard<'_, BTreeMap<u64, Stored>> {
+        self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn running(&self) -> usize {
+        self.tasks()
+            .values()
+            .filter(|task| task.exit.is_none())
+            .count()
+    }
+
+    /// Settles every running task whose end is on disk, or whose monitor is gone.
+    fn rescan(&self) {
+        let mut settled = false;
+        for (n, task) in self.tasks().iter_mut() {
+            if task.exit.is_none() {
+                settled |= self.settle(*n, task);
+            }
+        }
+        if settled {
+            self.ended
+                .send_modify(|version| *version = version.wrapping_add(1));
+        }
+    }
+
+    /// Reads a running task's end; records it lost when its monitor died without one.
+    fn settle(&self, n: u64, task: &mut Stored) -> bool {
+        let dir = self.paths.tasks_dir().join(n.to_string());
+        let read_exit = || {
+            store::read::<TaskExitInfo>(&dir, TaskFile::Exit)
+                .ok()
+                .flatten()
+        };
+        if let Some(exit) = read_exit() {
+            task.exit = Some(exit);
+            return true;
+        }
+        match task.started {
+            Some(started) if started.monitor.runs() => return false,
+            None if self.may_be_starting(task) => return false,
+            _ => {}
+        }
+        // The monitor may have written its end just before it went.
+        if let Some(exit) = read_exit() {
+            task.exit = Some(exit);
+            return true;
+        }
+        let record = &task.record;
+        let duration = (Utc::now() - record.started_at)
+            .to_std()
+            .unwrap_or_default();
+        let lost = TaskExitInfo::new(
+            record.id,
+            record.command.clone(),
+            task.output_path.clone().unwrap_or_default(),
+            TaskStatus::Lost,
+            LOST_EXIT_CODE,
+            duration,
+        )
+        .detached(true);
+        if let Err(error) = store::write(&dir, TaskFile::Exit, &lost) {
+            tracing::warn!(%error, "a lost task's end could not be written");
+        }
+        task.exit = Some(lost);
+        true
+    }
+
+    /// A task with no `started.json` yet is starting while its start request waits.
+    fn may_be_starting(&self, task: &Stored) -> bool {
+        (Utc::now() - task.record.started_at)
+            .to_std()
+            .unwrap_or_default()
+            < START_WAIT
+    }
+
+    /// Answers one connection: one request, one answer.
+    async fn answer(self: Arc<Self>, mut stream: crate::sys::Stream) {
+        let answer = match crate::wire::receive::<Request>(&mut stream, "request").await {
+            Ok(request) => match self.handle(request).await {
+                Ok(answer) => answer,
+                Err(error) => Response::Error {
+                    message: error.to_string(),
+                },
+            },
+            Err(error) => Response::Error {
+                message: error.to_string(),
+            },
+        };
+        if let Err(error) = crate::wire::send(&mut stream, &answer).await {
+            tracing::debug!(%error, "a client left before its answer");
+        }
+    }
+
+    async fn handle(&self, request: Request) -> Result<Response> {
+        match request {
+            Request::Ping => Ok(Response::Pong {
+                pid: std::process::id(),
+                state: self.paths.state.clone(),
+            }),
+            Request::Start(start) => self.start(*start).await.map(task),
+            Request::List { workspace, asker } => Ok(Response::Tasks {
+                tasks: self.list(workspace.as_deref(), asker.as_ref()),
+            }),
+            Request::Kill { id } => self.kill(id).await.map(task),
+            Request::Wait { id, timeout } => self.wait(id, timeout).await.map(task),
+            Request::Told { session, ids } => {
+                self.told(&session, &ids);
+                Ok(Response::Done)
+            }
+            Request::Ended { .. } => {
+                self.rescan();
+                Ok(Response::Done)
+            }
+            Request::Clean { all } => Ok(Response::Tasks {
+                tasks: self.clean(all),
+            }),
+        }
+    }
+
+    async fn start(&self, start: StartRequest) -> Result<TaskView> {
+        let (n, dir) = {
+            let tasks = self.tasks();
+            let n = tasks.keys().next_back().map_or(1, |last| last + 1);
+            (n, self.paths.tasks_dir().join(n.to_string()))
+        };
+        let id = TaskId::detached(n)
+            .ok_or_else(|| SupervisorError::Refused("no task ids left".to_owned()))?;
+        store::make_private_dir(&dir).map_err(SupervisorError::state(&dir))?;
+        let mut monitor = start.monitor;
+        monitor.id = id;
+        let record = TaskRecord {
+            id,
+            command: monitor.command.clone(),
+            cwd: monitor
+                .spec
+                .cwd
+                .clone()
+                .unwrap_or_else(|| start.workspace.clone()),
+            workspace: start.workspace,
+            session: start.session.session,
+            host: start.host,
+            host_process: start.session.host,
+            started_at: Utc::now(),
+        };
+        store::write(&dir, TaskFile::Spec, &monitor)?;
+        store::write(&dir, TaskFile::Record, &record)?;
+        // Taken now, so a second start never gets the same number.
+        self.tasks().insert(
+            n,
+            Stored {
+                record: record.clone(),
+                started: None,
+                exit: None,
+                ledger: crate::ledger::Ledger::default(),
+                output_path: None,
+            },
+        );
+        match self.spawn_monitor(&dir, start.env).await {
+            Ok((started, output_path)) => {
+                let mut tasks = self.tasks();
+                let entry = tasks
+                    .get_mut(&n)
+                    .ok_or_else(|| SupervisorError::UnknownTask(id.to_string()))?;
+                entry.started = Some(started);
+                entry.output_path = Some(output_path);
+                Ok(view(entry, false))
+            }
+            Err(error) => {
+                self.tasks().remove(&n);
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(error)
+            }
+        }
+    }
+
+    /// Starts a task's monitor and reads its one line.
+    async fn spawn_monitor(
+        &self,
+        dir: &std::path::Path,
+        env: Vec<(String, String)>,
+    ) -> Result<(Started, PathBuf)> {
+        let log_path = dir.join("monitor.log");
+        let log =
+            crate::sys::create_private(&log_path).map_err(SupervisorError::state(&log_path))?;
+        let mut args: Vec<OsString> = self.monitor.args.clone();
+        args.extend([
+            "--socket".into(),
+            self.paths.socket.clone().into_os_string(),
+            "--state".into(),
+            self.paths.state.clone().into_os_string(),
+            dir.as_os_str().to_owned(),
+        ]);
+        let mut child = tokio::process::Command::new(&self.monitor.program)
+            .args(&args)
+            .env_clear()
+            .envs(
+                env.into_iter()
+                    .filter(|(key, _)| key != zidane_process::OWNER_MARKER_ENV),
+            )
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .map_err(|error| {
+                SupervisorError::StartFailed(format!("{}: {error}", self.monitor.program.display()))
+            })?;
+        let stdout = child.stdout.take();
+        // Reaped here whenever it ends: the supervisor is its parent.
+        tokio::spawn(async move { child.wait().await });
+        let Some(stdout) = stdout else {
+            return Err(SupervisorError::StartFailed(
+                "the monitor has no stdout".to_owned(),
+            ));
+        };
+        let mut line = String::new();
+        let mut reader = tokio::io::BufReader::new(stdout);
+        match tokio::time::timeout(START_WAIT, reader.read_line(&mut line)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => return Err(SupervisorError::StartFailed(error.to_string())),
+            Err(_) => {
+                return Err(SupervisorError::StartFailed(
+                    "the monitor did not answer".to_owned(),
+                ));
+            }
+        }
+        match serde_json::from_str::<MonitorHello>(line.trim()) {
+            Ok(MonitorHello::Started {
+                started,
+                output_path,
+            }) => Ok((started, output_path)),
+            Ok(MonitorHello::Failed { message }) => Err(SupervisorError::StartFailed(message)),
+            Err(_) => Err(SupervisorError::StartFailed(format!(
+                "the monitor ended before the task ran (see {})",
+                log_path.display()
+            ))),
+        }
+    }
+
+    fn list(&self, workspace: Option<&std::path::Path>, asker: Option<&Teller>) -> Vec<TaskView> {
+        let mut tasks = self.tasks();
+        let mut views = Vec::new();
+        for (n, task) in tasks.iter_mut() {
+            if workspace.is_some_and(|workspace| task.record.workspace != workspace) {
+                continue;
+            }
+            let mut tell = false;
+            if let (Some(asker), Some(_)) = (asker, &task.exit) {
+                let before = task.ledger.clone();
+                let origin = Teller {
+                    session: task.record.session.clone(),
+                    host: task.record.host_process,
+                };
+                tell = task.ledger.offer(asker, &origin, |stamp| stamp.runs()) == Offer::Tell;
+                if task.ledger != before {
+                    let dir = self.paths.tasks_dir().join(n.to_string());
+                    // A claim unwritten is a claim a crash forgets: then nobody tells.
+                    if let Err(error) = store::write(&dir, TaskFile::Ledger, &task.ledger) {
+                        tracing::warn!(%error, "a claim could not be written");
+                        task.ledger = before;
+                        tell = false;
+                    }
+                }
+            }
+            views.push(view(task, tell));
+        }
+        views
+    }
+
+    fn told(&self, session: &str, ids: &[TaskId]) {
+        let mut tasks = self.tasks();
+        for id in ids {
+            let Some(n) = id.detached_number() else {
+                continue;
+            };
+            let Some(task) = tasks.get_mut(&n) else {
+                continue;
+            };
+            if task.ledger.told(session) {
+                let dir = self.paths.tasks_dir().join(n.to_string());
+                if let Err(error) = store::write(&dir, TaskFile::Ledger, &task.ledger) {
+                    tracing::warn!(%error, "a told end could not be written");
+                }
+            }
+        }
+    }
+
+    async fn kill(&self, id: TaskId) -> Result<TaskView> {
+        let (started, grace) = {
+            let tasks = self.tasks();
+            let task = self.find(&tasks, id)?;
+            if task.exit.is_some() {
+                return Ok(view(task, false));
+            }
+            let dir = self.paths.task_dir(id);
+            let grace = store::read::<store::MonitorSpec>(&dir, TaskFile::Spec)
+                .ok()
+                .flatten()
+                .map_or(zidane_process::DEFAULT_KILL_GRACE, |spec| spec.kill_grace);
+            (task.started, grace)
+        };
+        if let Some(started) = started {
+            crate::sys::terminate(&started.monitor);
+        }
+        self.wait(id, grace + KILL_SLACK).await
+    }
+
+    async fn wait(&self, id: TaskId, timeout: Duration) -> Result<TaskView> {
+        let mut ended = self.ended.subscribe();
+        let deadline =
+            tokio::time::Instant::now() + timeout.min(Duration::from_secs(7 * 24 * 60 * 60));
+        loop {
+            {
+                let tasks = self.tasks();
+                let task = self.find(&tasks, id)?;
+                if task.exit.is_some() || tokio::time::Instant::now() >= deadline {
+                    return Ok(view(task, false));
+                }
+            }
+            let _ = tokio::time::timeout_at(
+                deadline.min(tokio::time::Instant::now() + RESCAN_EVERY),
+                ended.changed(),
+            )
+            .await;
+            self.rescan();
+        }
+    }
+
+    fn clean(&self, all: bool) -> Vec<TaskView> {
+        let mut tasks = self.tasks();
+        let gone: Vec<u64> = tasks
+            .iter()
+            .filter(|(_, task)| task.exit.is_some() && (all || task.ledger.is_told()))
+            .map(|(n, _)| *n)
+            .collect();
+        let mut removed = Vec::new();
+        for n in gone {
+            let dir = self.paths.tasks_dir().join(n.to_string());
+            match std::fs::remove_dir_all(&dir) {
+                Ok(()) => {
+                    if let Some(task) = tasks.remove(&n) {
+                        removed.push(view(&task, false));
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "{} could not be removed", dir.display()),
+            }
+        }
+        removed
+    }
+
+    fn find<'a>(&self, tasks: &'a BTreeMap<u64, Stored>, id: TaskId) -> Result<&'a Stored> {
+        id.detached_number()
+            .and_then(|n| tasks.get(&n))
+            .ok_or_else(|| SupervisorError::UnknownTask(id.to_string()))
+    }
+}
+
+fn view(task: &Stored, tell: bool) -> TaskView {
+    TaskView {
+        record: task.record.clone(),
+        pid: task.started.map(|started| started.pid),
+        output_path: task.output_path.clone(),
+        exit: task.exit.clone(),
+        told: task.ledger.is_told(),
+        tell,
+    }
+}
+
+fn task(view: TaskView) -> Response {
+    Response::Task(Box::new(view))
+}
