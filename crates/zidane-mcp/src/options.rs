@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use zidane_context::{EnvPolicy, SandboxPolicy};
+use zidane_supervisor::SupervisorClient;
 
 use crate::budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
 use crate::error::McpServeError;
@@ -90,6 +91,10 @@ pub struct ServeOptions {
     /// cannot build the sandbox, commands run unsandboxed and each session's
     /// [`sandbox`](zidane_context::ExecutionContext::sandbox) report says why.
     pub sandbox: SandboxPolicy,
+    /// The supervisor that runs `detach: true` tasks (default: none, and `detach` is
+    /// not offered). Each session's workspace is the server's working directory: a
+    /// later session started there lists its detached tasks and is told their ends.
+    pub detach: Option<SupervisorClient>,
 }
 
 impl ServeOptions {
@@ -105,7 +110,16 @@ impl ServeOptions {
             env_policy: EnvPolicy::default(),
             sweep_orphans: true,
             sandbox: SandboxPolicy::off(),
+            detach: None,
         }
+    }
+
+    /// Offers `detach: true`, run by the supervisor `client` reaches (give it a
+    /// [`Launcher`](zidane_supervisor::Launcher) so the first detached start starts it).
+    #[must_use]
+    pub fn detach(mut self, client: SupervisorClient) -> Self {
+        self.detach = Some(client);
+        self
     }
 
     /// Sets what every session's commands may touch

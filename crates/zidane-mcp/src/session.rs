@@ -12,9 +12,13 @@ use std::time::Duration;
 use rmcp::task_manager::TaskManager;
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
-use zidane_agent::{Agent, Behavior, HookEvent, Session, SubscriptionId, resolve_tasks_dir};
+use zidane_agent::{
+    Agent, Behavior, HookEvent, Session, SessionHold, SessionStore, SubscriptionId,
+    resolve_tasks_dir,
+};
 use zidane_context::ExecutionContext;
 use zidane_process::ProcessContext;
+use zidane_supervisor::{DetachSettings, SupervisedContext};
 
 use crate::error::McpServeError;
 use crate::joins::Joins;
@@ -45,13 +49,16 @@ pub struct McpSession {
     hook: SubscriptionId,
     stop_pushes: CancellationToken,
     torn_down: OnceCell<()>,
+    /// The session's liveness mark, held until the teardown has run: retention never
+    /// removes the directory of a session that is held.
+    hold: std::sync::Mutex<Option<SessionHold>>,
 }
 
 impl McpSession {
     /// A new session: its own `ProcessContext` (its tasks' environment computed by
     /// [`ServeOptions::env_policy`], its commands in the [`ServeOptions::sandbox`]), a host-driven agent with the default tools and
-    /// `list_tasks`, logs in `<user_dir>/sessions/<id>/tasks/`, and the push forwarder
-    /// running. Call inside a tokio runtime. A bad `ZIDANE_PROCESS_PATH` or a policy
+    /// `list_tasks`, logs in `<user_dir>/sessions/<id>/tasks/`, the session held live
+    /// ([`SessionStore::hold`]) until its teardown, and the push forwarder running. Call inside a tokio runtime. A bad `ZIDANE_PROCESS_PATH` or a policy
     /// that cannot be applied is [`McpServeError::Config`].
     pub fn new(options: &ServeOptions) -> Result<Arc<Self>, McpServeError> {
         options
@@ -66,8 +73,20 @@ impl McpSession {
                 .try_build()
                 .map_err(|error| McpServeError::Config(error.to_string()))?,
         );
-        let context: Arc<dyn ExecutionContext> = Arc::clone(&process) as _;
         let session = Session::generate();
+        let context: Arc<dyn ExecutionContext> = match &options.detach {
+            Some(client) => Arc::new(SupervisedContext::new(
+                Arc::clone(&process),
+                client.clone(),
+                DetachSettings {
+                    workspace: workspace_of(&process),
+                    session: session.id.clone(),
+                    host: "zidane mcp".to_owned(),
+                },
+            )),
+            None => Arc::clone(&process) as _,
+        };
+        let hold = SessionStore::new(&options.user_dir).hold(&session.id)?;
         let tasks_dir = resolve_tasks_dir(&options.user_dir, &session.id)?;
         let agent = Agent::host_driven(context)
             .session(session)
@@ -112,6 +131,7 @@ impl McpSession {
             hook,
             stop_pushes,
             torn_down: OnceCell::new(),
+            hold: std::sync::Mutex::new(Some(hold)),
         }))
     }
 
@@ -144,6 +164,8 @@ impl McpSession {
                     Ok(_) => tracing::debug!(session = %self.agent.id(), "MCP session ended"),
                     Err(error) => tracing::warn!(%error, "session teardown failed"),
                 }
+                // Ended: its directory is retention's to remove from now on.
+                drop(zidane_context::lock(&self.hold).take());
             })
             .await;
     }
@@ -160,4 +182,11 @@ impl std::fmt::Debug for McpSession {
             .field("agent", &self.agent)
             .finish_non_exhaustive()
     }
+}
+
+/// The workspace whose detached tasks a session re-adopts: the server's working
+/// directory, as the process context sees it, made canonical so every spelling of it
+/// is one workspace.
+fn workspace_of(process: &ProcessContext) -> std::path::PathBuf {
+    std::fs::canonicalize(process.cwd()).unwrap_or_else(|_| process.cwd().to_path_buf())
 }

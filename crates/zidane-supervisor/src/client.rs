@@ -25,7 +25,7 @@ pub struct Launcher {
 }
 
 /// A client of one user dir's supervisor. Each request is a connection of its own.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SupervisorClient {
     paths: SupervisorPaths,
     launcher: Option<Launcher>,

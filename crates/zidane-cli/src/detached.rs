@@ -1,0 +1,378 @@
+//! The person's view of detached tasks — `zidane ps`, `logs`, `wait`, `kill` — and the
+//! hidden `zidane supervisor serve | monitor` the supervisor and each task's monitor
+//! run as. Every command talks to the supervisor of the user dir through
+//! [`zidane_supervisor::SupervisorClient`]; none of them starts one.
+
+use std::ffi::OsString;
+use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use chrono::Utc;
+use clap::{Args, Subcommand};
+use zidane::context::TaskStatus;
+use zidane::wire::{Painter, exit_summary};
+use zidane_supervisor::{
+    Launcher, SupervisorClient, SupervisorError, SupervisorOptions, SupervisorPaths, TaskView,
+};
+
+use crate::error::CliError;
+use crate::host::user_dir;
+
+/// How long an idle supervisor stays (no task running, no request).
+const DEFAULT_IDLE_EXIT_SECS: u64 = 10 * 60;
+
+/// How often `logs -f` looks for more output while the task runs (it waits on the
+/// task's end in between, so an end is seen at once).
+const FOLLOW_EVERY: Duration = Duration::from_millis(200);
+
+/// `zidane ps`.
+#[derive(Debug, Args)]
+pub struct PsArgs {
+    /// Also the ended tasks whose end was told already.
+    #[arg(long)]
+    all: bool,
+    /// One JSON array, for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `zidane logs`.
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// Follow the log until the task ends.
+    #[arg(short = 'f', long)]
+    follow: bool,
+    /// Only the last N lines (then follow, with -f).
+    #[arg(short = 'n', long, value_name = "N")]
+    lines: Option<usize>,
+    /// The task: `bash_d7`, `d7`, `7`, or the start of one.
+    id: String,
+}
+
+/// `zidane wait` and `zidane kill`.
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    /// The task: `bash_d7`, `d7`, `7`, or the start of one.
+    id: String,
+}
+
+/// `zidane wait`.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// The task: `bash_d7`, `d7`, `7`, or the start of one.
+    id: String,
+    /// Give up after this many seconds (exit status 124); default: no limit.
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
+}
+
+/// `zidane supervisor …`: what the supervisor and the monitors run as (hidden).
+#[derive(Debug, Subcommand)]
+pub enum SupervisorCommand {
+    /// Run the supervisor of a user dir (started on demand by zidane itself).
+    Serve {
+        /// The user dir whose detached tasks it owns.
+        #[arg(long, value_name = "DIR")]
+        user_dir: PathBuf,
+        /// Leave after this many seconds with no task running and no request.
+        #[arg(long, value_name = "SECS", default_value_t = DEFAULT_IDLE_EXIT_SECS)]
+        idle_exit_secs: u64,
+    },
+    /// Run one task's monitor (started by the supervisor).
+    Monitor {
+        /// The supervisor's socket.
+        #[arg(long, value_name = "PATH")]
+        socket: PathBuf,
+        /// The supervisor's state directory.
+        #[arg(long, value_name = "DIR")]
+        state: PathBuf,
+        /// The task's directory.
+        task_dir: PathBuf,
+    },
+}
+
+/// How this binary starts the supervisor of `user_dir`.
+pub fn launcher(user_dir: &Path) -> Result<Launcher, CliError> {
+    Ok(Launcher {
+        program: std::env::current_exe()?,
+        args: vec![
+            "supervisor".into(),
+            "serve".into(),
+            "--user-dir".into(),
+            user_dir.as_os_str().to_owned(),
+        ],
+    })
+}
+
+/// Runs `zidane supervisor serve | monitor`.
+pub fn supervisor(command: SupervisorCommand) -> Result<ExitCode, CliError> {
+    // stdout is a monitor's channel to the supervisor: logs go to stderr (its log file).
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(crate::env_config::log_filter("info")?)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    let outcome = runtime.block_on(async move {
+        match command {
+            SupervisorCommand::Serve {
+                user_dir,
+                idle_exit_secs,
+            } => {
+                let program = std::env::current_exe().map_err(CliError::Io)?;
+                zidane_supervisor::serve(SupervisorOptions {
+                    paths: SupervisorPaths::for_user_dir(&user_dir),
+                    monitor: Launcher {
+                        program,
+                        args: vec![OsString::from("supervisor"), OsString::from("monitor")],
+                    },
+                    idle_exit: Duration::from_secs(idle_exit_secs),
+                })
+                .await?;
+                Ok(())
+            }
+            SupervisorCommand::Monitor {
+                socket,
+                state,
+                task_dir,
+            } => {
+                zidane_supervisor::run_monitor(&SupervisorPaths { socket, state }, &task_dir).await?;
+                Ok(())
+            }
+        }
+    });
+    runtime.shutdown_background();
+    outcome.map(|()| ExitCode::SUCCESS)
+}
+
+/// The supervisor of the user dir, as a person's command reaches it: started if it is
+/// not running while tasks are kept (it re-adopts them), never for a user dir without.
+fn client() -> Result<SupervisorClient, CliError> {
+    let user_dir = user_dir()?;
+    let paths = SupervisorPaths::for_user_dir(&user_dir);
+    let kept = std::fs::read_dir(paths.tasks_dir()).is_ok_and(|mut tasks| tasks.next().is_some());
+    let client = SupervisorClient::new(paths);
+    Ok(if kept {
+        client.launcher(launcher(&user_dir)?)
+    } else {
+        client
+    })
+}
+
+/// Runs an async body on a small runtime.
+fn block_on<T>(body: impl std::future::Future<Output = Result<T, CliError>>) -> Result<T, CliError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?
+        .block_on(body)
+}
+
+/// The tasks, or none when no supervisor runs (then none is running).
+async fn tasks(client: &SupervisorClient) -> Result<Vec<TaskView>, CliError> {
+    match client.list(None, None).await {
+        Ok(tasks) => Ok(tasks),
+        Err(SupervisorError::Unreachable { .. }) => Ok(Vec::new()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// `zidane ps`.
+pub fn ps(args: &PsArgs) -> Result<ExitCode, CliError> {
+    let client = client()?;
+    let mut shown = block_on(tasks(&client))?;
+    if !args.all {
+        shown.retain(|task| task.exit.is_none() || !task.told);
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let rows: Vec<serde_json::Value> = shown.iter().map(json_row).collect();
+        serde_json::to_writer_pretty(&mut out, &rows).map_err(std::io::Error::other)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let painter = Painter::for_stdout();
+    if shown.is_empty() {
+        out.write_all(painter.note("no detached tasks").as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows: Vec<[String; 7]> = shown.iter().map(table_row).collect();
+    let heading = ["ID", "STATE", "PID", "AGE", "HOST", "CWD", "COMMAND"];
+    let widths: Vec<usize> = (0..6)
+        .map(|column| {
+            rows.iter()
+                .map(|row| row[column].chars().count())
+                .chain([heading[column].len()])
+                .max()
+                .unwrap_or_default()
+        })
+        .collect();
+    let line = |cells: [&str; 7]| {
+        let mut text = String::new();
+        for (column, cell) in cells.iter().enumerate().take(6) {
+            text.push_str(&format!("{cell:<width$}  ", width = widths[column]));
+        }
+        text.push_str(cells[6]);
+        text
+    };
+    writeln!(out, "{}", painter.heading(&line(heading)).trim_end())?;
+    for row in &rows {
+        writeln!(out, "{}", line(row.each_ref().map(String::as_str)))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn state(task: &TaskView) -> String {
+    match &task.exit {
+        None => "running".to_owned(),
+        Some(exit) => match exit.status {
+            TaskStatus::Killed => "killed".to_owned(),
+            TaskStatus::Lost => "lost".to_owned(),
+            _ => format!("exited {}", exit.exit_code),
+        },
+    }
+}
+
+fn age(task: &TaskView) -> String {
+    let seconds = (Utc::now() - task.record.started_at).num_seconds().max(0);
+    match seconds {
+        0..60 => format!("{seconds}s"),
+        60..3600 => format!("{}m", seconds / 60),
+        3600..86_400 => format!("{}h", seconds / 3600),
+        _ => format!("{}d", seconds / 86_400),
+    }
+}
+
+fn table_row(task: &TaskView) -> [String; 7] {
+    [
+        task.record.id.to_string(),
+        state(task),
+        task.pid.map_or_else(|| "-".to_owned(), |pid| pid.to_string()),
+        age(task),
+        task.record.host.clone(),
+        task.record.cwd.display().to_string(),
+        task.record.command.lines().next().unwrap_or_default().to_owned(),
+    ]
+}
+
+fn json_row(task: &TaskView) -> serde_json::Value {
+    serde_json::json!({
+        "id": task.record.id.to_string(),
+        "state": match &task.exit { None => "running", Some(exit) => exit.status.as_str() },
+        "exit_code": task.exit.as_ref().map(|exit| exit.exit_code),
+        "pid": task.pid,
+        "command": task.record.command,
+        "cwd": task.record.cwd,
+        "workspace": task.record.workspace,
+        "started_at": task.record.started_at,
+        "host": task.record.host,
+        "session": task.record.session,
+        "output_path": task.output_path,
+        "told": task.told,
+    })
+}
+
+/// `zidane logs`.
+pub fn logs(args: &LogsArgs) -> Result<ExitCode, CliError> {
+    let client = client()?;
+    block_on(async {
+        let task = client.resolve(&args.id).await?;
+        let Some(path) = task.output_path.clone() else {
+            return Err(SupervisorError::StartFailed(format!("{} has no log", task.record.id)).into());
+        };
+        let mut file = std::fs::File::open(&path)?;
+        let mut out = std::io::stdout().lock();
+        let mut offset = match args.lines {
+            Some(n) => tail_offset(&mut file, n)?,
+            None => 0,
+        };
+        offset = copy_from(&mut file, offset, &mut out)?;
+        if !args.follow {
+            return Ok(ExitCode::SUCCESS);
+        }
+        loop {
+            let waited = client.wait(task.record.id, FOLLOW_EVERY).await?;
+            offset = copy_from(&mut file, offset, &mut out)?;
+            if waited.exit.is_some() {
+                return Ok(ExitCode::SUCCESS);
+            }
+        }
+    })
+}
+
+/// Copies what the log holds past `offset`; the new offset.
+fn copy_from(file: &mut std::fs::File, offset: u64, out: &mut impl std::io::Write) -> std::io::Result<u64> {
+    file.seek(SeekFrom::Start(offset))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    out.write_all(&bytes)?;
+    out.flush()?;
+    Ok(offset + bytes.len() as u64)
+}
+
+/// Where the last `n` lines of the file start.
+fn tail_offset(file: &mut std::fs::File, n: usize) -> std::io::Result<u64> {
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+    let start = body
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, byte)| **byte == b'\n')
+        .nth(n.saturating_sub(1))
+        .map_or(0, |(at, _)| at + 1);
+    Ok(if n == 0 { bytes.len() } else { start } as u64)
+}
+
+/// `zidane wait`: exits with the task's code.
+pub fn wait(args: &WaitArgs) -> Result<ExitCode, CliError> {
+    let client = client()?;
+    block_on(async {
+        let task = client.resolve(&args.id).await?;
+        let limit = args.timeout.map_or(Duration::MAX, Duration::from_secs);
+        let waited = client.wait(task.record.id, limit).await?;
+        let Some(exit) = waited.exit else {
+            eprintln!("{}: still running after {}s", task.record.id, limit.as_secs());
+            return Ok(ExitCode::from(124));
+        };
+        println!("{}", exit_summary(&exit));
+        Ok(ExitCode::from(u8::try_from(exit.exit_code).unwrap_or(255)))
+    })
+}
+
+/// `zidane kill`: ends the task's whole tree.
+pub fn kill(args: &TaskArgs) -> Result<ExitCode, CliError> {
+    let client = client()?;
+    block_on(async {
+        let task = client.resolve(&args.id).await?;
+        let killed = client.kill(task.record.id).await?;
+        match killed.exit {
+            Some(exit) => println!("{}", exit_summary(&exit)),
+            None => println!("{}: asked to end, still running", task.record.id),
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_starts_at_the_last_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        std::fs::write(&path, "a\nb\nc\n").unwrap();
+        let mut file = std::fs::File::open(&path).unwrap();
+        assert_eq!(tail_offset(&mut file, 2).unwrap(), 2);
+        assert_eq!(tail_offset(&mut file, 5).unwrap(), 0);
+        assert_eq!(tail_offset(&mut file, 0).unwrap(), 6);
+    }
+}

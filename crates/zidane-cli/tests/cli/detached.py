@@ -1,0 +1,388 @@
+"""Detached tasks through `zidane mcp`, driven by the official Python MCP SDK.
+
+    python detached.py <case> <zidane binary> <workspace> <user dir>
+
+The test (detached.rs) gives this client a private runtime directory of its own
+(`XDG_RUNTIME_DIR`), so the supervisor it starts is its own; `ZIDANE_PROCESS_PATH` and
+the sweep setting pass on to every server. Each case starts `zidane mcp` sessions in
+the workspace one after another, as a host restarted by a person would, and checks
+what the model sees in each. Prints `ok` and exits 0 when everything held.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from contextlib import asynccontextmanager
+
+import anyio
+import mcp.types as types
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from sdk_common import alive, run_main, text
+
+warnings.simplefilter("ignore")
+
+# Longest a step waits for something that should happen.
+WAIT = 15.0
+PASSED_ON = ("ZIDANE_SWEEP_ORPHANS", "ZIDANE_PROCESS_PATH", "ZIDANE_BWRAP", "PATH", "LANG", "HOME", "XDG_RUNTIME_DIR")
+NOTIFICATION = re.compile(r"<task-notification>\n<task-id>(bash_d?\d+)</task-id>")
+
+
+async def until(what: str, check, wait: float = WAIT) -> None:
+    """Polls `check` until it holds, for at most `wait`."""
+    deadline = time.monotonic() + wait
+    while not check():
+        assert time.monotonic() < deadline, f"not within {wait}s: {what}"
+        await anyio.sleep(0.02)
+
+
+def server_pid() -> int:
+    """The `zidane mcp` this client started last: its youngest child named zidane."""
+    me = os.getpid()
+    found = []
+    for tid in os.listdir(f"/proc/{me}/task"):
+        with open(f"/proc/{me}/task/{tid}/children") as file:
+            for pid in file.read().split():
+                with open(f"/proc/{pid}/comm") as comm:
+                    if comm.read().strip() == "zidane" and alive(int(pid)):
+                        found.append(int(pid))
+    assert found, "zidane mcp is not a child of this client"
+    return max(found)
+
+
+def supervisor_pids(user_dir: str) -> list[int]:
+    """The supervisors of `user_dir` running: `zidane supervisor serve --user-dir DIR`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as file:
+                argv = file.read().split(b"\0")
+        except OSError:
+            continue
+        ours = b"supervisor" in argv and b"serve" in argv and user_dir.encode() in argv
+        if ours and alive(int(entry)):
+            found.append(int(entry))
+    return found
+
+
+def processes_with_arg(arg: str) -> list[int]:
+    """The live processes with `arg` among their arguments."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as file:
+                argv = file.read().split(b"\0")
+        except OSError:
+            continue
+        if arg.encode() in argv and alive(int(entry)):
+            found.append(int(entry))
+    return found
+
+
+def told(result: types.CallToolResult) -> list[str]:
+    """The task ids whose `<task-notification>` this result carries."""
+    return NOTIFICATION.findall(text(result))
+
+
+class Host:
+    """What starts sessions: the binary, the workspace, the user dir."""
+
+    def __init__(self, binary: str, workspace: str, user_dir: str) -> None:
+        self.binary = binary
+        self.workspace = workspace
+        self.user_dir = user_dir
+
+    def env(self) -> dict[str, str]:
+        return {name: os.environ[name] for name in PASSED_ON if name in os.environ}
+
+    @asynccontextmanager
+    async def session(self):
+        params = StdioServerParameters(
+            command=self.binary,
+            args=["mcp", "--user-dir", self.user_dir],
+            env=self.env(),
+            cwd=self.workspace,
+        )
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+    def zidane(self, *args: str) -> subprocess.CompletedProcess:
+        """A person's command (`zidane ps`, ...), with the same user dir."""
+        return subprocess.run(
+            [self.binary, *args],
+            env={**self.env(), "ZIDANE_USER_DIR": self.user_dir},
+            capture_output=True,
+            text=True,
+            timeout=WAIT * 2,
+        )
+
+    def ps(self) -> list[dict]:
+        listed = self.zidane("ps", "--all", "--json")
+        assert listed.returncode == 0, listed.stderr
+        return json.loads(listed.stdout)
+
+
+async def start_detached(session: ClientSession, command: str) -> dict:
+    started = await session.call_tool("shell", {"command": command, "detach": True})
+    assert not started.is_error, text(started)
+    content = started.structured_content
+    assert content["task_id"].startswith("bash_d"), content
+    return content
+
+
+async def list_tasks(session: ClientSession) -> tuple[dict[str, dict], types.CallToolResult]:
+    listed = await session.call_tool("list_tasks", {})
+    assert not listed.is_error, text(listed)
+    return {task["task_id"]: task for task in listed.structured_content["tasks"]}, listed
+
+
+def gate(workspace: str, name: str) -> tuple[str, str]:
+    """A command that waits for `name` in the workspace, then ends with 3; and the file."""
+    path = os.path.join(workspace, name)
+    return f"echo started; while [ ! -e {path} ]; do sleep 0.05; done; echo finishing; exit 3", path
+
+
+async def outlives(host: Host, how: str) -> None:
+    """A detached task outlives its host's end (`how`: stdin EOF, SIGTERM, SIGKILL) while a
+    plain background task of the same session ends; the next session lists it, waits for
+    it and is told its end once; the session after that is not told again."""
+    command, go = gate(host.workspace, f"go-{how}")
+    async with host.session() as first:
+        detached = await start_detached(first, command)
+        plain = await first.call_tool("shell", {"command": "sleep 300", "run_in_background": True})
+        plain_pid = plain.structured_content["pid"]
+        listed, _ = await list_tasks(first)
+        assert listed[detached["task_id"]].get("detached") is True, listed
+        pid = server_pid()
+        if how == "sigterm":
+            os.kill(pid, signal.SIGTERM)
+        elif how == "sigkill":
+            os.kill(pid, signal.SIGKILL)
+        if how != "eof":
+            await until("zidane mcp ends", lambda: not alive(pid))
+    await until("the plain task ends with its session", lambda: not alive(plain_pid))
+    assert alive(detached["pid"]), f"the detached task died with its host ({how})"
+    rows = {row["id"]: row for row in host.ps()}
+    assert rows[detached["task_id"]]["state"] == "running", rows
+    async with host.session() as second:
+        listed, _ = await list_tasks(second)
+        assert detached["task_id"] in listed, f"the next session does not list it: {listed}"
+        assert listed[detached["task_id"]]["status"] == "running", listed
+        log = await second.call_tool("read_file", {"path": detached["output_path"]})
+        assert "started" in text(log), text(log)
+        open(go, "w").close()
+        waited = await second.call_tool("wait_task", {"task_id": detached["task_id"], "timeout_ms": int(WAIT * 1000)})
+        assert waited.structured_content["exit"]["exit_code"] == 3, waited.structured_content
+        after, result = await list_tasks(second)
+        assert detached["task_id"] not in told(result), text(result)
+    async with host.session() as third:
+        _, result = await list_tasks(third)
+        assert told(result) == [], f"told again in a later session:\n{text(result)}"
+        again, _ = await list_tasks(third)
+        assert detached["task_id"] in again, again
+
+
+async def told_once_later(host: Host) -> None:
+    """An end that came while no session was connected is told once, at the first result
+    of the next session of the workspace, and never again."""
+    command, go = gate(host.workspace, "go-later")
+    async with host.session() as first:
+        detached = await start_detached(first, command)
+        os.kill(server_pid(), signal.SIGKILL)
+    open(go, "w").close()
+    ended = host.zidane("wait", detached["task_id"])
+    assert ended.returncode == 3, (ended.returncode, ended.stdout, ended.stderr)
+    async with host.session() as second:
+        _, first_result = await list_tasks(second)
+        assert told(first_result) == [detached["task_id"]], f"not told at the first result:\n{text(first_result)}"
+        _, next_result = await list_tasks(second)
+        assert told(next_result) == [], text(next_result)
+    async with host.session() as third:
+        _, result = await list_tasks(third)
+        assert told(result) == [], f"told again:\n{text(result)}"
+
+
+async def supervisor_killed(host: Host) -> None:
+    """The supervisor SIGKILLed mid-task: the task runs on, its exit code is recorded, and
+    the next supervisor re-adopts it."""
+    command, go = gate(host.workspace, "go-supervisor")
+    async with host.session() as first:
+        detached = await start_detached(first, command)
+        supervisors = supervisor_pids(host.user_dir)
+        assert len(supervisors) == 1, supervisors
+        os.kill(supervisors[0], signal.SIGKILL)
+        await until("the supervisor is gone", lambda: not alive(supervisors[0]))
+        assert alive(detached["pid"]), "the task died with its supervisor"
+        open(go, "w").close()
+        await until("the task ends", lambda: not alive(detached["pid"]))
+        # A new supervisor, started by the next detached start, re-adopts it.
+        other = await start_detached(first, "sleep 0.2")
+        restarted = supervisor_pids(host.user_dir)
+        assert len(restarted) == 1 and restarted != supervisors, restarted
+        waited = await first.call_tool("wait_task", {"task_id": detached["task_id"], "timeout_ms": int(WAIT * 1000)})
+        assert waited.structured_content["exit"]["exit_code"] == 3, waited.structured_content
+        await first.call_tool("wait_task", {"task_id": other["task_id"], "timeout_ms": int(WAIT * 1000)})
+
+
+def socket_path(host: Host) -> str:
+    """The supervisor's socket, as the test made the runtime dir."""
+    run = os.path.join(os.environ["XDG_RUNTIME_DIR"], "zidane")
+    socks = [name for name in os.listdir(run) if name.endswith(".sock")]
+    assert len(socks) == 1, socks
+    return os.path.join(run, socks[0])
+
+
+def as_nobody(host: Host, *args: str) -> subprocess.CompletedProcess:
+    """A person's command run by another user (`nobody`)."""
+    return subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", host.binary, *args],
+        env={**host.env(), "ZIDANE_USER_DIR": host.user_dir},
+        capture_output=True,
+        text=True,
+        timeout=WAIT * 2,
+    )
+
+
+async def person(host: Host) -> None:
+    """`zidane ps / logs / logs -f / wait / kill` on a real task: kill takes the whole
+    tree, a `setsid` escapee included, and the connected session is told once; another
+    user sees no task and kills none."""
+    # The escapee is found by its own argument: inside the sandbox's pid namespace `$!`
+    # is not the pid this side sees.
+    nap = f"300.{os.getpid()}"
+    command = f"setsid sleep {nap} & for i in 1 2 3 4 5; do echo line $i; done; sleep 300"
+    async with host.session() as session:
+        detached = await start_detached(session, command)
+        task_id = detached["task_id"]
+        await until("the escapee runs", lambda: processes_with_arg(nap) != [])
+        [escapee_pid] = processes_with_arg(nap)
+        await until("the lines are logged", lambda: "line 5" in open(detached["output_path"]).read())
+        table = host.zidane("ps")
+        assert table.returncode == 0 and task_id in table.stdout and "running" in table.stdout, table
+        assert "\x1b[" not in table.stdout, "colour on a pipe"
+        tail = host.zidane("logs", "-n", "2", task_id.removeprefix("bash_"))
+        assert tail.stdout == "line 4\nline 5\n", repr(tail.stdout)
+        follow = subprocess.Popen(
+            [host.binary, "logs", "-f", task_id],
+            env={**host.env(), "ZIDANE_USER_DIR": host.user_dir},
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        if os.geteuid() == 0:
+            theirs = as_nobody(host, "ps", "--all", "--json")
+            assert task_id not in theirs.stdout, f"another user sees the task:\n{theirs.stdout}"
+            refused = as_nobody(host, "kill", task_id)
+            assert refused.returncode != 0, refused
+            assert alive(detached["pid"]), "another user killed the task"
+        killed = host.zidane("kill", task_id)
+        assert killed.returncode == 0, killed
+        assert "killed" in killed.stdout, killed.stdout
+        assert not alive(detached["pid"]), "the task outlived its kill"
+        await until("the setsid escapee dies with its task", lambda: not alive(escapee_pid))
+        followed, _ = follow.communicate(timeout=WAIT)
+        assert follow.returncode == 0 and "line 1" in followed and "line 5" in followed, followed
+        waited = host.zidane("wait", task_id)
+        assert waited.returncode == 143, (waited.returncode, waited.stdout, waited.stderr)
+        _, result = await list_tasks(session)
+        assert told(result) == [task_id], f"the session is not told the kill:\n{text(result)}"
+        _, again = await list_tasks(session)
+        assert told(again) == [], text(again)
+    unknown = host.zidane("kill", "d999")
+    assert unknown.returncode != 0 and "no detached task" in unknown.stderr, unknown
+
+
+async def pid_reuse(host: Host) -> None:
+    """A monitor whose pid now belongs to an unrelated process is never signalled: the
+    supervisor records the task lost, and a kill ends nothing."""
+    async with host.session() as session:
+        detached = await start_detached(session, "sleep 300")
+        task_id = detached["task_id"]
+    for pid in supervisor_pids(host.user_dir):
+        os.kill(pid, signal.SIGKILL)
+        await until("the supervisor is gone", lambda: not alive(pid))
+    stranger = subprocess.Popen(["sleep", "300"])
+    try:
+        number = task_id.removeprefix("bash_d")
+        started_file = os.path.join(host.user_dir, "detached", "tasks", number, "started.json")
+        with open(started_file) as file:
+            started = json.load(file)
+        real_monitor = started["monitor"]["pid"]
+        with open(f"/proc/{stranger.pid}/stat") as stat:
+            start_time = int(stat.read().rsplit(")", 1)[1].split()[19])
+        # The stranger's pid, with a start time that is not its own: a recycled pid.
+        started["monitor"] = {"pid": stranger.pid, "start_time": start_time + 1}
+        with open(started_file, "w") as file:
+            json.dump(started, file)
+        os.kill(real_monitor, signal.SIGKILL)
+        await until("the real monitor is gone", lambda: not alive(real_monitor))
+        killed = host.zidane("kill", task_id)
+        assert killed.returncode == 0, killed
+        assert stranger.poll() is None, "an unrelated process with the monitor's pid was signalled"
+        rows = {row["id"]: row for row in host.ps()}
+        assert rows[task_id]["state"] in ("lost", "killed"), rows
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
+async def sandbox_socket(host: Host) -> None:
+    """A sandboxed command, in the session or detached, cannot reach the supervisor's
+    socket, so it cannot start a command outside its sandbox through it."""
+    async with host.session() as session:
+        await start_detached(session, "true")
+        sock = socket_path(host)
+        probe = (
+            "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(\"CONNECTED\")' "
+            f"{sock}; ls -a $XDG_RUNTIME_DIR/zidane"
+        )
+        result = await session.call_tool("shell", {"command": probe})
+        assert "CONNECTED" not in text(result), f"a sandboxed command reached the supervisor:\n{text(result)}"
+        assert ".sock" not in text(result), text(result)
+        detached = await start_detached(session, probe)
+        waited = await session.call_tool("wait_task", {"task_id": detached["task_id"], "timeout_ms": int(WAIT * 1000)})
+        log = open(detached["output_path"]).read()
+        assert "CONNECTED" not in log and ".sock" not in log, f"a detached task reached the supervisor:\n{log}"
+        assert waited.structured_content["exit"] is not None
+
+
+CASES = {
+    "outlives-eof": lambda host: outlives(host, "eof"),
+    "outlives-sigterm": lambda host: outlives(host, "sigterm"),
+    "outlives-sigkill": lambda host: outlives(host, "sigkill"),
+    "told-once-later": told_once_later,
+    "supervisor-killed": supervisor_killed,
+    "person": person,
+    "pid-reuse": pid_reuse,
+    "sandbox-socket": sandbox_socket,
+}
+
+
+async def main() -> None:
+    case, binary, workspace, user_dir = sys.argv[1:5]
+    host = Host(binary, workspace, user_dir)
+    try:
+        await CASES[case](host)
+    finally:
+        # Nothing outlives the test: every task still running is killed, then the
+        # supervisor leaves.
+        for row in host.ps():
+            if row["state"] == "running":
+                host.zidane("kill", row["id"])
+        for pid in supervisor_pids(host.user_dir):
+            os.kill(pid, signal.SIGTERM)
+    print("ok")
+
+
+if __name__ == "__main__":
+    run_main(main)

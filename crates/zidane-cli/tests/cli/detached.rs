@@ -1,0 +1,131 @@
+//! Detached tasks, driven as a host and a person would: `zidane mcp` sessions started
+//! and ended one after another by the official Python MCP SDK (`detached.py` beside
+//! this file), the supervisor they start, and `zidane ps / logs / wait / kill`. Each test
+//! runs in a machine of its own — a workspace, a user dir and a private runtime
+//! directory, so its supervisor is its own — on both process paths where the task's
+//! process matters.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::sdk_script::{run_sdk_script, sdk_python};
+
+/// Longest one case may run: a few sessions, each a handful of calls.
+const CASE_BOUND: Duration = Duration::from_secs(120);
+
+/// A workspace, a user dir and a runtime dir, under the build's temp dir; removed on
+/// drop.
+struct Machine {
+    root: tempfile::TempDir,
+}
+
+impl Machine {
+    fn new() -> Self {
+        let root = tempfile::Builder::new()
+            .prefix("detached-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .unwrap();
+        let machine = Self { root };
+        for dir in [machine.workspace(), machine.user_dir(), machine.runtime()] {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        std::fs::set_permissions(machine.runtime(), std::fs::Permissions::from_mode(0o700))
+            .unwrap();
+        machine
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.root.path().join("work")
+    }
+
+    fn user_dir(&self) -> PathBuf {
+        self.root.path().join("user")
+    }
+
+    fn runtime(&self) -> PathBuf {
+        self.root.path().join("run")
+    }
+}
+
+/// Runs `case` of `detached.py` on `path` in a fresh machine.
+async fn case(case: &str, path: &str) {
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let machine = Machine::new();
+    let runtime = machine.runtime();
+    run_sdk_script(
+        &python,
+        "detached.py",
+        case,
+        [machine.workspace(), machine.user_dir()],
+        &[
+            ("ZIDANE_PROCESS_PATH", path),
+            ("XDG_RUNTIME_DIR", runtime.to_str().unwrap()),
+        ],
+        CASE_BOUND,
+        &format!("{case} on the {path} path"),
+    )
+    .await;
+}
+
+async fn on_both_paths(name: &str) {
+    for path in ["fast", "portable"] {
+        case(name, path).await;
+    }
+}
+
+/// A detached task outlives its `zidane mcp` closing its stdin, while a plain background
+/// task of the same session ends; the next session lists it, reads its log, waits for
+/// it; no later session is told its end again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_detached_task_outlives_its_host_closing_stdin() {
+    on_both_paths("outlives-eof").await;
+}
+
+/// The same when `zidane mcp` is sent SIGTERM.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_detached_task_outlives_a_sigterm_of_its_host() {
+    on_both_paths("outlives-sigterm").await;
+}
+
+/// The same when `zidane mcp` is SIGKILLed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_detached_task_outlives_a_sigkill_of_its_host() {
+    on_both_paths("outlives-sigkill").await;
+}
+
+/// An end that came while no session was connected is told once, at the next session's
+/// first result, and to no session after it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_end_while_no_one_listens_is_told_once_to_the_next_session() {
+    on_both_paths("told-once-later").await;
+}
+
+/// The supervisor SIGKILLed mid-task: the task runs on, its exit code is recorded, and
+/// the next supervisor re-adopts it and answers the wait.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_supervisor_loses_no_task_and_no_exit() {
+    on_both_paths("supervisor-killed").await;
+}
+
+/// `zidane ps`, `logs -n`, `logs -f`, `kill` (a `setsid` escapee included) and `wait`
+/// (the task's code) on a real task; the connected session is told the kill once;
+/// another user (`nobody`) sees no task and kills none.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_lists_follows_waits_for_and_kills_a_detached_task() {
+    on_both_paths("person").await;
+}
+
+/// A monitor's pid given to an unrelated process is never signalled.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recycled_pid_is_never_signalled() {
+    case("pid-reuse", "fast").await;
+}
+
+/// A sandboxed command, in a session or detached, cannot reach the supervisor's socket.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sandboxed_task_cannot_reach_the_supervisor() {
+    on_both_paths("sandbox-socket").await;
+}
