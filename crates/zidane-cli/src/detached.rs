@@ -1,7 +1,8 @@
 //! The person's view of detached tasks — `zidane ps`, `logs`, `wait`, `kill` — and the
 //! hidden `zidane supervisor serve | monitor` the supervisor and each task's monitor
 //! run as. Every command talks to the supervisor of the user dir through
-//! [`zidane_supervisor::SupervisorClient`]; none of them starts one.
+//! [`zidane::supervisor::SupervisorClient`], and starts it when tasks are kept but no
+//! supervisor runs (one was killed): it re-adopts them first.
 
 use std::ffi::OsString;
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
@@ -12,10 +13,10 @@ use std::time::Duration;
 use chrono::Utc;
 use clap::{Args, Subcommand};
 use zidane::context::TaskStatus;
-use zidane::wire::{Painter, exit_summary};
-use zidane_supervisor::{
+use zidane::supervisor::{
     Launcher, SupervisorClient, SupervisorError, SupervisorOptions, SupervisorPaths, TaskView,
 };
+use zidane::wire::{Painter, exit_summary};
 
 use crate::error::CliError;
 use crate::host::user_dir;
@@ -126,7 +127,7 @@ pub fn supervisor(command: SupervisorCommand) -> Result<ExitCode, CliError> {
                 idle_exit_secs,
             } => {
                 let program = std::env::current_exe().map_err(CliError::Io)?;
-                zidane_supervisor::serve(SupervisorOptions {
+                zidane::supervisor::serve(SupervisorOptions {
                     paths: SupervisorPaths::for_user_dir(&user_dir),
                     monitor: Launcher {
                         program,
@@ -142,7 +143,8 @@ pub fn supervisor(command: SupervisorCommand) -> Result<ExitCode, CliError> {
                 state,
                 task_dir,
             } => {
-                zidane_supervisor::run_monitor(&SupervisorPaths { socket, state }, &task_dir).await?;
+                zidane::supervisor::run_monitor(&SupervisorPaths { socket, state }, &task_dir)
+                    .await?;
                 Ok(())
             }
         }
@@ -166,7 +168,9 @@ fn client() -> Result<SupervisorClient, CliError> {
 }
 
 /// Runs an async body on a small runtime.
-fn block_on<T>(body: impl std::future::Future<Output = Result<T, CliError>>) -> Result<T, CliError> {
+fn block_on<T>(
+    body: impl std::future::Future<Output = Result<T, CliError>>,
+) -> Result<T, CliError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -253,11 +257,17 @@ fn table_row(task: &TaskView) -> [String; 7] {
     [
         task.record.id.to_string(),
         state(task),
-        task.pid.map_or_else(|| "-".to_owned(), |pid| pid.to_string()),
+        task.pid
+            .map_or_else(|| "-".to_owned(), |pid| pid.to_string()),
         age(task),
         task.record.host.clone(),
         task.record.cwd.display().to_string(),
-        task.record.command.lines().next().unwrap_or_default().to_owned(),
+        task.record
+            .command
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned(),
     ]
 }
 
@@ -284,7 +294,9 @@ pub fn logs(args: &LogsArgs) -> Result<ExitCode, CliError> {
     block_on(async {
         let task = client.resolve(&args.id).await?;
         let Some(path) = task.output_path.clone() else {
-            return Err(SupervisorError::StartFailed(format!("{} has no log", task.record.id)).into());
+            return Err(
+                SupervisorError::StartFailed(format!("{} has no log", task.record.id)).into(),
+            );
         };
         let mut file = std::fs::File::open(&path)?;
         let mut out = std::io::stdout().lock();
@@ -307,7 +319,11 @@ pub fn logs(args: &LogsArgs) -> Result<ExitCode, CliError> {
 }
 
 /// Copies what the log holds past `offset`; the new offset.
-fn copy_from(file: &mut std::fs::File, offset: u64, out: &mut impl std::io::Write) -> std::io::Result<u64> {
+fn copy_from(
+    file: &mut std::fs::File,
+    offset: u64,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<u64> {
     file.seek(SeekFrom::Start(offset))?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
@@ -339,7 +355,11 @@ pub fn wait(args: &WaitArgs) -> Result<ExitCode, CliError> {
         let limit = args.timeout.map_or(Duration::MAX, Duration::from_secs);
         let waited = client.wait(task.record.id, limit).await?;
         let Some(exit) = waited.exit else {
-            eprintln!("{}: still running after {}s", task.record.id, limit.as_secs());
+            eprintln!(
+                "{}: still running after {}s",
+                task.record.id,
+                limit.as_secs()
+            );
             return Ok(ExitCode::from(124));
         };
         println!("{}", exit_summary(&exit));

@@ -60,6 +60,8 @@ pub fn local_agent(model: Arc<dyn Model>, user_dir: impl Into<PathBuf>) -> Local
         sandbox: SandboxPolicy::off(),
         behavior: Behavior::new(),
         configure: Vec::new(),
+        #[cfg(feature = "detach")]
+        detach: None,
     }
 }
 
@@ -85,6 +87,8 @@ pub struct LocalAgentBuilder {
     sandbox: SandboxPolicy,
     behavior: Behavior,
     configure: Vec<Configure>,
+    #[cfg(feature = "detach")]
+    detach: Option<zidane_supervisor::SupervisorClient>,
 }
 
 impl LocalAgentBuilder {
@@ -99,6 +103,18 @@ impl LocalAgentBuilder {
     /// Starts from this session (saved under its id in the user dir).
     pub fn session(mut self, session: Session) -> Self {
         self.session = SessionChoice::Given(session);
+        self
+    }
+
+    /// Offers `shell`'s `detach: true`: such tasks are run by the per-user supervisor
+    /// `client` reaches (give it a [`Launcher`](zidane_supervisor::Launcher) so the
+    /// first detached start starts it), outlive this host, and are re-adopted by the
+    /// next agent whose working directory is the same workspace
+    /// ([`SupervisedContext`](zidane_supervisor::SupervisedContext)).
+    #[cfg(feature = "detach")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "detach")))]
+    pub fn detach(mut self, client: zidane_supervisor::SupervisorClient) -> Self {
+        self.detach = Some(client);
         self
     }
 
@@ -188,6 +204,23 @@ impl LocalAgentBuilder {
                     .build(),
             )
         });
+        #[cfg(feature = "detach")]
+        let context: Arc<dyn zidane_context::ExecutionContext> = match self.detach {
+            Some(client) => {
+                let workspace = std::fs::canonicalize(context.cwd())
+                    .unwrap_or_else(|_| context.cwd().to_path_buf());
+                Arc::new(zidane_supervisor::SupervisedContext::new(
+                    context,
+                    client,
+                    zidane_supervisor::DetachSettings {
+                        workspace,
+                        session: session.id.clone(),
+                        host: "zidane".to_owned(),
+                    },
+                ))
+            }
+            None => context,
+        };
         let mut builder = Agent::builder(self.model, context)
             .store(store)
             .session(session)
