@@ -26,6 +26,9 @@
 //!   becomes the parent's (reassigned to its handle, `background:reassign`, its exit
 //!   notified to the parent); the child's `background:*` events reach the parent as
 //!   `child:background:*` with the child's id and depth. See [`SpawnToolOptions`].
+//! - **Retention**: a session is live while a process holds it ([`SessionStore::hold`]);
+//!   a [`RetentionPolicy`] removes ended sessions past an age, then the oldest while
+//!   the sessions take more than a size, never a live one.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -75,11 +78,16 @@ pub use listing::{SessionListing, SessionSummary, UnreadableSession};
 pub use persist::SESSION_LOCK_FILE;
 pub use picker::{PickerKind, PickerRow};
 pub use resource::{FnResource, Resource};
+pub use retention::{
+    DEFAULT_RETENTION_MAX_AGE, DEFAULT_RETENTION_MAX_BYTES, RemovalReason, RemovedSession,
+    RetentionError, RetentionFailure, RetentionPolicy, RetentionReport,
+};
 pub use run::{RunOptions, RunOutcome, StopReason};
 pub use scripted::{ScriptStep, ScriptedModel};
 pub use session::{
-    AcknowledgedLog, MAX_SESSION_ID_LEN, SESSION_FILE, SESSIONS_DIR, Session, SessionStore,
-    TASKS_DIR, delete_session, resolve_session_dir, resolve_tasks_dir, validate_session_id,
+    AcknowledgedLog, MAX_SESSION_ID_LEN, SESSION_FILE, SESSIONS_DIR, Session, SessionHold,
+    SessionStore, TASKS_DIR, delete_session, resolve_session_dir, resolve_tasks_dir,
+    validate_session_id,
 };
 pub use spawn::{SpawnArgs, create_spawn_tool};
 pub use spawn_options::{DEFAULT_MAX_SPAWN_DEPTH, SPAWN, SpawnToolOptions};
@@ -106,6 +114,7 @@ mod listing;
 mod persist;
 mod picker;
 mod resource;
+mod retention;
 mod run;
 mod scripted;
 mod session;

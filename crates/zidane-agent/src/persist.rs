@@ -9,8 +9,13 @@
 //!   directory. A reader sees the old file or the new one, never half of one, and a
 //!   power loss after the save returns keeps the new one.
 //! - The lock is an advisory `flock` on `session.lock` in the session directory, held
-//!   for the agent's life. The file records the holder's pid for the error a second
-//!   agent gets.
+//!   for the agent's life (or an MCP session's: [`SessionStore::hold`]). The file
+//!   records the holder's pid for the error a second agent gets. It is also the
+//!   session's liveness mark: the OS releases it when the holder dies, however it dies,
+//!   so retention ([`crate::RetentionPolicy`]) never removes a session whose lock is
+//!   held.
+//!
+//! [`SessionStore::hold`]: crate::SessionStore::hold
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -174,6 +179,14 @@ fn sync_dir(_dir: &Path) -> std::io::Result<()> {
 /// inherits the private access list of the user's profile, and a reparse point at
 /// `path` is opened itself, not followed).
 fn open_private(options: &mut OpenOptions, path: &Path) -> Result<File> {
+    open_private_io(options, path).map_err(|source| AgentError::SessionIo {
+        path: path.to_owned(),
+        cause: source,
+    })
+}
+
+/// [`open_private`], with the OS error as it is.
+pub(crate) fn open_private_io(options: &mut OpenOptions, path: &Path) -> std::io::Result<File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -188,8 +201,5 @@ fn open_private(options: &mut OpenOptions, path: &Path) -> Result<File> {
         const OPEN_REPARSE_POINT: u32 = 0x0020_0000;
         options.custom_flags(OPEN_REPARSE_POINT);
     }
-    options.open(path).map_err(|source| AgentError::SessionIo {
-        path: path.to_owned(),
-        cause: source,
-    })
+    options.open(path)
 }

@@ -204,6 +204,32 @@ impl SessionStore {
         persist::SessionLock::acquire(&dir, id)
     }
 
+    /// Marks the session live for as long as the returned guard is kept: the session
+    /// directory is prepared and the session's lock taken as an agent built on this
+    /// store takes it (a host that runs a session without a store, as an MCP server
+    /// does, holds it this way). The lock is an advisory lock on
+    /// [`SESSION_LOCK_FILE`](crate::SESSION_LOCK_FILE) that the OS releases when the
+    /// process dies, however it dies; while it is held, retention
+    /// ([`RetentionPolicy`](crate::RetentionPolicy)) never removes the session and no
+    /// agent can take the session over. A session already held, by this process or
+    /// another, is [`AgentError::SessionLocked`].
+    ///
+    /// ```
+    /// use zidane_agent::{AgentError, SessionStore};
+    /// let dir = tempfile::tempdir()?;
+    /// let store = SessionStore::new(dir.path());
+    /// let hold = store.hold("s1")?;
+    /// assert!(matches!(store.hold("s1"), Err(AgentError::SessionLocked { .. })));
+    /// drop(hold);
+    /// store.hold("s1")?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn hold(&self, id: &str) -> Result<SessionHold> {
+        Ok(SessionHold {
+            _lock: self.lock(id)?,
+        })
+    }
+
     /// Reads a stored session.
     pub fn load(&self, id: &str) -> Result<Session> {
         let file = self.session_file(id)?;
@@ -239,6 +265,14 @@ impl SessionStore {
             }),
         }
     }
+}
+
+/// A session marked live ([`SessionStore::hold`]): the mark lasts until this is dropped
+/// or the process dies.
+#[derive(Debug)]
+#[must_use = "the session is live only while the hold is kept"]
+pub struct SessionHold {
+    _lock: persist::SessionLock,
 }
 
 /// What a stored conversation says the model already knows: every task named by a
