@@ -2,8 +2,9 @@
 //! (`<config dir>/zidane/config.toml`, read here; its `[sandbox]` table means what
 //! [`crate::sandbox_config`] says): the environment policy of its tasks (the `[env]`
 //! table, `zidane mcp`'s `--env-*` flags over it, and `--print-env-policy` to see what is
-//! withheld), whether to sweep orphans at start, and the variables whose bad values stop
-//! a command before it does anything.
+//! withheld), whether to sweep orphans at start, the retention of ended sessions (the
+//! `[retention]` table, [`crate::clean`], and its two variables), and the variables whose
+//! bad values stop a command before it does anything.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use zidane::context::{
 };
 use zidane::process::EnvValueError;
 
+use crate::clean::RetentionFile;
 use crate::error::CliError;
 use crate::sandbox_config::SandboxFile;
 
@@ -84,14 +86,16 @@ pub(crate) fn config_path() -> Option<PathBuf> {
     dirs::config_dir().map(|dir| dir.join(CONFIG_FILE))
 }
 
-/// What the config file holds: its `[env]` and `[sandbox]` tables, each its default
-/// where the file or the table is missing.
+/// What the config file holds: its `[env]`, `[sandbox]` and `[retention]` tables, each
+/// its default where the file or the table is missing.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct ConfigFile {
     /// The `[env]` table: the environment policy of tasks.
     pub(crate) env: EnvPolicy,
     /// The `[sandbox]` table: the settings the `--sandbox*` flags override.
     pub(crate) sandbox: SandboxFile,
+    /// The `[retention]` table: which ended sessions are removed at start.
+    pub(crate) retention: RetentionFile,
 }
 
 /// The policy of the config file's `[env]` table; the default where there is no file
@@ -125,8 +129,8 @@ fn load(path: &Path) -> Result<ConfigFile, CliError> {
     parse_config(&text).map_err(config_error)
 }
 
-/// The `[env]` and `[sandbox]` tables of a config file's text; anything else in it is
-/// refused, so a misspelt table is not silently ignored.
+/// The `[env]`, `[sandbox]` and `[retention]` tables of a config file's text; anything
+/// else in it is refused, so a misspelt table is not silently ignored.
 fn parse_config(text: &str) -> Result<ConfigFile, String> {
     let table: toml::Table = text
         .parse()
@@ -144,9 +148,14 @@ fn parse_config(text: &str) -> Result<ConfigFile, String> {
                     .try_into()
                     .map_err(|error: toml::de::Error| format!("[sandbox]: {}", error.message()))?;
             }
+            "retention" => {
+                config.retention = value.try_into().map_err(|error: toml::de::Error| {
+                    format!("[retention]: {}", error.message())
+                })?;
+            }
             other => {
                 return Err(format!(
-                    "unknown key `{other}`: the file holds only [env] and [sandbox] tables"
+                    "unknown key `{other}`: the file holds only [env], [sandbox] and [retention] tables"
                 ));
             }
         }
@@ -234,7 +243,65 @@ pub(crate) fn print_env_policy(policy: &EnvPolicy) -> Result<(), CliError> {
 pub(crate) fn check_env() -> Result<(), CliError> {
     zidane::process::ProcessPath::from_env()?;
     sweep_orphans()?;
+    retention_days()?;
+    retention_max_bytes()?;
     Ok(())
+}
+
+/// The variable that sets, over the config file's `max_age_days`, after how many days
+/// without a change an ended session is removed as `zidane` and `zidane mcp` start: a
+/// whole number, `0` for never.
+pub const RETENTION_DAYS_VAR: &str = "ZIDANE_RETENTION_DAYS";
+
+/// The variable that sets, over the config file's `max_bytes`, how many bytes the
+/// sessions may take before the oldest ended ones are removed as `zidane` and
+/// `zidane mcp` start: a whole number, `0` for no cap.
+pub const RETENTION_MAX_BYTES_VAR: &str = "ZIDANE_RETENTION_MAX_BYTES";
+
+/// What [`RETENTION_DAYS_VAR`] accepts, as an error message says it.
+const RETENTION_DAYS_VALUES: &str =
+    "a whole number of days (0: never by age), or unset for the config file's";
+
+/// What [`RETENTION_MAX_BYTES_VAR`] accepts, as an error message says it.
+const RETENTION_MAX_BYTES_VALUES: &str =
+    "a whole number of bytes (0: no cap), or unset for the config file's";
+
+/// [`RETENTION_DAYS_VAR`], where it is set.
+pub(crate) fn retention_days() -> Result<Option<u64>, EnvValueError> {
+    whole_number(
+        RETENTION_DAYS_VAR,
+        std::env::var_os(RETENTION_DAYS_VAR),
+        RETENTION_DAYS_VALUES,
+    )
+}
+
+/// [`RETENTION_MAX_BYTES_VAR`], where it is set.
+pub(crate) fn retention_max_bytes() -> Result<Option<u64>, EnvValueError> {
+    whole_number(
+        RETENTION_MAX_BYTES_VAR,
+        std::env::var_os(RETENTION_MAX_BYTES_VAR),
+        RETENTION_MAX_BYTES_VALUES,
+    )
+}
+
+/// A variable's whole number; `None` where it is unset or empty.
+fn whole_number(
+    var: &'static str,
+    value: Option<std::ffi::OsString>,
+    accepted: &'static str,
+) -> Result<Option<u64>, EnvValueError> {
+    let Some(value) = value.filter(|value| !value.is_empty()) else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .and_then(|text| text.trim().parse::<u64>().ok())
+        .map(Some)
+        .ok_or_else(|| EnvValueError {
+            var,
+            value: value.to_string_lossy().into_owned(),
+            accepted,
+        })
 }
 
 /// The variable that turns off the orphan sweep `zidane` and `zidane mcp` run as they
@@ -342,6 +409,78 @@ mod tests {
         let error = read(Some("never")).unwrap_err();
         assert_eq!(error.var, SWEEP_ORPHANS_VAR);
         assert!(error.to_string().contains("`on` or `off`"), "{error}");
+    }
+
+    #[test]
+    fn the_retention_variables_take_whole_numbers() {
+        let days = |value: Option<&str>| {
+            whole_number(
+                RETENTION_DAYS_VAR,
+                value.map(Into::into),
+                RETENTION_DAYS_VALUES,
+            )
+        };
+        assert_eq!(days(None), Ok(None));
+        assert_eq!(days(Some("")), Ok(None));
+        assert_eq!(days(Some("0")), Ok(Some(0)));
+        assert_eq!(days(Some(" 7 ")), Ok(Some(7)));
+        for bad in ["-1", "1.5", "30d", "many"] {
+            let error = days(Some(bad)).unwrap_err();
+            assert_eq!(error.var, RETENTION_DAYS_VAR);
+            assert!(
+                error.to_string().starts_with("ZIDANE_RETENTION_DAYS="),
+                "{error}"
+            );
+            assert!(
+                error.to_string().contains("whole number of days"),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_retention_table_is_read_and_checked() {
+        let config = parse_config(
+            "[retention]
+enabled = false
+max_age_days = 7
+max_bytes = 1000
+",
+        )
+        .unwrap();
+        assert!(!config.retention.enabled);
+        assert_eq!(config.retention.max_age_days, Some(7));
+        assert_eq!(config.retention.max_bytes, Some(1000));
+        assert!(parse_config("").unwrap().retention.enabled);
+        for (text, says) in [
+            (
+                "[retention]
+max_age = 7
+",
+                "max_age",
+            ),
+            (
+                "[retention]
+max_bytes = -1
+",
+                "[retention]: ",
+            ),
+            (
+                "[retention]
+max_bytes = \"1G\"
+",
+                "[retention]: ",
+            ),
+            (
+                "[retention]
+enabled = \"yes\"
+",
+                "[retention]: ",
+            ),
+        ] {
+            let error = parse_config(text).unwrap_err();
+            assert!(error.contains(says), "{text:?}: {error}");
+        }
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub enum CliError {
     /// The agent layer failed (a session that cannot be read or saved, a bad id…).
     #[error(transparent)]
     Agent(#[from] zidane::agent::AgentError),
+    /// The sessions directory cannot be cleaned (unreadable, or a symlink).
+    #[error(transparent)]
+    Retention(#[from] zidane::agent::RetentionError),
     /// `--resume` or `replay` named a session that is not stored.
     #[error("no session {id} under {dir}; `zidane sessions` lists them")]
     UnknownSession {

@@ -2,14 +2,16 @@
 //!
 //! A thin dispatcher: the arguments are parsed here and each command lives in its own
 //! module — the interactive session in [`interactive`], print mode in [`mod@print`],
-//! [`sessions`] and [`replay`], the scripted `--demo` model in [`demo`], the MCP server in [`mcp`]. The model comes
-//! from one place, [`provider::model_from_env`].
+//! [`sessions`] and [`replay`], the scripted `--demo` model in [`demo`], the MCP server in [`mcp`], removing
+//! ended sessions (`zidane clean`, and at start) in [`clean`]. The model comes from one
+//! place, [`provider::model_from_env`].
 //!
 //! ```text
 //! zidane [--demo] [--resume <id>]          an interactive session in the terminal
 //! zidane [--demo] -p "<prompt>" [--wait]   print mode, for scripts
 //! zidane sessions                          the stored sessions, newest first
 //! zidane replay <id>                       paint a stored session without running it
+//! zidane clean [--older-than DAYS]         remove ended sessions (--dry-run: list them)
 //! zidane mcp [--http 127.0.0.1:PORT]       serve background tasks to an MCP host
 //! ```
 
@@ -18,6 +20,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory as _, Parser, Subcommand};
 
+mod clean;
 mod demo;
 mod dist;
 mod env_config;
@@ -83,6 +86,8 @@ enum Command {
         /// The session's id (see `zidane sessions`).
         id: String,
     },
+    /// Remove ended sessions (their turns and task logs); sessions in use are kept.
+    Clean(clean::CleanArgs),
     /// Serve background shell tasks over MCP (stdio by default).
     Mcp(mcp::McpArgs),
     /// Print the completion script for a shell (for packagers).
@@ -110,6 +115,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Some(Command::Sessions) => sessions::run(),
         Some(Command::Replay { id }) => replay::run(&id),
+        Some(Command::Clean(args)) => clean::run(&args),
         Some(Command::Completions(args)) => Ok(dist::completions(Cli::command(), &args)),
         Some(Command::Man(args)) => dist::man(Cli::command(), &args),
         Some(Command::Mcp(args)) => {
@@ -131,9 +137,11 @@ fn main() -> ExitCode {
 
 /// An interactive session or print mode: the model is chosen before anything is drawn.
 fn session(cli: &Cli) -> Result<ExitCode, CliError> {
-    let Some(sandbox) = sandbox_config::prepare(&cli.sandbox, &host::user_dir()?)? else {
+    let user_dir = host::user_dir()?;
+    let Some(sandbox) = sandbox_config::prepare(&cli.sandbox, &user_dir)? else {
         return Ok(ExitCode::SUCCESS);
     };
+    let retention = clean::start_policy()?;
     let (model, model_name) = if cli.demo {
         demo::model()
     } else {
@@ -159,6 +167,8 @@ fn session(cli: &Cli) -> Result<ExitCode, CliError> {
             sandbox,
             move_after,
         )?;
+        // Once this session is held, so it is never among those removed.
+        clean::start_retention(retention, user_dir);
         match &cli.prompt {
             Some(prompt) => print::run(host, prompt, cli.wait).await,
             None => interactive::run(host).await,

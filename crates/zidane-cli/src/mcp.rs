@@ -71,6 +71,7 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
     let Some(sandbox) = sandbox_config::prepare(&args.sandbox, &user_dir)? else {
         return Ok(());
     };
+    let retention = crate::clean::start_policy()?;
     // An unavailable sandbox was said once, above; every session's context would log it
     // again (the builder's only warning a checked build can reach), so not by default.
     tracing_subscriber::fmt()
@@ -80,7 +81,7 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();
-    let options = ServeOptions::new(user_dir)
+    let options = ServeOptions::new(user_dir.clone())
         .env_policy(env_policy)
         .sandbox(sandbox)
         .kill_grace(Duration::from_millis(args.kill_grace_ms))
@@ -100,6 +101,9 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
         .build()
         .map_err(CliError::Runtime)?;
     let served = runtime.block_on(async move {
+        // In the background: the server starts at once. Its sessions are held live from
+        // their start, so none of them is removed.
+        crate::clean::start_retention(retention, user_dir);
         match args.http.http {
             Some(addr) => mcp_http::serve(addr, *args.http, options).await,
             None => serve_stdio(options, shutdown_signal()).await,

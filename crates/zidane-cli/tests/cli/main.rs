@@ -20,6 +20,7 @@ mod support;
 
 mod attach;
 mod binary;
+mod clean;
 mod env_policy;
 mod errors;
 mod hardening;
