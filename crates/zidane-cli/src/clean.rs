@@ -165,7 +165,7 @@ struct Removed {
 pub(crate) fn run(args: &CleanArgs) -> Result<ExitCode, CliError> {
     let user_dir = user_dir()?;
     // One cleaner per kind of thing kept on disk.
-    let cleaned = [sessions(&user_dir, args)?];
+    let cleaned = [sessions(&user_dir, args)?, detached_tasks(args)?];
     let painter = Painter::for_stdout();
     let verb = if args.dry_run {
         "would remove"
@@ -251,6 +251,38 @@ fn sessions(user_dir: &Path, args: &CleanArgs) -> Result<Cleaned, CliError> {
             .into_iter()
             .map(|failure| format!("{}: {}", failure.dir.display(), failure.error))
             .collect(),
+    })
+}
+
+/// The ended detached tasks whose end was told (every one, or those that ended more
+/// than `--older-than` ago), through their supervisor; running and untold ones stay.
+fn detached_tasks(args: &CleanArgs) -> Result<Cleaned, CliError> {
+    let older_than = args
+        .older_than
+        .map(|days| Duration::from_secs(days.saturating_mul(DAY_SECS)));
+    let (listed, removed) = crate::detached::clean(older_than, args.dry_run)?;
+    let size = |task: &zidane::supervisor::TaskView| {
+        listed
+            .iter()
+            .find(|(id, _)| *id == task.record.id)
+            .map_or(0, |(_, bytes)| *bytes)
+    };
+    Ok(Cleaned {
+        kind: ("detached task", "detached tasks"),
+        removed: removed
+            .iter()
+            .map(|task| Removed {
+                name: task.record.id.to_string(),
+                modified: task
+                    .record
+                    .started_at
+                    .format("%Y-%m-%d %H:%M:%S")
+                    .to_string(),
+                bytes: size(task),
+            })
+            .collect(),
+        in_use: Vec::new(),
+        failed: Vec::new(),
     })
 }
 

@@ -80,6 +80,10 @@ pub enum SupervisorCommand {
         /// Leave after this many seconds with no task running and no request.
         #[arg(long, value_name = "SECS", default_value_t = DEFAULT_IDLE_EXIT_SECS)]
         idle_exit_secs: u64,
+        /// Remove ended, told tasks this many days after they ended (0: never; default
+        /// 30).
+        #[arg(long, value_name = "DAYS")]
+        retention_days: Option<u64>,
     },
     /// Run one task's monitor (started by the supervisor).
     Monitor {
@@ -125,6 +129,7 @@ pub fn supervisor(command: SupervisorCommand) -> Result<ExitCode, CliError> {
             SupervisorCommand::Serve {
                 user_dir,
                 idle_exit_secs,
+                retention_days,
             } => {
                 let program = std::env::current_exe().map_err(CliError::Io)?;
                 zidane::supervisor::serve(SupervisorOptions {
@@ -134,6 +139,10 @@ pub fn supervisor(command: SupervisorCommand) -> Result<ExitCode, CliError> {
                         args: vec![OsString::from("supervisor"), OsString::from("monitor")],
                     },
                     idle_exit: Duration::from_secs(idle_exit_secs),
+                    retention: retention_days.map_or(
+                        Some(zidane::supervisor::DEFAULT_DETACHED_RETENTION),
+                        |days| (days > 0).then(|| Duration::from_secs(days * 24 * 60 * 60)),
+                    ),
                 })
                 .await?;
                 Ok(())
@@ -345,6 +354,40 @@ fn tail_offset(file: &mut std::fs::File, n: usize) -> std::io::Result<u64> {
         .nth(n.saturating_sub(1))
         .map_or(0, |(at, _)| at + 1);
     Ok(if n == 0 { bytes.len() } else { start } as u64)
+}
+
+/// For `zidane clean`: the ended, told detached tasks (that ended `older_than` ago) with
+/// their logs' sizes as listed first, and those removed (with `dry_run`, none are and
+/// the listed ones are returned). No supervisor, no tasks kept: nothing.
+pub fn clean(
+    older_than: Option<Duration>,
+    dry_run: bool,
+) -> Result<(Vec<(zidane::context::TaskId, u64)>, Vec<TaskView>), CliError> {
+    let client = client()?;
+    block_on(async {
+        let listed = match client.clean(older_than, true).await {
+            Ok(listed) => listed,
+            Err(SupervisorError::Unreachable { .. }) => return Ok((Vec::new(), Vec::new())),
+            Err(error) => return Err(error.into()),
+        };
+        let sizes = listed
+            .iter()
+            .map(|task| {
+                let bytes = task
+                    .output_path
+                    .as_ref()
+                    .and_then(|path| std::fs::metadata(path).ok())
+                    .map_or(0, |meta| meta.len());
+                (task.record.id, bytes)
+            })
+            .collect();
+        let removed = if dry_run {
+            listed
+        } else {
+            client.clean(older_than, false).await?
+        };
+        Ok((sizes, removed))
+    })
 }
 
 /// `zidane wait`: exits with the task's code.

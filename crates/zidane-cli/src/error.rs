@@ -76,6 +76,9 @@ pub enum CliError {
         /// The setting that requires it: `--sandbox-required` or the config file's.
         setting: String,
     },
+    /// The supervisor of detached tasks refused, or could not be reached.
+    #[error(transparent)]
+    Supervisor(#[from] zidane::supervisor::SupervisorError),
     /// The async runtime could not start.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),

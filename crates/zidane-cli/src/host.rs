@@ -84,6 +84,12 @@ impl Host {
             .env_policy(env_policy)
             .sandbox(sandbox)
             .sweep_orphans(env_config::sweep_orphans()?);
+        if zidane::supervisor::SUPPORTED {
+            let paths = zidane::supervisor::SupervisorPaths::for_user_dir(&user_dir);
+            let launcher = crate::detached::launcher(&user_dir)?;
+            builder =
+                builder.detach(zidane::supervisor::SupervisorClient::new(paths).launcher(launcher));
+        }
         if let Some(id) = resume {
             stored_session(&SessionStore::new(&user_dir), id)?;
             builder = builder.session_id(id);

@@ -12,6 +12,9 @@
 //! zidane sessions                          the stored sessions, newest first
 //! zidane replay <id>                       paint a stored session without running it
 //! zidane clean [--older-than DAYS]         remove ended sessions (--dry-run: list them)
+//! zidane ps [--all] [--json]               the detached tasks (see [`detached`])
+//! zidane logs [-f] [-n N] <id>             a detached task's log
+//! zidane wait <id> | kill <id>             wait for one (its exit code) or end it
 //! zidane mcp [--http 127.0.0.1:PORT]       serve background tasks to an MCP host
 //! ```
 
@@ -22,6 +25,7 @@ use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod clean;
 mod demo;
+mod detached;
 mod dist;
 mod env_config;
 mod error;
@@ -88,6 +92,17 @@ enum Command {
     },
     /// Remove ended sessions (their turns and task logs); sessions in use are kept.
     Clean(clean::CleanArgs),
+    /// List the detached tasks: running, ended and not yet told (--all: every one).
+    Ps(detached::PsArgs),
+    /// Print a detached task's log (-f: follow it until the task ends).
+    Logs(detached::LogsArgs),
+    /// Wait for a detached task to end; exit with its exit code.
+    Wait(detached::WaitArgs),
+    /// End a detached task's whole tree.
+    Kill(detached::TaskArgs),
+    /// The supervisor of detached tasks and their monitors (started by zidane itself).
+    #[command(subcommand, hide = true)]
+    Supervisor(detached::SupervisorCommand),
     /// Serve background shell tasks over MCP (stdio by default).
     Mcp(mcp::McpArgs),
     /// Print the completion script for a shell (for packagers).
@@ -116,6 +131,11 @@ fn main() -> ExitCode {
         Some(Command::Sessions) => sessions::run(),
         Some(Command::Replay { id }) => replay::run(&id),
         Some(Command::Clean(args)) => clean::run(&args),
+        Some(Command::Ps(args)) => detached::ps(&args),
+        Some(Command::Logs(args)) => detached::logs(&args),
+        Some(Command::Wait(args)) => detached::wait(&args),
+        Some(Command::Kill(args)) => detached::kill(&args),
+        Some(Command::Supervisor(command)) => detached::supervisor(command),
         Some(Command::Completions(args)) => Ok(dist::completions(Cli::command(), &args)),
         Some(Command::Man(args)) => dist::man(Cli::command(), &args),
         Some(Command::Mcp(args)) => {

@@ -87,6 +87,13 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
         .kill_grace(Duration::from_millis(args.kill_grace_ms))
         .result_budget(args.result_budget_bytes)
         .sweep_orphans(env_config::sweep_orphans()?);
+    let options = if zidane::supervisor::SUPPORTED {
+        let paths = zidane::supervisor::SupervisorPaths::for_user_dir(&options.user_dir);
+        let launcher = crate::detached::launcher(&options.user_dir)?;
+        options.detach(zidane::supervisor::SupervisorClient::new(paths).launcher(launcher))
+    } else {
+        options
+    };
     let options = options.move_after(match args.move_after_secs {
         None => MoveAfter::ClientCeiling,
         Some(0) => MoveAfter::Never,

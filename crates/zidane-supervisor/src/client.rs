@@ -114,9 +114,20 @@ impl SupervisorClient {
         .map(drop)
     }
 
-    /// Forgets ended tasks and their logs: those told, or with `all` every ended one.
-    pub async fn clean(&self, all: bool) -> Result<Vec<TaskView>> {
-        many(self.request(&Request::Clean { all }).await?)
+    /// Forgets ended tasks whose end was told, and their logs (those that ended at least
+    /// `older_than` ago); with `dry_run` only lists them. Never a running or untold task.
+    pub async fn clean(
+        &self,
+        older_than: Option<Duration>,
+        dry_run: bool,
+    ) -> Result<Vec<TaskView>> {
+        many(
+            self.request(&Request::Clean {
+                older_than,
+                dry_run,
+            })
+            .await?,
+        )
     }
 
     /// The task a person typed: `bash_d7`, `d7` or `7`, or the start of one (an exact

@@ -58,11 +58,17 @@ pub enum Request {
         /// The task.
         id: TaskId,
     },
-    /// Forgets ended tasks whose end was told (or that no session will tell: `all`),
-    /// with their logs. Answered with [`Response::Tasks`]: those removed.
+    /// Forgets ended tasks whose end was told, with their logs: every one, or those
+    /// that ended at least `older_than` ago. A running task, or one whose end no model
+    /// was told yet, is never removed. Answered with [`Response::Tasks`]: those
+    /// removed (with `dry_run`, those that would be).
     Clean {
-        /// Also the ended tasks no model was told of.
-        all: bool,
+        /// Only those that ended at least this long ago.
+        #[serde(default)]
+        older_than: Option<Duration>,
+        /// List them, remove nothing.
+        #[serde(default)]
+        dry_run: bool,
     },
 }
 

@@ -47,7 +47,16 @@ pub struct SupervisorOptions {
     pub monitor: Launcher,
     /// It leaves after this long with no task running and no request.
     pub idle_exit: Duration,
+    /// Ended tasks whose end was told are removed, with their logs, this long after
+    /// they ended (checked at start and every hour); `None`: kept until `zidane clean`.
+    pub retention: Option<Duration>,
 }
+
+/// How long ended, told tasks are kept by default: as long as ended sessions.
+pub const DEFAULT_DETACHED_RETENTION: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+
+/// How often retention runs while the supervisor does.
+const RETENTION_EVERY: Duration = Duration::from_secs(60 * 60);
 
 /// Runs the supervisor until it has been idle for [`SupervisorOptions::idle_exit`].
 /// Returns at once, successfully, when another supervisor of the same user dir runs.
@@ -84,8 +93,16 @@ pub async fn serve(options: SupervisorOptions) -> Result<()> {
     );
     let mut idle_since = tokio::time::Instant::now();
     let mut rescan = tokio::time::interval(RESCAN_EVERY);
+    let mut retention = tokio::time::interval(RETENTION_EVERY);
     loop {
         tokio::select! {
+            _ = retention.tick() => {
+                if let Some(age) = supervisor.retention {
+                    for task in supervisor.clean(Some(age), false) {
+                        tracing::info!(id = %task.record.id, "retention removed an ended task");
+                    }
+                }
+            }
             accepted = listener.accept() => {
                 idle_since = tokio::time::Instant::now();
                 match accepted {
@@ -117,6 +134,7 @@ struct Supervisor {
     paths: SupervisorPaths,
     monitor: Launcher,
     idle_exit: Duration,
+    retention: Option<Duration>,
     tasks: Mutex<BTreeMap<u64, Stored>>,
     ended: watch::Sender<u64>,
 }
@@ -147,6 +165,7 @@ impl Supervisor {
             paths: options.paths,
             monitor: options.monitor,
             idle_exit: options.idle_exit,
+            retention: options.retention,
             tasks: Mutex::new(tasks),
             ended: watch::Sender::new(0),
         };
@@ -267,8 +286,11 @@ impl Supervisor {
                 self.rescan();
                 Ok(Response::Done)
             }
-            Request::Clean { all } => Ok(Response::Tasks {
-                tasks: self.clean(all),
+            Request::Clean {
+                older_than,
+                dry_run,
+            } => Ok(Response::Tasks {
+                tasks: self.clean(older_than, dry_run),
             }),
         }
     }
@@ -481,22 +503,33 @@ impl Supervisor {
         }
     }
 
-    fn clean(&self, all: bool) -> Vec<TaskView> {
+    /// Removes ended, told tasks (that ended at least `older_than` ago), or with
+    /// `dry_run` lists them. A running or untold task is never touched.
+    fn clean(&self, older_than: Option<Duration>, dry_run: bool) -> Vec<TaskView> {
         let mut tasks = self.tasks();
+        let now = Utc::now();
+        let old_enough = |task: &Stored| {
+            let Some(exit) = &task.exit else {
+                return false;
+            };
+            let ended = task.record.started_at
+                + chrono::Duration::from_std(exit.duration).unwrap_or_default();
+            older_than.is_none_or(|age| (now - ended).to_std().unwrap_or_default() >= age)
+        };
         let gone: Vec<u64> = tasks
             .iter()
-            .filter(|(_, task)| task.exit.is_some() && (all || task.ledger.is_told()))
+            .filter(|(_, task)| task.ledger.is_told() && old_enough(task))
             .map(|(n, _)| *n)
             .collect();
         let mut removed = Vec::new();
         for n in gone {
+            if dry_run {
+                removed.extend(tasks.get(&n).map(|task| view(task, false)));
+                continue;
+            }
             let dir = self.paths.tasks_dir().join(n.to_string());
             match std::fs::remove_dir_all(&dir) {
-                Ok(()) => {
-                    if let Some(task) = tasks.remove(&n) {
-                        removed.push(view(&task, false));
-                    }
-                }
+                Ok(()) => removed.extend(tasks.remove(&n).map(|task| view(&task, false))),
                 Err(error) => tracing::warn!(%error, "{} could not be removed", dir.display()),
             }
         }

@@ -356,6 +356,42 @@ async def sandbox_socket(host: Host) -> None:
         assert waited.structured_content["exit"] is not None
 
 
+async def clean(host: Host) -> None:
+    """`zidane clean` removes ended detached tasks whose end was told, with their logs,
+    and never a running task or one whose end no model was told yet."""
+    command, go = gate(host.workspace, "go-clean")
+    async with host.session() as session:
+        done = await start_detached(session, "echo done")
+        waited = await session.call_tool("wait_task", {"task_id": done["task_id"], "timeout_ms": int(WAIT * 1000)})
+        assert waited.structured_content["exit"]["exit_code"] == 0, waited.structured_content
+        running = await start_detached(session, "sleep 300")
+        untold = await start_detached(session, command)
+
+        def told_in_ps() -> bool:
+            return {row["id"]: row for row in host.ps()}[done["task_id"]]["told"]
+
+        await until("the completed wait is recorded as told", told_in_ps)
+        os.kill(server_pid(), signal.SIGKILL)
+    # It ends while no session is connected: no model was told, none is yet.
+    open(go, "w").close()
+    assert host.zidane("wait", untold["task_id"]).returncode == 3
+    young = host.zidane("clean", "--older-than", "1")
+    assert done["task_id"] not in young.stdout, young.stdout
+    dry = host.zidane("clean", "--dry-run")
+    assert dry.returncode == 0, dry
+    assert f"would remove detached task {done['task_id']}" in dry.stdout, dry.stdout
+    assert os.path.exists(done["output_path"]), "a dry run removed a log"
+    cleaned = host.zidane("clean")
+    assert cleaned.returncode == 0, cleaned
+    assert f"removed detached task {done['task_id']}" in cleaned.stdout, cleaned.stdout
+    for kept in (untold, running):
+        assert f"task {kept['task_id']} " not in cleaned.stdout, cleaned.stdout
+        assert os.path.exists(kept["output_path"]), f"{kept['task_id']}'s log was removed"
+    assert not os.path.exists(done["output_path"]), "the told task's log is still there"
+    rows = {row["id"]: row for row in host.ps()}
+    assert done["task_id"] not in rows and untold["task_id"] in rows and running["task_id"] in rows, rows
+
+
 CASES = {
     "outlives-eof": lambda host: outlives(host, "eof"),
     "outlives-sigterm": lambda host: outlives(host, "sigterm"),
@@ -365,6 +401,7 @@ CASES = {
     "person": person,
     "pid-reuse": pid_reuse,
     "sandbox-socket": sandbox_socket,
+    "clean": clean,
 }
 
 

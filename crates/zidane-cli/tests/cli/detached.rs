@@ -129,3 +129,10 @@ async fn a_recycled_pid_is_never_signalled() {
 async fn a_sandboxed_task_cannot_reach_the_supervisor() {
     on_both_paths("sandbox-socket").await;
 }
+
+/// `zidane clean` removes ended detached tasks whose end was told, with their logs, and
+/// keeps a running one and one whose end no model was told yet.
+#[tokio::test(flavor = "multi_thread")]
+async fn clean_removes_told_tasks_and_keeps_running_and_untold_ones() {
+    case("clean", "fast").await;
+}

@@ -21,6 +21,7 @@ mod support;
 mod attach;
 mod binary;
 mod clean;
+mod detached;
 mod env_policy;
 mod errors;
 mod hardening;
