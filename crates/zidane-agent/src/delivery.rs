@@ -7,7 +7,12 @@
 //!   callback or a kill racing the drain cannot queue the task again;
 //! - an exit is held while its task's event follower still reads the log, so it is told
 //!   after the task's last event;
-//! - once the agent starts tearing down ([`Delivery::close`]) nothing is queued.
+//! - once the agent starts tearing down ([`Delivery::close`]) nothing is queued;
+//! - an ended task listed `reported` (its end was told to another session) is never
+//!   queued by a sweep;
+//! - every detached task latched is collected once for the context's
+//!   [`exits_told`](zidane_context::ExecutionContext::exits_told)
+//!   ([`Delivery::take_told`]).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -49,6 +54,9 @@ pub(crate) struct Delivery {
     stalls: Vec<StallInfo>,
     /// Tasks of this agent's life the model knows ended.
     latch: HashSet<TaskId>,
+    /// Detached tasks latched since the context was last told (see
+    /// [`take_told`](Self::take_told)), in the order they were latched.
+    told_detached: Vec<TaskId>,
     /// Acknowledgements from the loaded session. Task ids restart at `bash_1` in a new
     /// context, so an id alone only matches a task started before this agent was built.
     history: Vec<HistoricalAck>,
@@ -73,6 +81,7 @@ impl Delivery {
             exits: Vec::new(),
             stalls: Vec::new(),
             latch: HashSet::new(),
+            told_detached: Vec::new(),
             history,
             built_at: Utc::now(),
             known_logs: HashMap::new(),
@@ -100,12 +109,13 @@ impl Delivery {
         true
     }
 
-    /// Queues the ended tasks of a sweep that are news (not queued, not acknowledged), in
-    /// the order they ended; returns them. For contexts that do not push every exit.
+    /// Queues the ended tasks of a sweep that are news (not queued, not acknowledged, not
+    /// [`reported`](TaskEntry::reported) to another session), in the order they ended;
+    /// returns them. For contexts that do not push every exit.
     pub(crate) fn pull(&mut self, swept: &[TaskEntry]) -> Vec<TaskExitInfo> {
         let mut ended: Vec<&TaskEntry> = swept
             .iter()
-            .filter(|entry| entry.status().is_terminal())
+            .filter(|entry| entry.status().is_terminal() && !entry.reported)
             .filter(|entry| !self.exits.iter().any(|q| q.exit.task_id == entry.task_id))
             .filter(|entry| !self.is_acknowledged(entry))
             .collect();
@@ -157,7 +167,8 @@ impl Delivery {
     }
 
     /// Takes everything to deliver: the queued exits in completion order, then ended
-    /// tasks from `swept` that are neither queued nor acknowledged (ordered by end time),
+    /// tasks from `swept` that are neither queued, acknowledged nor reported to another
+    /// session (ordered by end time),
     /// and the queued stalls. Every exit taken is latched here, before rendering.
     pub(crate) fn take(&mut self, swept: &[TaskEntry]) -> Taken {
         for entry in swept {
@@ -173,7 +184,7 @@ impl Delivery {
         let mut exits: Vec<TaskExitInfo> = ready.into_iter().map(|q| q.exit).collect();
         let mut pulled: Vec<&TaskEntry> = swept
             .iter()
-            .filter(|entry| entry.status().is_terminal())
+            .filter(|entry| entry.status().is_terminal() && !entry.reported)
             .filter(|entry| !exits.iter().any(|e| e.task_id == entry.task_id))
             .filter(|entry| !self.exits.iter().any(|q| q.exit.task_id == entry.task_id))
             .filter(|entry| !self.is_acknowledged(entry))
@@ -194,7 +205,7 @@ impl Delivery {
             }
         }
         for exit in &exits {
-            self.latch.insert(exit.task_id);
+            self.mark(exit.task_id);
         }
         let stalls = self
             .stalls
@@ -228,6 +239,7 @@ impl Delivery {
         let mut restored: Vec<QueuedExit> = Vec::with_capacity(exits.len());
         for exit in exits {
             self.latch.remove(&exit.task_id);
+            self.told_detached.retain(|id| *id != exit.task_id);
             if !self.exits.iter().any(|q| q.exit.task_id == exit.task_id)
                 && !restored.iter().any(|q| q.exit.task_id == exit.task_id)
             {
@@ -248,13 +260,28 @@ impl Delivery {
 
     /// Marks a task's exit as known to the model.
     pub(crate) fn latch(&mut self, task_id: TaskId) {
-        self.latch.insert(task_id);
+        self.mark(task_id);
+    }
+
+    /// Latches a task; a detached one newly latched is kept for
+    /// [`take_told`](Self::take_told).
+    fn mark(&mut self, task_id: TaskId) {
+        if self.latch.insert(task_id) && task_id.is_detached() {
+            self.told_detached.push(task_id);
+        }
+    }
+
+    /// The detached tasks latched since the last call: the context is to be told
+    /// ([`exits_told`](zidane_context::ExecutionContext::exits_told)) that this session's
+    /// model knows their ends. Each latched task is returned once.
+    pub(crate) fn take_told(&mut self) -> Vec<TaskId> {
+        std::mem::take(&mut self.told_detached)
     }
 
     /// The model learned a task's exit (a kill, a completed wait): drops its queued exit
     /// and latches it. True if a pending notification was dropped.
     pub(crate) fn suppress_task(&mut self, task_id: TaskId) -> bool {
-        self.latch.insert(task_id);
+        self.mark(task_id);
         let before = self.exits.len();
         self.exits.retain(|q| q.exit.task_id != task_id);
         self.stalls.retain(|s| s.task_id != task_id);
@@ -286,7 +313,7 @@ impl Delivery {
             !read_after_exit
         });
         for task_id in &suppressed {
-            self.latch.insert(*task_id);
+            self.mark(*task_id);
         }
         suppressed
     }

@@ -219,3 +219,58 @@ fn clearing_a_task_s_patterns_releases_its_exit_before_its_follower_ends() {
         "nothing is kept of a task with no patterns whose end was told"
     );
 }
+
+#[test]
+fn a_sweep_never_queues_an_end_reported_to_another_session() {
+    let mut delivery = Delivery::new(Vec::new());
+    let reported = ended_entry(1, 1).reported(true);
+    assert!(delivery.pull(std::slice::from_ref(&reported)).is_empty());
+    assert!(delivery.take(&[reported]).exits.is_empty());
+    assert!(delivery.take_told().is_empty());
+}
+
+#[test]
+fn each_detached_task_latched_is_told_once_and_a_plain_one_never() {
+    let detached = TaskId::detached(4).unwrap();
+    let mut delivery = Delivery::new(Vec::new());
+    delivery.push_exit(exit(1));
+    delivery.push_exit(
+        TaskExitInfo::new(
+            detached,
+            "serve",
+            "/t/bash_d4.log",
+            TaskStatus::Exited,
+            0,
+            Duration::from_millis(10),
+        )
+        .detached(true),
+    );
+    let taken = delivery.take(&[]);
+    assert_eq!(taken.exits.len(), 2);
+    assert_eq!(delivery.take_told(), vec![detached]);
+    assert!(delivery.take_told().is_empty(), "told once");
+    assert!(!delivery.claim(detached));
+    assert!(delivery.take_told().is_empty(), "latched already");
+
+    // A drain put back before its turn was saved is not told.
+    let other = TaskId::detached(5).unwrap();
+    assert!(delivery.claim(other));
+    let mut restored = Delivery::new(Vec::new());
+    restored.push_exit(TaskExitInfo::new(
+        other,
+        "x",
+        "/t/bash_d5.log",
+        TaskStatus::Exited,
+        0,
+        Duration::ZERO,
+    ));
+    let taken = restored.take(&[]);
+    restored.restore(taken.exits, taken.stalls, taken.events);
+    assert!(restored.take_told().is_empty());
+    assert_eq!(delivery.take_told(), vec![other]);
+    delivery.suppress_task(id(9));
+    assert!(
+        delivery.take_told().is_empty(),
+        "a plain task is never told"
+    );
+}

@@ -250,7 +250,9 @@ impl Agent {
     pub async fn drain_notifications(&self) -> Result<Notifications> {
         self.ensure_live()?;
         let handle = self.handle().await?;
-        Ok(self.drain(handle).await)
+        let notifications = self.drain(handle).await;
+        self.tell_exits_told();
+        Ok(notifications)
     }
 
     /// Claims the telling of one task's end for a channel of the host's own (an MCP task
@@ -260,6 +262,8 @@ impl Agent {
     /// caller must not tell it again. Either way no drain delivers it afterwards: one
     /// latch for every channel.
     pub fn claim_exit(&self, task_id: TaskId) -> bool {
-        self.inner.feeds.delivery().claim(task_id)
+        let claimed = self.inner.feeds.delivery().claim(task_id);
+        self.tell_exits_told();
+        claimed
     }
 }

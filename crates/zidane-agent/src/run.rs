@@ -1,6 +1,7 @@
 //! The run loop: drain, seed a user turn, call the model, dispatch its tool calls,
 //! repeat.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::Utc;
@@ -217,6 +218,8 @@ impl Agent {
                 .restore(drained.exits, drained.stalls, drained.events);
             return Err(error);
         }
+        // Told for good: a context that shares detached tasks hears it now.
+        self.tell_exits_told();
 
         let mut outcome = RunOutcome {
             stop: StopReason::MaxSteps,
@@ -370,6 +373,34 @@ impl Agent {
         }
     }
 
+    /// Tells the context, without waiting and without the delivery lock, which detached
+    /// tasks' ends the model of this session now knows (latched by a drain, a claim, a
+    /// kill, a completed wait or a read), so a context that shares them across sessions
+    /// tells no other session. Failures are logged: the worst outcome is that another
+    /// session tells the end again.
+    pub(crate) fn tell_exits_told(&self) {
+        let task_ids = self.inner.feeds.delivery().take_told();
+        if task_ids.is_empty() {
+            return;
+        }
+        let Some(handle) = self.current_handle() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(
+                ?task_ids,
+                "no runtime to tell the context these ends were told"
+            );
+            return;
+        };
+        let context = Arc::clone(&self.inner.context);
+        runtime.spawn(async move {
+            if let Err(error) = context.exits_told(handle, &task_ids).await {
+                tracing::warn!(%error, ?task_ids, "the context could not record that these ends were told");
+            }
+        });
+    }
+
     /// One tool call, hooks to hooks: the run loop's, and [`Agent::call_tool`] for
     /// hosts.
     pub(crate) async fn dispatch_tool(
@@ -441,6 +472,7 @@ impl Agent {
             Some(tool) => self.suppress(tool, &output, started_at, handle).await,
             None => Vec::new(),
         };
+        self.tell_exits_told();
         self.hooks().emit(&HookEvent::ToolAfter(ToolResultEvent {
             call_id: call_id.to_owned(),
             name: name.to_owned(),

@@ -32,6 +32,12 @@ pub struct Capabilities {
     /// pattern and pushed task events read through it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub follow_output: bool,
+    /// Whether background tasks can be detached
+    /// ([`BackgroundOptions::detach`](crate::BackgroundOptions::detach)): started to
+    /// outlive the host, owned by the per-user supervisor. Tools offer `detach` only
+    /// when this is set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub detach: bool,
 }
 
 impl Capabilities {
@@ -43,6 +49,7 @@ impl Capabilities {
             task_input: false,
             terminals: false,
             follow_output: false,
+            detach: false,
         }
     }
 
@@ -65,6 +72,13 @@ impl Capabilities {
     #[must_use]
     pub const fn with_follow_output(mut self) -> Self {
         self.follow_output = true;
+        self
+    }
+
+    /// Says that background tasks can be detached (see [`detach`](Self::detach)).
+    #[must_use]
+    pub const fn with_detach(mut self) -> Self {
+        self.detach = true;
         self
     }
 

@@ -215,6 +215,17 @@ pub trait ExecutionContext: Send + Sync {
         Err(ContextError::unsupported("probe"))
     }
 
+    /// Records that the model of `handle`'s session was told these tasks' ends (or took
+    /// them by a kill, a completed wait, or a read of their log). A context that shares
+    /// tasks across sessions (detached tasks, owned by the per-user supervisor) records
+    /// it so that no other session tells them again: their entries are then listed
+    /// [`reported`](crate::TaskEntry::reported). The default does nothing: a context
+    /// whose tasks belong to one session has nothing to record.
+    async fn exits_told(&self, handle: ExecutionHandle, task_ids: &[TaskId]) -> Result<()> {
+        let _ = (handle, task_ids);
+        Ok(())
+    }
+
     /// Resizes a running task's terminal (the program gets `SIGWINCH`). `Ok(None)` for
     /// an unknown id; [`ContextError::NotATerminal`] for a task without a terminal.
     async fn resize(

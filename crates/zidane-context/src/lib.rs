@@ -81,7 +81,9 @@ pub use task::{
     LogWriteFailure, Naming, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskState,
     TaskStatus,
 };
-pub use task_id::{HELD_TASK_NUMBERS, TASK_ID_PREFIX, TaskId};
+pub use task_id::{
+    DETACHED_TASK_ID_PREFIX, DETACHED_TASK_NUMBERS, HELD_TASK_NUMBERS, TASK_ID_PREFIX, TaskId,
+};
 /// Re-exported so implementors and callers name one `CancellationToken`.
 #[cfg(feature = "runtime")]
 #[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]

@@ -57,6 +57,8 @@ pub enum MockCall {
     ReadScreen(ExecutionHandle, TaskId),
     /// `resize(handle, task_id, size)`.
     Resize(ExecutionHandle, TaskId, TtySize),
+    /// `exits_told(handle, task_ids)`.
+    ExitsTold(ExecutionHandle, Vec<TaskId>),
 }
 
 type ExecHandler = Arc<dyn Fn(&str, &ExecOptions) -> ExecOutput + Send + Sync>;
@@ -83,6 +85,8 @@ struct State {
     next_task: u64,
     /// Numbers the provisional ids of held tasks.
     next_held: u64,
+    /// Numbers detached tasks (`bash_d<n>`).
+    next_detached: u64,
     tasks: BTreeMap<TaskId, MockTask>,
     files: HashMap<PathBuf, Vec<u8>>,
     calls: Vec<MockCall>,
@@ -150,6 +154,7 @@ impl MockContext {
                 next_handle: 1,
                 next_task: 1,
                 next_held: 1,
+                next_detached: 1,
                 ..State::default()
             }),
             output_changed: watch::Sender::new(0),
@@ -184,6 +189,19 @@ impl MockContext {
     #[must_use]
     pub fn with_capabilities(self, capabilities: Capabilities) -> Self {
         self.config().capabilities = capabilities;
+        self
+    }
+
+    /// Offers detached tasks ([`Capabilities::detach`]): a start with
+    /// [`BackgroundOptions::detach`] gets a detached id (`bash_d1`, `bash_d2`, …) and a
+    /// detached entry; without this such a start is refused with `Unsupported`.
+    /// [`exits_told`](ExecutionContext::exits_told) marks entries
+    /// [`reported`](TaskEntry::reported), as a supervisor shared by sessions would.
+    #[must_use]
+    pub fn with_detach(self) -> Self {
+        let mut config = self.config();
+        config.capabilities = config.capabilities.with_detach();
+        drop(config);
         self
     }
 
@@ -293,6 +311,32 @@ impl MockContext {
         };
         callback(info);
         true
+    }
+
+    /// Marks a task's end as told to another session
+    /// ([`TaskEntry::reported`]), as a supervisor does when another session's model was
+    /// told it. False for an unknown task.
+    pub fn set_reported(&self, task_id: TaskId) -> bool {
+        let mut state = self.state();
+        match state.tasks.get_mut(&task_id) {
+            Some(task) => {
+                task.entry.reported = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The task ids of every `exits_told` call so far, one list per call, in order.
+    pub fn exits_told_calls(&self) -> Vec<Vec<TaskId>> {
+        self.state()
+            .calls
+            .iter()
+            .filter_map(|call| match call {
+                MockCall::ExitsTold(_, ids) => Some(ids.clone()),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Every byte written to a task's input so far (`write_input`; a terminal's end of
@@ -542,10 +586,22 @@ impl ExecutionContext for MockContext {
     ) -> Result<BackgroundStarted> {
         self.record(MockCall::ExecBackground(handle, command.to_owned()));
         self.check_background()?;
+        if options.detach && !self.config().capabilities.detach {
+            return Err(ContextError::unsupported("detach"));
+        }
         validate_command(command)?;
         let mut state = self.state();
         Self::check_handle(&state, handle)?;
-        let task_id = if options.held {
+        let detached = if options.detach {
+            let n = state.next_detached;
+            state.next_detached += 1;
+            TaskId::detached(n)
+        } else {
+            None
+        };
+        let task_id = if let Some(id) = detached {
+            id
+        } else if options.held {
             state.next_held += 1;
             TaskId::held(state.next_held - 1)
         } else {
@@ -566,7 +622,8 @@ impl ExecutionContext for MockContext {
         };
         let entry = TaskEntry::running(task_id, pid, command, cwd, output_path.clone(), Utc::now())
             .stdin(stdin)
-            .tty(options.tty);
+            .tty(options.tty)
+            .detached(options.detach);
         state.files.insert(output_path.clone(), Vec::new());
         state.tasks.insert(
             task_id,
@@ -772,6 +829,22 @@ impl ExecutionContext for MockContext {
             }
         }
         Ok(moved)
+    }
+
+    /// Records the call, and marks the tasks' entries [`reported`](TaskEntry::reported)
+    /// (a detached task's end, told to one session, is told to no other).
+    async fn exits_told(&self, handle: ExecutionHandle, task_ids: &[TaskId]) -> Result<()> {
+        let mut state = self.state();
+        state
+            .calls
+            .push(MockCall::ExitsTold(handle, task_ids.to_vec()));
+        Self::check_handle(&state, handle)?;
+        for task_id in task_ids {
+            if let Some(task) = state.tasks.get_mut(task_id) {
+                task.entry.reported = true;
+            }
+        }
+        Ok(())
     }
 
     /// Input to a task started with `stdin: Pipe` or a `tty`, recorded for

@@ -415,3 +415,67 @@ async fn a_held_task_that_ended_stays_held_and_is_forgotten() {
         .unwrap();
     assert_eq!(next.task_id.to_string(), "bash_1");
 }
+
+#[tokio::test]
+async fn detach_needs_the_capability_and_mints_detached_ids() {
+    let context = MockContext::new();
+    assert!(!context.capabilities().detach);
+    let handle = context.create_handle().await.unwrap();
+    let refused = context
+        .exec_background(handle, "a", BackgroundOptions::new("/t").detach(true))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            ContextError::Unsupported {
+                operation: "detach"
+            }
+        ),
+        "{refused:?}"
+    );
+
+    let context = MockContext::new().with_detach();
+    assert!(context.capabilities().detach);
+    let handle = context.create_handle().await.unwrap();
+    let plain = context
+        .exec_background(handle, "a", BackgroundOptions::new("/t"))
+        .await
+        .unwrap();
+    let detached = context
+        .exec_background(handle, "b", BackgroundOptions::new("/t").detach(true))
+        .await
+        .unwrap();
+    assert_eq!(plain.task_id.to_string(), "bash_1");
+    assert_eq!(detached.task_id.to_string(), "bash_d1");
+    assert_eq!(detached.output_path, PathBuf::from("/t/bash_d1.mock.log"));
+    let entry = context.task(detached.task_id).unwrap();
+    assert!(entry.detached && !entry.reported);
+    assert!(!context.task(plain.task_id).unwrap().detached);
+    assert!(context.finish(detached.task_id, 0));
+    assert!(
+        context
+            .task(detached.task_id)
+            .unwrap()
+            .exit()
+            .unwrap()
+            .detached
+    );
+}
+
+#[tokio::test]
+async fn exits_told_is_recorded_and_marks_entries_reported() {
+    let context = MockContext::new().with_detach();
+    let handle = context.create_handle().await.unwrap();
+    let id = context
+        .exec_background(handle, "b", BackgroundOptions::new("/t").detach(true))
+        .await
+        .unwrap()
+        .task_id;
+    context.finish(id, 0);
+    context.exits_told(handle, &[id]).await.unwrap();
+    assert_eq!(context.exits_told_calls(), vec![vec![id]]);
+    let listed = context.list_background(handle).await.unwrap();
+    assert!(listed[0].reported);
+    assert!(!context.set_reported(TaskId::from_number(99)));
+}

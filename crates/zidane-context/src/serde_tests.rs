@@ -257,10 +257,11 @@ prop_compose! {
     fn arb_exit()(n in any::<u64>(), status in status(), exit_code in any::<i32>(), signal in signal(),
                   path in "\\PC*", ms in 0u64..u64::MAX / 2, command in "\\PC*",
                   leader_exit_code in proptest::option::of(any::<i32>()),
-                  log_write_failure in log_write_failure(), kill_reason in kill_reason()) -> TaskExitInfo {
+                  log_write_failure in log_write_failure(), kill_reason in kill_reason(),
+                  detached in any::<bool>()) -> TaskExitInfo {
         TaskExitInfo::new(TaskId::from_number(n), command, path, status, exit_code, Duration::from_millis(ms))
             .signal(signal).leader_exit_code(leader_exit_code).log_write_failure(log_write_failure)
-            .kill_reason(kill_reason)
+            .kill_reason(kill_reason).detached(detached)
     }
 }
 
@@ -285,9 +286,11 @@ prop_compose! {
 prop_compose! {
     fn arb_entry()(n in any::<u64>(), pid in any::<u32>(), command in "\\PC*", cwd in "\\PC*",
                    started_at in time(), bytes in any::<u64>(),
+                   detached in any::<bool>(), reported in any::<bool>(),
                    ending in proptest::option::of(arb_ending())) -> TaskEntry {
         let entry = TaskEntry::running(TaskId::from_number(n), pid, command, cwd.clone(),
-                                       format!("{cwd}/log"), started_at).bytes_written(bytes);
+                                       format!("{cwd}/log"), started_at).bytes_written(bytes)
+            .detached(detached).reported(reported);
         match ending {
             None => entry,
             Some((status, exit_code, signal, duration, leader, failure, reason)) => {
@@ -335,5 +338,36 @@ proptest! {
     #[test]
     fn capabilities_round_trip(d in prop_oneof![Just(DetachedTasks::None), Just(DetachedTasks::ProcessLifetime), Just(DetachedTasks::Durable)]) {
         round_trip(&Capabilities::new(d));
+        round_trip(&Capabilities::new(d).with_detach());
     }
+}
+
+/// A detached task's entry and exit say so, and its entry says whether another
+/// session was told its end; unset, neither field is written.
+#[test]
+fn detached_and_reported_are_written_only_when_set() {
+    let id = TaskId::detached(3).unwrap();
+    let running =
+        TaskEntry::running(id, 7, "make", "/w", "/t/bash_d3.log", Utc::now()).detached(true);
+    let exit = running.exit_after(TaskStatus::Exited, 0, Duration::from_secs(1));
+    assert!(exit.detached, "the exit of a detached entry is detached");
+    let entry = running.ended(exit.clone()).reported(true);
+    let json = serde_json::to_value(&entry).unwrap();
+    assert_eq!(json["task_id"], "bash_d3");
+    assert_eq!(json["detached"], true);
+    assert_eq!(json["reported"], true);
+    assert_eq!(serde_json::from_value::<TaskEntry>(json).unwrap(), entry);
+    let json = serde_json::to_value(&exit).unwrap();
+    assert_eq!(json["detached"], true);
+    assert_eq!(serde_json::from_value::<TaskExitInfo>(json).unwrap(), exit);
+
+    let plain = serde_json::to_string(&self::entry()).unwrap();
+    assert!(!plain.contains("detached") && !plain.contains("reported"));
+    let plain = serde_json::to_string(&self::exit()).unwrap();
+    assert!(!plain.contains("detached"));
+    let capabilities = serde_json::to_value(Capabilities::new(DetachedTasks::Durable)).unwrap();
+    assert!(capabilities.get("detach").is_none());
+    let capabilities =
+        serde_json::to_value(Capabilities::new(DetachedTasks::Durable).with_detach()).unwrap();
+    assert_eq!(capabilities["detach"], true);
 }

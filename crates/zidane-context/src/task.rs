@@ -123,6 +123,10 @@ pub struct TaskExitInfo {
     /// writable roots (workspace-write)`), for the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox_denial: Option<String>,
+    /// Whether the task was detached (started with `BackgroundOptions::detach`): it
+    /// belonged to the per-user supervisor, not to a host, so a notification can say so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub detached: bool,
 }
 
 impl TaskExitInfo {
@@ -149,6 +153,7 @@ impl TaskExitInfo {
             log_write_failure: None,
             kill_reason: None,
             sandbox_denial: None,
+            detached: false,
         }
     }
 
@@ -184,6 +189,13 @@ impl TaskExitInfo {
     #[must_use]
     pub fn sandbox_denial(mut self, line: impl Into<Option<String>>) -> Self {
         self.sandbox_denial = line.into();
+        self
+    }
+
+    /// Sets whether the task was detached (see [`detached`](Self::detached)).
+    #[must_use]
+    pub fn detached(mut self, detached: bool) -> Self {
+        self.detached = detached;
         self
     }
 }
@@ -301,6 +313,12 @@ pub struct TaskEntry {
     pub tty: Option<TtySize>,
     /// Running, or ended with how it ended.
     pub state: TaskState,
+    /// Whether the task is detached ([`BackgroundOptions::detach`]): it outlives the
+    /// host that started it and belongs to the per-user supervisor.
+    pub detached: bool,
+    /// Whether its end was already told to the model of another session (a detached
+    /// task is shared by the sessions of a workspace): no session tells it again.
+    pub reported: bool,
 }
 
 /// Where a listed task is: running, or ended with its exit.
@@ -335,7 +353,24 @@ impl TaskEntry {
             stdin: StdinMode::Closed,
             tty: None,
             state: TaskState::Running,
+            detached: false,
+            reported: false,
         }
+    }
+
+    /// Sets whether the task is detached (see [`detached`](Self::detached)).
+    #[must_use]
+    pub fn detached(mut self, detached: bool) -> Self {
+        self.detached = detached;
+        self
+    }
+
+    /// Sets whether the task's end was already told to another session (see
+    /// [`reported`](Self::reported)).
+    #[must_use]
+    pub fn reported(mut self, reported: bool) -> Self {
+        self.reported = reported;
+        self
     }
 
     /// Sets what the task's stdin is.
@@ -378,8 +413,8 @@ impl TaskEntry {
     }
 
     /// The exit of this task, ended `duration` after it started with `status` and
-    /// `exit_code`: its id, command and log path filled in from the entry. Set the rest
-    /// with [`TaskExitInfo`]'s builder methods.
+    /// `exit_code`: its id, command, log path and whether it is detached filled in from
+    /// the entry. Set the rest with [`TaskExitInfo`]'s builder methods.
     pub fn exit_after(
         &self,
         status: TaskStatus,
@@ -394,6 +429,7 @@ impl TaskEntry {
             exit_code,
             duration,
         )
+        .detached(self.detached)
     }
 
     /// The exit of this task, ended at `ended_at` (see [`exit_after`](Self::exit_after));
@@ -535,6 +571,13 @@ struct EntryForm {
     /// The task's terminal and its current size, when it runs in one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tty: Option<TtySize>,
+    /// Whether the task is detached: it outlives the host that started it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    detached: bool,
+    /// Whether its end was already told to the model of another session; no session
+    /// tells it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    reported: bool,
 }
 
 /// A task entry whose JSON says it ended without saying how.
@@ -560,7 +603,9 @@ impl TryFrom<EntryForm> for TaskEntry {
         )
         .bytes_written(form.bytes_written)
         .stdin(form.stdin)
-        .tty(form.tty);
+        .tty(form.tty)
+        .detached(form.detached)
+        .reported(form.reported);
         if !form.status.is_terminal() {
             return Ok(entry);
         }
@@ -613,6 +658,8 @@ impl From<TaskEntry> for EntryForm {
             kill_reason,
             stdin: entry.stdin,
             tty: entry.tty,
+            detached: entry.detached,
+            reported: entry.reported,
         }
     }
 }
@@ -736,6 +783,13 @@ pub struct BackgroundOptions {
     /// [`BackgroundStarted`] carries a provisional id, good for every call on the task
     /// until then. A context that names every task as it starts ignores this.
     pub held: bool,
+    /// Detaches the task: it outlives the host that started it and belongs to the
+    /// per-user supervisor, which lists it, keeps its exit and tells it once to the
+    /// next session of the workspace. Its id is a detached one (`bash_d<n>`). A context
+    /// that cannot detach ([`Capabilities::detach`](crate::Capabilities::detach) is
+    /// `false`) refuses the start with [`ContextError::Unsupported`](crate::ContextError::Unsupported)
+    /// rather than run a task that would die with its host.
+    pub detach: bool,
 }
 
 impl BackgroundOptions {
@@ -803,6 +857,13 @@ impl BackgroundOptions {
         self
     }
 
+    /// Detaches the task (see [`detach`](Self::detach)).
+    #[must_use]
+    pub fn detach(mut self, detach: bool) -> Self {
+        self.detach = detach;
+        self
+    }
+
     /// Whether the task is to take input: its stdin a pipe, or a terminal.
     pub const fn takes_input(&self) -> bool {
         !self.stdin.is_closed() || self.tty.is_some()
@@ -827,6 +888,7 @@ impl fmt::Debug for BackgroundOptions {
             .field("stdin", &self.stdin)
             .field("tty", &self.tty)
             .field("held", &self.held)
+            .field("detach", &self.detach)
             .finish()
     }
 }

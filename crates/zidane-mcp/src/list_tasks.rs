@@ -17,7 +17,8 @@ pub const LIST_TASKS: &str = "list_tasks";
 
 const DESCRIPTION: &str = "\
 Lists this session's background tasks, running and ended: id, status, exit code, runtime, \
-command and log path, oldest first. Use it to find a task id or a log path you no longer \
+command and log path, oldest first; a detached task (`bash_d<n>`, kept after its host \
+exits) says `detached`. Use it to find a task id or a log path you no longer \
 have. It is not a way to wait for a task: a `<task-notification>` arrives when a task \
 ends.";
 
@@ -29,7 +30,8 @@ pub(crate) struct ListTasksArgs {}
 /// What `list_tasks` answers besides its text.
 #[derive(Debug, Serialize, JsonSchema)]
 pub(crate) struct ListTasksData {
-    /// This session's background tasks, running and ended, oldest first.
+    /// This session's background tasks, running and ended, oldest first; a detached
+    /// task carries `detached: true`.
     pub(crate) tasks: Vec<TaskEntry>,
 }
 
@@ -67,7 +69,8 @@ impl Tool for ListTasksTool {
     }
 }
 
-/// One line per task: `bash_1  running  4.2s  pid 42  make  → /log`.
+/// One line per task: `bash_1  running  4.2s  pid 42  make  → /log`, with `detached`
+/// after the status for a detached task.
 fn render(entries: &[TaskEntry]) -> String {
     if entries.is_empty() {
         return "No background tasks in this session.".to_owned();
@@ -82,6 +85,11 @@ fn render(entries: &[TaskEntry]) -> String {
                 (status, Some(code), None) => format!("{status} {code}"),
                 (status, None, None) => status.to_string(),
             };
+            let status = if entry.detached {
+                format!("{status}  detached")
+            } else {
+                status
+            };
             format!(
                 "{}  {status}  {}  pid {}  {}  → {}",
                 entry.task_id,
@@ -93,4 +101,43 @@ fn render(entries: &[TaskEntry]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use chrono::Utc;
+    use zidane_context::{TaskEntry, TaskId, TaskStatus};
+
+    use super::{ListTasksData, render};
+
+    fn entry(task_id: TaskId, detached: bool) -> TaskEntry {
+        let entry = TaskEntry::running(task_id, 42, "make", "/w", "/t/x.log", Utc::now())
+            .detached(detached);
+        let exit = entry.exit_after(TaskStatus::Exited, 0, Duration::from_millis(4200));
+        entry.ended(exit)
+    }
+
+    #[test]
+    fn a_detached_task_says_so_and_a_normal_one_is_unchanged() {
+        let plain = entry(TaskId::from_number(1), false);
+        let detached = entry(TaskId::detached(2).unwrap(), true);
+        let text = render(&[plain.clone(), detached.clone()]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "bash_1  exited 0  4.2s  pid 42  make  → /t/x.log",
+                "bash_d2  exited 0  detached  4.2s  pid 42  make  → /t/x.log",
+            ]
+        );
+        let data = serde_json::to_value(ListTasksData {
+            tasks: vec![plain, detached],
+        })
+        .unwrap();
+        assert!(data["tasks"][0].get("detached").is_none());
+        assert_eq!(data["tasks"][1]["detached"], true);
+        assert_eq!(data["tasks"][1]["task_id"], "bash_d2");
+    }
 }

@@ -20,7 +20,7 @@ pub(crate) const TASK_SCHEME: &str = "task://";
 /// through the whole log.
 pub(crate) const LOG_TAIL_BYTES: u64 = 64 * 1024;
 
-/// The URI of a task's resource: `task://bash_1`.
+/// The URI of a task's resource: `task://bash_1` (`task://bash_d1` for a detached task).
 pub(crate) fn task_uri(task_id: TaskId) -> String {
     format!("{TASK_SCHEME}{task_id}")
 }
@@ -31,7 +31,10 @@ pub(crate) fn parse_task_uri(uri: &str) -> Result<TaskId, McpError> {
         .and_then(|id| TaskId::parse(id).ok())
         .ok_or_else(|| {
             McpError::invalid_params(
-                format!("not a task resource: {uri:?}; task resources are task://bash_<n>"),
+                format!(
+                    "not a task resource: {uri:?}; task resources are task://bash_<n> or \
+                     task://bash_d<n>"
+                ),
                 None,
             )
         })
@@ -63,9 +66,10 @@ pub(crate) async fn entries(agent: &Agent) -> Result<Vec<TaskEntry>, McpError> {
 pub(crate) fn listing(entry: &TaskEntry) -> Resource {
     Resource::new(task_uri(entry.task_id), entry.task_id.to_string())
         .with_description(format!(
-            "{} — {}",
+            "{} — {}{}",
             zidane_wire::command_preview(&entry.command),
-            entry.status()
+            entry.status(),
+            if entry.detached { " (detached)" } else { "" }
         ))
         .with_mime_type("application/json")
 }

@@ -12,6 +12,7 @@ pub(crate) fn notification() -> String {
     TaskNotification {
         task_id: TaskId::parse("bash_1").unwrap(),
         status: TaskStatus::Exited,
+        detached: false,
         exit_code: 2,
         signal: None,
         command: "cargo build".to_owned(),

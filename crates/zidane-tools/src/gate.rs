@@ -39,6 +39,8 @@ pub struct BackgroundGate {
     foreground_budget: Option<Duration>,
     /// The context's task logs can be followed (`notify_on`, `shell_notify`).
     task_events: bool,
+    /// The context's tasks can be detached (`detach`).
+    detach: bool,
 }
 
 impl BackgroundGate {
@@ -73,11 +75,13 @@ impl BackgroundGate {
             terminals: open && capabilities.terminals,
             foreground_budget: None,
             task_events: open && capabilities.follow_output,
+            detach: open && capabilities.detach,
         }
     }
 
-    /// An open gate, with input, terminals and task events (for tests and hosts that
-    /// decide elsewhere).
+    /// An open gate, with input, terminals and task events, without detached tasks (for
+    /// tests and hosts that decide elsewhere; add them with
+    /// [`with_detach`](Self::with_detach)).
     pub const fn open() -> Self {
         Self {
             reason: None,
@@ -86,6 +90,7 @@ impl BackgroundGate {
             terminals: true,
             foreground_budget: None,
             task_events: true,
+            detach: false,
         }
     }
 
@@ -99,6 +104,7 @@ impl BackgroundGate {
             terminals: false,
             foreground_budget: None,
             task_events: false,
+            detach: false,
         }
     }
 
@@ -111,7 +117,16 @@ impl BackgroundGate {
             terminals: false,
             foreground_budget: None,
             task_events: false,
+            detach: false,
         }
+    }
+
+    /// The same gate, for a session whose tasks can (`true`) or cannot be detached; an
+    /// open gate only.
+    #[must_use]
+    pub const fn with_detach(mut self, detach: bool) -> Self {
+        self.detach = detach && self.reason.is_none();
+        self
     }
 
     /// The same gate, for a session whose background exits reach the model by `channel`
@@ -161,6 +176,12 @@ impl BackgroundGate {
     /// (`shell_notify`): the context can follow their logs.
     pub const fn task_events(&self) -> bool {
         self.task_events
+    }
+
+    /// Whether background tasks may be detached (`detach`): started to outlive the
+    /// host, owned by the per-user supervisor.
+    pub const fn detach(&self) -> bool {
+        self.detach
     }
 
     /// Whether background tasks may be started.

@@ -4,7 +4,7 @@
 use schemars::{JsonSchema, SchemaGenerator};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use zidane_context::{TASK_ID_PREFIX, TaskId};
+use zidane_context::{DETACHED_TASK_ID_PREFIX, TASK_ID_PREFIX, TaskId};
 
 use serde_path_to_error::Segment;
 
@@ -24,6 +24,10 @@ pub struct ShellArgs {
     /// Start the command as a background task and return at once with its id and log
     /// path. Use for long-running commands (builds, test suites, servers).
     pub run_in_background: Option<bool>,
+    /// Keep the task running after this session's host exits (implies
+    /// `run_in_background`): it gets an id like `bash_d1`, `zidane ps` lists it, and the
+    /// next session in this workspace can wait for it and is told its end once.
+    pub detach: Option<bool>,
     /// Background only: kill the task once its processes together have used this much
     /// CPU time, in milliseconds.
     #[schemars(range(min = 1))]
@@ -81,7 +85,7 @@ fn notify_on_schema(_: &mut SchemaGenerator) -> schemars::Schema {
 #[serde(deny_unknown_fields)]
 pub struct ShellNotifyArgs {
     /// The running background task, as returned by `shell`, e.g. `bash_1`.
-    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
+    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*|d[1-9][0-9]*)$"))]
     pub task_id: String,
     /// The task's new patterns: a regular expression or a list of them, replacing the
     /// ones it had; `[]` clears them.
@@ -113,7 +117,7 @@ pub enum StdinChoice {
 #[serde(deny_unknown_fields)]
 pub struct ShellInputArgs {
     /// The running background task to write to, as returned by `shell`, e.g. `bash_1`.
-    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
+    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*|d[1-9][0-9]*)$"))]
     pub task_id: String,
     /// Text to type, written as is (add `"keys": ["enter"]`, or end it with a newline
     /// on a pipe, to submit a line).
@@ -132,7 +136,7 @@ pub struct ShellInputArgs {
 #[serde(deny_unknown_fields)]
 pub struct ShellScreenArgs {
     /// The background task started with `tty: true`, e.g. `bash_1`.
-    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
+    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*|d[1-9][0-9]*)$"))]
     pub task_id: String,
 }
 
@@ -141,7 +145,7 @@ pub struct ShellScreenArgs {
 #[serde(deny_unknown_fields)]
 pub struct ShellKillArgs {
     /// The background task to kill, as returned by `shell`, e.g. `bash_1`.
-    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
+    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*|d[1-9][0-9]*)$"))]
     pub task_id: String,
 }
 
@@ -150,7 +154,7 @@ pub struct ShellKillArgs {
 #[serde(deny_unknown_fields)]
 pub struct WaitTaskArgs {
     /// The background task to wait for, as returned by `shell`, e.g. `bash_1`.
-    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*)$"))]
+    #[schemars(pattern(r"^bash_(0|[1-9][0-9]*|d[1-9][0-9]*)$"))]
     pub task_id: String,
     /// How long to wait, in milliseconds (the default and the cap are in the tool's
     /// description; larger values are capped). The task keeps running if the wait times
@@ -314,12 +318,15 @@ pub(crate) fn parse<T: DeserializeOwned + JsonSchema>(
     parse_input(tool, input)
 }
 
-/// Parses a task id the model sent, or an error result explaining the `bash_<n>` form.
+/// Parses a task id the model sent, or an error result explaining the `bash_<n>` and
+/// `bash_d<n>` forms.
 pub(crate) fn parse_task_id(tool: &str, input: &str) -> Result<TaskId, ToolOutput> {
     TaskId::parse(input).map_err(|_| {
         ToolOutput::error(format!(
             "{tool}: invalid task_id {input:?}: a task id is `{TASK_ID_PREFIX}` followed by a \
-             number, e.g. `{TASK_ID_PREFIX}1`, exactly as `shell` returned it"
+             number, e.g. `{TASK_ID_PREFIX}1`, or a detached task's \
+             `{DETACHED_TASK_ID_PREFIX}` followed by a number, e.g. \
+             `{DETACHED_TASK_ID_PREFIX}7`, exactly as `shell` returned it"
         ))
     })
 }

@@ -49,6 +49,13 @@ Budgets for a background task, all optional: `timeout_ms` is its wall time, \
 killed and its notification says which budget ended it. `max_output_bytes` caps its log: \
 later output is dropped and counted, and the task keeps running.";
 
+/// The paragraph on detached tasks, when the context can detach them.
+const DETACH_DESCRIPTION: &str = "\
+Set `detach: true` (implies `run_in_background`) for a task that must outlive this \
+session, such as a server you will come back to: it keeps running after this host exits, \
+gets an id like `bash_d1`, `zidane ps` lists it, and the next session in this workspace can \
+wait for it and is told its end once. Otherwise a background task ends with its session.";
+
 /// The paragraph on input, when the session's tasks can take it (see
 /// [`input_paragraph`]).
 const INPUT_DESCRIPTION: &str = "\
@@ -64,8 +71,9 @@ needs a terminal (prompts that show only on one, REPLs, full-screen programs; `r
 `shell_screen`. Prefer a non-interactive flag (`--yes`, `-y`) when the command has one.";
 
 /// The background-only fields of the input.
-const BACKGROUND_FIELDS: [&str; 8] = [
+const BACKGROUND_FIELDS: [&str; 9] = [
     "run_in_background",
+    "detach",
     "notify_on",
     "cpu_time_ms",
     "max_output_bytes",
@@ -221,6 +229,9 @@ impl ShellTool {
             if !gate.task_events() {
                 properties.remove("notify_on");
             }
+            if !gate.detach() {
+                properties.remove("detach");
+            }
             shell_sandbox::fit_schema(properties, sandbox);
         }
         let background =
@@ -229,6 +240,9 @@ impl ShellTool {
             "{}\n\n{background}",
             describe_shell(shell, gate.foreground_budget())
         );
+        if gate.detach() {
+            description.push_str(&format!("\n\n{DETACH_DESCRIPTION}"));
+        }
         if gate.task_events() {
             description.push_str("\n\n");
             description.push_str(gate.exit_channel().events_paragraph());
@@ -288,6 +302,7 @@ impl ShellTool {
         notify_on: NotifyPatterns,
         outside: Outside<'_>,
     ) -> ToolOutput {
+        let detach = interaction.detach;
         // The registry refuses these arguments before the call when the session's spec
         // leaves them out; a tool called directly meets the same refusals here.
         let gate = context.gate();
@@ -296,6 +311,9 @@ impl ShellTool {
             reason.map(|reason| ToolOutput::error(format!("{SHELL}: {reason}")))
         };
         if let Some(refused) = refused("run_in_background") {
+            return refused;
+        }
+        if detach && let Some(refused) = refused("detach") {
             return refused;
         }
         let Some(tasks_dir) = context.background().tasks_dir.clone() else {
@@ -322,7 +340,9 @@ impl ShellTool {
             Ok(sandbox) => sandbox,
             Err(output) => return output,
         };
-        let mut options = BackgroundOptions::new(tasks_dir).stdin(interaction.stdin);
+        let mut options = BackgroundOptions::new(tasks_dir)
+            .stdin(interaction.stdin)
+            .detach(detach);
         options.spec.sandbox = sandbox;
         options.tty = interaction.tty;
         options.limits = budgets.or(context.background().limits);
@@ -343,6 +363,12 @@ impl ShellTool {
             .await
         {
             Ok(started) => started,
+            Err(ContextError::Unsupported { .. }) if detach => {
+                return ToolOutput::error(format!(
+                    "{SHELL}: {DETACH_UNAVAILABLE} Drop `detach`, or run the task in the \
+                     background of this session only."
+                ));
+            }
             Err(ContextError::Unsupported { .. }) => {
                 return ToolOutput::error(format!(
                     "{SHELL}: background mode is not supported in this execution context. Run \
@@ -362,8 +388,13 @@ impl ShellTool {
         if let Some(gate) = gate {
             gate.open();
         }
+        let detached = if detach {
+            ", detached: keeps running after this session"
+        } else {
+            ""
+        };
         let mut text = format!(
-            "Started {} (pid {}). Output: {}\n\n{}",
+            "Started {} (pid {}{detached}). Output: {}\n\n{}",
             started.task_id,
             started.pid,
             started.output_path.display(),
@@ -401,7 +432,7 @@ impl Tool for ShellTool {
     /// the shell does not know.
     fn full_spec(&self) -> ToolSpec {
         let sandboxed = SandboxReport::new(SandboxPolicy::default(), SandboxStatus::Enforced);
-        Self::background_spec(None, &BackgroundGate::open(), &sandboxed)
+        Self::background_spec(None, &BackgroundGate::open().with_detach(true), &sandboxed)
     }
 
     fn withheld(&self, argument: &str, view: &SpecView) -> String {
@@ -461,7 +492,14 @@ impl Tool for ShellTool {
             asked: input.outside_sandbox,
             justification: input.justification.as_deref(),
         };
-        if input.run_in_background == Some(true) {
+        let detach = input.detach == Some(true);
+        if detach && input.run_in_background == Some(false) {
+            return ToolOutput::error(format!(
+                "{SHELL}: `detach: true` starts a background task, and `run_in_background` is \
+                 `false`: drop one of them (`detach` alone implies `run_in_background`)"
+            ));
+        }
+        if input.run_in_background == Some(true) || detach {
             let budgets = TaskLimits::new()
                 .max_output_bytes(max_output_bytes)
                 .wall_time(timeout)
@@ -545,6 +583,10 @@ impl ShellTool {
                     .to_owned(),
             ),
             "notify_on" if !gate.task_events() => Some(notify::NOTIFY_ON_UNFOLLOWED.to_owned()),
+            "detach" if !gate.detach() => Some(format!(
+                "{DETACH_UNAVAILABLE} Drop `detach`: a background task of this session ends \
+                 with it."
+            )),
             _ => None,
         }
     }
@@ -568,6 +610,9 @@ impl ShellTool {
     }
 }
 
+/// Why `detach` cannot be honoured, as the model reads it after "shell: ".
+const DETACH_UNAVAILABLE: &str = "`detach` is not available: this execution context cannot detach tasks (no supervisor keeps them after the host exits).";
+
 /// Whether the model asked to run the command outside the sandbox, and why.
 #[derive(Debug, Clone, Copy)]
 struct Outside<'a> {
@@ -588,11 +633,13 @@ impl Outside<'_> {
     }
 }
 
-/// A background task's input and terminal, as the model asked for them.
+/// A background task's input, terminal and lifetime, as the model asked for them.
 #[derive(Debug, Clone, Copy, Default)]
 struct Interaction {
     stdin: StdinMode,
     tty: Option<TtySize>,
+    /// The task is to outlive the host (`detach`).
+    detach: bool,
 }
 
 impl Interaction {
@@ -640,7 +687,11 @@ impl Interaction {
         } else {
             None
         };
-        Ok(Self { stdin, tty })
+        Ok(Self {
+            stdin,
+            tty,
+            detach: input.detach == Some(true),
+        })
     }
 }
 

@@ -181,6 +181,7 @@ mod tests {
         let mut notification = TaskNotification {
             task_id: zidane_context::TaskId::from_number(4),
             status: zidane_context::TaskStatus::Exited,
+            detached: false,
             exit_code: 0,
             signal: None,
             command: "yes".into(),
@@ -214,6 +215,7 @@ mod tests {
         let banner = Banner::for_notification(&TaskNotification {
             task_id: zidane_context::TaskId::from_number(1),
             status: zidane_context::TaskStatus::Exited,
+            detached: false,
             exit_code: 0,
             signal: None,
             command: "true".into(),

@@ -14,6 +14,9 @@ use crate::summary::exit_summary;
 /// The element name of a notification block.
 pub(crate) const NOTIFICATION_TAG: &str = "task-notification";
 
+/// The element that says the task was detached.
+const DETACHED_TAG: &str = "detached";
+
 /// The element that says why our kill ended the task.
 const REASON_TAG: &str = "reason";
 
@@ -39,8 +42,9 @@ const LOG_WRITE_FAILED_SEPARATOR: &str = " bytes not written: ";
 /// </task-notification>
 /// ```
 ///
-/// with `<signal>SIGTERM</signal>` right after `<exit-code>` only when a signal ended the
-/// task, and
+/// with `<detached>true</detached>` right after `<status>` only for a detached task (one
+/// that outlived the host that started it), `<signal>SIGTERM</signal>` right after
+/// `<exit-code>` only when a signal ended the task, and
 /// `<log-write-failed>7906957 bytes not written: No space left on device (os error 28)</log-write-failed>`
 /// right after `<summary>` only when part of the output could not be written to the log
 /// (blocks written before that element existed parse as before). Every string is escaped (see `docs/WIRE.md`), so [`parse`](crate::parse) gives
@@ -71,6 +75,10 @@ pub struct TaskNotification {
     pub task_id: TaskId,
     /// `exited` or `killed`.
     pub status: TaskStatus,
+    /// Whether the task was detached: it outlived the host that started it. Rendered as
+    /// `<detached>true</detached>` after `<status>`, and left out when `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub detached: bool,
     /// The exit code; `128 + signo` when a signal ended the task.
     pub exit_code: i32,
     /// The signal that ended the task, if one did.
@@ -100,6 +108,7 @@ impl TaskNotification {
         Self {
             task_id: exit.task_id,
             status: exit.status,
+            detached: exit.detached,
             exit_code: exit.exit_code,
             signal: exit.signal,
             command: exit.command.clone(),
@@ -122,6 +131,9 @@ impl TaskNotification {
         out.push_str("<task-notification>\n");
         push_raw_element(&mut out, "task-id", &self.task_id.to_string());
         push_raw_element(&mut out, "status", self.status.as_str());
+        if self.detached {
+            push_raw_element(&mut out, DETACHED_TAG, "true");
+        }
         push_raw_element(&mut out, "exit-code", &self.exit_code.to_string());
         if let Some(signal) = self.signal {
             push_raw_element(&mut out, "signal", &signal.name());
@@ -149,6 +161,11 @@ impl TaskNotification {
     pub(crate) fn parse_body(cursor: &mut Cursor<'_>) -> Result<Self, WireError> {
         let task_id = cursor.task_id()?;
         let status = cursor.status()?;
+        // Only `true` is ever written: the element is left out otherwise.
+        let detached = cursor.at("<detached>");
+        if detached {
+            cursor.expect("<detached>true</detached>\n")?;
+        }
         let exit_code = cursor.number("exit-code")?;
         let signal = if cursor.at("<signal>") {
             Some(cursor.signal()?)
@@ -158,6 +175,7 @@ impl TaskNotification {
         Ok(Self {
             task_id,
             status,
+            detached,
             exit_code,
             signal,
             command: cursor.text("command")?,

@@ -92,6 +92,12 @@ pub fn exit_summary(exit: &TaskExitInfo) -> String {
         exit.exit_code,
         exit.signal,
     );
+    // A detached task outlived the host that started it: say whose it was.
+    let line = if exit.detached {
+        format!("{line} (detached)")
+    } else {
+        line
+    };
     // A budget is news the status alone does not tell; a kill asked for or a destroy
     // is what "killed" already says.
     let line = match exit.kill_reason {
@@ -154,6 +160,28 @@ mod tests {
             exit_summary(&exit),
             "echo evil >> ~/.bashrc (20ms) — exited 1 — sandbox: /home/ada/.bashrc is outside \
              the writable roots (workspace-write)"
+        );
+    }
+
+    #[test]
+    fn a_detached_task_is_said_in_the_summary() {
+        let exit = TaskExitInfo::new(
+            zidane_context::TaskId::detached(3).unwrap(),
+            "npm run dev",
+            "/tmp/t/bash_d3.log",
+            zidane_context::TaskStatus::Killed,
+            143,
+            Duration::from_millis(1200),
+        )
+        .signal(Signal::TERM)
+        .detached(true);
+        assert_eq!(
+            exit_summary(&exit),
+            "npm run dev (1.2s) — killed (SIGTERM) (detached)"
+        );
+        assert_eq!(
+            exit_summary(&exit.detached(false)),
+            "npm run dev (1.2s) — killed (SIGTERM)"
         );
     }
 

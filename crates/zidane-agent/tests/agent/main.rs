@@ -10,6 +10,7 @@ mod deltas;
 mod destroy;
 #[cfg(unix)]
 mod destroy_bound;
+mod detached;
 mod event_hold;
 #[cfg(unix)]
 mod foreground_move;

@@ -7,6 +7,7 @@
 mod bad_input;
 mod budgets;
 mod common;
+mod detach;
 mod doc_lists;
 mod follow_gate;
 mod foreground_move;

@@ -42,6 +42,27 @@ fn sigterm_kill() {
     );
 }
 
+/// A detached task: `<detached>true</detached>` after `<status>`, and the summary says
+/// so; a block without the element is a task that was not detached.
+#[test]
+fn detached_exit() {
+    let mut exit = exit(1, "npm run dev", 4200, 0, None);
+    exit.task_id = zidane_context::TaskId::detached(3).unwrap();
+    exit.detached = true;
+    exit.output_path = "/home/u/.zidane/sessions/s1/tasks/bash_d3.20260523-024147-123.log".into();
+    let n = TaskNotification::from_exit(&exit);
+    assert_eq!(n.summary, "npm run dev (4.2s) — exited 0 (detached)");
+    let text = rendered(n);
+    assert!(text.contains("<status>exited</status>\n<detached>true</detached>\n<exit-code>"));
+    assert_snapshot!("notification_detached", &text);
+    let plain = text.replace("<detached>true</detached>\n", "");
+    let WireBlock::Notification(parsed) = parse(&plain).unwrap().remove(0) else {
+        panic!("not a notification");
+    };
+    assert!(!parsed.detached);
+    assert!(parse(&text.replace(">true</detached>", ">false</detached>")).is_err());
+}
+
 /// Output the log could not take: the element after `<summary>`, and the summary says
 /// it too. A block without the element (every block written before it existed) parses
 /// as a notification without it.

@@ -40,6 +40,7 @@ pub fn any_notification() -> impl Strategy<Value = TaskNotification> {
         tricky_string(),
         prop::option::of((any::<u64>(), tricky_string())),
         prop::option::of(tricky_string()),
+        any::<bool>(),
     )
         .prop_map(
             |(
@@ -53,10 +54,16 @@ pub fn any_notification() -> impl Strategy<Value = TaskNotification> {
                 summary,
                 failure,
                 reason,
+                detached,
             )| {
                 TaskNotification {
-                    task_id: TaskId::from_number(n),
+                    task_id: if detached {
+                        TaskId::detached(n % (1 << 62)).unwrap_or(TaskId::from_number(n))
+                    } else {
+                        TaskId::from_number(n)
+                    },
                     status,
+                    detached,
                     exit_code,
                     signal: signal.and_then(Signal::from_number),
                     command,
