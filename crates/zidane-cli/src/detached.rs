@@ -13,8 +13,10 @@ use std::time::Duration;
 use chrono::Utc;
 use clap::{Args, Subcommand};
 use zidane::context::TaskStatus;
+use zidane::process::{ProcessTable, TreeUsage};
 use zidane::supervisor::{
-    Launcher, SupervisorClient, SupervisorError, SupervisorOptions, SupervisorPaths, TaskView,
+    HostTask, Launcher, SupervisorClient, SupervisorError, SupervisorOptions, SupervisorPaths,
+    TaskView,
 };
 use zidane::wire::{Painter, exit_summary};
 
@@ -166,14 +168,11 @@ pub fn supervisor(command: SupervisorCommand) -> Result<ExitCode, CliError> {
 /// not running while tasks are kept (it re-adopts them), never for a user dir without.
 fn client() -> Result<SupervisorClient, CliError> {
     let user_dir = user_dir()?;
-    let paths = SupervisorPaths::for_user_dir(&user_dir);
-    let kept = std::fs::read_dir(paths.tasks_dir()).is_ok_and(|mut tasks| tasks.next().is_some());
-    let client = SupervisorClient::new(paths);
-    Ok(if kept {
-        client.launcher(launcher(&user_dir)?)
-    } else {
-        client
-    })
+    Ok(
+        SupervisorClient::new(SupervisorPaths::for_user_dir(&user_dir))
+            .launcher(launcher(&user_dir)?)
+            .for_looking(),
+    )
 }
 
 /// Runs an async body on a small runtime.
@@ -187,55 +186,172 @@ fn block_on<T>(
         .block_on(body)
 }
 
-/// The tasks, or none when no supervisor runs (then none is running).
-async fn tasks(client: &SupervisorClient) -> Result<Vec<TaskView>, CliError> {
-    match client.list(None, None).await {
-        Ok(tasks) => Ok(tasks),
-        Err(SupervisorError::Unreachable { .. }) => Ok(Vec::new()),
-        Err(error) => Err(error.into()),
+/// The detached tasks and the running hosts' tasks, or none when no supervisor runs
+/// (then none is running).
+async fn tasks(client: &SupervisorClient) -> Result<(Vec<TaskView>, Vec<HostTask>), CliError> {
+    let detached = match client.list(None, None).await {
+        Ok(tasks) => tasks,
+        Err(SupervisorError::Unreachable { .. }) => return Ok((Vec::new(), Vec::new())),
+        Err(error) => return Err(error.into()),
+    };
+    Ok((detached, client.host_tasks().await?))
+}
+
+/// One line of `zidane ps`: a detached task or a running host's.
+struct Row {
+    id: String,
+    kind: &'static str,
+    state: String,
+    exit_code: Option<i32>,
+    pid: Option<u32>,
+    started_at: chrono::DateTime<Utc>,
+    usage: Option<TreeUsage>,
+    host: String,
+    session: String,
+    cwd: PathBuf,
+    workspace: Option<PathBuf>,
+    command: String,
+    output_path: Option<PathBuf>,
+    told: Option<bool>,
+}
+
+impl Row {
+    fn detached(task: &TaskView, table: Option<&ProcessTable>) -> Self {
+        let running = task.exit.is_none();
+        Self {
+            id: task.record.id.to_string(),
+            kind: "detached",
+            state: state(task),
+            exit_code: task.exit.as_ref().map(|exit| exit.exit_code),
+            pid: task.pid,
+            started_at: task.record.started_at,
+            usage: task
+                .pid
+                .filter(|_| running)
+                .and_then(|pid| table?.tree_usage(pid)),
+            host: task.record.host.clone(),
+            session: task.record.session.clone(),
+            cwd: task.record.cwd.clone(),
+            workspace: Some(task.record.workspace.clone()),
+            command: task.record.command.clone(),
+            output_path: task.output_path.clone(),
+            told: Some(task.told),
+        }
+    }
+
+    fn host(task: &HostTask, table: Option<&ProcessTable>) -> Self {
+        Self {
+            id: task.person_id(),
+            kind: "session",
+            state: "running".to_owned(),
+            exit_code: None,
+            pid: Some(task.leader.pid),
+            started_at: task.started_at,
+            usage: table.and_then(|table| table.tree_usage(task.leader.pid)),
+            host: task.host.clone(),
+            session: task.session.clone(),
+            cwd: task.cwd.clone(),
+            workspace: None,
+            command: task.command.clone(),
+            output_path: Some(task.output_path.clone()),
+            told: None,
+        }
+    }
+
+    fn cells(&self) -> [String; 9] {
+        [
+            self.id.clone(),
+            self.state.clone(),
+            self.pid
+                .map_or_else(|| "-".to_owned(), |pid| pid.to_string()),
+            age(self.started_at),
+            self.usage.map_or_else(
+                || "-".to_owned(),
+                |usage| format!("{:.1}s", usage.cpu.as_secs_f64()),
+            ),
+            self.usage
+                .map_or_else(|| "-".to_owned(), |usage| mebibytes(usage.rss_bytes)),
+            self.host.clone(),
+            self.cwd.display().to_string(),
+            self.command.lines().next().unwrap_or_default().to_owned(),
+        ]
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "kind": self.kind,
+            "state": self.state_word(),
+            "exit_code": self.exit_code,
+            "pid": self.pid,
+            "command": self.command,
+            "cwd": self.cwd,
+            "workspace": self.workspace,
+            "started_at": self.started_at,
+            "cpu_ms": self.usage.map(|usage| u64::try_from(usage.cpu.as_millis()).unwrap_or(u64::MAX)),
+            "rss_bytes": self.usage.map(|usage| usage.rss_bytes),
+            "host": self.host,
+            "session": self.session,
+            "output_path": self.output_path,
+            "told": self.told,
+        })
+    }
+
+    /// The state without its exit code: `running`, `exited`, `killed`, `lost`.
+    fn state_word(&self) -> &str {
+        self.state.split(' ').next().unwrap_or_default()
     }
 }
 
 /// `zidane ps`.
 pub fn ps(args: &PsArgs) -> Result<ExitCode, CliError> {
     let client = client()?;
-    let mut shown = block_on(tasks(&client))?;
+    let (mut detached, hosts) = block_on(tasks(&client))?;
     if !args.all {
-        shown.retain(|task| task.exit.is_none() || !task.told);
+        detached.retain(|task| task.exit.is_none() || !task.told);
     }
+    let table = ProcessTable::read();
+    let rows: Vec<Row> = detached
+        .iter()
+        .map(|task| Row::detached(task, table.as_ref()))
+        .chain(hosts.iter().map(|task| Row::host(task, table.as_ref())))
+        .collect();
     let mut out = std::io::stdout().lock();
     if args.json {
-        let rows: Vec<serde_json::Value> = shown.iter().map(json_row).collect();
+        let rows: Vec<serde_json::Value> = rows.iter().map(Row::json).collect();
         serde_json::to_writer_pretty(&mut out, &rows).map_err(std::io::Error::other)?;
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
     let painter = Painter::for_stdout();
-    if shown.is_empty() {
-        out.write_all(painter.note("no detached tasks").as_bytes())?;
+    if rows.is_empty() {
+        out.write_all(painter.note("no tasks").as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<[String; 7]> = shown.iter().map(table_row).collect();
-    let heading = ["ID", "STATE", "PID", "AGE", "HOST", "CWD", "COMMAND"];
-    let widths: Vec<usize> = (0..6)
+    let cells: Vec<[String; 9]> = rows.iter().map(Row::cells).collect();
+    let heading = [
+        "ID", "STATE", "PID", "AGE", "CPU", "MEM", "HOST", "CWD", "COMMAND",
+    ];
+    let widths: Vec<usize> = (0..8)
         .map(|column| {
-            rows.iter()
+            cells
+                .iter()
                 .map(|row| row[column].chars().count())
                 .chain([heading[column].len()])
                 .max()
                 .unwrap_or_default()
         })
         .collect();
-    let line = |cells: [&str; 7]| {
+    let line = |row: [&str; 9]| {
         let mut text = String::new();
-        for (column, cell) in cells.iter().enumerate().take(6) {
+        for (column, cell) in row.iter().enumerate().take(8) {
             text.push_str(&format!("{cell:<width$}  ", width = widths[column]));
         }
-        text.push_str(cells[6]);
+        text.push_str(row[8]);
         text
     };
     writeln!(out, "{}", painter.heading(&line(heading)).trim_end())?;
-    for row in &rows {
+    for row in &cells {
         writeln!(out, "{}", line(row.each_ref().map(String::as_str)))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -252,8 +368,8 @@ fn state(task: &TaskView) -> String {
     }
 }
 
-fn age(task: &TaskView) -> String {
-    let seconds = (Utc::now() - task.record.started_at).num_seconds().max(0);
+fn age(started_at: chrono::DateTime<Utc>) -> String {
+    let seconds = (Utc::now() - started_at).num_seconds().max(0);
     match seconds {
         0..60 => format!("{seconds}s"),
         60..3600 => format!("{}m", seconds / 60),
@@ -262,46 +378,22 @@ fn age(task: &TaskView) -> String {
     }
 }
 
-fn table_row(task: &TaskView) -> [String; 7] {
-    [
-        task.record.id.to_string(),
-        state(task),
-        task.pid
-            .map_or_else(|| "-".to_owned(), |pid| pid.to_string()),
-        age(task),
-        task.record.host.clone(),
-        task.record.cwd.display().to_string(),
-        task.record
-            .command
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .to_owned(),
-    ]
-}
-
-fn json_row(task: &TaskView) -> serde_json::Value {
-    serde_json::json!({
-        "id": task.record.id.to_string(),
-        "state": match &task.exit { None => "running", Some(exit) => exit.status.as_str() },
-        "exit_code": task.exit.as_ref().map(|exit| exit.exit_code),
-        "pid": task.pid,
-        "command": task.record.command,
-        "cwd": task.record.cwd,
-        "workspace": task.record.workspace,
-        "started_at": task.record.started_at,
-        "host": task.record.host,
-        "session": task.record.session,
-        "output_path": task.output_path,
-        "told": task.told,
-    })
+/// Bytes as MiB, one decimal.
+fn mebibytes(bytes: u64) -> String {
+    // Display only: the precision lost in the cast does not show in one decimal.
+    #[allow(clippy::cast_precision_loss)]
+    let mib = bytes as f64 / (1024.0 * 1024.0);
+    format!("{mib:.1}M")
 }
 
 /// `zidane logs`.
 pub fn logs(args: &LogsArgs) -> Result<ExitCode, CliError> {
     let client = client()?;
     block_on(async {
-        let task = client.resolve(&args.id).await?;
+        let task = match resolve(&client, &args.id).await? {
+            Target::Detached(task) => task,
+            Target::Host(task) => return host_logs(&task, args),
+        };
         let Some(path) = task.output_path.clone() else {
             return Err(
                 SupervisorError::StartFailed(format!("{} has no log", task.record.id)).into(),
@@ -325,6 +417,43 @@ pub fn logs(args: &LogsArgs) -> Result<ExitCode, CliError> {
             }
         }
     })
+}
+
+/// What a person typed: a detached task (`bash_d7`, `d7`, `7`, a prefix) or a running
+/// host's (`<host pid>:bash_3`, as `zidane ps` shows it).
+enum Target {
+    Detached(TaskView),
+    Host(HostTask),
+}
+
+async fn resolve(client: &SupervisorClient, typed: &str) -> Result<Target, CliError> {
+    if !typed.contains(':') {
+        return Ok(Target::Detached(client.resolve(typed).await?));
+    }
+    client
+        .host_tasks()
+        .await?
+        .into_iter()
+        .find(|task| task.person_id() == typed.trim())
+        .map(Target::Host)
+        .ok_or_else(|| SupervisorError::UnknownTask(typed.to_owned()).into())
+}
+
+/// `zidane logs` of a running host's task: its log, followed while its leader runs.
+fn host_logs(task: &HostTask, args: &LogsArgs) -> Result<ExitCode, CliError> {
+    let mut file = std::fs::File::open(&task.output_path)?;
+    let mut out = std::io::stdout().lock();
+    let mut offset = match args.lines {
+        Some(n) => tail_offset(&mut file, n)?,
+        None => 0,
+    };
+    offset = copy_from(&mut file, offset, &mut out)?;
+    while args.follow && task.leader.runs() {
+        std::thread::sleep(FOLLOW_EVERY);
+        offset = copy_from(&mut file, offset, &mut out)?;
+    }
+    copy_from(&mut file, offset, &mut out)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Copies what the log holds past `offset`; the new offset.
@@ -394,7 +523,19 @@ pub fn clean(
 pub fn wait(args: &WaitArgs) -> Result<ExitCode, CliError> {
     let client = client()?;
     block_on(async {
-        let task = client.resolve(&args.id).await?;
+        let task = match resolve(&client, &args.id).await? {
+            Target::Detached(task) => task,
+            Target::Host(task) => {
+                return Err(SupervisorError::Refused(format!(
+                    "{} is a task of a running {} (pid {}), which waits for it; `zidane logs -f {}` follows it",
+                    task.id,
+                    task.host,
+                    task.host_process.map_or(0, |host| host.pid),
+                    task.person_id()
+                ))
+                .into());
+            }
+        };
         let limit = args.timeout.map_or(Duration::MAX, Duration::from_secs);
         let waited = client.wait(task.record.id, limit).await?;
         let Some(exit) = waited.exit else {
@@ -414,7 +555,19 @@ pub fn wait(args: &WaitArgs) -> Result<ExitCode, CliError> {
 pub fn kill(args: &TaskArgs) -> Result<ExitCode, CliError> {
     let client = client()?;
     block_on(async {
-        let task = client.resolve(&args.id).await?;
+        let task = match resolve(&client, &args.id).await? {
+            Target::Detached(task) => task,
+            Target::Host(task) => {
+                client
+                    .kill_host_task(&task, zidane::process::DEFAULT_KILL_GRACE)
+                    .await?;
+                println!(
+                    "{}: its process group was ended; its host tells its model",
+                    task.person_id()
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+        };
         let killed = client.kill(task.record.id).await?;
         match killed.exit {
             Some(exit) => println!("{}", exit_summary(&exit)),

@@ -82,7 +82,9 @@ pub use containment::owner_marker::OWNER_MARKER_ENV;
 pub use containment::swept::{OrphanOwner, SweptProcess};
 pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};
 pub use hardening::harden_process;
-pub use ownership::{ProcessStamp, RUNTIME_DIR_NAME, ensure_runtime_dir, runtime_dir};
+pub use ownership::{
+    ProcessStamp, ProcessTable, RUNTIME_DIR_NAME, TreeUsage, ensure_runtime_dir, runtime_dir,
+};
 pub use process_path::{EnvValueError, PROCESS_PATH_ENV, ProcessPath};
 pub use read::{MAX_LINE_BYTES, READ_BUDGET_BYTES};
 #[cfg(target_os = "linux")]

@@ -9,7 +9,7 @@ use zidane_context::TaskId;
 use crate::error::{Result, SupervisorError};
 use crate::ledger::Teller;
 use crate::paths::SupervisorPaths;
-use crate::protocol::{Request, Response, StartRequest, TaskView};
+use crate::protocol::{HostTask, Request, Response, StartRequest, TaskView};
 
 /// How long a client waits for a supervisor it started to listen.
 const LISTEN_WAIT: Duration = Duration::from_secs(10);
@@ -45,6 +45,18 @@ impl SupervisorClient {
     pub fn launcher(mut self, launcher: Launcher) -> Self {
         self.launcher = Some(launcher);
         self
+    }
+
+    /// The same client for what only looks: it starts a supervisor only when tasks are
+    /// kept (the new one re-adopts them and answers for them); with none kept, no
+    /// supervisor runs for nothing.
+    pub fn for_looking(&self) -> Self {
+        let kept =
+            std::fs::read_dir(self.paths.tasks_dir()).is_ok_and(|mut tasks| tasks.next().is_some());
+        Self {
+            paths: self.paths.clone(),
+            launcher: self.launcher.clone().filter(|_| kept),
+        }
     }
 
     /// The supervisor's paths.
@@ -88,9 +100,55 @@ impl SupervisorClient {
             self.request(&Request::List {
                 workspace: workspace.map(Path::to_path_buf),
                 asker: asker.cloned(),
+                own: None,
             })
             .await?,
         )
+    }
+
+    /// A session's view: the workspace's detached tasks (the ended ones it is to tell
+    /// claimed for it), and its own running tasks registered in place of those it
+    /// registered before.
+    pub async fn list_for_session(
+        &self,
+        workspace: &Path,
+        asker: &Teller,
+        own: Vec<HostTask>,
+    ) -> Result<Vec<TaskView>> {
+        many(
+            self.request(&Request::List {
+                workspace: Some(workspace.to_path_buf()),
+                asker: Some(asker.clone()),
+                own: Some(own),
+            })
+            .await?,
+        )
+    }
+
+    /// Registers a running host's task for `zidane ps`.
+    pub async fn register(&self, task: HostTask) -> Result<()> {
+        self.request(&Request::Register(Box::new(task)))
+            .await
+            .map(drop)
+    }
+
+    /// The tasks of running hosts.
+    pub async fn host_tasks(&self) -> Result<Vec<HostTask>> {
+        match self.request(&Request::HostTasks).await? {
+            Response::HostTasks { tasks } => Ok(tasks),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Ends a running host's task (its process group), TERM then KILL after `grace`.
+    pub async fn kill_host_task(&self, task: &HostTask, grace: Duration) -> Result<()> {
+        self.request(&Request::KillHostTask {
+            host_pid: task.host_process.map_or(0, |host| host.pid),
+            id: task.id,
+            grace,
+        })
+        .await
+        .map(drop)
     }
 
     /// Ends a task's whole tree; its end.

@@ -19,7 +19,7 @@ use zidane_process::{ProcessContext, ProcessStamp};
 use crate::client::SupervisorClient;
 use crate::error::SupervisorError;
 use crate::ledger::Teller;
-use crate::protocol::{StartRequest, TaskView};
+use crate::protocol::{HostTask, StartRequest, TaskView};
 use crate::store::MonitorSpec;
 
 /// How often an idle host sweeps for the ends of detached tasks it re-adopted (the
@@ -107,6 +107,7 @@ impl SupervisedContext {
         claim: bool,
     ) -> std::result::Result<Vec<TaskView>, SupervisorError> {
         self.client
+            .for_looking()
             .list(Some(&self.settings.workspace), claim.then_some(&self.me))
             .await
     }
@@ -174,6 +175,30 @@ impl SupervisedContext {
             task.output_path.unwrap_or_default(),
             task.pid.unwrap_or_default(),
         ))
+    }
+
+    /// A session task as `zidane ps` shows it; `None` when its leader has no stamp (it
+    /// ended, or there is no process table).
+    fn host_task(
+        &self,
+        id: TaskId,
+        pid: u32,
+        command: &str,
+        cwd: &Path,
+        output_path: &Path,
+        started_at: chrono::DateTime<chrono::Utc>,
+    ) -> Option<HostTask> {
+        Some(HostTask {
+            id,
+            leader: ProcessStamp::of(pid)?,
+            command: command.to_owned(),
+            cwd: cwd.to_path_buf(),
+            output_path: output_path.to_path_buf(),
+            started_at,
+            session: self.settings.session.clone(),
+            host: self.settings.host.clone(),
+            host_process: self.me.host,
+        })
     }
 
     async fn reader(&self) -> Result<&(ProcessContext, ExecutionHandle)> {
@@ -302,7 +327,27 @@ impl ExecutionContext for SupervisedContext {
         if options.detach {
             return self.start_detached(command, options).await;
         }
-        self.inner.exec_background(handle, command, options).await
+        let held = options.held;
+        let started = self.inner.exec_background(handle, command, options).await?;
+        // A held task's id is provisional: it is registered once listed under its name.
+        if !held
+            && let Some(task) = self.host_task(
+                started.task_id,
+                started.pid,
+                command,
+                self.inner.cwd(),
+                &started.output_path,
+                chrono::Utc::now(),
+            )
+        {
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                if let Err(error) = client.register(task).await {
+                    tracing::debug!(%error, "a task could not be registered for zidane ps");
+                }
+            });
+        }
+        Ok(started)
     }
 
     async fn kill_background(
@@ -321,7 +366,26 @@ impl ExecutionContext for SupervisedContext {
 
     async fn list_background(&self, handle: ExecutionHandle) -> Result<Vec<TaskEntry>> {
         let mut entries = self.inner.list_background(handle).await?;
-        match self.workspace_tasks(true).await {
+        let own = entries
+            .iter()
+            .filter(|entry| entry.status() == zidane_context::TaskStatus::Running)
+            .filter_map(|entry| {
+                self.host_task(
+                    entry.task_id,
+                    entry.pid,
+                    &entry.command,
+                    &entry.cwd,
+                    &entry.output_path,
+                    entry.started_at,
+                )
+            })
+            .collect();
+        let listed = self
+            .client
+            .for_looking()
+            .list_for_session(&self.settings.workspace, &self.me, own)
+            .await;
+        match listed {
             Ok(tasks) => entries.extend(tasks.into_iter().map(entry)),
             // No supervisor runs: no detached task was started since it left, and the
             // next one reads every task back.

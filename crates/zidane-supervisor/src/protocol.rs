@@ -4,8 +4,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use zidane_context::{TaskExitInfo, TaskId};
+use zidane_process::ProcessStamp;
 
 use crate::ledger::Teller;
 use crate::store::{MonitorSpec, TaskRecord};
@@ -32,6 +34,25 @@ pub enum Request {
         /// The session asking.
         #[serde(default)]
         asker: Option<Teller>,
+        /// The asking session's own running tasks, replacing those it registered before
+        /// (so a supervisor started since learns them).
+        #[serde(default)]
+        own: Option<Vec<HostTask>>,
+    },
+    /// A running host's session task, for `zidane ps` (a host registers each one it
+    /// starts). Answered with [`Response::Done`].
+    Register(Box<HostTask>),
+    /// The tasks of running hosts. Answered with [`Response::HostTasks`].
+    HostTasks,
+    /// Ends a running host's task: its process group, TERM then KILL after `grace`, if
+    /// its leader is still the process registered. Answered with [`Response::Done`].
+    KillHostTask {
+        /// The host's pid.
+        host_pid: u32,
+        /// The task's id in its session.
+        id: TaskId,
+        /// Between TERM and KILL.
+        grace: Duration,
     },
     /// Ends a task's whole tree. Answered with [`Response::Task`] once it ended.
     Kill {
@@ -106,6 +127,11 @@ pub enum Response {
         /// The tasks, oldest first.
         tasks: Vec<TaskView>,
     },
+    /// The tasks of running hosts.
+    HostTasks {
+        /// The tasks, oldest first.
+        tasks: Vec<HostTask>,
+    },
     /// Done.
     Done,
     /// Refused, and why.
@@ -135,4 +161,41 @@ pub struct TaskView {
     /// In a [`Request::List`] with an asker: the asker is to tell this ended task now.
     #[serde(default)]
     pub tell: bool,
+}
+
+/// A session task of a running host (not detached: it ends with its host), as the host
+/// registered it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostTask {
+    /// Its id in its session (`bash_3`).
+    pub id: TaskId,
+    /// Its leader (its process group), stamped: a kill reaches only this process.
+    pub leader: ProcessStamp,
+    /// The command line.
+    pub command: String,
+    /// Where it runs.
+    pub cwd: PathBuf,
+    /// Its log.
+    pub output_path: PathBuf,
+    /// When it started.
+    pub started_at: DateTime<Utc>,
+    /// The session that runs it.
+    pub session: String,
+    /// What the host is (`zidane mcp`, `zidane`).
+    pub host: String,
+    /// The host's process.
+    pub host_process: Option<ProcessStamp>,
+}
+
+impl HostTask {
+    /// How a person names it: `<host pid>:<id>`, unique per user while its host runs.
+    pub fn person_id(&self) -> String {
+        let host = self.host_process.map_or(0, |host| host.pid);
+        format!("{host}:{}", self.id)
+    }
+
+    /// Whether it still runs: its leader and its host.
+    pub fn runs(&self) -> bool {
+        self.leader.runs() && self.host_process.is_none_or(|host| host.runs())
+    }
 }

@@ -25,7 +25,7 @@ use crate::error::{Result, SupervisorError};
 use crate::ledger::{Offer, Teller};
 use crate::monitor::MonitorHello;
 use crate::paths::SupervisorPaths;
-use crate::protocol::{Request, Response, StartRequest, TaskView};
+use crate::protocol::{HostTask, Request, Response, StartRequest, TaskView};
 use crate::store::{self, Started, Stored, TaskFile, TaskRecord};
 
 /// How often running tasks are checked for an end no monitor announced.
@@ -33,6 +33,9 @@ const RESCAN_EVERY: Duration = Duration::from_secs(1);
 
 /// How long a monitor may take to say its task runs (a sandbox to build, a slow disk).
 const START_WAIT: Duration = Duration::from_secs(30);
+
+/// How long a supervisor with no task kept and no host registered stays.
+const EMPTY_IDLE_EXIT: Duration = Duration::from_secs(10);
 
 /// How long a kill waits, past the grace, for the monitor to record the end.
 const KILL_SLACK: Duration = Duration::from_secs(10);
@@ -115,9 +118,11 @@ pub async fn serve(options: SupervisorOptions) -> Result<()> {
             }
             _ = rescan.tick() => {
                 supervisor.rescan();
-                if supervisor.running() > 0 {
+                if supervisor.running() > 0 || supervisor.live_hosts() > 0 {
                     idle_since = tokio::time::Instant::now();
-                } else if idle_since.elapsed() >= supervisor.idle_exit {
+                } else if idle_since.elapsed() >= supervisor.idle_exit
+                    || (supervisor.tasks().is_empty() && idle_since.elapsed() >= EMPTY_IDLE_EXIT.min(supervisor.idle_exit))
+                {
                     break;
                 }
             }
@@ -136,6 +141,9 @@ struct Supervisor {
     idle_exit: Duration,
     retention: Option<Duration>,
     tasks: Mutex<BTreeMap<u64, Stored>>,
+    /// The running hosts' own tasks, as they registered them (in memory only: a host
+    /// registers them again at its next listing).
+    hosts: Mutex<Vec<HostTask>>,
     ended: watch::Sender<u64>,
 }
 
@@ -167,6 +175,7 @@ impl Supervisor {
             idle_exit: options.idle_exit,
             retention: options.retention,
             tasks: Mutex::new(tasks),
+            hosts: Mutex::new(Vec::new()),
             ended: watch::Sender::new(0),
         };
         supervisor.rescan();
@@ -175,6 +184,17 @@ impl Supervisor {
 
     fn tasks(&self) -> MutexGuard<'_, BTreeMap<u64, Stored>> {
         self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The registered tasks of hosts still running, pruned of those that ended.
+    fn hosts(&self) -> MutexGuard<'_, Vec<HostTask>> {
+        let mut hosts = self.hosts.lock().unwrap_or_else(PoisonError::into_inner);
+        hosts.retain(HostTask::runs);
+        hosts
+    }
+
+    fn live_hosts(&self) -> usize {
+        self.hosts().len()
     }
 
     fn running(&self) -> usize {
@@ -273,9 +293,45 @@ impl Supervisor {
                 state: self.paths.state.clone(),
             }),
             Request::Start(start) => self.start(*start).await.map(task),
-            Request::List { workspace, asker } => Ok(Response::Tasks {
-                tasks: self.list(workspace.as_deref(), asker.as_ref()),
+            Request::List {
+                workspace,
+                asker,
+                own,
+            } => {
+                if let (Some(asker), Some(own)) = (&asker, own) {
+                    let mut hosts = self.hosts();
+                    hosts.retain(|task| task.session != asker.session);
+                    hosts.extend(own);
+                }
+                Ok(Response::Tasks {
+                    tasks: self.list(workspace.as_deref(), asker.as_ref()),
+                })
+            }
+            Request::Register(task) => {
+                let mut hosts = self.hosts();
+                hosts.retain(|known| !(known.session == task.session && known.id == task.id));
+                hosts.push(*task);
+                Ok(Response::Done)
+            }
+            Request::HostTasks => Ok(Response::HostTasks {
+                tasks: self.hosts().clone(),
             }),
+            Request::KillHostTask {
+                host_pid,
+                id,
+                grace,
+            } => {
+                let task = self
+                    .hosts()
+                    .iter()
+                    .find(|task| {
+                        task.id == id && task.host_process.is_some_and(|host| host.pid == host_pid)
+                    })
+                    .cloned()
+                    .ok_or_else(|| SupervisorError::UnknownTask(format!("{host_pid}:{id}")))?;
+                crate::sys::end_group(&task.leader, grace).await;
+                Ok(Response::Done)
+            }
             Request::Kill { id } => self.kill(id).await.map(task),
             Request::Wait { id, timeout } => self.wait(id, timeout).await.map(task),
             Request::Told { session, ids } => {

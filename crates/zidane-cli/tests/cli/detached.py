@@ -392,6 +392,41 @@ async def clean(host: Host) -> None:
     assert done["task_id"] not in rows and untold["task_id"] in rows and running["task_id"] in rows, rows
 
 
+async def host_tasks(host: Host) -> None:
+    """`zidane ps` shows a running host's own session tasks too (kind `session`, with
+    CPU and memory); `zidane logs` reads one and `zidane kill` ends it, and its session
+    is told its end once."""
+    async with host.session() as session:
+        started = await session.call_tool(
+            "shell", {"command": "echo host task; sleep 300", "run_in_background": True}
+        )
+        assert not started.is_error, text(started)
+        task = started.structured_content
+        person_id = f"{server_pid()}:{task['task_id']}"
+
+        def listed() -> dict | None:
+            return {row["id"]: row for row in host.ps()}.get(person_id)
+
+        await until("the host's task is in zidane ps", lambda: listed() is not None)
+        row = listed()
+        assert row["kind"] == "session" and row["state"] == "running", row
+        assert row["pid"] == task["pid"] and row["host"] == "zidane mcp", row
+        assert row["rss_bytes"] and row["rss_bytes"] > 0 and row["cpu_ms"] is not None, row
+        table = host.zidane("ps")
+        assert person_id in table.stdout and "CPU" in table.stdout and "MEM" in table.stdout, table.stdout
+        await until("the line is logged", lambda: "host task" in open(task["output_path"]).read())
+        logs = host.zidane("logs", person_id)
+        assert logs.stdout == "host task\n", repr(logs.stdout)
+        refused = host.zidane("wait", person_id)
+        assert refused.returncode != 0 and "waits for it" in refused.stderr, refused
+        killed = host.zidane("kill", person_id)
+        assert killed.returncode == 0, killed
+        await until("the host's task ends", lambda: not alive(task["pid"]))
+        await until("it leaves zidane ps", lambda: listed() is None)
+        waited = await session.call_tool("wait_task", {"task_id": task["task_id"], "timeout_ms": int(WAIT * 1000)})
+        assert waited.structured_content["exit"]["exit_code"] == 143, waited.structured_content
+
+
 CASES = {
     "outlives-eof": lambda host: outlives(host, "eof"),
     "outlives-sigterm": lambda host: outlives(host, "sigterm"),
@@ -402,6 +437,7 @@ CASES = {
     "pid-reuse": pid_reuse,
     "sandbox-socket": sandbox_socket,
     "clean": clean,
+    "host-tasks": host_tasks,
 }
 
 

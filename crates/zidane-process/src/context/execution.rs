@@ -151,6 +151,11 @@ impl ExecutionContext for ProcessContext {
     ) -> Result<BackgroundStarted> {
         // Everything that can be refused is refused before a slot, an id or a file is taken.
         self.registry.check(handle)?;
+        // A task of this context ends with it: outliving the host is a supervisor's job
+        // (zidane-supervisor's `SupervisedContext`), never silently dropped here.
+        if options.detach {
+            return Err(ContextError::unsupported("detach"));
+        }
         validate_command(command)?;
         validate_env(&options.spec.env)?;
         let cwd = resolve_cwd(&self.cwd, options.spec.cwd.as_deref())?;

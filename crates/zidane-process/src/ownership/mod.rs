@@ -4,6 +4,8 @@
 
 mod runtime_dir;
 mod stamp;
+mod usage;
 
 pub use runtime_dir::{RUNTIME_DIR_NAME, ensure_runtime_dir, runtime_dir};
 pub use stamp::ProcessStamp;
+pub use usage::{ProcessTable, TreeUsage};

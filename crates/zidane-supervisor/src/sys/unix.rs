@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
+use std::time::Duration;
 
 use tokio::net::{UnixListener, UnixStream};
 use zidane_process::ProcessStamp;
@@ -106,5 +107,26 @@ impl TerminateSignal {
         if self.0.recv().await.is_none() {
             std::future::pending::<()>().await;
         }
+    }
+}
+
+/// Ends the process group `leader` leads — TERM, then KILL once `grace` has passed —
+/// only while `leader` is still the process stamped; returns once it is gone or KILL
+/// was sent.
+pub(crate) async fn end_group(leader: &ProcessStamp, grace: Duration) {
+    use nix::sys::signal::{Signal, killpg};
+    let Ok(pid) = i32::try_from(leader.pid) else {
+        return;
+    };
+    let group = nix::unistd::Pid::from_raw(pid);
+    if !leader.runs() || killpg(group, Signal::SIGTERM).is_err() {
+        return;
+    }
+    let deadline = tokio::time::Instant::now() + grace;
+    while leader.runs() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    if leader.runs() {
+        let _ = killpg(group, Signal::SIGKILL);
     }
 }

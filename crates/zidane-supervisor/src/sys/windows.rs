@@ -69,3 +69,6 @@ impl TerminateSignal {
         std::future::pending::<()>().await;
     }
 }
+
+/// Not on Windows yet: nothing is signalled.
+pub(crate) async fn end_group(_leader: &ProcessStamp, _grace: std::time::Duration) {}
