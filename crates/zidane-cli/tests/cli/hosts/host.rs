@@ -156,6 +156,9 @@ pub struct Sandbox {
     hosts: PathBuf,
     /// Codex's own sandbox (`codex exec -s <mode>`); `None`: Codex's default.
     codex_sandbox: Option<&'static str>,
+    /// More variables for `zidane mcp`'s environment, set through the host's MCP
+    /// server configuration.
+    server_env: Vec<(String, String)>,
     // Declared before `dir`: the processes die before their dirs go.
     cleanup: TokenCleanup,
     dir: tempfile::TempDir,
@@ -190,6 +193,7 @@ impl Sandbox {
             host,
             hosts,
             codex_sandbox: None,
+            server_env: Vec::new(),
             cleanup: TokenCleanup::new(TOKEN_VAR, unique_token("hosts")),
             dir,
         })
@@ -200,6 +204,14 @@ impl Sandbox {
     #[must_use]
     pub fn codex_sandbox(mut self, mode: &'static str) -> Self {
         self.codex_sandbox = Some(mode);
+        self
+    }
+
+    /// Sets `name=value` in `zidane mcp`'s environment, through the host's MCP server
+    /// configuration (as the token and the user dir are).
+    #[must_use]
+    pub fn server_env(mut self, name: &str, value: &str) -> Self {
+        self.server_env.push((name.to_owned(), value.to_owned()));
         self
     }
 
@@ -272,11 +284,14 @@ impl Sandbox {
             .chain(zidane_args.iter().copied())
             .map(str::to_owned)
             .collect();
-        let env = json!({
+        let mut env = json!({
             "ZIDANE_USER_DIR": self.user_dir(),
             TOKEN_VAR: self.token(),
             (NO_SWEEP.0): NO_SWEEP.1,
         });
+        for (name, value) in &self.server_env {
+            env[name] = Value::String(value.clone());
+        }
         (args, env)
     }
 

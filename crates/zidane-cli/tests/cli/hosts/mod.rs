@@ -11,6 +11,7 @@ mod host;
 mod ceiling;
 mod claude_tasks;
 mod codex_sandbox;
+mod detached;
 mod inspector;
 mod latency;
 mod moved;
