@@ -41,6 +41,11 @@ pub const MEASURES: &[Measure] = &[
         title: "a tool call through real MCP hosts beside a raw JSON-RPC client (docs/MCP.md, What it costs)",
         usage: "cargo xtask bench hosts",
     },
+    Measure {
+        name: "detached",
+        title: "detached tasks: `zidane ps` with many tasks, the supervisor's memory, a detached start and its end told beside a session task's (docs/DETACHED.md, Measured)",
+        usage: "cargo xtask bench detached [TASKS] (default 1000)",
+    },
 ];
 
 /// The measurement named `name`, if there is one.
@@ -94,6 +99,27 @@ fn plan(measure: &Measure, args: &[String]) -> Result<Plan, String> {
                 ])
                 .into_iter()
                 .chain([String::new(), calls.to_string()])
+                .collect(),
+                needs_zidane_binary: true,
+                build: "release build",
+            })
+        }
+        "detached" => {
+            let tasks = count(1000)?;
+            Ok(Plan {
+                shown: format!("cargo xtask bench detached {tasks}"),
+                cargo: strings(&[
+                    "run",
+                    "--quiet",
+                    "--release",
+                    "-p",
+                    "zidane-supervisor",
+                    "--example",
+                    "detached_latency",
+                    "--",
+                ])
+                .into_iter()
+                .chain([String::new(), tasks.to_string()])
                 .collect(),
                 needs_zidane_binary: true,
                 build: "release build",
@@ -353,6 +379,10 @@ mod tests {
         assert!(release.cargo.contains(&"--release".to_owned()));
         assert_eq!(release.shown, "cargo xtask bench terminal --release");
         assert_eq!(release.build, "release build");
+        let detached = plan(find("detached").unwrap(), &[]).unwrap();
+        assert_eq!(detached.shown, "cargo xtask bench detached 1000");
+        assert_eq!(detached.cargo.last().map(String::as_str), Some("1000"));
+        assert!(detached.needs_zidane_binary);
     }
 
     #[test]
