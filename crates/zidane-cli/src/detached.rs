@@ -472,6 +472,7 @@ fn copy_from(
 
 /// Where the last `n` lines of the file start.
 fn tail_offset(file: &mut std::fs::File, n: usize) -> std::io::Result<u64> {
+    file.seek(SeekFrom::Start(0))?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);

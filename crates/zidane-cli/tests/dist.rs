@@ -658,10 +658,15 @@ fn completions_and_man_pages_come_from_the_binary() {
     assert_eq!(
         names,
         [
+            "zidane-clean.1",
+            "zidane-kill.1",
+            "zidane-logs.1",
             "zidane-mcp.1",
+            "zidane-ps.1",
             "zidane-replay.1",
             "zidane-sessions.1",
-            "zidane.1"
+            "zidane-wait.1",
+            "zidane.1",
         ]
     );
     let mcp_page = std::fs::read_to_string(pages.join("zidane-mcp.1")).unwrap();

@@ -224,8 +224,23 @@ impl SupervisorClient {
     }
 }
 
+/// What a supervisor keeps of its starter's environment: where things are, never a
+/// secret. The tasks' own environments come with each start, through the policy.
+const SUPERVISOR_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "TMPDIR",
+    "XDG_RUNTIME_DIR",
+    "RUST_LOG",
+    "ZIDANE_PROCESS_PATH",
+];
+
 /// Starts a supervisor: out of this process's group and session (it calls `setsid`
-/// itself), its stderr in its log, reaped by a thread of ours should it end first.
+/// itself), with only [`SUPERVISOR_ENV`] of this process's environment, its stderr in
+/// its log, reaped by a thread of ours should it end first.
 fn launch(launcher: &Launcher, paths: &SupervisorPaths) -> std::io::Result<()> {
     crate::store::make_private_dir(&paths.state)?;
     let log = std::fs::OpenOptions::new()
@@ -234,7 +249,12 @@ fn launch(launcher: &Launcher, paths: &SupervisorPaths) -> std::io::Result<()> {
         .open(paths.log_file())?;
     let mut child = std::process::Command::new(&launcher.program)
         .args(&launcher.args)
-        .env_remove(zidane_process::OWNER_MARKER_ENV)
+        .env_clear()
+        .envs(
+            SUPERVISOR_ENV
+                .iter()
+                .filter_map(|name| Some((name, std::env::var_os(name)?))),
+        )
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(log)

@@ -150,8 +150,12 @@ impl SupervisedContext {
             limits: options.limits,
             kill_grace: self.inner.kill_grace(),
         };
+        // Only what the session's tasks get leaves this process: its secrets never reach
+        // the supervisor (the monitor applies the same policy again).
+        let passed = self.inner.passed_env_names();
         let env = std::env::vars_os()
             .filter_map(|(key, value)| Some((key.into_string().ok()?, value.into_string().ok()?)))
+            .filter(|(key, _)| passed.binary_search(key).is_ok())
             .collect();
         let task = self
             .client

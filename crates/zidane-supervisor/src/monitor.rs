@@ -60,6 +60,12 @@ pub async fn run_monitor(paths: &SupervisorPaths, task_dir: &Path) -> Result<()>
             what: "task directory",
             detail: format!("{} holds no spec.json", task_dir.display()),
         })?;
+    // The supervisor's own directory is hidden from the task whatever this process's
+    // environment says its runtime directory is.
+    let mut spec = spec;
+    if let Some(dir) = paths.socket.parent() {
+        spec.sandbox.deny_read.push(dir.to_path_buf());
+    }
     let started = match start(&spec, task_dir).await {
         Ok(started) => started,
         Err(message) => {
@@ -93,6 +99,9 @@ pub async fn run_monitor(paths: &SupervisorPaths, task_dir: &Path) -> Result<()>
     let mut exit = exit;
     exit.task_id = spec.id;
     exit.detached = true;
+    if let Some(log) = crate::store::find_log(task_dir) {
+        exit.output_path = log;
+    }
     store::write(task_dir, TaskFile::Exit, &exit)?;
     // The end is on disk: telling the supervisor only spares it a rescan.
     let _ = crate::client::SupervisorClient::new(paths.clone())
@@ -132,6 +141,13 @@ async fn start(
         .exec_background(handle, &spec.command, options)
         .await
         .map_err(|error| error.to_string())?;
+    // The log is named for the detached id (`bash_d3.<time>.log`), not for the id this
+    // context gave it: the task keeps writing to it, open, wherever its name goes.
+    let output_path = task_dir.join(format!("{}.{}.log", spec.id, context.context_timestamp()));
+    let output_path = match std::fs::rename(&begun.output_path, &output_path) {
+        Ok(()) => output_path,
+        Err(_) => begun.output_path.clone(),
+    };
     let monitor = ProcessStamp::current()
         .ok_or_else(|| "this process has no stamp (no process table)".to_owned())?;
     let started = Started {
@@ -145,7 +161,7 @@ async fn start(
         begun.task_id,
         MonitorHello::Started {
             started,
-            output_path: begun.output_path,
+            output_path,
         },
     ))
 }

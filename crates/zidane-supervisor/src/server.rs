@@ -34,8 +34,10 @@ const RESCAN_EVERY: Duration = Duration::from_secs(1);
 /// How long a monitor may take to say its task runs (a sandbox to build, a slow disk).
 const START_WAIT: Duration = Duration::from_secs(30);
 
-/// How long a supervisor with no task kept and no host registered stays.
-const EMPTY_IDLE_EXIT: Duration = Duration::from_secs(10);
+/// How long a supervisor with no task kept and no running host's task registered stays
+/// after its last request: long enough for the client that started it to connect, and
+/// no longer, so nothing of zidane's outlives a host that detached nothing.
+const EMPTY_IDLE_EXIT: Duration = Duration::from_secs(1);
 
 /// How long a kill waits, past the grace, for the monitor to record the end.
 const KILL_SLACK: Duration = Duration::from_secs(10);
@@ -260,6 +262,23 @@ impl Supervisor {
         true
     }
 
+    /// The next task number: past every task kept and every number ever given (the
+    /// counter file), so an id is never given twice, even after `zidane clean`.
+    fn next_number(&self, tasks: &BTreeMap<u64, Stored>) -> Result<u64> {
+        let counter = self.paths.state.join("last-id");
+        let last_given = std::fs::read_to_string(&counter)
+            .ok()
+            .and_then(|text| text.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        let last_kept = tasks.keys().next_back().copied().unwrap_or(0);
+        let n = last_given.max(last_kept) + 1;
+        let temp = self.paths.state.join(".last-id.tmp");
+        std::fs::write(&temp, n.to_string())
+            .and_then(|()| std::fs::rename(&temp, &counter))
+            .map_err(SupervisorError::state(&counter))?;
+        Ok(n)
+    }
+
     /// A task with no `started.json` yet is starting while its start request waits.
     fn may_be_starting(&self, task: &Stored) -> bool {
         (Utc::now() - task.record.started_at)
@@ -352,18 +371,9 @@ impl Supervisor {
     }
 
     async fn start(&self, start: StartRequest) -> Result<TaskView> {
-        let (n, dir) = {
-            let tasks = self.tasks();
-            let n = tasks.keys().next_back().map_or(1, |last| last + 1);
-            (n, self.paths.tasks_dir().join(n.to_string()))
-        };
-        let id = TaskId::detached(n)
-            .ok_or_else(|| SupervisorError::Refused("no task ids left".to_owned()))?;
-        store::make_private_dir(&dir).map_err(SupervisorError::state(&dir))?;
         let mut monitor = start.monitor;
-        monitor.id = id;
-        let record = TaskRecord {
-            id,
+        let mut record = TaskRecord {
+            id: monitor.id,
             command: monitor.command.clone(),
             cwd: monitor
                 .spec
@@ -376,19 +386,37 @@ impl Supervisor {
             host_process: start.session.host,
             started_at: Utc::now(),
         };
-        store::write(&dir, TaskFile::Spec, &monitor)?;
-        store::write(&dir, TaskFile::Record, &record)?;
-        // Taken now, so a second start never gets the same number.
-        self.tasks().insert(
-            n,
-            Stored {
-                record: record.clone(),
-                started: None,
-                exit: None,
-                ledger: crate::ledger::Ledger::default(),
-                output_path: None,
-            },
-        );
+        // The number is taken, and the task listed, under one lock: two starts never get
+        // the same one.
+        let n = {
+            let mut tasks = self.tasks();
+            let n = self.next_number(&tasks)?;
+            record.id = TaskId::detached(n)
+                .ok_or_else(|| SupervisorError::Refused("no task ids left".to_owned()))?;
+            tasks.insert(
+                n,
+                Stored {
+                    record: record.clone(),
+                    started: None,
+                    exit: None,
+                    ledger: crate::ledger::Ledger::default(),
+                    output_path: None,
+                },
+            );
+            n
+        };
+        let id = record.id;
+        monitor.id = id;
+        let dir = self.paths.tasks_dir().join(n.to_string());
+        let written = store::make_private_dir(&dir)
+            .map_err(SupervisorError::state(&dir))
+            .and_then(|()| store::write(&dir, TaskFile::Spec, &monitor))
+            .and_then(|()| store::write(&dir, TaskFile::Record, &record));
+        if let Err(error) = written {
+            self.tasks().remove(&n);
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(error);
+        }
         match self.spawn_monitor(&dir, start.env).await {
             Ok((started, output_path)) => {
                 let mut tasks = self.tasks();

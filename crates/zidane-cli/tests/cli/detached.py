@@ -96,10 +96,11 @@ def told(result: types.CallToolResult) -> list[str]:
 class Host:
     """What starts sessions: the binary, the workspace, the user dir."""
 
-    def __init__(self, binary: str, workspace: str, user_dir: str) -> None:
+    def __init__(self, binary: str, workspace: str, user_dir: str, flags: list[str] | None = None) -> None:
         self.binary = binary
         self.workspace = workspace
         self.user_dir = user_dir
+        self.flags = flags or []
 
     def env(self) -> dict[str, str]:
         return {name: os.environ[name] for name in PASSED_ON if name in os.environ}
@@ -108,7 +109,7 @@ class Host:
     async def session(self):
         params = StdioServerParameters(
             command=self.binary,
-            args=["mcp", "--user-dir", self.user_dir],
+            args=["mcp", "--user-dir", self.user_dir, *self.flags],
             env=self.env(),
             cwd=self.workspace,
         )
@@ -436,6 +437,9 @@ CASES = {
     "person": person,
     "pid-reuse": pid_reuse,
     "sandbox-socket": sandbox_socket,
+    # Tasks that do not get XDG_RUNTIME_DIR (nor does their monitor) still have the
+    # supervisor's directory hidden.
+    "sandbox-socket-core-env": lambda host: sandbox_socket(Host(host.binary, host.workspace, host.user_dir, ["--env-inherit", "core"])),
     "clean": clean,
     "host-tasks": host_tasks,
 }

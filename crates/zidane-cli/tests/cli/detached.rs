@@ -124,10 +124,12 @@ async fn a_recycled_pid_is_never_signalled() {
     case("pid-reuse", "fast").await;
 }
 
-/// A sandboxed command, in a session or detached, cannot reach the supervisor's socket.
+/// A sandboxed command, in a session or detached, cannot reach the supervisor's socket;
+/// also when tasks (and so the monitor) do not get `XDG_RUNTIME_DIR`.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sandboxed_task_cannot_reach_the_supervisor() {
     on_both_paths("sandbox-socket").await;
+    case("sandbox-socket-core-env", "fast").await;
 }
 
 /// `zidane clean` removes ended detached tasks whose end was told, with their logs, and
