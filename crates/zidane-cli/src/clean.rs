@@ -17,15 +17,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use serde::Deserialize;
 use zidane::agent::{
     DEFAULT_RETENTION_MAX_AGE, DEFAULT_RETENTION_MAX_BYTES, RetentionPolicy, RetentionReport,
 };
 use zidane::wire::Painter;
 
-use crate::env_config;
+use crate::env_config::{self, RetentionFile};
 use crate::error::CliError;
-use crate::host::user_dir;
+use crate::user_dir::user_dir;
 
 /// One day.
 const DAY_SECS: u64 = 24 * 60 * 60;
@@ -40,38 +39,6 @@ pub(crate) struct CleanArgs {
     /// List what would be removed, and remove nothing.
     #[arg(long)]
     dry_run: bool,
-}
-
-/// The config file's `[retention]` table: every key optional, the variables over it.
-#[derive(Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RetentionFile {
-    /// Whether `zidane` and `zidane mcp` remove old ended sessions as they start
-    /// (default: yes).
-    #[serde(default = "enabled_by_default")]
-    pub(crate) enabled: bool,
-    /// After how many days without a change an ended session is removed (default 30;
-    /// 0: never for its age).
-    #[serde(default)]
-    pub(crate) max_age_days: Option<u64>,
-    /// How many bytes the sessions may take before the oldest ended ones are removed
-    /// (default 1 GiB; 0: no cap).
-    #[serde(default)]
-    pub(crate) max_bytes: Option<u64>,
-}
-
-impl Default for RetentionFile {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            max_age_days: None,
-            max_bytes: None,
-        }
-    }
-}
-
-fn enabled_by_default() -> bool {
-    true
 }
 
 /// The retention `zidane` and `zidane mcp` run as they start: the config file's

@@ -21,7 +21,7 @@ use zidane::supervisor::{
 use zidane::wire::{Painter, exit_summary};
 
 use crate::error::CliError;
-use crate::host::user_dir;
+use crate::user_dir::user_dir;
 
 /// How long an idle supervisor stays (no task running, no request).
 const DEFAULT_IDLE_EXIT_SECS: u64 = 10 * 60;
@@ -486,13 +486,13 @@ fn tail_offset(file: &mut std::fs::File, n: usize) -> std::io::Result<u64> {
     Ok(if n == 0 { bytes.len() } else { start } as u64)
 }
 
+/// What `clean` found: each listed task's log size, and the tasks removed.
+pub type Cleaned = (Vec<(zidane::context::TaskId, u64)>, Vec<TaskView>);
+
 /// For `zidane clean`: the ended, told detached tasks (that ended `older_than` ago) with
 /// their logs' sizes as listed first, and those removed (with `dry_run`, none are and
 /// the listed ones are returned). No supervisor, no tasks kept: nothing.
-pub fn clean(
-    older_than: Option<Duration>,
-    dry_run: bool,
-) -> Result<(Vec<(zidane::context::TaskId, u64)>, Vec<TaskView>), CliError> {
+pub fn clean(older_than: Option<Duration>, dry_run: bool) -> Result<Cleaned, CliError> {
     let client = client()?;
     block_on(async {
         let listed = match client.clean(older_than, true).await {
@@ -540,14 +540,15 @@ pub fn wait(args: &WaitArgs) -> Result<ExitCode, CliError> {
         let limit = args.timeout.map_or(Duration::MAX, Duration::from_secs);
         let waited = client.wait(task.record.id, limit).await?;
         let Some(exit) = waited.exit else {
-            eprintln!(
+            writeln!(
+                std::io::stderr(),
                 "{}: still running after {}s",
                 task.record.id,
                 limit.as_secs()
-            );
+            )?;
             return Ok(ExitCode::from(124));
         };
-        println!("{}", exit_summary(&exit));
+        writeln!(std::io::stdout(), "{}", exit_summary(&exit))?;
         Ok(ExitCode::from(u8::try_from(exit.exit_code).unwrap_or(255)))
     })
 }
@@ -562,17 +563,22 @@ pub fn kill(args: &TaskArgs) -> Result<ExitCode, CliError> {
                 client
                     .kill_host_task(&task, zidane::process::DEFAULT_KILL_GRACE)
                     .await?;
-                println!(
+                writeln!(
+                    std::io::stdout(),
                     "{}: its process group was ended; its host tells its model",
                     task.person_id()
-                );
+                )?;
                 return Ok(ExitCode::SUCCESS);
             }
         };
         let killed = client.kill(task.record.id).await?;
         match killed.exit {
-            Some(exit) => println!("{}", exit_summary(&exit)),
-            None => println!("{}: asked to end, still running", task.record.id),
+            Some(exit) => writeln!(std::io::stdout(), "{}", exit_summary(&exit))?,
+            None => writeln!(
+                std::io::stdout(),
+                "{}: asked to end, still running",
+                task.record.id
+            )?,
         }
         Ok(ExitCode::SUCCESS)
     })

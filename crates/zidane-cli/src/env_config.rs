@@ -16,7 +16,6 @@ use zidane::context::{
 };
 use zidane::process::EnvValueError;
 
-use crate::clean::RetentionFile;
 use crate::error::CliError;
 use crate::sandbox_config::SandboxFile;
 
@@ -509,4 +508,36 @@ enabled = \"yes\"
         };
         assert!(secret.over(EnvPolicy::default()).is_err());
     }
+}
+
+/// The config file's `[retention]` table: every key optional, the variables over it.
+#[derive(Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RetentionFile {
+    /// Whether `zidane` and `zidane mcp` remove old ended sessions as they start
+    /// (default: yes).
+    #[serde(default = "enabled_by_default")]
+    pub(crate) enabled: bool,
+    /// After how many days without a change an ended session is removed (default 30;
+    /// 0: never for its age).
+    #[serde(default)]
+    pub(crate) max_age_days: Option<u64>,
+    /// How many bytes the sessions may take before the oldest ended ones are removed
+    /// (default 1 GiB; 0: no cap).
+    #[serde(default)]
+    pub(crate) max_bytes: Option<u64>,
+}
+
+impl Default for RetentionFile {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_age_days: None,
+            max_bytes: None,
+        }
+    }
+}
+
+fn enabled_by_default() -> bool {
+    true
 }

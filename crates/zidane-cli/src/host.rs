@@ -1,7 +1,6 @@
-//! What every session command shares: the user dir, the agent on this machine, the wake
+//! What every session command shares: the agent on this machine, the wake
 //! loop, and the teardown that leaves no process behind.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,19 +12,7 @@ use zidane::context::{EnvPolicy, SandboxPolicy};
 use crate::env_config;
 use crate::error::CliError;
 use crate::interactive::TerminalApprover;
-
-/// The variable that chooses the user dir (sessions and task logs).
-pub const USER_DIR_VAR: &str = "ZIDANE_USER_DIR";
-
-/// The user dir: `$ZIDANE_USER_DIR`, else `<platform data dir>/zidane`.
-pub fn user_dir() -> Result<PathBuf, CliError> {
-    match std::env::var_os(USER_DIR_VAR).filter(|dir| !dir.is_empty()) {
-        Some(dir) => Ok(PathBuf::from(dir)),
-        None => dirs::data_dir()
-            .map(|dir| dir.join("zidane"))
-            .ok_or(CliError::NoUserDir),
-    }
-}
+use crate::user_dir::user_dir;
 
 /// The stored session `id`, or [`CliError::UnknownSession`].
 pub fn stored_session(store: &SessionStore, id: &str) -> Result<zidane::agent::Session, CliError> {

@@ -38,6 +38,7 @@ mod provider;
 mod replay;
 mod sandbox_config;
 mod sessions;
+mod user_dir;
 
 use error::CliError;
 
@@ -157,7 +158,7 @@ fn main() -> ExitCode {
 
 /// An interactive session or print mode: the model is chosen before anything is drawn.
 fn session(cli: &Cli) -> Result<ExitCode, CliError> {
-    let user_dir = host::user_dir()?;
+    let user_dir = user_dir::user_dir()?;
     let Some(sandbox) = sandbox_config::prepare(&cli.sandbox, &user_dir)? else {
         return Ok(ExitCode::SUCCESS);
     };

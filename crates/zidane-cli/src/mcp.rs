@@ -11,9 +11,9 @@ use zidane_mcp::{
 
 use crate::env_config::{self, EnvArgs};
 use crate::error::CliError;
-use crate::host::user_dir;
 use crate::mcp_http::{self, HttpArgs};
 use crate::sandbox_config::{self, SandboxArgs};
+use crate::user_dir::user_dir;
 
 /// Flags of `zidane mcp`.
 #[derive(Debug, Args)]

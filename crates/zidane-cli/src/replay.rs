@@ -9,7 +9,8 @@ use zidane::agent::SessionStore;
 use zidane::wire::Painter;
 
 use crate::error::CliError;
-use crate::host::{stored_session, user_dir};
+use crate::host::stored_session;
+use crate::user_dir::user_dir;
 
 /// Paints the session `id`.
 pub fn run(id: &str) -> Result<ExitCode, CliError> {

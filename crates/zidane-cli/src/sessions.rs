@@ -8,7 +8,7 @@ use zidane::agent::SessionStore;
 use zidane::wire::Painter;
 
 use crate::error::CliError;
-use crate::host::user_dir;
+use crate::user_dir::user_dir;
 
 /// Characters of the first prompt shown.
 const PROMPT_PREVIEW_CHARS: usize = 60;

@@ -173,10 +173,12 @@ fn verdict(met: bool) -> &'static str {
     if met { "met" } else { "**not met**" }
 }
 
-/// A start: how long the call took, and how long until its `on_exit` fired.
+/// A start: how long the call took, how long until its `on_exit` fired, and how long
+/// from the call's return (the task, `true`, ends at once) until then: its end told.
 struct Timed {
     call: Duration,
     told: Duration,
+    exit_to_told: Duration,
 }
 
 /// Starts `true` (detached or not), times the call and the exit callback.
@@ -211,6 +213,7 @@ async fn start_and_wait(
     Timed {
         call,
         told: fired - began,
+        exit_to_told: fired.saturating_duration_since(began + call),
     }
 }
 
@@ -365,6 +368,9 @@ async fn measure(binary: &Path, tasks: usize, root: &Path) {
     let mut session_calls = calls(&session);
     let mut detached_told = told(&detached);
     let mut session_told = told(&session);
+    let exit_to_told = |timed: &[Timed]| timed.iter().map(|t| t.exit_to_told).collect::<Vec<_>>();
+    let mut detached_end = exit_to_told(&detached);
+    let mut session_end = exit_to_told(&session);
 
     println!(
         "sandbox: {sandbox}; supervisor and monitors: {}; a private XDG_RUNTIME_DIR and user dir",
@@ -437,9 +443,23 @@ async fn measure(binary: &Path, tasks: usize, root: &Path) {
         ms(session_told_p50),
         ms(percentile(&mut session_told, 99.0)),
     );
+    let detached_end_p50 = percentile(&mut detached_end, 50.0);
+    let session_end_p50 = percentile(&mut session_end, 50.0);
+    println!(
+        "start returned → on_exit detached   p50 {:8.3} ms   p99 {:8.3} ms",
+        ms(detached_end_p50),
+        ms(percentile(&mut detached_end, 99.0)),
+    );
+    println!(
+        "start returned → on_exit session    p50 {:8.3} ms   p99 {:8.3} ms",
+        ms(session_end_p50),
+        ms(percentile(&mut session_end, 99.0)),
+    );
     println!();
     let ratio = detached_p50.as_secs_f64() / session_p50.as_secs_f64();
-    let over = ms(detached_told_p50) - ms(session_told_p50);
+    // The end told: from the start's return (`true` ends at once) to `on_exit`, so the
+    // start's own cost, compared above, is not counted twice.
+    let over = ms(detached_end_p50) - ms(session_end_p50);
     let rss_target = RSS_BASE_KIB + RSS_PER_TASK_KIB * known as f64;
     println!(
         "- zidane ps --json median with {known} tasks = {:.1} ms (target ≤ {PS_TARGET_MS} ms): {}",
@@ -457,7 +477,7 @@ async fn measure(binary: &Path, tasks: usize, root: &Path) {
         verdict(ratio <= START_RATIO_TARGET)
     );
     println!(
-        "- detached start → on_exit p50 − the session task's = {over:.3} ms (target ≤ {TOLD_OVER_TARGET_MS} ms): {}",
+        "- exit to told (start returned → on_exit) p50, detached − session = {over:.3} ms (target ≤ {TOLD_OVER_TARGET_MS} ms): {}",
         verdict(over <= TOLD_OVER_TARGET_MS)
     );
 }

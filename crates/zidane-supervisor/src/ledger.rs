@@ -187,13 +187,13 @@ mod tests {
             prop_assert!(told_by.len() <= 1, "told by {told_by:?}");
             // Liveness: when it is untold and a live session lists it with no other
             // live session telling, that session is told to tell.
-            if told_by.is_empty() {
-                if let Some(n) = (0..4u8).find(|n| alive.contains(n)) {
-                    if telling.iter().all(|other| *other == n) && (n == 0 || !alive.contains(&0)) {
-                        let me = teller(n, true, generation);
-                        prop_assert_eq!(ledger.offer(&me, &origin, runs(&alive)), Offer::Tell);
-                    }
-                }
+            if told_by.is_empty()
+                && let Some(n) = (0..4u8).find(|n| alive.contains(n))
+                && telling.iter().all(|other| *other == n)
+                && (n == 0 || !alive.contains(&0))
+            {
+                let me = teller(n, true, generation);
+                prop_assert_eq!(ledger.offer(&me, &origin, runs(&alive)), Offer::Tell);
             }
         }
     }

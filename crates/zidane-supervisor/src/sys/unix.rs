@@ -64,7 +64,7 @@ impl Listener {
             match stream.peer_cred() {
                 Ok(cred) if cred.uid() == me => return Ok(stream),
                 Ok(cred) => {
-                    tracing::warn!(uid = cred.uid(), "refused a connection from another user")
+                    tracing::warn!(uid = cred.uid(), "refused a connection from another user");
                 }
                 Err(error) => tracing::warn!(%error, "refused a connection whose peer is unknown"),
             }
