@@ -120,6 +120,7 @@ fn set_private(_dir: &Path) {}
 
 /// SIGTERM, then SIGKILL if it is still there after two seconds; waits until it is gone
 /// (the client that started it reaps it).
+#[cfg(unix)]
 fn end(pid: u32) {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
@@ -135,6 +136,11 @@ fn end(pid: u32) {
     }
 }
 
+/// No supervisor runs on Windows: there is nothing to end.
+#[cfg(not(unix))]
+fn end(_pid: u32) {}
+
+#[cfg(unix)]
 fn zombie(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
