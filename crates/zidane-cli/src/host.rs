@@ -92,6 +92,14 @@ impl Host {
         })
     }
 
+    /// Opens the session's handle now rather than at the first prompt: the workspace's
+    /// detached tasks are then in the picker, and an end no session was told of wakes
+    /// the model, before anything is typed.
+    pub async fn open(&self) -> Result<(), CliError> {
+        self.agent.handle().await?;
+        Ok(())
+    }
+
     /// Stops the wake loop and destroys the agent: every task's group killed, its log
     /// flushed; bounded by the agent's destroy timeout.
     pub async fn shut_down(self) -> Result<DestroyReport, CliError> {

@@ -188,6 +188,7 @@ fn session(cli: &Cli) -> Result<ExitCode, CliError> {
             sandbox,
             move_after,
         )?;
+        host.open().await?;
         // Once this session is held, so it is never among those removed.
         clean::start_retention(retention, user_dir);
         match &cli.prompt {

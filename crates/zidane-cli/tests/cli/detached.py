@@ -428,6 +428,15 @@ async def host_tasks(host: Host) -> None:
         assert waited.structured_content["exit"]["exit_code"] == 143, waited.structured_content
 
 
+async def start_one(host: Host) -> None:
+    """Starts one detached `sleep 300` in the workspace and ends the session abruptly,
+    leaving the task for the test's next host (the terminal's picker)."""
+    async with host.session() as session:
+        detached = await start_detached(session, "sleep 300")
+        assert detached["task_id"] == "bash_d1", detached
+        os.kill(server_pid(), signal.SIGKILL)
+
+
 CASES = {
     "outlives-eof": lambda host: outlives(host, "eof"),
     "outlives-sigterm": lambda host: outlives(host, "sigterm"),
@@ -442,6 +451,7 @@ CASES = {
     "sandbox-socket-core-env": lambda host: sandbox_socket(Host(host.binary, host.workspace, host.user_dir, ["--env-inherit", "core"])),
     "clean": clean,
     "host-tasks": host_tasks,
+    "start-one": start_one,
 }
 
 
@@ -452,11 +462,11 @@ async def main() -> None:
         await CASES[case](host)
     finally:
         # Nothing outlives the test: every task still running is killed, then the
-        # supervisor leaves.
-        for row in host.ps():
+        # supervisor leaves; but a task started for the test's next host stays.
+        for row in host.ps() if case != "start-one" else []:
             if row["state"] == "running":
                 host.zidane("kill", row["id"])
-        for pid in supervisor_pids(host.user_dir):
+        for pid in supervisor_pids(host.user_dir) if case != "start-one" else []:
             os.kill(pid, signal.SIGTERM)
     print("ok")
 

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::sdk_script::{run_sdk_script, sdk_python};
+use crate::support::{Tmux, model_args, tmux_present, zidane};
 
 /// Longest one case may run: a few sessions, each a handful of calls.
 const CASE_BOUND: Duration = Duration::from_secs(120);
@@ -144,4 +145,75 @@ async fn clean_removes_told_tasks_and_keeps_running_and_untold_ones() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_person_sees_and_stops_a_running_hosts_own_task() {
     on_both_paths("host-tasks").await;
+}
+
+/// The terminal host's `ctrl+k` picker lists the detached task a `zidane mcp` session
+/// left in its workspace, and kills it from there.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_terminal_picker_shows_and_kills_the_workspaces_detached_task() {
+    const STEP: Duration = Duration::from_secs(20);
+    if !tmux_present() {
+        return;
+    }
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let machine = Machine::new();
+    let runtime = machine.runtime().to_str().unwrap().to_owned();
+    run_sdk_script(
+        &python,
+        "detached.py",
+        "start-one",
+        [machine.workspace(), machine.user_dir()],
+        &[("XDG_RUNTIME_DIR", runtime.as_str())],
+        CASE_BOUND,
+        "a detached task left in the workspace",
+    )
+    .await;
+    let user_dir = machine.user_dir();
+    let workspace = machine.workspace();
+    tokio::task::spawn_blocking(move || {
+        let (args, mut env) = model_args();
+        env.push(("XDG_RUNTIME_DIR".to_owned(), runtime.clone()));
+        let tmux = Tmux::start_in(Some(&workspace), &user_dir, &args, &env);
+        tmux.wait_text("ctrl+k cancel", STEP);
+        tmux.keys(&["C-k"]);
+        let picker = tmux.wait_text("enter cancels a call / kills a task", STEP);
+        assert!(picker.contains("bash_d1"), "{picker}");
+        tmux.keys(&["Enter"]);
+        tmux.wait_text("killed bash_d1", STEP);
+        tmux.keys(&["C-d"]);
+        tmux.wait_ended("ctrl+d", STEP);
+        let listed = zidane(&user_dir, &["ps", "--all", "--json"])
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .output()
+            .unwrap();
+        let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+        assert!(listed.contains("\"state\": \"killed\""), "{listed}");
+        // Its supervisor, which keeps the ended task, is this test's to end.
+        for pid in supervisors_of(&user_dir) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+    })
+    .await
+    .unwrap();
+}
+
+/// The `zidane supervisor serve --user-dir USER_DIR` processes running.
+fn supervisors_of(user_dir: &std::path::Path) -> Vec<u32> {
+    let user_dir = user_dir.as_os_str().as_encoded_bytes();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                let argv: Vec<&[u8]> = cmdline.split(|byte| *byte == 0).collect();
+                argv.contains(&b"serve".as_slice()) && argv.contains(&user_dir)
+            })
+        })
+        .collect()
 }

@@ -128,6 +128,16 @@ impl Tmux {
     /// Starts `zidane ARGS` in a 120×40 terminal, without the start-up sweep
     /// ([`NO_SWEEP`]).
     pub fn start(user_dir: &Path, args: &[String], env: &[(String, String)]) -> Self {
+        Self::start_in(None, user_dir, args, env)
+    }
+
+    /// [`Tmux::start`] with `cwd` as the working directory (the session's workspace).
+    pub fn start_in(
+        cwd: Option<&Path>,
+        user_dir: &Path,
+        args: &[String],
+        env: &[(String, String)],
+    ) -> Self {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let socket = format!(
             "zidane-test-{}-{}",
@@ -160,6 +170,11 @@ impl Tmux {
                 "/dev/null",
                 "new-session",
                 "-d",
+                "-c",
+                &cwd.map_or_else(
+                    || std::env::current_dir().unwrap().display().to_string(),
+                    |cwd| cwd.display().to_string(),
+                ),
                 "-s",
                 "z",
                 "-x",
