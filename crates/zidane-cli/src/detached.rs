@@ -399,13 +399,8 @@ pub fn logs(args: &LogsArgs) -> Result<ExitCode, CliError> {
                 SupervisorError::StartFailed(format!("{} has no log", task.record.id)).into(),
             );
         };
-        let mut file = std::fs::File::open(&path)?;
         let mut out = std::io::stdout().lock();
-        let mut offset = match args.lines {
-            Some(n) => tail_offset(&mut file, n)?,
-            None => 0,
-        };
-        offset = copy_from(&mut file, offset, &mut out)?;
+        let (mut file, mut offset) = print_log(&path, args.lines, &mut out)?;
         if !args.follow {
             return Ok(ExitCode::SUCCESS);
         }
@@ -441,19 +436,30 @@ async fn resolve(client: &SupervisorClient, typed: &str) -> Result<Target, CliEr
 
 /// `zidane logs` of a running host's task: its log, followed while its leader runs.
 fn host_logs(task: &HostTask, args: &LogsArgs) -> Result<ExitCode, CliError> {
-    let mut file = std::fs::File::open(&task.output_path)?;
     let mut out = std::io::stdout().lock();
-    let mut offset = match args.lines {
-        Some(n) => tail_offset(&mut file, n)?,
-        None => 0,
-    };
-    offset = copy_from(&mut file, offset, &mut out)?;
+    let (mut file, mut offset) = print_log(&task.output_path, args.lines, &mut out)?;
     while args.follow && task.leader.runs() {
         std::thread::sleep(FOLLOW_EVERY);
         offset = copy_from(&mut file, offset, &mut out)?;
     }
     copy_from(&mut file, offset, &mut out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the log at `path` (its last `lines`, or all of it); the open log and where
+/// the printing stopped, to follow it from there.
+fn print_log(
+    path: &Path,
+    lines: Option<usize>,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<(std::fs::File, u64)> {
+    let mut file = std::fs::File::open(path)?;
+    let start = match lines {
+        Some(n) => tail_offset(&mut file, n)?,
+        None => 0,
+    };
+    let offset = copy_from(&mut file, start, out)?;
+    Ok((file, offset))
 }
 
 /// Copies what the log holds past `offset`; the new offset.

@@ -2,15 +2,12 @@
 //! ended sessions in the background as it starts, and holds its own session live.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, SystemTime};
 
-use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use zidane::agent::{AgentError, SESSIONS_DIR, Session, SessionStore};
 
-use crate::mcp_support::{BIN, StdioServer, WAIT};
-use crate::support::{NO_SWEEP, wait_bounded, zidane};
+use crate::mcp_support::{StdioServer, UserDirBy, WAIT};
+use crate::support::{wait_bounded, zidane};
 
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -156,38 +153,8 @@ async fn zidane_mcp_removes_old_ended_sessions_as_it_starts_and_keeps_its_own() 
     stored(&store, "s-old", 3 * DAY);
     stored(&store, "s-recent", Duration::from_secs(60 * 60));
 
-    let mut child = tokio::process::Command::new(BIN)
-        .arg("mcp")
-        .arg("--user-dir")
-        .arg(&path)
-        .env(NO_SWEEP.0, NO_SWEEP.1)
-        .env("ZIDANE_RETENTION_DAYS", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.take();
-    let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut server = StdioServer {
-        child,
-        stdin,
-        stdout,
-        _dir: dir,
-    };
-    let init = server
-        .request(
-            0,
-            "initialize",
-            json!({
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": { "name": "raw", "version": "0" }
-            }),
-        )
-        .await;
-    assert_eq!(init["result"]["serverInfo"]["name"], "zidane");
+    let mut server =
+        StdioServer::start_in(dir, UserDirBy::Flag, &[], &[("ZIDANE_RETENTION_DAYS", "1")]).await;
 
     zidane_test_support::poll_until(
         WAIT,

@@ -57,6 +57,11 @@ def server_pid() -> int:
 
 def supervisor_pids(user_dir: str) -> list[int]:
     """The supervisors of `user_dir` running: `zidane supervisor serve --user-dir DIR`."""
+    return processes_with_args("supervisor", "serve", user_dir)
+
+
+def processes_with_args(*args: str) -> list[int]:
+    """The live processes with every one of `args` among their arguments."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -66,24 +71,7 @@ def supervisor_pids(user_dir: str) -> list[int]:
                 argv = file.read().split(b"\0")
         except OSError:
             continue
-        ours = b"supervisor" in argv and b"serve" in argv and user_dir.encode() in argv
-        if ours and alive(int(entry)):
-            found.append(int(entry))
-    return found
-
-
-def processes_with_arg(arg: str) -> list[int]:
-    """The live processes with `arg` among their arguments."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as file:
-                argv = file.read().split(b"\0")
-        except OSError:
-            continue
-        if arg.encode() in argv and alive(int(entry)):
+        if all(arg.encode() in argv for arg in args) and alive(int(entry)):
             found.append(int(entry))
     return found
 
@@ -266,8 +254,8 @@ async def person(host: Host) -> None:
     async with host.session() as session:
         detached = await start_detached(session, command)
         task_id = detached["task_id"]
-        await until("the escapee runs", lambda: processes_with_arg(nap) != [])
-        [escapee_pid] = processes_with_arg(nap)
+        await until("the escapee runs", lambda: processes_with_args(nap) != [])
+        [escapee_pid] = processes_with_args(nap)
         await until("the lines are logged", lambda: "line 5" in open(detached["output_path"]).read())
         table = host.zidane("ps")
         assert table.returncode == 0 and task_id in table.stdout and "running" in table.stdout, table

@@ -44,7 +44,17 @@ impl StdioServer {
     /// `zidane mcp ARGS` with `env` added to its environment, without the start-up sweep
     /// unless `env` turns it on ([`NO_SWEEP`](crate::support::NO_SWEEP)).
     pub async fn start_configured(by: UserDirBy, args: &[&str], env: &[(&str, &str)]) -> Self {
-        let dir = tempfile::tempdir().unwrap();
+        Self::start_in(tempfile::tempdir().unwrap(), by, args, env).await
+    }
+
+    /// [`StdioServer::start_configured`] on a user dir the test prepared, held for the
+    /// life of the server.
+    pub async fn start_in(
+        dir: tempfile::TempDir,
+        by: UserDirBy,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let mut command = Command::new(BIN);
         command
             .arg("mcp")
