@@ -425,6 +425,32 @@ async def start_one(host: Host) -> None:
         os.kill(server_pid(), signal.SIGKILL)
 
 
+async def two_sessions(host: Host) -> None:
+    """With two sessions of the workspace connected, the one that started the task is
+    told its end, once; the other is never told it."""
+    command, go = gate(host.workspace, "go-two")
+    async with host.session() as starter, host.session() as other:
+        detached = await start_detached(starter, command)
+        listed, _ = await list_tasks(other)
+        assert listed[detached["task_id"]]["status"] == "running", listed
+        open(go, "w").close()
+        await until("the task ends", lambda: not alive(detached["pid"]))
+        await until(
+            "its end is recorded",
+            lambda: {row["id"]: row for row in host.ps()}[detached["task_id"]]["state"] != "running",
+        )
+        seen_by_other = []
+        for _ in range(3):
+            _, result = await list_tasks(other)
+            seen_by_other += told(result)
+        told_to_starter = []
+        for _ in range(3):
+            _, result = await list_tasks(starter)
+            told_to_starter += told(result)
+        assert seen_by_other == [], f"the other session was told: {seen_by_other}"
+        assert told_to_starter == [detached["task_id"]], told_to_starter
+
+
 CASES = {
     "outlives-eof": lambda host: outlives(host, "eof"),
     "outlives-sigterm": lambda host: outlives(host, "sigterm"),
@@ -440,6 +466,7 @@ CASES = {
     "clean": clean,
     "host-tasks": host_tasks,
     "start-one": start_one,
+    "two-sessions": two_sessions,
 }
 
 

@@ -122,7 +122,14 @@ async fn a_person_lists_follows_waits_for_and_kills_a_detached_task() {
 /// A monitor's pid given to an unrelated process is never signalled.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_recycled_pid_is_never_signalled() {
-    case("pid-reuse", "fast").await;
+    on_both_paths("pid-reuse").await;
+}
+
+/// With two sessions of the workspace connected, the one that started the task is told
+/// its end, once, and the other never.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_two_sessions_connected_the_starting_one_is_told() {
+    on_both_paths("two-sessions").await;
 }
 
 /// A sandboxed command, in a session or detached, cannot reach the supervisor's socket;
