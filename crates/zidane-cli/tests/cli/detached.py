@@ -414,6 +414,8 @@ async def host_tasks(host: Host) -> None:
         await until("it leaves zidane ps", lambda: listed() is None)
         waited = await session.call_tool("wait_task", {"task_id": task["task_id"], "timeout_ms": int(WAIT * 1000)})
         assert waited.structured_content["exit"]["exit_code"] == 143, waited.structured_content
+    # The supervisor kept no task of its own: nothing of zidane's stays behind the host.
+    await until("the supervisor leaves once it keeps nothing", lambda: supervisor_pids(host.user_dir) == [])
 
 
 async def start_one(host: Host) -> None:

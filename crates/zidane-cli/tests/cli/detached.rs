@@ -148,7 +148,8 @@ async fn clean_removes_told_tasks_and_keeps_running_and_untold_ones() {
 }
 
 /// `zidane ps` lists a running host's own session tasks with their CPU and memory;
-/// `zidane logs` reads one, `zidane kill` ends it and its session is told.
+/// `zidane logs` reads one, `zidane kill` ends it and its session is told; once the host
+/// is gone the supervisor, which keeps no task, leaves too.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_person_sees_and_stops_a_running_hosts_own_task() {
     on_both_paths("host-tasks").await;
