@@ -1,6 +1,6 @@
-//! The person's view of detached tasks — `zidane ps`, `logs`, `wait`, `kill` — and the
-//! hidden `zidane supervisor serve | monitor` the supervisor and each task's monitor
-//! run as. Every command talks to the supervisor of the user dir through
+//! The person's view of detached tasks — `zidane ps`, `logs`, `wait`, `kill` (`attach`
+//! is [`crate::attach`]) — and the hidden `zidane supervisor serve | monitor` the
+//! supervisor and each task's monitor run as. Every command talks to the supervisor of the user dir through
 //! [`zidane::supervisor::SupervisorClient`], and starts it when tasks are kept but no
 //! supervisor runs (one was killed): it re-adopts them first.
 
@@ -166,7 +166,7 @@ pub fn supervisor(command: SupervisorCommand) -> Result<ExitCode, CliError> {
 
 /// The supervisor of the user dir, as a person's command reaches it: started if it is
 /// not running while tasks are kept (it re-adopts them), never for a user dir without.
-fn client() -> Result<SupervisorClient, CliError> {
+pub(crate) fn client() -> Result<SupervisorClient, CliError> {
     let user_dir = user_dir()?;
     Ok(
         SupervisorClient::new(SupervisorPaths::for_user_dir(&user_dir))
@@ -176,7 +176,7 @@ fn client() -> Result<SupervisorClient, CliError> {
 }
 
 /// Runs an async body on a small runtime.
-fn block_on<T>(
+pub(crate) fn block_on<T>(
     body: impl std::future::Future<Output = Result<T, CliError>>,
 ) -> Result<T, CliError> {
     tokio::runtime::Builder::new_current_thread()
@@ -417,13 +417,13 @@ pub fn logs(args: &LogsArgs) -> Result<ExitCode, CliError> {
 /// What a person typed: a detached task (`bash_d7`, `d7`, `7`, a prefix) or a running
 /// host's (`<host pid>:bash_3`, as `zidane ps` shows it).
 enum Target {
-    Detached(TaskView),
+    Detached(Box<TaskView>),
     Host(HostTask),
 }
 
 async fn resolve(client: &SupervisorClient, typed: &str) -> Result<Target, CliError> {
     if !typed.contains(':') {
-        return Ok(Target::Detached(client.resolve(typed).await?));
+        return Ok(Target::Detached(Box::new(client.resolve(typed).await?)));
     }
     client
         .host_tasks()
@@ -463,7 +463,7 @@ fn print_log(
 }
 
 /// Copies what the log holds past `offset`; the new offset.
-fn copy_from(
+pub(crate) fn copy_from(
     file: &mut std::fs::File,
     offset: u64,
     out: &mut impl std::io::Write,
@@ -577,7 +577,7 @@ pub fn kill(args: &TaskArgs) -> Result<ExitCode, CliError> {
                 return Ok(ExitCode::SUCCESS);
             }
         };
-        let killed = client.kill(task.record.id).await?;
+        let killed = client.kill_by_user(task.record.id).await?;
         match killed.exit {
             Some(exit) => writeln!(std::io::stdout(), "{}", exit_summary(&exit))?,
             None => writeln!(

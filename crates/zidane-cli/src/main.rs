@@ -23,6 +23,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory as _, Parser, Subcommand};
 
+mod attach;
 mod clean;
 mod demo;
 mod detached;
@@ -101,6 +102,8 @@ enum Command {
     Wait(detached::WaitArgs),
     /// End a detached task's whole tree.
     Kill(detached::TaskArgs),
+    /// Type into a detached terminal task and watch it (ctrl+] detaches).
+    Attach(attach::AttachArgs),
     /// The supervisor of detached tasks and their monitors (started by zidane itself).
     #[command(subcommand, hide = true)]
     Supervisor(detached::SupervisorCommand),
@@ -136,6 +139,7 @@ fn main() -> ExitCode {
         Some(Command::Logs(args)) => detached::logs(&args),
         Some(Command::Wait(args)) => detached::wait(&args),
         Some(Command::Kill(args)) => detached::kill(&args),
+        Some(Command::Attach(args)) => attach::attach(&args),
         Some(Command::Supervisor(command)) => detached::supervisor(command),
         Some(Command::Completions(args)) => Ok(dist::completions(Cli::command(), &args)),
         Some(Command::Man(args)) => dist::man(Cli::command(), &args),

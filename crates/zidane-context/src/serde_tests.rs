@@ -221,6 +221,7 @@ fn kill_reason() -> impl Strategy<Value = Option<KillReason>> {
     proptest::option::of(prop_oneof![
         Just(KillReason::Requested),
         Just(KillReason::Destroyed),
+        Just(KillReason::User),
         (0u64..u64::MAX / 2).prop_map(|ms| KillReason::WallTime {
             budget: Duration::from_millis(ms)
         }),

@@ -211,6 +211,8 @@ pub enum KillReason {
     Requested,
     /// `destroy` of the task's handle: its session ended.
     Destroyed,
+    /// A person stopped it from outside the session (`zidane kill`).
+    User,
     /// The task ran longer than its wall-time budget.
     WallTime {
         /// The budget.

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use zidane_context::TaskId;
+use zidane_context::{Screen, TaskId, TaskInput, TtySize};
 
 use crate::error::{Result, SupervisorError};
 use crate::ledger::Teller;
@@ -151,9 +151,33 @@ impl SupervisorClient {
         .map(drop)
     }
 
-    /// Ends a task's whole tree; its end.
+    /// Ends a task's whole tree for a session's model; its end.
     pub async fn kill(&self, id: TaskId) -> Result<TaskView> {
-        one(self.request(&Request::Kill { id }).await?)
+        one(self.request(&Request::Kill { id, by_user: false }).await?)
+    }
+
+    /// Ends a task's whole tree for a person (`zidane kill`): its end says the user
+    /// killed it.
+    pub async fn kill_by_user(&self, id: TaskId) -> Result<TaskView> {
+        one(self.request(&Request::Kill { id, by_user: true }).await?)
+    }
+
+    /// Writes `input` to a running task (its stdin pipe, or its terminal).
+    pub async fn input(&self, id: TaskId, input: TaskInput) -> Result<()> {
+        self.request(&Request::Input { id, input }).await.map(drop)
+    }
+
+    /// What a running terminal task's screen shows.
+    pub async fn screen(&self, id: TaskId) -> Result<Screen> {
+        match self.request(&Request::Screen { id }).await? {
+            Response::Screen(screen) => Ok(*screen),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Resizes a running task's terminal.
+    pub async fn resize(&self, id: TaskId, size: TtySize) -> Result<()> {
+        self.request(&Request::Resize { id, size }).await.map(drop)
     }
 
     /// Waits at most `timeout` for a task's end; the task (still running when the time

@@ -131,11 +131,6 @@ impl SupervisedContext {
         if !crate::SUPPORTED {
             return Err(ContextError::unsupported("detached tasks"));
         }
-        if options.stdin != StdinMode::Closed || options.tty.is_some() {
-            return Err(ContextError::InvalidCommand {
-                reason: "a detached task takes no input and has no terminal",
-            });
-        }
         let mut spec = options.spec;
         if spec.cwd.is_none() {
             spec.cwd = Some(self.inner.cwd().to_path_buf());
@@ -149,6 +144,8 @@ impl SupervisedContext {
             sandbox: self.inner.sandbox_policy(),
             limits: options.limits,
             kill_grace: self.inner.kill_grace(),
+            stdin: options.stdin,
+            tty: options.tty,
         };
         // Only what the session's tasks get leaves this process: its secrets never reach
         // the supervisor (the monitor applies the same policy again).
@@ -251,7 +248,13 @@ fn entry(task: TaskView) -> TaskEntry {
         task.record.started_at,
     )
     .detached(true)
-    .reported(ended && !task.tell);
+    .reported(ended && !task.tell)
+    .stdin(if task.record.tty.is_some() {
+        StdinMode::Pipe
+    } else {
+        task.record.stdin
+    })
+    .tty(task.record.tty);
     if let Some(exit) = task.exit {
         entry = entry.ended(exit);
     }
@@ -468,10 +471,23 @@ impl ExecutionContext for SupervisedContext {
         task_id: TaskId,
         input: TaskInput,
     ) -> Result<Option<()>> {
-        if task_id.is_detached() {
+        if !task_id.is_detached() {
+            return self.inner.write_input(handle, task_id, input).await;
+        }
+        let Some(task) = self.own_task(task_id).await? else {
+            return Ok(None);
+        };
+        if task.exit.is_some() {
+            return Ok(None);
+        }
+        if task.record.stdin == StdinMode::Closed && task.record.tty.is_none() {
             return Err(ContextError::NoInput { task_id });
         }
-        self.inner.write_input(handle, task_id, input).await
+        self.client
+            .input(task_id, input)
+            .await
+            .map(Some)
+            .map_err(to_context)
     }
 
     async fn read_screen(
@@ -479,10 +495,23 @@ impl ExecutionContext for SupervisedContext {
         handle: ExecutionHandle,
         task_id: TaskId,
     ) -> Result<Option<Screen>> {
-        if task_id.is_detached() {
+        if !task_id.is_detached() {
+            return self.inner.read_screen(handle, task_id).await;
+        }
+        let Some(task) = self.own_task(task_id).await? else {
+            return Ok(None);
+        };
+        if task.record.tty.is_none() {
             return Err(ContextError::NotATerminal { task_id });
         }
-        self.inner.read_screen(handle, task_id).await
+        if task.exit.is_some() {
+            return Ok(None);
+        }
+        self.client
+            .screen(task_id)
+            .await
+            .map(Some)
+            .map_err(to_context)
     }
 
     async fn probe(
@@ -504,10 +533,23 @@ impl ExecutionContext for SupervisedContext {
         task_id: TaskId,
         size: TtySize,
     ) -> Result<Option<()>> {
-        if task_id.is_detached() {
+        if !task_id.is_detached() {
+            return self.inner.resize(handle, task_id, size).await;
+        }
+        let Some(task) = self.own_task(task_id).await? else {
+            return Ok(None);
+        };
+        if task.record.tty.is_none() {
             return Err(ContextError::NotATerminal { task_id });
         }
-        self.inner.resize(handle, task_id, size).await
+        if task.exit.is_some() {
+            return Ok(None);
+        }
+        self.client
+            .resize(task_id, size)
+            .await
+            .map(Some)
+            .map_err(to_context)
     }
 
     async fn exits_told(&self, handle: ExecutionHandle, task_ids: &[TaskId]) -> Result<()> {

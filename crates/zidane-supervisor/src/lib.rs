@@ -39,6 +39,8 @@ pub use store::{MonitorSpec, Started, TaskRecord};
 mod client;
 /// The `ExecutionContext` that hands detached tasks to the supervisor.
 mod context;
+/// A monitor's control socket: input, screen, resize, kill.
+mod control;
 mod error;
 /// Who tells a detached task's end.
 mod ledger;

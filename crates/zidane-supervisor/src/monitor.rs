@@ -4,17 +4,19 @@
 //! The supervisor starts one per task, in a session of its own. The monitor runs the
 //! command through a [`ProcessContext`] of its own — the same spawn, environment
 //! policy, sandbox, budgets, log and group kill as any session task — says on its
-//! stdout that the task runs, and waits. A SIGTERM (the supervisor's kill) ends the
-//! task's whole tree. Either way the exit is written to `exit.json` (whole or not at
+//! stdout that the task runs, and waits. Its control socket (see [`crate::control`])
+//! takes the task's input, screen, resize and kill; a SIGTERM (the supervisor's kill
+//! when that socket cannot be reached) also ends the task's whole tree. Either way the exit is written to `exit.json` (whole or not at
 //! all) before the supervisor is told, so a supervisor that is dead by then loses
 //! nothing: the next one reads the file.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
-use zidane_context::{BackgroundOptions, ExecutionContext as _};
+use zidane_context::{BackgroundOptions, ExecutionContext as _, KillReason};
 use zidane_process::{ProcessContext, ProcessStamp};
 
 use crate::error::{Result, SupervisorError};
@@ -76,8 +78,26 @@ pub async fn run_monitor(paths: &SupervisorPaths, task_dir: &Path) -> Result<()>
         }
     };
     let (context, handle, task_id, hello) = started;
+    let context = Arc::new(context);
+    let (kills, mut killed) = tokio::sync::mpsc::unbounded_channel();
+    let control = paths.monitor_socket(spec.id.detached_number().unwrap_or_default());
+    // Without its control socket the task still runs and its end is still recorded; it
+    // only takes no input and is killed by SIGTERM.
+    match crate::sys::Listener::bind(&control).await {
+        Ok(listener) => {
+            let served = crate::control::Served {
+                context: Arc::clone(&context),
+                handle,
+                task_id,
+                id: spec.id,
+            };
+            tokio::spawn(crate::control::serve(listener, served, kills));
+        }
+        Err(error) => tracing::warn!(%error, "no control socket at {}", control.display()),
+    }
     say(&hello);
     let cancel = CancellationToken::new();
+    let mut by_user = false;
     let exit = loop {
         tokio::select! {
             waited = context.wait_background(handle, task_id, WAIT_ROUND, cancel.clone()) => {
@@ -94,11 +114,23 @@ pub async fn run_monitor(paths: &SupervisorPaths, task_dir: &Path) -> Result<()>
                     Err(error) => return Err(SupervisorError::StartFailed(error.to_string())),
                 }
             }
+            Some(user) = killed.recv() => {
+                by_user |= user;
+                match context.kill_background(handle, task_id).await {
+                    Ok(Some(exit)) => break exit,
+                    Ok(None) => {}
+                    Err(error) => return Err(SupervisorError::StartFailed(error.to_string())),
+                }
+            }
         }
     };
+    let _ = std::fs::remove_file(&control);
     let mut exit = exit;
     exit.task_id = spec.id;
     exit.detached = true;
+    if by_user && exit.kill_reason == Some(KillReason::Requested) {
+        exit.kill_reason = Some(KillReason::User);
+    }
     if let Some(log) = crate::store::find_log(task_dir) {
         exit.output_path = log;
     }
@@ -134,9 +166,11 @@ async fn start(
         .create_handle()
         .await
         .map_err(|error| error.to_string())?;
-    let options = BackgroundOptions::new(task_dir)
+    let mut options = BackgroundOptions::new(task_dir)
         .spec(spec.spec.clone())
-        .limits(spec.limits);
+        .limits(spec.limits)
+        .stdin(spec.stdin);
+    options.tty = spec.tty;
     let begun = context
         .exec_background(handle, &spec.command, options)
         .await

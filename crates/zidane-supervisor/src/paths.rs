@@ -43,6 +43,16 @@ impl SupervisorPaths {
             .join(id.detached_number().unwrap_or_default().to_string())
     }
 
+    /// The socket of task `n`'s monitor, beside the supervisor's (so as private, and as
+    /// hidden from sandboxed tasks): where its input, screen and kill are relayed.
+    pub fn monitor_socket(&self, n: u64) -> PathBuf {
+        let stem = self
+            .socket
+            .file_stem()
+            .map_or_else(|| "supervisor".into(), |stem| stem.to_string_lossy());
+        self.socket.with_file_name(format!("{stem}-task-{n}.sock"))
+    }
+
     /// The supervisor's own log (what it could not do, for a person to read).
     pub fn log_file(&self) -> PathBuf {
         self.state.join("supervisor.log")
@@ -80,5 +90,8 @@ mod tests {
         assert!(a.state.ends_with("detached"));
         let id = TaskId::detached(12).unwrap();
         assert!(a.task_dir(id).ends_with("tasks/12"));
+        assert_eq!(a.monitor_socket(12).parent(), a.socket.parent());
+        assert_ne!(a.monitor_socket(12), a.monitor_socket(13));
+        assert_ne!(a.monitor_socket(12), b.monitor_socket(12));
     }
 }

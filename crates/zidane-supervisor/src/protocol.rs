@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use zidane_context::{TaskExitInfo, TaskId};
+use zidane_context::{Screen, TaskExitInfo, TaskId, TaskInput, TtySize};
 use zidane_process::ProcessStamp;
 
 use crate::ledger::Teller;
@@ -58,6 +58,29 @@ pub enum Request {
     Kill {
         /// The task.
         id: TaskId,
+        /// A person asked (`zidane kill`), not a session's model: its end says so.
+        #[serde(default)]
+        by_user: bool,
+    },
+    /// Writes to a running task's input (its stdin pipe, or its terminal). Answered
+    /// with [`Response::Done`].
+    Input {
+        /// The task.
+        id: TaskId,
+        /// What to write.
+        input: TaskInput,
+    },
+    /// What a running terminal task's screen shows. Answered with [`Response::Screen`].
+    Screen {
+        /// The task.
+        id: TaskId,
+    },
+    /// Resizes a running task's terminal. Answered with [`Response::Done`].
+    Resize {
+        /// The task.
+        id: TaskId,
+        /// The new size.
+        size: TtySize,
     },
     /// Waits for a task's end, at most `timeout`. [`Response::Task`] (running when the
     /// time ran out).
@@ -132,6 +155,8 @@ pub enum Response {
         /// The tasks, oldest first.
         tasks: Vec<HostTask>,
     },
+    /// A terminal task's screen.
+    Screen(Box<Screen>),
     /// Done.
     Done,
     /// Refused, and why.

@@ -21,6 +21,7 @@ use tokio::sync::watch;
 use zidane_context::{LOST_EXIT_CODE, TaskExitInfo, TaskId, TaskStatus};
 
 use crate::client::Launcher;
+use crate::control::{ControlRequest, ControlResponse};
 use crate::error::{Result, SupervisorError};
 use crate::ledger::{Offer, Teller};
 use crate::monitor::MonitorHello;
@@ -351,7 +352,22 @@ impl Supervisor {
                 crate::sys::end_group(&task.leader, grace).await;
                 Ok(Response::Done)
             }
-            Request::Kill { id } => self.kill(id).await.map(task),
+            Request::Kill { id, by_user } => self.kill(id, by_user).await.map(task),
+            Request::Input { id, input } => self
+                .relay(id, &ControlRequest::Input { input })
+                .await
+                .map(|_| Response::Done),
+            Request::Screen { id } => match self.relay(id, &ControlRequest::Screen).await? {
+                ControlResponse::Screen(screen) => Ok(Response::Screen(screen)),
+                other => Err(SupervisorError::Malformed {
+                    what: "monitor answer",
+                    detail: format!("unexpected {other:?}"),
+                }),
+            },
+            Request::Resize { id, size } => self
+                .relay(id, &ControlRequest::Resize { size })
+                .await
+                .map(|_| Response::Done),
             Request::Wait { id, timeout } => self.wait(id, timeout).await.map(task),
             Request::Told { session, ids } => {
                 self.told(&session, &ids);
@@ -385,6 +401,8 @@ impl Supervisor {
             host: start.host,
             host_process: start.session.host,
             started_at: Utc::now(),
+            stdin: monitor.stdin,
+            tty: monitor.tty,
         };
         // The number is taken, and the task listed, under one lock: two starts never get
         // the same one.
@@ -546,7 +564,23 @@ impl Supervisor {
         }
     }
 
-    async fn kill(&self, id: TaskId) -> Result<TaskView> {
+    /// Passes `request` to a running task's monitor.
+    async fn relay(&self, id: TaskId, request: &ControlRequest) -> Result<ControlResponse> {
+        let n = {
+            let tasks = self.tasks();
+            let task = self.find(&tasks, id)?;
+            if task.exit.is_some() {
+                return Err(SupervisorError::Refused(format!("{id} has ended")));
+            }
+            if task.started.is_none() {
+                return Err(SupervisorError::Refused(format!("{id} is starting")));
+            }
+            id.detached_number().unwrap_or_default()
+        };
+        crate::control::ask(&self.paths.monitor_socket(n), request).await
+    }
+
+    async fn kill(&self, id: TaskId, by_user: bool) -> Result<TaskView> {
         let (started, grace) = {
             let tasks = self.tasks();
             let task = self.find(&tasks, id)?;
@@ -561,7 +595,11 @@ impl Supervisor {
             (task.started, grace)
         };
         if let Some(started) = started {
-            crate::sys::terminate(&started.monitor);
+            // The monitor's socket carries who asked; a signal carries only the kill.
+            let asked = self.relay(id, &ControlRequest::Kill { by_user }).await;
+            if asked.is_err() {
+                crate::sys::terminate(&started.monitor);
+            }
         }
         self.wait(id, grace + KILL_SLACK).await
     }

@@ -18,7 +18,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use zidane_context::{CommandSpec, EnvPolicy, SandboxPolicy, TaskExitInfo, TaskId, TaskLimits};
+use zidane_context::{
+    CommandSpec, EnvPolicy, SandboxPolicy, StdinMode, TaskExitInfo, TaskId, TaskLimits, TtySize,
+};
 use zidane_process::ProcessStamp;
 
 use crate::error::{Result, SupervisorError};
@@ -41,6 +43,12 @@ pub struct MonitorSpec {
     pub limits: TaskLimits,
     /// How long a kill waits after SIGTERM before SIGKILL.
     pub kill_grace: Duration,
+    /// Whether its stdin stays open for input (ignored with a `tty`).
+    #[serde(default)]
+    pub stdin: StdinMode,
+    /// Its terminal's size, when it runs in one.
+    #[serde(default)]
+    pub tty: Option<TtySize>,
 }
 
 /// Who started a task, where, and what.
@@ -63,6 +71,12 @@ pub struct TaskRecord {
     pub host_process: Option<ProcessStamp>,
     /// When it was started.
     pub started_at: DateTime<Utc>,
+    /// Whether it takes input (`shell_input`, `zidane attach`).
+    #[serde(default)]
+    pub stdin: StdinMode,
+    /// Its terminal's size at start, when it runs in one.
+    #[serde(default)]
+    pub tty: Option<TtySize>,
 }
 
 /// What a monitor writes once its task runs.

@@ -212,6 +212,7 @@ pub fn kill_reason_text(reason: KillReason) -> String {
     match reason {
         KillReason::Requested => "killed on request (shell_kill or the host)".to_owned(),
         KillReason::Destroyed => "its session ended (destroy)".to_owned(),
+        KillReason::User => "killed by the user (zidane kill)".to_owned(),
         KillReason::WallTime { budget } => {
             format!("wall-time budget of {}", crate::format_duration(budget))
         }

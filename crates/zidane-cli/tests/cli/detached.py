@@ -227,7 +227,7 @@ async def supervisor_killed(host: Host) -> None:
 def socket_path(host: Host) -> str:
     """The supervisor's socket, as the test made the runtime dir."""
     run = os.path.join(os.environ["XDG_RUNTIME_DIR"], "zidane")
-    socks = [name for name in os.listdir(run) if name.endswith(".sock")]
+    socks = [name for name in os.listdir(run) if name.endswith(".sock") and "-task-" not in name]
     assert len(socks) == 1, socks
     return os.path.join(run, socks[0])
 
@@ -285,10 +285,59 @@ async def person(host: Host) -> None:
         assert waited.returncode == 143, (waited.returncode, waited.stdout, waited.stderr)
         _, result = await list_tasks(session)
         assert told(result) == [task_id], f"the session is not told the kill:\n{text(result)}"
+        assert "killed by the user (zidane kill)" in text(result), f"the kill is not the user's:\n{text(result)}"
         _, again = await list_tasks(session)
         assert told(again) == [], text(again)
     unknown = host.zidane("kill", "d999")
     assert unknown.returncode != 0 and "no detached task" in unknown.stderr, unknown
+
+
+async def input_after_restart(host: Host) -> None:
+    """Detached tasks waiting for input — one on a pipe, one in a terminal — outlive their
+    host; the next session of the workspace types into them, reads the terminal's screen,
+    and is told each end once. The kill of a plain detached task through the monitor's
+    socket ends it as `shell_kill` does."""
+    async with host.session() as first:
+        piped = await first.call_tool(
+            "shell", {"command": "read line; echo got $line; exit 4", "detach": True, "stdin": "pipe"}
+        )
+        assert not piped.is_error, text(piped)
+        piped = piped.structured_content
+        tty = await first.call_tool(
+            "shell",
+            {"command": "printf 'name? '; read name; echo hello $name; exit 5", "detach": True, "tty": True},
+        )
+        assert not tty.is_error, text(tty)
+        tty = tty.structured_content
+        os.kill(server_pid(), signal.SIGKILL)
+    assert alive(piped["pid"]) and alive(tty["pid"]), "a detached task died with its host"
+    async with host.session() as second:
+        tasks, _ = await list_tasks(second)
+        assert tasks[piped["task_id"]]["status"] == "running", tasks
+        typed = await second.call_tool("shell_input", {"task_id": piped["task_id"], "text": "hello\n"})
+        assert not typed.is_error, text(typed)
+        waited = await second.call_tool("wait_task", {"task_id": piped["task_id"], "timeout_ms": int(WAIT * 1000)})
+        assert waited.structured_content["exit"]["exit_code"] == 4, waited.structured_content
+        assert "got hello" in open(piped["output_path"]).read()
+        await until(
+            "the prompt shows",
+            lambda: "name?" in open(tty["output_path"], errors="replace").read(),
+        )
+        screen = await second.call_tool("shell_screen", {"task_id": tty["task_id"]})
+        assert not screen.is_error and "name?" in text(screen), text(screen)
+        typed = await second.call_tool("shell_input", {"task_id": tty["task_id"], "text": "bob", "keys": ["enter"]})
+        assert not typed.is_error, text(typed)
+        waited = await second.call_tool("wait_task", {"task_id": tty["task_id"], "timeout_ms": int(WAIT * 1000)})
+        assert waited.structured_content["exit"]["exit_code"] == 5, waited.structured_content
+        assert "hello bob" in open(tty["output_path"], errors="replace").read()
+        # An ended task takes no input, and says so.
+        late = await second.call_tool("shell_input", {"task_id": piped["task_id"], "text": "more\n"})
+        assert late.is_error, text(late)
+        _, result = await list_tasks(second)
+        assert told(result) == [], f"told twice:\n{text(result)}"
+    async with host.session() as third:
+        _, result = await list_tasks(third)
+        assert told(result) == [], f"told again:\n{text(result)}"
 
 
 async def pid_reuse(host: Host) -> None:
@@ -331,9 +380,13 @@ async def sandbox_socket(host: Host) -> None:
     async with host.session() as session:
         await start_detached(session, "true")
         sock = socket_path(host)
+        # The supervisor's socket, and the monitors' beside it (a detached task's own
+        # among them: its input and kill go through it).
+        monitors = " ".join(sock.removesuffix(".sock") + f"-task-{n}.sock" for n in range(1, 8))
         probe = (
-            "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(\"CONNECTED\")' "
-            f"{sock}; ls -a $XDG_RUNTIME_DIR/zidane"
+            "for sock in " + sock + " " + monitors + "; do "
+            "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(\"CONNECTED\", sys.argv[1])' "
+            "$sock 2>/dev/null; done; ls -a $XDG_RUNTIME_DIR/zidane"
         )
         result = await session.call_tool("shell", {"command": probe})
         assert "CONNECTED" not in text(result), f"a sandboxed command reached the supervisor:\n{text(result)}"
@@ -427,6 +480,17 @@ async def start_one(host: Host) -> None:
         os.kill(server_pid(), signal.SIGKILL)
 
 
+async def start_terminal(host: Host) -> None:
+    """Starts one detached task in a terminal, asking a question, and ends the session
+    abruptly, leaving the task for a person to attach to."""
+    command = "printf 'name? '; read name; echo hello $name; stty size; printf 'again? '; read again; exit 5"
+    async with host.session() as session:
+        started = await session.call_tool("shell", {"command": command, "detach": True, "tty": True, "rows": 10, "cols": 50})
+        assert not started.is_error, text(started)
+        assert started.structured_content["task_id"] == "bash_d1", started.structured_content
+        os.kill(server_pid(), signal.SIGKILL)
+
+
 async def two_sessions(host: Host) -> None:
     """With two sessions of the workspace connected, the one that started the task is
     told its end, once; the other is never told it."""
@@ -468,6 +532,8 @@ CASES = {
     "clean": clean,
     "host-tasks": host_tasks,
     "start-one": start_one,
+    "input-after-restart": input_after_restart,
+    "start-terminal": start_terminal,
     "two-sessions": two_sessions,
 }
 
@@ -480,10 +546,10 @@ async def main() -> None:
     finally:
         # Nothing outlives the test: every task still running is killed, then the
         # supervisor leaves; but a task started for the test's next host stays.
-        for row in host.ps() if case != "start-one" else []:
+        for row in host.ps() if not case.startswith("start-") else []:
             if row["state"] == "running":
                 host.zidane("kill", row["id"])
-        for pid in supervisor_pids(host.user_dir) if case != "start-one" else []:
+        for pid in supervisor_pids(host.user_dir) if not case.startswith("start-") else []:
             os.kill(pid, signal.SIGTERM)
     print("ok")
 

@@ -210,6 +210,75 @@ async fn the_terminal_picker_shows_and_kills_the_workspaces_detached_task() {
     .unwrap();
 }
 
+/// Detached tasks waiting for input, on a pipe and in a terminal, are typed into and
+/// read as a screen by the next session of the workspace once their host is gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_next_session_types_into_a_detached_task_and_reads_its_screen() {
+    on_both_paths("input-after-restart").await;
+}
+
+/// `zidane attach` on a detached terminal task a `zidane mcp` session left: it shows
+/// the question asked, sizes the task's terminal to the person's, detaches on ctrl+]
+/// leaving the task running, and on a second attach takes the answers and exits with
+/// the task's code.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_attaches_to_a_detached_terminal_task_detaches_and_answers_it() {
+    const STEP: Duration = Duration::from_secs(20);
+    if !tmux_present() {
+        return;
+    }
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let machine = Machine::new();
+    let runtime = machine.runtime().to_str().unwrap().to_owned();
+    run_sdk_script(
+        &python,
+        "detached.py",
+        "start-terminal",
+        [machine.workspace(), machine.user_dir()],
+        &[("XDG_RUNTIME_DIR", runtime.as_str())],
+        CASE_BOUND,
+        "a detached terminal task left in the workspace",
+    )
+    .await;
+    let user_dir = machine.user_dir();
+    let workspace = machine.workspace();
+    tokio::task::spawn_blocking(move || {
+        let env = [("XDG_RUNTIME_DIR".to_owned(), runtime.clone())];
+        let attach = ["attach".to_owned(), "d1".to_owned()];
+        let first = Tmux::start_in(Some(&workspace), &user_dir, &attach, &env);
+        first.wait_text("name?", STEP);
+        first.keys(&["C-]"]);
+        first.wait_text("detached from bash_d1; it runs on", STEP);
+        first.wait_text("zidane exited 0", STEP);
+        let listed = zidane(&user_dir, &["ps", "--json"])
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .output()
+            .unwrap();
+        let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+        assert!(listed.contains("\"state\": \"running\""), "{listed}");
+        drop(first);
+        let second = Tmux::start_in(Some(&workspace), &user_dir, &attach, &env);
+        second.wait_text("name?", STEP);
+        second.keys(&["bob", "Enter"]);
+        let screen = second.wait_text("hello bob", STEP);
+        // The task's terminal took the person's size (120x40), not the model's (50x10).
+        second.wait_text("40 120", STEP);
+        assert!(!screen.contains("10 50"), "{screen}");
+        second.keys(&["yes", "Enter"]);
+        second.wait_text("zidane exited 5", STEP);
+        for pid in supervisors_of(&user_dir) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+    })
+    .await
+    .unwrap();
+}
+
 /// The `zidane supervisor serve --user-dir USER_DIR` processes running.
 fn supervisors_of(user_dir: &std::path::Path) -> Vec<u32> {
     let user_dir = user_dir.as_os_str().as_encoded_bytes();
