@@ -87,7 +87,7 @@ pub enum SupervisorCommand {
         #[arg(long, value_name = "DAYS")]
         retention_days: Option<u64>,
     },
-    /// Run one task's monitor (started by the supervisor).
+    /// Run one task's monitor (started by the supervisor, which gives the task on stdin).
     Monitor {
         /// The supervisor's socket.
         #[arg(long, value_name = "PATH")]
@@ -95,8 +95,6 @@ pub enum SupervisorCommand {
         /// The supervisor's state directory.
         #[arg(long, value_name = "DIR")]
         state: PathBuf,
-        /// The task's directory.
-        task_dir: PathBuf,
     },
 }
 
@@ -149,13 +147,8 @@ pub fn supervisor(command: SupervisorCommand) -> Result<ExitCode, CliError> {
                 .await?;
                 Ok(())
             }
-            SupervisorCommand::Monitor {
-                socket,
-                state,
-                task_dir,
-            } => {
-                zidane::supervisor::run_monitor(&SupervisorPaths { socket, state }, &task_dir)
-                    .await?;
+            SupervisorCommand::Monitor { socket, state } => {
+                zidane::supervisor::run_monitor(&SupervisorPaths { socket, state }).await?;
                 Ok(())
             }
         }

@@ -1,5 +1,6 @@
 //! [`ProcessContextBuilder`]: how a [`ProcessContext`] is configured and made.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -50,6 +51,7 @@ pub struct ProcessContextBuilder {
     lifeline: bool,
     process_path: Option<ProcessPath>,
     env_policy: EnvPolicy,
+    host_env: Option<Vec<(OsString, OsString)>>,
     sandbox: SandboxPolicy,
 }
 
@@ -65,6 +67,7 @@ impl Default for ProcessContextBuilder {
             lifeline: true,
             process_path: None,
             env_policy: EnvPolicy::default(),
+            host_env: None,
             sandbox: SandboxPolicy::off(),
         }
     }
@@ -149,6 +152,21 @@ impl ProcessContextBuilder {
         self
     }
 
+    /// The host environment [`env_policy`](Self::env_policy) is applied to, in place of
+    /// this process's own (the default): for a process that runs commands for another,
+    /// as a detached task's monitor does for the session that started it.
+    pub fn host_env<K: Into<OsString>, V: Into<OsString>>(
+        mut self,
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        self.host_env = Some(
+            vars.into_iter()
+                .map(|(key, value)| (key.into(), value.into()))
+                .collect(),
+        );
+        self
+    }
+
     /// What its commands may touch (default: [`SandboxPolicy::off`], every right of the
     /// user). A `workspace-write` policy without a workspace root takes the context's
     /// working directory as its root.
@@ -199,7 +217,10 @@ impl ProcessContextBuilder {
                 ProcessPath::platform_default()
             })
         });
-        let env = self.env_policy.apply_to_host();
+        let env = match self.host_env {
+            Some(vars) => self.env_policy.apply(vars),
+            None => self.env_policy.apply_to_host(),
+        };
         log_withheld(&self.env_policy, &env);
         let cwd = self
             .cwd
@@ -282,4 +303,29 @@ fn start_sweep(grace: Duration) -> watch::Receiver<Option<Vec<SweptProcess>>> {
         Err(_) => sweep(),
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_given_host_environment_replaces_this_processs_under_the_same_policy() {
+        let context = ProcessContext::builder()
+            .lifeline(false)
+            .host_env([
+                ("ZIDANE_GIVEN_ONLY", "1"),
+                ("GITHUB_TOKEN", "ghp_secret"),
+                ("ZIDANE_API_KEY", "zk"),
+            ])
+            .build();
+        let names = context.passed_env_names();
+        assert!(names.contains(&"ZIDANE_GIVEN_ONLY".to_owned()), "{names:?}");
+        // The policy still withholds what looks like a secret and zidane's own keys.
+        assert!(!names.contains(&"GITHUB_TOKEN".to_owned()), "{names:?}");
+        assert!(!names.contains(&"ZIDANE_API_KEY".to_owned()), "{names:?}");
+        // Nothing of this process's own environment comes along.
+        assert!(std::env::var_os("PATH").is_some());
+        assert!(!names.contains(&"PATH".to_owned()), "{names:?}");
+    }
 }

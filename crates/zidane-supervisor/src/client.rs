@@ -260,6 +260,7 @@ const SUPERVISOR_ENV: &[&str] = &[
     "XDG_RUNTIME_DIR",
     "RUST_LOG",
     "ZIDANE_PROCESS_PATH",
+    "ZIDANE_BWRAP",
 ];
 
 /// Starts a supervisor: out of this process's group and session (it calls `setsid`

@@ -45,18 +45,37 @@ pub(crate) enum MonitorHello {
 /// How long one wait for the task lasts before it is simply waited again.
 const WAIT_ROUND: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// Runs the task described in `task_dir` to its end and records the end there, then
-/// tells the supervisor of `paths`. Call from a process of its own (the `zidane`
-/// binary's hidden `supervisor monitor` command), inside a tokio runtime.
+/// What the supervisor gives a monitor on its stdin, once: the task, and the
+/// environment of the session that started it (what its policy passes, nothing more).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Assignment {
+    /// The task's directory, its `spec.json` written.
+    pub(crate) task_dir: PathBuf,
+    /// The starting session's environment, before the task's policy.
+    pub(crate) env: Vec<(String, String)>,
+}
+
+/// Waits on stdin for the task the supervisor of `paths` assigns, runs it to its end,
+/// records the end in the task's directory, then tells the supervisor. Call from a
+/// process of its own (the `zidane` binary's hidden `supervisor monitor` command),
+/// inside a tokio runtime.
 ///
-/// Errors: the spec cannot be read, the context cannot be built, or the end cannot be
-/// written. The task's own failures are its exit, not errors.
-pub async fn run_monitor(paths: &SupervisorPaths, task_dir: &Path) -> Result<()> {
+/// The supervisor starts a monitor before it has a task for it, so that a start pays
+/// for no process of zidane's own, only for the task's; a monitor whose input ends
+/// before a task comes (its supervisor left) returns at once.
+///
+/// Errors: the assignment or the spec cannot be read, the context cannot be built, or
+/// the end cannot be written. The task's own failures are its exit, not errors.
+pub async fn run_monitor(paths: &SupervisorPaths) -> Result<()> {
     if let Err(error) = crate::sys::leave_host_session() {
         tracing::debug!(%error, "the monitor leads no new session");
     }
     let mut terminate = crate::sys::TerminateSignal::new()
         .map_err(|source| SupervisorError::StartFailed(format!("SIGTERM handler: {source}")))?;
+    let Some(Assignment { task_dir, env }) = assignment().await? else {
+        return Ok(());
+    };
+    let task_dir = task_dir.as_path();
     let spec: MonitorSpec =
         store::read(task_dir, TaskFile::Spec)?.ok_or_else(|| SupervisorError::Malformed {
             what: "task directory",
@@ -68,7 +87,7 @@ pub async fn run_monitor(paths: &SupervisorPaths, task_dir: &Path) -> Result<()>
     if let Some(dir) = paths.socket.parent() {
         spec.sandbox.deny_read.push(dir.to_path_buf());
     }
-    let started = match start(&spec, task_dir).await {
+    let started = match start(&spec, task_dir, env).await {
         Ok(started) => started,
         Err(message) => {
             say(&MonitorHello::Failed {
@@ -142,10 +161,34 @@ pub async fn run_monitor(paths: &SupervisorPaths, task_dir: &Path) -> Result<()>
     Ok(())
 }
 
+/// The one line of stdin naming the task; `None` when stdin ends first.
+async fn assignment() -> Result<Option<Assignment>> {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut line = String::new();
+    let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
+    let read = stdin
+        .read_line(&mut line)
+        .await
+        .map_err(|error| SupervisorError::Malformed {
+            what: "assignment",
+            detail: error.to_string(),
+        })?;
+    if read == 0 {
+        return Ok(None);
+    }
+    serde_json::from_str(line.trim())
+        .map(Some)
+        .map_err(|error| SupervisorError::Malformed {
+            what: "assignment",
+            detail: error.to_string(),
+        })
+}
+
 /// Starts the command; its context, handle and id, and what to say.
 async fn start(
     spec: &MonitorSpec,
     task_dir: &Path,
+    env: Vec<(String, String)>,
 ) -> Result<
     (
         ProcessContext,
@@ -158,6 +201,7 @@ async fn start(
     let context = ProcessContext::builder()
         .kill_grace(spec.kill_grace)
         .env_policy(spec.env_policy.clone())
+        .host_env(env)
         .sandbox(spec.sandbox.clone())
         .sweep_orphans_on_start(false)
         .try_build()

@@ -48,8 +48,8 @@ const KILL_SLACK: Duration = Duration::from_secs(10);
 pub struct SupervisorOptions {
     /// Its socket and state.
     pub paths: SupervisorPaths,
-    /// What runs a task's monitor; the supervisor appends
-    /// `--socket SOCKET --state STATE TASK_DIR`.
+    /// What runs a task's monitor; the supervisor appends `--socket SOCKET --state
+    /// STATE` and gives the task on its stdin.
     pub monitor: Launcher,
     /// It leaves after this long with no task running and no request.
     pub idle_exit: Duration,
@@ -92,6 +92,10 @@ pub async fn serve(options: SupervisorOptions) -> Result<()> {
         }
     };
     let supervisor = Arc::new(Supervisor::load(options)?);
+    {
+        let supervisor = Arc::clone(&supervisor);
+        tokio::spawn(async move { supervisor.make_ready().await });
+    }
     tracing::info!(
         tasks = supervisor.tasks().len(),
         "supervisor listening on {}",
@@ -137,6 +141,13 @@ pub async fn serve(options: SupervisorOptions) -> Result<()> {
     Ok(())
 }
 
+/// A monitor started ahead of its task, waiting on its stdin for one.
+struct Standby {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::BufReader<tokio::process::ChildStdout>,
+}
+
 /// The supervisor's state: its tasks, and a version bumped at every end.
 struct Supervisor {
     paths: SupervisorPaths,
@@ -148,6 +159,8 @@ struct Supervisor {
     /// registers them again at its next listing).
     hosts: Mutex<Vec<HostTask>>,
     ended: watch::Sender<u64>,
+    /// The monitor kept ready for the next start.
+    standby: tokio::sync::Mutex<Option<Standby>>,
 }
 
 impl Supervisor {
@@ -180,6 +193,7 @@ impl Supervisor {
             tasks: Mutex::new(tasks),
             hosts: Mutex::new(Vec::new()),
             ended: watch::Sender::new(0),
+            standby: tokio::sync::Mutex::new(None),
         };
         supervisor.rescan();
         Ok(supervisor)
@@ -306,7 +320,7 @@ impl Supervisor {
         }
     }
 
-    async fn handle(&self, request: Request) -> Result<Response> {
+    async fn handle(self: &Arc<Self>, request: Request) -> Result<Response> {
         match request {
             Request::Ping => Ok(Response::Pong {
                 pid: std::process::id(),
@@ -386,7 +400,7 @@ impl Supervisor {
         }
     }
 
-    async fn start(&self, start: StartRequest) -> Result<TaskView> {
+    async fn start(self: &Arc<Self>, start: StartRequest) -> Result<TaskView> {
         let mut monitor = start.monitor;
         let mut record = TaskRecord {
             id: monitor.id,
@@ -453,48 +467,49 @@ impl Supervisor {
         }
     }
 
-    /// Starts a task's monitor and reads its one line.
+    /// Hands the task in `dir` to the monitor kept ready (or to a new one when none
+    /// is), reads its one line, and has the next monitor made ready.
     async fn spawn_monitor(
-        &self,
+        self: &Arc<Self>,
         dir: &std::path::Path,
         env: Vec<(String, String)>,
     ) -> Result<(Started, PathBuf)> {
-        let log_path = dir.join("monitor.log");
-        let log =
-            crate::sys::create_private(&log_path).map_err(SupervisorError::state(&log_path))?;
-        let mut args: Vec<OsString> = self.monitor.args.clone();
-        args.extend([
-            "--socket".into(),
-            self.paths.socket.clone().into_os_string(),
-            "--state".into(),
-            self.paths.state.clone().into_os_string(),
-            dir.as_os_str().to_owned(),
-        ]);
-        let mut child = tokio::process::Command::new(&self.monitor.program)
-            .args(&args)
-            .env_clear()
-            .envs(
-                env.into_iter()
-                    .filter(|(key, _)| key != zidane_process::OWNER_MARKER_ENV),
-            )
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .map_err(|error| {
-                SupervisorError::StartFailed(format!("{}: {error}", self.monitor.program.display()))
-            })?;
-        let stdout = child.stdout.take();
-        // Reaped here whenever it ends: the supervisor is its parent.
-        tokio::spawn(async move { child.wait().await });
-        let Some(stdout) = stdout else {
-            return Err(SupervisorError::StartFailed(
-                "the monitor has no stdout".to_owned(),
-            ));
+        let assignment = crate::monitor::Assignment {
+            task_dir: dir.to_path_buf(),
+            env: env
+                .into_iter()
+                .filter(|(key, _)| key != zidane_process::OWNER_MARKER_ENV)
+                .collect(),
         };
+        let ready = self.standby.lock().await.take();
+        let mut monitor = match ready {
+            Some(monitor) => monitor,
+            None => self.new_monitor()?,
+        };
+        // A monitor kept ready may have died since (killed by hand): a new one then.
+        if crate::wire::send(&mut monitor.stdin, &assignment)
+            .await
+            .is_err()
+        {
+            monitor = self.new_monitor()?;
+            crate::wire::send(&mut monitor.stdin, &assignment)
+                .await
+                .map_err(|error| SupervisorError::StartFailed(error.to_string()))?;
+        }
+        let me = Arc::clone(self);
+        tokio::spawn(async move { me.make_ready().await });
+        let Standby {
+            mut child,
+            stdin,
+            mut stdout,
+        } = monitor;
+        // Reaped here whenever it ends: the supervisor is its parent.
+        tokio::spawn(async move {
+            let _ = child.wait().await;
+            drop(stdin);
+        });
         let mut line = String::new();
-        let mut reader = tokio::io::BufReader::new(stdout);
-        match tokio::time::timeout(START_WAIT, reader.read_line(&mut line)).await {
+        match tokio::time::timeout(START_WAIT, stdout.read_line(&mut line)).await {
             Ok(Ok(_)) => {}
             Ok(Err(error)) => return Err(SupervisorError::StartFailed(error.to_string())),
             Err(_) => {
@@ -511,9 +526,58 @@ impl Supervisor {
             Ok(MonitorHello::Failed { message }) => Err(SupervisorError::StartFailed(message)),
             Err(_) => Err(SupervisorError::StartFailed(format!(
                 "the monitor ended before the task ran (see {})",
-                log_path.display()
+                self.paths.log_file().display()
             ))),
         }
+    }
+
+    /// Keeps one monitor ready for the next start, unless one already is.
+    async fn make_ready(&self) {
+        let mut standby = self.standby.lock().await;
+        if standby.is_some() {
+            return;
+        }
+        match self.new_monitor() {
+            Ok(monitor) => *standby = Some(monitor),
+            Err(error) => tracing::warn!(%error, "no monitor could be made ready"),
+        }
+    }
+
+    /// Starts a monitor, waiting for its task: this process's environment (what the
+    /// supervisor was started with, no secret), its stderr in the supervisor's log.
+    fn new_monitor(&self) -> Result<Standby> {
+        let log_path = self.paths.log_file();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(SupervisorError::state(&log_path))?;
+        let mut args: Vec<OsString> = self.monitor.args.clone();
+        args.extend([
+            "--socket".into(),
+            self.paths.socket.clone().into_os_string(),
+            "--state".into(),
+            self.paths.state.clone().into_os_string(),
+        ]);
+        let mut child = tokio::process::Command::new(&self.monitor.program)
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .map_err(|error| {
+                SupervisorError::StartFailed(format!("{}: {error}", self.monitor.program.display()))
+            })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(SupervisorError::StartFailed(
+                "the monitor has no stdin or stdout".to_owned(),
+            ));
+        };
+        Ok(Standby {
+            child,
+            stdin,
+            stdout: tokio::io::BufReader::new(stdout),
+        })
     }
 
     fn list(&self, workspace: Option<&std::path::Path>, asker: Option<&Teller>) -> Vec<TaskView> {

@@ -113,10 +113,18 @@ impl TaskFile {
     pub(crate) fn path(self, task_dir: &Path) -> PathBuf {
         task_dir.join(self.name())
     }
+
+    /// Whether the file is flushed to the disk before it is renamed into place: an end
+    /// and who was told must survive the machine's crash. What a start writes need not:
+    /// the crash that could lose it also ends the task it describes, and every process
+    /// crash leaves it whole in the page cache.
+    fn durable(self) -> bool {
+        matches!(self, Self::Exit | Self::Ledger)
+    }
 }
 
-/// Writes `value` as `file` of `task_dir`: whole (a temporary file renamed over it) and
-/// private (`0600`).
+/// Writes `value` as `file` of `task_dir`: whole (a temporary file renamed over it),
+/// private (`0600`), and for a durable file flushed first.
 pub(crate) fn write<T: Serialize>(task_dir: &Path, file: TaskFile, value: &T) -> Result<()> {
     let path = file.path(task_dir);
     let bytes = serde_json::to_vec_pretty(value).map_err(|error| SupervisorError::Malformed {
@@ -126,7 +134,13 @@ pub(crate) fn write<T: Serialize>(task_dir: &Path, file: TaskFile, value: &T) ->
     let temp = task_dir.join(format!(".{}.tmp", file.name()));
     let mut out = crate::sys::create_private(&temp).map_err(SupervisorError::state(&temp))?;
     out.write_all(&bytes)
-        .and_then(|()| out.sync_all())
+        .and_then(|()| {
+            if file.durable() {
+                out.sync_all()
+            } else {
+                Ok(())
+            }
+        })
         .map_err(SupervisorError::state(&temp))?;
     std::fs::rename(&temp, &path).map_err(SupervisorError::state(&path))
 }

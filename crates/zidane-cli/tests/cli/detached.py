@@ -84,14 +84,22 @@ def told(result: types.CallToolResult) -> list[str]:
 class Host:
     """What starts sessions: the binary, the workspace, the user dir."""
 
-    def __init__(self, binary: str, workspace: str, user_dir: str, flags: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        binary: str,
+        workspace: str,
+        user_dir: str,
+        flags: list[str] | None = None,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.binary = binary
         self.workspace = workspace
         self.user_dir = user_dir
         self.flags = flags or []
+        self.extra_env = extra_env or {}
 
     def env(self) -> dict[str, str]:
-        return {name: os.environ[name] for name in PASSED_ON if name in os.environ}
+        return {**{name: os.environ[name] for name in PASSED_ON if name in os.environ}, **self.extra_env}
 
     @asynccontextmanager
     async def session(self):
@@ -480,6 +488,22 @@ async def start_one(host: Host) -> None:
         os.kill(server_pid(), signal.SIGKILL)
 
 
+async def environment(host: Host) -> None:
+    """A detached task gets the environment of the session that starts it, under that
+    session's policy: its variables and never its secrets, whichever session started
+    the supervisor (and the monitor it keeps ready)."""
+    command = "echo who=$ZIDANE_TEST_WHO token=${DEPLOY_TOKEN:-none}"
+    for who in ("first", "second"):
+        session_host = Host(
+            host.binary, host.workspace, host.user_dir, extra_env={"ZIDANE_TEST_WHO": who, "DEPLOY_TOKEN": "hunter2"}
+        )
+        async with session_host.session() as session:
+            detached = await start_detached(session, command)
+            await session.call_tool("wait_task", {"task_id": detached["task_id"], "timeout_ms": int(WAIT * 1000)})
+            log = open(detached["output_path"]).read()
+            assert log == f"who={who} token=none\n", repr(log)
+
+
 async def start_terminal(host: Host) -> None:
     """Starts one detached task in a terminal, asking a question, and ends the session
     abruptly, leaving the task for a person to attach to."""
@@ -534,6 +558,7 @@ CASES = {
     "start-one": start_one,
     "input-after-restart": input_after_restart,
     "start-terminal": start_terminal,
+    "environment": environment,
     "two-sessions": two_sessions,
 }
 

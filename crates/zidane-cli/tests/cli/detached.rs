@@ -217,6 +217,13 @@ async fn the_next_session_types_into_a_detached_task_and_reads_its_screen() {
     on_both_paths("input-after-restart").await;
 }
 
+/// A detached task gets the starting session's variables under its policy, never its
+/// secrets, whichever session started the supervisor.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_detached_task_gets_its_sessions_environment_and_none_of_its_secrets() {
+    case("environment", "fast").await;
+}
+
 /// `zidane attach` on a detached terminal task a `zidane mcp` session left: it shows
 /// the question asked, sizes the task's terminal to the person's, detaches on ctrl+]
 /// leaving the task running, and on a second attach takes the answers and exits with
