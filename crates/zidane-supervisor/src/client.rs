@@ -261,6 +261,17 @@ const SUPERVISOR_ENV: &[&str] = &[
     "RUST_LOG",
     "ZIDANE_PROCESS_PATH",
     "ZIDANE_BWRAP",
+    // Windows: where the system, the shell and the profile are.
+    "SystemRoot",
+    "windir",
+    "ComSpec",
+    "PATHEXT",
+    "TEMP",
+    "TMP",
+    "USERPROFILE",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "USERNAME",
 ];
 
 /// Starts a supervisor: out of this process's group and session (it calls `setsid`
@@ -272,7 +283,8 @@ fn launch(launcher: &Launcher, paths: &SupervisorPaths) -> std::io::Result<()> {
         .create(true)
         .append(true)
         .open(paths.log_file())?;
-    let mut child = std::process::Command::new(&launcher.program)
+    let mut command = std::process::Command::new(&launcher.program);
+    command
         .args(&launcher.args)
         .env_clear()
         .envs(
@@ -282,8 +294,8 @@ fn launch(launcher: &Launcher, paths: &SupervisorPaths) -> std::io::Result<()> {
         )
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(log)
-        .spawn()?;
+        .stderr(log);
+    let mut child = crate::sys::spawn_detached_std(&mut command)?;
     std::thread::spawn(move || child.wait());
     Ok(())
 }

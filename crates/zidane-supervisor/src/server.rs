@@ -363,7 +363,9 @@ impl Supervisor {
                     })
                     .cloned()
                     .ok_or_else(|| SupervisorError::UnknownTask(format!("{host_pid}:{id}")))?;
-                crate::sys::end_group(&task.leader, grace).await;
+                crate::sys::end_group(&task.leader, grace)
+                    .await
+                    .map_err(|error| SupervisorError::Refused(error.to_string()))?;
                 Ok(Response::Done)
             }
             Request::Kill { id, by_user } => self.kill(id, by_user).await.map(task),
@@ -559,13 +561,13 @@ impl Supervisor {
             "--state".into(),
             self.paths.state.clone().into_os_string(),
         ]);
-        let mut child = tokio::process::Command::new(&self.monitor.program)
+        let mut command = tokio::process::Command::new(&self.monitor.program);
+        command
             .args(&args)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .map_err(|error| {
+            .stderr(log);
+        let mut child = crate::sys::spawn_detached_tokio(&mut command).map_err(|error| {
                 SupervisorError::StartFailed(format!("{}: {error}", self.monitor.program.display()))
             })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {

@@ -1,7 +1,7 @@
 """`zidane mcp` built for Windows, run under Wine, driven over stdio by the official
 Python MCP SDK (PyPI `mcp`) on the Linux side: `cargo xtask windows` runs it.
 
-    python mcp_under_wine.py <zidane.exe> <scratch dir> [sigkill | handshake]
+    python mcp_under_wine.py <zidane.exe> <scratch dir> [sigkill | detached | handshake]
 
 Each case starts a background task whose `start /b` grandchild appends to a file every
 second, then ends it one way and checks the file stops growing (a live grandchild grows
@@ -12,6 +12,10 @@ it every second, so only its end can pass):
 - the end of the session: the client closes stdin, the server tears down;
 - `SIGKILL` of the server: no teardown runs; the task's job object, kill-on-close, ends
   with the server's last handle.
+
+And a detached task (`detach: true`) outlives its server SIGKILLed: its job is its
+monitor's, under the per-user supervisor (a named pipe), so the file keeps growing;
+`zidane ps --json` lists it running and `zidane kill` ends it, grandchild included.
 
 Also: a task that ends on its own is told once. Exits non-zero on any failure.
 
@@ -187,11 +191,62 @@ def case_sigkill(binary: str, scratch: str) -> None:
     assert stopped_growing(grown), "SIGKILL of the server left the grandchild running"
 
 
+def case_detached(binary: str, scratch: str) -> None:
+    """A detached task survives its host SIGKILLed; a person lists and kills it."""
+    import json
+
+    grown = os.path.join(scratch, "detached.txt")
+    user_dir = os.path.join(scratch, "detached-user")
+    proc = subprocess.Popen(["wine", binary, "mcp", "--user-dir", windows_path(user_dir)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def send(message: dict) -> None:
+        proc.stdin.write((json.dumps(message) + "\n").encode())
+        proc.stdin.flush()
+
+    def receive(id_: int) -> dict:
+        while True:
+            line = proc.stdout.readline()
+            if not line:
+                raise SystemExit("the server closed its output")
+            message = json.loads(line)
+            if message.get("id") == id_:
+                return message
+
+    def person(*args: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "ZIDANE_USER_DIR": windows_path(user_dir)}
+        return subprocess.run(["wine", binary, *args], env=env, capture_output=True, text=True, timeout=WAIT)
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wine-test", "version": "1"}}})
+    receive(1)
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "shell", "arguments": {"command": f"{grandchild(grown)} & {LONG}", "detach": True}}})
+    started = receive(2)
+    assert "Started bash_d1" in json.dumps(started), started
+    wait_for("the grandchild's first line", lambda: os.path.exists(grown))
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=WAIT)
+    assert not stopped_growing(grown), "the detached task died with its host"
+    listed = person("ps", "--json")
+    assert listed.returncode == 0, listed
+    rows = {row["id"]: row for row in json.loads(listed.stdout)}
+    assert rows.get("bash_d1", {}).get("state") == "running", rows
+    killed = person("kill", "d1")
+    assert killed.returncode == 0, killed
+    assert stopped_growing(grown), "zidane kill left the detached task's grandchild running"
+    listed = person("ps", "--all", "--json")
+    rows = {row["id"]: row for row in json.loads(listed.stdout)}
+    assert rows.get("bash_d1", {}).get("state") == "killed", rows
+
+
 async def main() -> None:
     binary, scratch = sys.argv[1], sys.argv[2]
     if len(sys.argv) > 3 and sys.argv[3] == "sigkill":
         await anyio.to_thread.run_sync(case_sigkill, binary, scratch)
         print("ok sigkill")
+        return
+    if len(sys.argv) > 3 and sys.argv[3] == "detached":
+        await anyio.to_thread.run_sync(case_detached, binary, scratch)
+        print("ok detached")
         return
     if len(sys.argv) > 3 and sys.argv[3] == "handshake":
         print(f"ok handshake with {await handshake(binary, scratch)}")
@@ -200,7 +255,11 @@ async def main() -> None:
     await case_budget_and_natural_exit(binary, scratch)
     await case_end_of_session(binary, scratch)
     await anyio.to_thread.run_sync(case_sigkill, binary, scratch)
-    print("ok zidane mcp under Wine: shell_kill, a budget, the end of the session and SIGKILL each ended a start /b grandchild")
+    await anyio.to_thread.run_sync(case_detached, binary, scratch)
+    print(
+        "ok zidane mcp under Wine: shell_kill, a budget, the end of the session and SIGKILL each ended a start /b grandchild; "
+        "a detached one outlived SIGKILL and zidane kill ended it"
+    )
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A process as seen once: its pid and its start time (clock ticks since boot on Linux,
-/// microseconds since the epoch on macOS).
+/// microseconds since the epoch on macOS, 100 ns units since 1601 on Windows).
 ///
 /// A pid alone is not an identity: once its process is reaped the kernel hands it out
 /// again. A stamp [`runs`](Self::runs) only while the same process does, so whatever
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// use zidane_process::ProcessStamp;
-/// # #[cfg(target_os = "linux")] {
+/// # #[cfg(any(target_os = "linux", windows))] {
 /// let me = ProcessStamp::current().expect("this process has a stamp");
 /// assert_eq!(me.pid, std::process::id());
 /// assert!(me.runs());
@@ -61,18 +61,19 @@ mod imp {
     }
 }
 
-/// Windows keeps a task's processes in its job object and reads no process table: no
-/// process has a stamp, and none is ever judged running by one.
+/// Windows: the creation time `GetProcessTimes` reports, read through a handle opened
+/// for query; an exited process (whose pid Windows keeps while a handle is open) has
+/// none.
 #[cfg(windows)]
 mod imp {
     use super::ProcessStamp;
 
-    pub(super) fn start_time(_pid: u32) -> Option<u64> {
-        None
+    pub(super) fn start_time(pid: u32) -> Option<u64> {
+        crate::sys::windows::process_start_time(pid)
     }
 
-    pub(super) fn runs(_stamp: ProcessStamp) -> bool {
-        false
+    pub(super) fn runs(stamp: ProcessStamp) -> bool {
+        start_time(stamp.pid) == Some(stamp.start_time)
     }
 }
 

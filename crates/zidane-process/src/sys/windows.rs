@@ -1,7 +1,7 @@
 //! Every call into Windows that Rust cannot check: the Job object that holds every
 //! process of a task (and ends them all, even when the host dies), resuming a process
 //! created suspended, the console's `CTRL_BREAK`, the process table through Toolhelp32,
-//! and a move of a file that never replaces another. This is the crate's only Windows
+//! a move of a file that never replaces another, and a process's start time. This is the crate's only Windows
 //! `unsafe` code; each block says why it is sound.
 #![allow(unsafe_code)]
 
@@ -12,7 +12,9 @@ use std::os::windows::io::{AsRawHandle, BorrowedHandle, FromRawHandle, OwnedHand
 use std::ptr;
 use std::time::Duration;
 
-use windows_sys::Win32::Foundation::{ERROR_MORE_DATA, ERROR_NO_MORE_FILES, INVALID_HANDLE_VALUE};
+use windows_sys::Win32::Foundation::{
+    ERROR_MORE_DATA, ERROR_NO_MORE_FILES, FILETIME, INVALID_HANDLE_VALUE, STILL_ACTIVE,
+};
 use windows_sys::Win32::Storage::FileSystem::MoveFileExW;
 use windows_sys::Win32::System::Console::{
     CTRL_BREAK_EVENT, GenerateConsoleCtrlEvent, GetConsoleProcessList,
@@ -30,7 +32,8 @@ use windows_sys::Win32::System::JobObjects::{
     SetInformationJobObject, TerminateJobObject,
 };
 use windows_sys::Win32::System::Threading::{
-    CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, CREATE_SUSPENDED, GetProcessId, OpenThread,
+    CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, CREATE_SUSPENDED, GetExitCodeProcess,
+    GetProcessId, GetProcessTimes, OpenProcess, OpenThread, PROCESS_QUERY_LIMITED_INFORMATION,
     ResumeThread, THREAD_SUSPEND_RESUME,
 };
 use windows_sys::core::BOOL;
@@ -410,4 +413,39 @@ pub(crate) fn move_file_no_replace(from: &std::path::Path, to: &std::path::Path)
     } else {
         Ok(())
     }
+}
+
+/// When process `pid` started (its creation time, in 100 ns units since 1601), while it
+/// runs; `None` once it has exited or cannot be opened.
+pub(crate) fn process_start_time(pid: u32) -> Option<u64> {
+    // SAFETY: OpenProcess takes no pointers; a null return is a failure, and a handle it
+    // returns is owned here and closed on drop.
+    let raw = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+    if raw.is_null() {
+        return None;
+    }
+    // SAFETY: `raw` is a process handle just opened and owned by nothing else.
+    let process = unsafe { OwnedHandle::from_raw_handle(raw) };
+    let mut code = 0_u32;
+    // SAFETY: the handle is open with query rights; `code` is a local the call writes.
+    let read = unsafe { GetExitCodeProcess(process.as_raw_handle(), &raw mut code) };
+    // STILL_ACTIVE: an exited process keeps its handle (and its pid) while one is open.
+    if read == 0 || code != STILL_ACTIVE.cast_unsigned() {
+        return None;
+    }
+    let mut times = [FILETIME::default(); 4];
+    let [created, exited, kernel, user] = &mut times;
+    // SAFETY: the handle is open with query rights; the four FILETIMEs are locals the
+    // call writes.
+    let read = unsafe {
+        GetProcessTimes(
+            process.as_raw_handle(),
+            &raw mut *created,
+            &raw mut *exited,
+            &raw mut *kernel,
+            &raw mut *user,
+        )
+    };
+    (read != 0)
+        .then(|| (u64::from(created.dwHighDateTime) << 32) | u64::from(created.dwLowDateTime))
 }

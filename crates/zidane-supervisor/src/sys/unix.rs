@@ -1,5 +1,6 @@
 //! Unix: a socket in a private directory, the peer's uid checked on every connection,
-//! `setsid` to leave the host's session, SIGTERM to a monitor.
+//! `setsid` to leave the host's session, SIGTERM to a monitor. The Windows twin is
+//! `windows.rs`: a named pipe with this user's access list.
 
 use std::fs::File;
 use std::io;
@@ -31,6 +32,21 @@ pub(crate) fn create_private(path: &Path) -> io::Result<File> {
 /// not end it.
 pub(crate) fn leave_host_session() -> io::Result<()> {
     nix::unistd::setsid().map(drop).map_err(io::Error::from)
+}
+
+/// Spawns `command`; the process leaves this one's session itself
+/// ([`leave_host_session`]).
+pub(crate) fn spawn_detached_std(
+    command: &mut std::process::Command,
+) -> io::Result<std::process::Child> {
+    command.spawn()
+}
+
+/// [`spawn_detached_std`] for tokio's `Command`.
+pub(crate) fn spawn_detached_tokio(
+    command: &mut tokio::process::Command,
+) -> io::Result<tokio::process::Child> {
+    command.spawn()
 }
 
 /// The supervisor's listener: bound in `socket`'s directory, made private (`0700`)
@@ -113,14 +129,14 @@ impl TerminateSignal {
 /// Ends the process group `leader` leads — TERM, then KILL once `grace` has passed —
 /// only while `leader` is still the process stamped; returns once it is gone or KILL
 /// was sent.
-pub(crate) async fn end_group(leader: &ProcessStamp, grace: Duration) {
+pub(crate) async fn end_group(leader: &ProcessStamp, grace: Duration) -> io::Result<()> {
     use nix::sys::signal::{Signal, killpg};
     let Ok(pid) = i32::try_from(leader.pid) else {
-        return;
+        return Ok(());
     };
     let group = nix::unistd::Pid::from_raw(pid);
     if !leader.runs() || killpg(group, Signal::SIGTERM).is_err() {
-        return;
+        return Ok(());
     }
     let deadline = tokio::time::Instant::now() + grace;
     while leader.runs() && tokio::time::Instant::now() < deadline {
@@ -129,4 +145,5 @@ pub(crate) async fn end_group(leader: &ProcessStamp, grace: Duration) {
     if leader.runs() {
         let _ = killpg(group, Signal::SIGKILL);
     }
+    Ok(())
 }
