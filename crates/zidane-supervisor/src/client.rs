@@ -227,17 +227,35 @@ impl SupervisorClient {
         let Some(launcher) = &self.launcher else {
             return Err(self.unreachable(first));
         };
-        launch(launcher, &self.paths).map_err(|source| self.unreachable(source))?;
+        let mut scope = crate::sys::user_manager();
+        let mut launched = launch(launcher, &self.paths, scope.as_deref())
+            .map_err(|source| self.unreachable(source))?;
         let deadline = tokio::time::Instant::now() + LISTEN_WAIT;
-        loop {
+        let outcome = loop {
             match crate::sys::connect(&self.paths.socket).await {
-                Ok(stream) => return Ok(stream),
+                Ok(stream) => break Ok(stream),
                 Err(error) if tokio::time::Instant::now() >= deadline => {
-                    return Err(self.unreachable(error));
+                    break Err(self.unreachable(error));
                 }
                 Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
             }
-        }
+            // `systemd-run` that could not make the scope (no user bus, a refused unit)
+            // exits at once: the supervisor is then started as it is elsewhere.
+            if scope.is_some()
+                && let Ok(Some(status)) = launched.try_wait()
+                && !status.success()
+            {
+                tracing::debug!(%status, "systemd-run failed; the supervisor starts unscoped");
+                scope = None;
+                launched = match launch(launcher, &self.paths, None) {
+                    Ok(child) => child,
+                    Err(source) => break Err(self.unreachable(source)),
+                };
+            }
+        };
+        // Reaped by a thread of ours should it end first.
+        std::thread::spawn(move || launched.wait());
+        outcome
     }
 
     fn unreachable(&self, source: std::io::Error) -> SupervisorError {
@@ -276,16 +294,47 @@ const SUPERVISOR_ENV: &[&str] = &[
 
 /// Starts a supervisor: out of this process's group and session (it calls `setsid`
 /// itself), with only [`SUPERVISOR_ENV`] of this process's environment, its stderr in
-/// its log, reaped by a thread of ours should it end first.
-fn launch(launcher: &Launcher, paths: &SupervisorPaths) -> std::io::Result<()> {
+/// its log; through `systemd_run` in a scope of its own when given.
+fn launch(
+    launcher: &Launcher,
+    paths: &SupervisorPaths,
+    systemd_run: Option<&Path>,
+) -> std::io::Result<std::process::Child> {
     crate::store::make_private_dir(&paths.state)?;
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(paths.log_file())?;
-    let mut command = std::process::Command::new(&launcher.program);
+    let mut command = match systemd_run {
+        Some(systemd_run) => {
+            let label = paths
+                .socket
+                .file_stem()
+                .map_or_else(|| "supervisor".into(), |stem| stem.to_string_lossy());
+            let nonce = format!(
+                "{}-{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_millis()
+            );
+            let mut command = std::process::Command::new(systemd_run);
+            command.args(crate::scope::scoped_args(
+                &label,
+                &nonce,
+                &launcher.program,
+                &launcher.args,
+            ));
+            command
+        }
+        None => {
+            let mut command = std::process::Command::new(&launcher.program);
+            command.args(&launcher.args);
+            command
+        }
+    };
     command
-        .args(&launcher.args)
         .env_clear()
         .envs(
             SUPERVISOR_ENV
@@ -295,9 +344,13 @@ fn launch(launcher: &Launcher, paths: &SupervisorPaths) -> std::io::Result<()> {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(log);
-    let mut child = crate::sys::spawn_detached_std(&mut command)?;
-    std::thread::spawn(move || child.wait());
-    Ok(())
+    if systemd_run.is_some()
+        && let Some(bus) = std::env::var_os("DBUS_SESSION_BUS_ADDRESS")
+    {
+        // Only systemd-run's way to the user manager; the supervisor ignores it.
+        command.env("DBUS_SESSION_BUS_ADDRESS", bus);
+    }
+    crate::sys::spawn_detached_std(&mut command)
 }
 
 fn one(answer: Response) -> Result<TaskView> {

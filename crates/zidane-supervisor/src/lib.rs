@@ -32,6 +32,7 @@ pub use ledger::{Ledger, Offer, Teller};
 pub use monitor::run_monitor;
 pub use paths::{STATE_DIR_NAME, SupervisorPaths};
 pub use protocol::{HostTask, MAX_LINE_BYTES, Request, Response, StartRequest, TaskView};
+pub use scope::SCOPE_PREFIX;
 pub use server::{DEFAULT_DETACHED_RETENTION, SupervisorOptions, serve};
 pub use store::{MonitorSpec, Started, TaskRecord};
 
@@ -50,6 +51,8 @@ mod monitor;
 mod paths;
 /// What crosses the socket.
 mod protocol;
+/// A systemd user scope for the supervisor, where a user manager runs.
+mod scope;
 /// The supervisor itself.
 mod server;
 /// The task directories on disk.

@@ -568,8 +568,8 @@ impl Supervisor {
             .stdout(std::process::Stdio::piped())
             .stderr(log);
         let mut child = crate::sys::spawn_detached_tokio(&mut command).map_err(|error| {
-                SupervisorError::StartFailed(format!("{}: {error}", self.monitor.program.display()))
-            })?;
+            SupervisorError::StartFailed(format!("{}: {error}", self.monitor.program.display()))
+        })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(SupervisorError::StartFailed(
                 "the monitor has no stdin or stdout".to_owned(),

@@ -504,6 +504,47 @@ async def environment(host: Host) -> None:
             assert log == f"who={who} token=none\n", repr(log)
 
 
+SYSTEMD_RUN = """#!/bin/sh
+# A stand-in for systemd-run: records its arguments, then fails ({fails}) or runs the
+# command after `--` in place, as `systemd-run --scope` does.
+echo "$@" >> "$(dirname "$0")/calls"
+[ {fails} = yes ] && exit 1
+while [ "$1" != "--" ]; do shift; done
+shift
+exec "$@"
+"""
+
+
+async def systemd_scope(host: Host, fails: bool) -> None:
+    """Where the user's systemd manager runs, the supervisor starts through
+    `systemd-run --user --scope` (a stand-in here, which has no systemd); where that
+    fails, it starts as it does elsewhere. Either way a detached task runs and ends."""
+    bin_dir = os.path.join(host.workspace, "..", "fake-bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    script = os.path.join(bin_dir, "systemd-run")
+    with open(script, "w") as file:
+        file.write(SYSTEMD_RUN.format(fails="yes" if fails else "no"))
+    os.chmod(script, 0o755)
+    manager = os.path.join(os.environ["XDG_RUNTIME_DIR"], "systemd")
+    os.makedirs(manager, exist_ok=True)
+    open(os.path.join(manager, "private"), "w").close()
+    os.environ["PATH"] = f"{bin_dir}:{os.environ['PATH']}"
+    try:
+        async with host.session() as session:
+            detached = await start_detached(session, "echo scoped")
+            waited = await session.call_tool("wait_task", {"task_id": detached["task_id"], "timeout_ms": int(WAIT * 1000)})
+            assert waited.structured_content["exit"]["exit_code"] == 0, waited.structured_content
+        calls = open(os.path.join(bin_dir, "calls")).read()
+        assert "--user --scope" in calls and "--unit=zidane-supervisor-" in calls, calls
+        assert f"supervisor serve --user-dir {host.user_dir}" in calls, calls
+        [supervisor] = supervisor_pids(host.user_dir)
+        with open(f"/proc/{supervisor}/comm") as comm:
+            assert comm.read().strip() == "zidane", "the supervisor is not the scope's own process"
+    finally:
+        os.environ["PATH"] = os.environ["PATH"].split(":", 1)[1]
+        os.remove(os.path.join(manager, "private"))
+
+
 async def start_terminal(host: Host) -> None:
     """Starts one detached task in a terminal, asking a question, and ends the session
     abruptly, leaving the task for a person to attach to."""
@@ -559,6 +600,8 @@ CASES = {
     "input-after-restart": input_after_restart,
     "start-terminal": start_terminal,
     "environment": environment,
+    "systemd-scope": lambda host: systemd_scope(host, fails=False),
+    "systemd-scope-fails": lambda host: systemd_scope(host, fails=True),
     "two-sessions": two_sessions,
 }
 

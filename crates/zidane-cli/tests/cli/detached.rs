@@ -224,6 +224,14 @@ async fn a_detached_task_gets_its_sessions_environment_and_none_of_its_secrets()
     case("environment", "fast").await;
 }
 
+/// Where the user's systemd manager runs the supervisor starts in a scope of its own
+/// through `systemd-run` (a stand-in here); where that fails, unscoped.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_supervisor_starts_in_a_systemd_scope_where_a_user_manager_runs() {
+    case("systemd-scope", "fast").await;
+    case("systemd-scope-fails", "fast").await;
+}
+
 /// `zidane attach` on a detached terminal task a `zidane mcp` session left: it shows
 /// the question asked, sizes the task's terminal to the person's, detaches on ctrl+]
 /// leaving the task running, and on a second attach takes the answers and exits with

@@ -49,6 +49,25 @@ pub(crate) fn spawn_detached_tokio(
     command.spawn()
 }
 
+/// `systemd-run`, where this user's systemd manager runs (its private socket is in the
+/// runtime directory) and `systemd-run` is on the `PATH`; `None` elsewhere.
+#[cfg(target_os = "linux")]
+pub(crate) fn user_manager() -> Option<std::path::PathBuf> {
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR")?;
+    if !Path::new(&runtime).join("systemd/private").exists() {
+        return None;
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join("systemd-run"))
+        .find(|candidate| candidate.is_file())
+}
+
+/// No systemd outside Linux.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn user_manager() -> Option<std::path::PathBuf> {
+    None
+}
+
 /// The supervisor's listener: bound in `socket`'s directory, made private (`0700`)
 /// before the bind.
 pub(crate) struct Listener(UnixListener);

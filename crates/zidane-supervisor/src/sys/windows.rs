@@ -19,8 +19,7 @@ use windows_sys::Win32::Foundation::{
     ERROR_ACCESS_DENIED, ERROR_PIPE_BUSY, HANDLE, HLOCAL, LocalFree,
 };
 use windows_sys::Win32::Security::Authorization::{
-    ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW,
-    SDDL_REVISION_1,
+    ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW, SDDL_REVISION_1,
 };
 use windows_sys::Win32::Security::{
     GetTokenInformation, PSECURITY_DESCRIPTOR, SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER,
@@ -84,6 +83,11 @@ pub(crate) fn spawn_detached_tokio(
             .spawn(),
         spawned => spawned,
     }
+}
+
+/// No systemd on Windows.
+pub(crate) fn user_manager() -> Option<std::path::PathBuf> {
+    None
 }
 
 /// The pipe a socket path stands for: `\\.\pipe\zidane-<its file stem>` (the stem
@@ -292,7 +296,9 @@ impl Listener {
 fn create(name: &str, security: &OwnerOnly, first: bool) -> io::Result<NamedPipeServer> {
     let mut attributes = security.attributes();
     let mut options = ServerOptions::new();
-    options.first_pipe_instance(first).reject_remote_clients(true);
+    options
+        .first_pipe_instance(first)
+        .reject_remote_clients(true);
     // SAFETY: `attributes` is a valid SECURITY_ATTRIBUTES whose descriptor `security`
     // keeps alive past the call, which only reads it.
     unsafe { options.create_with_security_attributes_raw(name, (&raw mut attributes).cast()) }
