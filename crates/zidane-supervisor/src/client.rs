@@ -140,7 +140,22 @@ impl SupervisorClient {
         }
     }
 
-    /// Ends a running host's task (its process group), TERM then KILL after `grace`.
+    /// Waits (at most [`HOST_KILLS_WAIT`](crate::HOST_KILLS_WAIT)) for the kills a person
+    /// asks of `session`'s own tasks; their ids, none when the wait ran out.
+    pub async fn host_kills(&self, session: &str) -> Result<Vec<TaskId>> {
+        match self
+            .request(&Request::HostKills {
+                session: session.to_owned(),
+            })
+            .await?
+        {
+            Response::Kills { ids } => Ok(ids),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Ends a running host's task (by its host, or its process group: TERM, then KILL
+    /// after `grace`).
     pub async fn kill_host_task(&self, task: &HostTask, grace: Duration) -> Result<()> {
         self.request(&Request::KillHostTask {
             host_pid: task.host_process.map_or(0, |host| host.pid),

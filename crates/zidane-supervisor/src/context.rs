@@ -1,8 +1,10 @@
 //! [`SupervisedContext`]: a session's `ProcessContext`, with detached tasks handed to
 //! the supervisor and the workspace's detached tasks shown beside the session's own.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -10,9 +12,9 @@ use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 use zidane_context::{
     BackgroundOptions, BackgroundStarted, Capabilities, ContextError, ExecOptions, ExecOutput,
-    ExecutionContext, ExecutionHandle, ExitCallback, Naming, OutputChunk, Probe, ProbeOutcome,
-    ReadRange, ReadResult, Result, SandboxReport, Screen, StdinMode, TaskEntry, TaskExitInfo,
-    TaskId, TaskInput, TtySize,
+    ExecutionContext, ExecutionHandle, ExitCallback, KillReason, Naming, OutputChunk, Probe,
+    ProbeOutcome, ReadRange, ReadResult, Result, SandboxReport, Screen, StdinMode, TaskEntry,
+    TaskExitInfo, TaskId, TaskInput, TtySize,
 };
 use zidane_process::{ProcessContext, ProcessStamp};
 
@@ -28,6 +30,9 @@ const SWEEP_EVERY: Duration = Duration::from_secs(5);
 
 /// How long one wait of a started task's exit watcher lasts before it waits again.
 const WATCH_ROUND: Duration = Duration::from_secs(60 * 60);
+
+/// How long a host waits before asking again for kills when no supervisor answers.
+const KILLS_RETRY: Duration = Duration::from_secs(2);
 
 /// Who a session is, for the supervisor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +62,20 @@ pub struct SupervisedContext {
     me: Teller,
     /// Reads detached tasks' logs, which lie outside the session's own readable dirs.
     reader: OnceCell<(ProcessContext, ExecutionHandle)>,
+    /// The handle each of the session's own tasks runs under, for a person's kill.
+    handles: Arc<Mutex<HashMap<TaskId, ExecutionHandle>>>,
+    /// Whether the wait for a person's kills runs (from the first task registered).
+    watching: AtomicBool,
+    /// Ends that wait with this context.
+    stop: CancellationToken,
+    /// Wakes that wait when a task was registered (a supervisor runs now).
+    registered: Arc<tokio::sync::Notify>,
+}
+
+impl Drop for SupervisedContext {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
 }
 
 impl std::fmt::Debug for SupervisedContext {
@@ -87,6 +106,30 @@ impl SupervisedContext {
             settings,
             me,
             reader: OnceCell::new(),
+            handles: Arc::default(),
+            watching: AtomicBool::new(false),
+            stop: CancellationToken::new(),
+            registered: Arc::default(),
+        }
+    }
+
+    /// Remembers which handle `task_id` runs under, and from the first one waits for
+    /// the kills a person asks of the session's tasks (`zidane kill <host pid>:bash_3`),
+    /// so they are ended here and told as the user's.
+    fn remember(&self, task_id: TaskId, handle: ExecutionHandle) {
+        self.handles
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(task_id, handle);
+        if !self.watching.swap(true, Ordering::SeqCst) {
+            tokio::spawn(watch_kills(
+                SupervisorClient::new(self.client.paths().clone()),
+                self.settings.session.clone(),
+                Arc::downgrade(&self.inner),
+                Arc::clone(&self.handles),
+                Arc::clone(&self.registered),
+                self.stop.clone(),
+            ));
         }
     }
 
@@ -236,6 +279,53 @@ async fn watch_exit(client: SupervisorClient, id: TaskId, on_exit: ExitCallback)
     }
 }
 
+/// Ends each of the session's tasks a person asks to kill, with [`KillReason::User`],
+/// until `stop`; waits again after each answer, and a while after each failure (no
+/// supervisor runs: then no person can ask).
+async fn watch_kills(
+    client: SupervisorClient,
+    session: String,
+    inner: Weak<ProcessContext>,
+    handles: Arc<Mutex<HashMap<TaskId, ExecutionHandle>>>,
+    registered: Arc<tokio::sync::Notify>,
+    stop: CancellationToken,
+) {
+    loop {
+        let asked = tokio::select! {
+            () = stop.cancelled() => return,
+            asked = client.host_kills(&session) => asked,
+        };
+        let Ok(ids) = asked else {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = registered.notified() => continue,
+                () = tokio::time::sleep(KILLS_RETRY) => continue,
+            }
+        };
+        for id in ids {
+            let Some(inner) = inner.upgrade() else {
+                return;
+            };
+            let handle = handles
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(&id)
+                .copied();
+            if let Some(handle) = handle {
+                // A kill waits out its grace: the next wait does not wait for it.
+                tokio::spawn(async move {
+                    if let Err(error) = inner
+                        .kill_background_because(handle, id, KillReason::User)
+                        .await
+                    {
+                        tracing::debug!(%id, %error, "a person's kill failed");
+                    }
+                });
+            }
+        }
+    }
+}
+
 /// A detached task as the session lists it.
 fn entry(task: TaskView) -> TaskEntry {
     let ended = task.exit.is_some();
@@ -336,6 +426,7 @@ impl ExecutionContext for SupervisedContext {
         }
         let held = options.held;
         let started = self.inner.exec_background(handle, command, options).await?;
+        self.remember(started.task_id, handle);
         // A held task's id is provisional: it is registered once listed under its name.
         if !held
             && let Some(task) = self.host_task(
@@ -348,9 +439,13 @@ impl ExecutionContext for SupervisedContext {
             )
         {
             let client = self.client.clone();
+            let registered = Arc::clone(&self.registered);
             tokio::spawn(async move {
-                if let Err(error) = client.register(task).await {
-                    tracing::debug!(%error, "a task could not be registered for zidane ps");
+                match client.register(task).await {
+                    Ok(()) => registered.notify_one(),
+                    Err(error) => {
+                        tracing::debug!(%error, "a task could not be registered for zidane ps");
+                    }
                 }
             });
         }
@@ -373,6 +468,11 @@ impl ExecutionContext for SupervisedContext {
 
     async fn list_background(&self, handle: ExecutionHandle) -> Result<Vec<TaskEntry>> {
         let mut entries = self.inner.list_background(handle).await?;
+        for entry in &entries {
+            if entry.status() == zidane_context::TaskStatus::Running {
+                self.remember(entry.task_id, handle);
+            }
+        }
         let own = entries
             .iter()
             .filter(|entry| entry.status() == zidane_context::TaskStatus::Running)

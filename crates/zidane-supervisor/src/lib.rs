@@ -31,7 +31,9 @@ pub use error::{Result, SupervisorError};
 pub use ledger::{Ledger, Offer, Teller};
 pub use monitor::run_monitor;
 pub use paths::{STATE_DIR_NAME, SupervisorPaths};
-pub use protocol::{HostTask, MAX_LINE_BYTES, Request, Response, StartRequest, TaskView};
+pub use protocol::{
+    HOST_KILLS_WAIT, HostTask, MAX_LINE_BYTES, Request, Response, StartRequest, TaskView,
+};
 pub use scope::SCOPE_PREFIX;
 pub use server::{DEFAULT_DETACHED_RETENTION, SupervisorOptions, serve};
 pub use store::{MonitorSpec, Started, TaskRecord};

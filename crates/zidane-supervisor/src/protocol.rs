@@ -12,6 +12,10 @@ use zidane_process::ProcessStamp;
 use crate::ledger::Teller;
 use crate::store::{MonitorSpec, TaskRecord};
 
+/// How long a host's wait for kills ([`Request::HostKills`]) is held before it is
+/// answered empty.
+pub const HOST_KILLS_WAIT: Duration = Duration::from_secs(60);
+
 /// The most bytes of one line either side reads: a start carries the host's
 /// environment, nothing carries output.
 pub const MAX_LINE_BYTES: usize = 4 << 20;
@@ -44,8 +48,16 @@ pub enum Request {
     Register(Box<HostTask>),
     /// The tasks of running hosts. Answered with [`Response::HostTasks`].
     HostTasks,
-    /// Ends a running host's task: its process group, TERM then KILL after `grace`, if
-    /// its leader is still the process registered. Answered with [`Response::Done`].
+    /// A running host waits for the kills a person asks of its own tasks, so that it
+    /// ends them itself and tells its model who did. Answered with [`Response::Kills`]
+    /// at the first kill, or empty after [`HOST_KILLS_WAIT`]; the host asks again.
+    HostKills {
+        /// The host's session.
+        session: String,
+    },
+    /// Ends a running host's task: by its host, when the host waits for kills
+    /// ([`Request::HostKills`]); else its process group, TERM then KILL after `grace`,
+    /// if its leader is still the process registered. Answered with [`Response::Done`].
     KillHostTask {
         /// The host's pid.
         host_pid: u32,
@@ -157,6 +169,11 @@ pub enum Response {
     },
     /// A terminal task's screen.
     Screen(Box<Screen>),
+    /// The tasks of the asking host a person asked to kill.
+    Kills {
+        /// Their ids in the host's session.
+        ids: Vec<TaskId>,
+    },
     /// Done.
     Done,
     /// Refused, and why.

@@ -26,7 +26,7 @@ use crate::error::{Result, SupervisorError};
 use crate::ledger::{Offer, Teller};
 use crate::monitor::MonitorHello;
 use crate::paths::SupervisorPaths;
-use crate::protocol::{HostTask, Request, Response, StartRequest, TaskView};
+use crate::protocol::{HOST_KILLS_WAIT, HostTask, Request, Response, StartRequest, TaskView};
 use crate::store::{self, Started, Stored, TaskFile, TaskRecord};
 
 /// How often running tasks are checked for an end no monitor announced.
@@ -39,6 +39,10 @@ const START_WAIT: Duration = Duration::from_secs(30);
 /// after its last request: long enough for the client that started it to connect, and
 /// no longer, so nothing of zidane's outlives a host that detached nothing.
 const EMPTY_IDLE_EXIT: Duration = Duration::from_secs(1);
+
+/// How long a person's kill of a running host's task waits for the host to be waiting
+/// for kills (it asks again after each answer) before it signals the task itself.
+const HOST_ANSWER_WAIT: Duration = Duration::from_secs(1);
 
 /// How long a kill waits, past the grace, for the monitor to record the end.
 const KILL_SLACK: Duration = Duration::from_secs(10);
@@ -161,6 +165,8 @@ struct Supervisor {
     ended: watch::Sender<u64>,
     /// The monitor kept ready for the next start.
     standby: tokio::sync::Mutex<Option<Standby>>,
+    /// The running hosts waiting for kills, by session.
+    host_waiters: Mutex<BTreeMap<String, tokio::sync::mpsc::UnboundedSender<TaskId>>>,
 }
 
 impl Supervisor {
@@ -194,6 +200,7 @@ impl Supervisor {
             hosts: Mutex::new(Vec::new()),
             ended: watch::Sender::new(0),
             standby: tokio::sync::Mutex::new(None),
+            host_waiters: Mutex::new(BTreeMap::new()),
         };
         supervisor.rescan();
         Ok(supervisor)
@@ -350,6 +357,9 @@ impl Supervisor {
             Request::HostTasks => Ok(Response::HostTasks {
                 tasks: self.hosts().clone(),
             }),
+            Request::HostKills { session } => Ok(Response::Kills {
+                ids: self.host_kills(session).await,
+            }),
             Request::KillHostTask {
                 host_pid,
                 id,
@@ -363,9 +373,7 @@ impl Supervisor {
                     })
                     .cloned()
                     .ok_or_else(|| SupervisorError::UnknownTask(format!("{host_pid}:{id}")))?;
-                crate::sys::end_group(&task.leader, grace)
-                    .await
-                    .map_err(|error| SupervisorError::Refused(error.to_string()))?;
+                self.kill_host_task(&task, grace).await?;
                 Ok(Response::Done)
             }
             Request::Kill { id, by_user } => self.kill(id, by_user).await.map(task),
@@ -628,6 +636,60 @@ impl Supervisor {
                 }
             }
         }
+    }
+
+    /// Holds a host's wait for kills until a person asks one of its tasks'
+    /// ([`kill_host_task`](Self::kill_host_task)), or for [`HOST_KILLS_WAIT`].
+    async fn host_kills(&self, session: String) -> Vec<TaskId> {
+        let (send, mut receive) = tokio::sync::mpsc::unbounded_channel();
+        self.host_waiters().insert(session, send);
+        match tokio::time::timeout(HOST_KILLS_WAIT, receive.recv()).await {
+            Ok(Some(id)) => {
+                let mut ids = vec![id];
+                while let Ok(more) = receive.try_recv() {
+                    ids.push(more);
+                }
+                ids
+            }
+            Ok(None) | Err(_) => Vec::new(),
+        }
+    }
+
+    fn host_waiters(
+        &self,
+    ) -> MutexGuard<'_, BTreeMap<String, tokio::sync::mpsc::UnboundedSender<TaskId>>> {
+        self.host_waiters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Ends a running host's task a person asked to kill: by the host itself when it
+    /// waits for kills, so its model is told the user killed it; else (or if the host
+    /// does not end it in time) its process group.
+    async fn kill_host_task(&self, task: &HostTask, grace: Duration) -> Result<()> {
+        // A host between two waits (or whose first is on its way) is given a moment.
+        let mut asked = false;
+        let waited_from = tokio::time::Instant::now();
+        while !asked && task.host_process.is_some_and(|host| host.runs()) {
+            let waiter = self.host_waiters().remove(&task.session);
+            asked = waiter.is_some_and(|waiter| waiter.send(task.id).is_ok());
+            if asked || waited_from.elapsed() >= HOST_ANSWER_WAIT {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        if asked {
+            let deadline = tokio::time::Instant::now() + grace + KILL_SLACK;
+            while task.leader.runs() && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            if !task.leader.runs() {
+                return Ok(());
+            }
+        }
+        crate::sys::end_group(&task.leader, grace)
+            .await
+            .map_err(|error| SupervisorError::Refused(error.to_string()))
     }
 
     /// Passes `request` to a running task's monitor.

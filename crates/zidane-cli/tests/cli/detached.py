@@ -444,8 +444,8 @@ async def clean(host: Host) -> None:
 
 async def host_tasks(host: Host) -> None:
     """`zidane ps` shows a running host's own session tasks too (kind `session`, with
-    CPU and memory); `zidane logs` reads one and `zidane kill` ends it, and its session
-    is told its end once."""
+    CPU and memory); `zidane logs` reads one and `zidane kill` ends it through its host,
+    whose model is told the user killed it."""
     async with host.session() as session:
         started = await session.call_tool(
             "shell", {"command": "echo host task; sleep 300", "run_in_background": True}
@@ -475,6 +475,8 @@ async def host_tasks(host: Host) -> None:
         await until("it leaves zidane ps", lambda: listed() is None)
         waited = await session.call_tool("wait_task", {"task_id": task["task_id"], "timeout_ms": int(WAIT * 1000)})
         assert waited.structured_content["exit"]["exit_code"] == 143, waited.structured_content
+        # The host ended it itself, so its model is told who did.
+        assert waited.structured_content["exit"].get("kill_reason") == {"kind": "user"}, waited.structured_content
     # The supervisor kept no task of its own: nothing of zidane's stays behind the host.
     await until("the supervisor leaves once it keeps nothing", lambda: supervisor_pids(host.user_dir) == [])
 

@@ -3,9 +3,9 @@ Python MCP SDK (PyPI `mcp`) on the Linux side: `cargo xtask windows` runs it.
 
     python mcp_under_wine.py <zidane.exe> <scratch dir> [sigkill | detached | handshake]
 
-Each case starts a background task whose `start /b` grandchild appends to a file every
-second, then ends it one way and checks the file stops growing (a live grandchild grows
-it every second, so only its end can pass):
+Each case starts a background task whose `start /b` grandchild appends to a file without
+pause, checks that the file grows, then ends the task one way and checks the file stops
+growing (a live grandchild keeps growing it, so only its end can pass):
 
 - `shell_kill`: the kill answers, and no <task-notification> follows a kill;
 - a budget: `timeout_ms` ends the task, and the next tool result tells its exit, once;
@@ -51,7 +51,9 @@ def text(result) -> str:
 
 
 def grandchild(file: str) -> str:
-    return f'start /b cmd /d /c "for /l %i in (1,1,1000000) do @(echo %i>>"{windows_path(file)}" & ping -n 2 127.0.0.1 >nul)"'
+    # One command in the loop's body: Wine's cmd runs a parenthesised body once and
+    # leaves `%i` unexpanded in it, so a file fed that way never grows.
+    return f'start /b cmd /d /c "for /l %i in (1,1,100000000) do @echo %i>>{windows_path(file)}"'
 
 
 def wait_for(what: str, done) -> None:
@@ -60,6 +62,18 @@ def wait_for(what: str, done) -> None:
         if time.monotonic() > deadline:
             raise SystemExit(f"timed out waiting for {what}")
         time.sleep(0.05)
+
+
+def grows(file: str) -> bool:
+    """Whether the file grows within a few seconds: the grandchild is alive."""
+    size = lambda: os.path.getsize(file) if os.path.exists(file) else 0
+    before = size()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if size() > before:
+            return True
+    return False
 
 
 def stopped_growing(file: str) -> bool:
@@ -96,6 +110,7 @@ async def start_with_grandchild(session: ClientSession, file: str, extra: dict) 
     started = await session.call_tool("shell", {"command": f"{grandchild(file)} & {LONG}", "run_in_background": True, **extra})
     assert text(started).startswith("Started bash_"), text(started)
     await anyio.to_thread.run_sync(lambda: wait_for("the grandchild's first line", lambda: os.path.exists(file)))
+    assert await anyio.to_thread.run_sync(grows, file), "the grandchild does not write"
     return text(started).split()[1]
 
 
@@ -184,6 +199,7 @@ def case_sigkill(binary: str, scratch: str) -> None:
     started = receive(2)
     assert "Started bash_1" in json.dumps(started), started
     wait_for("the grandchild's first line", lambda: os.path.exists(grown))
+    assert grows(grown), "the grandchild does not write"
     # The server's own process only (its tasks share its Unix process group, and must
     # end through their job, not this signal): SIGKILL, nothing runs its teardown.
     os.kill(proc.pid, signal.SIGKILL)
@@ -223,9 +239,10 @@ def case_detached(binary: str, scratch: str) -> None:
     started = receive(2)
     assert "Started bash_d1" in json.dumps(started), started
     wait_for("the grandchild's first line", lambda: os.path.exists(grown))
+    assert grows(grown), "the grandchild does not write"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=WAIT)
-    assert not stopped_growing(grown), "the detached task died with its host"
+    assert grows(grown), "the detached task died with its host"
     listed = person("ps", "--json")
     assert listed.returncode == 0, listed
     rows = {row["id"]: row for row in json.loads(listed.stdout)}

@@ -328,17 +328,8 @@ impl ExecutionContext for ProcessContext {
         handle: ExecutionHandle,
         task_id: TaskId,
     ) -> Result<Option<TaskExitInfo>> {
-        let Some(task) = self.registry.task(handle, task_id)? else {
-            return Ok(None);
-        };
-        // The group first (a task that already ended has none left), then whatever
-        // left it: `setsid` escapees outlive even a task that exited on its own.
-        let exit = match task.exit_info() {
-            Some(exit) => exit,
-            None => kill_and_wait(&task, KillReason::Requested, self.kill_grace).await?,
-        };
-        task.processes.end_escapees(self.kill_grace).await;
-        Ok(Some(exit))
+        self.kill_background_because(handle, task_id, KillReason::Requested)
+            .await
     }
 
     async fn name_background(
@@ -504,5 +495,32 @@ impl ExecutionContext for ProcessContext {
         end.resize(task_id, size)?;
         terminal.resize(size);
         Ok(Some(()))
+    }
+}
+
+impl ProcessContext {
+    /// [`kill_background`](ExecutionContext::kill_background), with the reason its end
+    /// will carry: what a host that kills for someone else (a person's `zidane kill`,
+    /// [`KillReason::User`]) says instead of [`KillReason::Requested`]. A task that had
+    /// already ended keeps its own end.
+    ///
+    /// Errors: as `kill_background`'s.
+    pub async fn kill_background_because(
+        &self,
+        handle: ExecutionHandle,
+        task_id: TaskId,
+        reason: KillReason,
+    ) -> Result<Option<TaskExitInfo>> {
+        let Some(task) = self.registry.task(handle, task_id)? else {
+            return Ok(None);
+        };
+        // The group first (a task that already ended has none left), then whatever
+        // left it: `setsid` escapees outlive even a task that exited on its own.
+        let exit = match task.exit_info() {
+            Some(exit) => exit,
+            None => kill_and_wait(&task, reason, self.kill_grace).await?,
+        };
+        task.processes.end_escapees(self.kill_grace).await;
+        Ok(Some(exit))
     }
 }
