@@ -86,6 +86,10 @@ pub enum SupervisorCommand {
         /// 30).
         #[arg(long, value_name = "DAYS")]
         retention_days: Option<u64>,
+        /// Start each task's monitor at its start rather than keeping one ready (for the
+        /// bench's side-by-side).
+        #[arg(long, hide = true)]
+        no_ready_monitor: bool,
     },
     /// Run one task's monitor (started by the supervisor, which gives the task on stdin).
     Monitor {
@@ -130,6 +134,7 @@ pub fn supervisor(command: SupervisorCommand) -> Result<ExitCode, CliError> {
                 user_dir,
                 idle_exit_secs,
                 retention_days,
+                no_ready_monitor,
             } => {
                 let program = std::env::current_exe().map_err(CliError::Io)?;
                 zidane::supervisor::serve(SupervisorOptions {
@@ -143,6 +148,7 @@ pub fn supervisor(command: SupervisorCommand) -> Result<ExitCode, CliError> {
                         Some(zidane::supervisor::DEFAULT_DETACHED_RETENTION),
                         |days| (days > 0).then(|| Duration::from_secs(days * 24 * 60 * 60)),
                     ),
+                    keep_monitor_ready: !no_ready_monitor,
                 })
                 .await?;
                 Ok(())

@@ -49,6 +49,8 @@ mod error;
 mod ledger;
 /// The per-task monitor.
 mod monitor;
+/// Starting monitors, one kept ready.
+mod monitors;
 /// Where the socket and the state live.
 mod paths;
 /// What crosses the socket.

@@ -9,7 +9,6 @@
 //! request for its idle time.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -25,6 +24,7 @@ use crate::control::{ControlRequest, ControlResponse};
 use crate::error::{Result, SupervisorError};
 use crate::ledger::{Offer, Teller};
 use crate::monitor::MonitorHello;
+use crate::monitors::{Monitors, Waiting};
 use crate::paths::SupervisorPaths;
 use crate::protocol::{HOST_KILLS_WAIT, HostTask, Request, Response, StartRequest, TaskView};
 use crate::store::{self, Started, Stored, TaskFile, TaskRecord};
@@ -60,6 +60,9 @@ pub struct SupervisorOptions {
     /// Ended tasks whose end was told are removed, with their logs, this long after
     /// they ended (checked at start and every hour); `None`: kept until `zidane clean`.
     pub retention: Option<Duration>,
+    /// Whether one monitor is kept started ahead of its task (the default), so a start
+    /// pays only for its task's process; `false` starts each at its task's start.
+    pub keep_monitor_ready: bool,
 }
 
 /// How long ended, told tasks are kept by default: as long as ended sessions.
@@ -98,7 +101,7 @@ pub async fn serve(options: SupervisorOptions) -> Result<()> {
     let supervisor = Arc::new(Supervisor::load(options)?);
     {
         let supervisor = Arc::clone(&supervisor);
-        tokio::spawn(async move { supervisor.make_ready().await });
+        tokio::spawn(async move { supervisor.monitors.refill().await });
     }
     tracing::info!(
         tasks = supervisor.tasks().len(),
@@ -145,17 +148,9 @@ pub async fn serve(options: SupervisorOptions) -> Result<()> {
     Ok(())
 }
 
-/// A monitor started ahead of its task, waiting on its stdin for one.
-struct Standby {
-    child: tokio::process::Child,
-    stdin: tokio::process::ChildStdin,
-    stdout: tokio::io::BufReader<tokio::process::ChildStdout>,
-}
-
 /// The supervisor's state: its tasks, and a version bumped at every end.
 struct Supervisor {
     paths: SupervisorPaths,
-    monitor: Launcher,
     idle_exit: Duration,
     retention: Option<Duration>,
     tasks: Mutex<BTreeMap<u64, Stored>>,
@@ -163,8 +158,8 @@ struct Supervisor {
     /// registers them again at its next listing).
     hosts: Mutex<Vec<HostTask>>,
     ended: watch::Sender<u64>,
-    /// The monitor kept ready for the next start.
-    standby: tokio::sync::Mutex<Option<Standby>>,
+    /// How task monitors are started (one kept ready, or each at its start).
+    monitors: Monitors,
     /// The running hosts waiting for kills, by session.
     host_waiters: Mutex<BTreeMap<String, tokio::sync::mpsc::UnboundedSender<TaskId>>>,
 }
@@ -191,15 +186,19 @@ impl Supervisor {
                 Err(error) => tracing::warn!(%error, "a task directory could not be read"),
             }
         }
+        let monitors = if options.keep_monitor_ready {
+            Monitors::ready(options.monitor, options.paths.clone())
+        } else {
+            Monitors::plain(options.monitor, options.paths.clone())
+        };
         let supervisor = Self {
             paths: options.paths,
-            monitor: options.monitor,
             idle_exit: options.idle_exit,
             retention: options.retention,
             tasks: Mutex::new(tasks),
             hosts: Mutex::new(Vec::new()),
             ended: watch::Sender::new(0),
-            standby: tokio::sync::Mutex::new(None),
+            monitors,
             host_waiters: Mutex::new(BTreeMap::new()),
         };
         supervisor.rescan();
@@ -477,8 +476,8 @@ impl Supervisor {
         }
     }
 
-    /// Hands the task in `dir` to the monitor kept ready (or to a new one when none
-    /// is), reads its one line, and has the next monitor made ready.
+    /// Hands the task in `dir` to a monitor (the one kept ready, or a new one), reads
+    /// its one line, and has the next monitor made ready.
     async fn spawn_monitor(
         self: &Arc<Self>,
         dir: &std::path::Path,
@@ -491,24 +490,20 @@ impl Supervisor {
                 .filter(|(key, _)| key != zidane_process::OWNER_MARKER_ENV)
                 .collect(),
         };
-        let ready = self.standby.lock().await.take();
-        let mut monitor = match ready {
-            Some(monitor) => monitor,
-            None => self.new_monitor()?,
-        };
+        let mut monitor = self.monitors.take().await?;
         // A monitor kept ready may have died since (killed by hand): a new one then.
         if crate::wire::send(&mut monitor.stdin, &assignment)
             .await
             .is_err()
         {
-            monitor = self.new_monitor()?;
+            monitor = self.monitors.start()?;
             crate::wire::send(&mut monitor.stdin, &assignment)
                 .await
                 .map_err(|error| SupervisorError::StartFailed(error.to_string()))?;
         }
         let me = Arc::clone(self);
-        tokio::spawn(async move { me.make_ready().await });
-        let Standby {
+        tokio::spawn(async move { me.monitors.refill().await });
+        let Waiting {
             mut child,
             stdin,
             mut stdout,
@@ -539,55 +534,6 @@ impl Supervisor {
                 self.paths.log_file().display()
             ))),
         }
-    }
-
-    /// Keeps one monitor ready for the next start, unless one already is.
-    async fn make_ready(&self) {
-        let mut standby = self.standby.lock().await;
-        if standby.is_some() {
-            return;
-        }
-        match self.new_monitor() {
-            Ok(monitor) => *standby = Some(monitor),
-            Err(error) => tracing::warn!(%error, "no monitor could be made ready"),
-        }
-    }
-
-    /// Starts a monitor, waiting for its task: this process's environment (what the
-    /// supervisor was started with, no secret), its stderr in the supervisor's log.
-    fn new_monitor(&self) -> Result<Standby> {
-        let log_path = self.paths.log_file();
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .map_err(SupervisorError::state(&log_path))?;
-        let mut args: Vec<OsString> = self.monitor.args.clone();
-        args.extend([
-            "--socket".into(),
-            self.paths.socket.clone().into_os_string(),
-            "--state".into(),
-            self.paths.state.clone().into_os_string(),
-        ]);
-        let mut command = tokio::process::Command::new(&self.monitor.program);
-        command
-            .args(&args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(log);
-        let mut child = crate::sys::spawn_detached_tokio(&mut command).map_err(|error| {
-            SupervisorError::StartFailed(format!("{}: {error}", self.monitor.program.display()))
-        })?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(SupervisorError::StartFailed(
-                "the monitor has no stdin or stdout".to_owned(),
-            ));
-        };
-        Ok(Standby {
-            child,
-            stdin,
-            stdout: tokio::io::BufReader::new(stdout),
-        })
     }
 
     fn list(&self, workspace: Option<&std::path::Path>, asker: Option<&Teller>) -> Vec<TaskView> {

@@ -547,6 +547,36 @@ async def systemd_scope(host: Host, fails: bool) -> None:
         os.remove(os.path.join(manager, "private"))
 
 
+async def ready_monitor_killed(host: Host) -> None:
+    """The supervisor keeps a monitor started ahead of its task; killed by hand, the
+    next start starts one at once (the plain path) and runs; the one after is ready."""
+    async with host.session() as session:
+        first = await start_detached(session, "echo first")
+        state = os.path.join(host.user_dir, "detached")
+
+        def waiting() -> list[int]:
+            busy = set()
+            tasks = os.path.join(state, "tasks")
+            for n in os.listdir(tasks):
+                try:
+                    with open(os.path.join(tasks, n, "started.json")) as file:
+                        busy.add(json.load(file)["monitor"]["pid"])
+                except OSError:
+                    pass
+            return [pid for pid in processes_with_args("supervisor", "monitor", state) if pid not in busy]
+
+        await until("a monitor waits for the next task", lambda: len(waiting()) == 1)
+        [ready] = waiting()
+        os.kill(ready, signal.SIGKILL)
+        await until("the ready monitor is gone", lambda: not alive(ready))
+        for command in ("echo second", "echo third"):
+            started = await start_detached(session, command)
+            waited = await session.call_tool("wait_task", {"task_id": started["task_id"], "timeout_ms": int(WAIT * 1000)})
+            assert waited.structured_content["exit"]["exit_code"] == 0, waited.structured_content
+            assert open(started["output_path"]).read() == command.removeprefix("echo ") + "\n"
+        await session.call_tool("wait_task", {"task_id": first["task_id"], "timeout_ms": int(WAIT * 1000)})
+
+
 async def start_terminal(host: Host) -> None:
     """Starts one detached task in a terminal, asking a question, and ends the session
     abruptly, leaving the task for a person to attach to."""
@@ -602,6 +632,7 @@ CASES = {
     "input-after-restart": input_after_restart,
     "start-terminal": start_terminal,
     "environment": environment,
+    "ready-monitor-killed": ready_monitor_killed,
     "systemd-scope": lambda host: systemd_scope(host, fails=False),
     "systemd-scope-fails": lambda host: systemd_scope(host, fails=True),
     "two-sessions": two_sessions,

@@ -224,6 +224,12 @@ async fn a_detached_task_gets_its_sessions_environment_and_none_of_its_secrets()
     case("environment", "fast").await;
 }
 
+/// The monitor kept ready, killed by hand, is replaced at the next start, which runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_ready_monitor_is_replaced_at_the_next_start() {
+    on_both_paths("ready-monitor-killed").await;
+}
+
 /// Where the user's systemd manager runs the supervisor starts in a scope of its own
 /// through `systemd-run` (a stand-in here); where that fails, unscoped.
 #[tokio::test(flavor = "multi_thread")]

@@ -1,0 +1,113 @@
+//! Starting task monitors, and keeping one started ahead of its task.
+//!
+//! A monitor is the `zidane` binary; starting it (the process, its runtime) is a cost a
+//! start would otherwise pay before its task even begins. So the supervisor keeps one
+//! monitor started and waiting on its stdin, hands it the next task, and starts the
+//! next one in the background. [`Monitors::plain`] starts each monitor at its task's
+//! start instead: the same monitor, the same assignment, only later — what the bench
+//! compares against, and what a start falls back to when no monitor is ready.
+
+use std::ffi::OsString;
+
+use crate::client::Launcher;
+use crate::error::{Result, SupervisorError};
+use crate::paths::SupervisorPaths;
+
+/// A started monitor, waiting on its stdin for its task.
+pub(crate) struct Waiting {
+    /// The process (reaped by whoever takes it).
+    pub(crate) child: tokio::process::Child,
+    /// Where its task is given.
+    pub(crate) stdin: tokio::process::ChildStdin,
+    /// Where it says its task runs.
+    pub(crate) stdout: tokio::io::BufReader<tokio::process::ChildStdout>,
+}
+
+/// How a supervisor starts its monitors.
+pub(crate) struct Monitors {
+    launcher: Launcher,
+    paths: SupervisorPaths,
+    /// Whether one is kept started ahead of its task.
+    keep_ready: bool,
+    ready: tokio::sync::Mutex<Option<Waiting>>,
+}
+
+impl Monitors {
+    /// One monitor kept ready at all times.
+    pub(crate) fn ready(launcher: Launcher, paths: SupervisorPaths) -> Self {
+        Self {
+            launcher,
+            paths,
+            keep_ready: true,
+            ready: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Each monitor started at its task's start.
+    pub(crate) fn plain(launcher: Launcher, paths: SupervisorPaths) -> Self {
+        Self {
+            keep_ready: false,
+            ..Self::ready(launcher, paths)
+        }
+    }
+
+    /// The monitor kept ready, or a new one.
+    pub(crate) async fn take(&self) -> Result<Waiting> {
+        match self.ready.lock().await.take() {
+            Some(waiting) => Ok(waiting),
+            None => self.start(),
+        }
+    }
+
+    /// Has a monitor started and waiting, unless one is or none is kept.
+    pub(crate) async fn refill(&self) {
+        if !self.keep_ready {
+            return;
+        }
+        let mut ready = self.ready.lock().await;
+        if ready.is_some() {
+            return;
+        }
+        match self.start() {
+            Ok(waiting) => *ready = Some(waiting),
+            Err(error) => tracing::warn!(%error, "no monitor could be made ready"),
+        }
+    }
+
+    /// Starts a monitor, waiting for its task: this process's environment (what the
+    /// supervisor was started with, no secret), its stderr in the supervisor's log.
+    pub(crate) fn start(&self) -> Result<Waiting> {
+        let log_path = self.paths.log_file();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(SupervisorError::state(&log_path))?;
+        let mut args: Vec<OsString> = self.launcher.args.clone();
+        args.extend([
+            "--socket".into(),
+            self.paths.socket.clone().into_os_string(),
+            "--state".into(),
+            self.paths.state.clone().into_os_string(),
+        ]);
+        let mut command = tokio::process::Command::new(&self.launcher.program);
+        command
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(log);
+        let mut child = crate::sys::spawn_detached_tokio(&mut command).map_err(|error| {
+            SupervisorError::StartFailed(format!("{}: {error}", self.launcher.program.display()))
+        })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(SupervisorError::StartFailed(
+                "the monitor has no stdin or stdout".to_owned(),
+            ));
+        };
+        Ok(Waiting {
+            child,
+            stdin,
+            stdout: tokio::io::BufReader::new(stdout),
+        })
+    }
+}
