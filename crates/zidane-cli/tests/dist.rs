@@ -658,6 +658,7 @@ fn completions_and_man_pages_come_from_the_binary() {
     assert_eq!(
         names,
         [
+            "zidane-attach.1",
             "zidane-clean.1",
             "zidane-kill.1",
             "zidane-logs.1",

@@ -148,6 +148,14 @@ pub async fn serve(options: SupervisorOptions) -> Result<()> {
     Ok(())
 }
 
+/// What a monitor given its task did.
+enum Handed {
+    /// It said whether the task runs.
+    Said(Result<(Started, PathBuf)>),
+    /// It ended, or was gone, before it said anything.
+    Silent,
+}
+
 /// The supervisor's state: its tasks, and a version bumped at every end.
 struct Supervisor {
     paths: SupervisorPaths,
@@ -490,29 +498,44 @@ impl Supervisor {
                 .filter(|(key, _)| key != zidane_process::OWNER_MARKER_ENV)
                 .collect(),
         };
-        let mut monitor = self.monitors.take().await?;
-        // A monitor kept ready may have died since (killed by hand): a new one then.
-        if crate::wire::send(&mut monitor.stdin, &assignment)
-            .await
-            .is_err()
-        {
-            monitor = self.monitors.start()?;
-            crate::wire::send(&mut monitor.stdin, &assignment)
-                .await
-                .map_err(|error| SupervisorError::StartFailed(error.to_string()))?;
-        }
+        // A monitor kept ready may have died since it was started (killed by hand): if
+        // it took no task — it said nothing and wrote no `started.json` — a new one
+        // takes it.
+        let ready = self.monitors.take().await?;
         let me = Arc::clone(self);
         tokio::spawn(async move { me.monitors.refill().await });
+        match self.hand(ready, &assignment).await? {
+            Handed::Said(said) => said,
+            Handed::Silent if store::read::<Started>(dir, TaskFile::Started)?.is_none() => {
+                match self.hand(self.monitors.start()?, &assignment).await? {
+                    Handed::Said(said) => said,
+                    Handed::Silent => Err(self.silent()),
+                }
+            }
+            Handed::Silent => Err(self.silent()),
+        }
+    }
+
+    /// Gives `monitor` its task and reads its one line.
+    async fn hand(
+        &self,
+        monitor: Waiting,
+        assignment: &crate::monitor::Assignment,
+    ) -> Result<Handed> {
         let Waiting {
             mut child,
-            stdin,
+            mut stdin,
             mut stdout,
         } = monitor;
+        let sent = crate::wire::send(&mut stdin, assignment).await;
         // Reaped here whenever it ends: the supervisor is its parent.
         tokio::spawn(async move {
             let _ = child.wait().await;
             drop(stdin);
         });
+        if sent.is_err() {
+            return Ok(Handed::Silent);
+        }
         let mut line = String::new();
         match tokio::time::timeout(START_WAIT, stdout.read_line(&mut line)).await {
             Ok(Ok(_)) => {}
@@ -523,17 +546,29 @@ impl Supervisor {
                 ));
             }
         }
-        match serde_json::from_str::<MonitorHello>(line.trim()) {
-            Ok(MonitorHello::Started {
-                started,
-                output_path,
-            }) => Ok((started, output_path)),
-            Ok(MonitorHello::Failed { message }) => Err(SupervisorError::StartFailed(message)),
-            Err(_) => Err(SupervisorError::StartFailed(format!(
-                "the monitor ended before the task ran (see {})",
-                self.paths.log_file().display()
-            ))),
+        if line.trim().is_empty() {
+            return Ok(Handed::Silent);
         }
+        Ok(Handed::Said(
+            match serde_json::from_str::<MonitorHello>(line.trim()) {
+                Ok(MonitorHello::Started {
+                    started,
+                    output_path,
+                }) => Ok((started, output_path)),
+                Ok(MonitorHello::Failed { message }) => Err(SupervisorError::StartFailed(message)),
+                Err(error) => Err(SupervisorError::StartFailed(format!(
+                    "the monitor said {:?}: {error}",
+                    line.trim()
+                ))),
+            },
+        ))
+    }
+
+    fn silent(&self) -> SupervisorError {
+        SupervisorError::StartFailed(format!(
+            "the monitor ended before the task ran (see {})",
+            self.paths.log_file().display()
+        ))
     }
 
     fn list(&self, workspace: Option<&std::path::Path>, asker: Option<&Teller>) -> Vec<TaskView> {

@@ -300,6 +300,59 @@ async fn a_person_attaches_to_a_detached_terminal_task_detaches_and_answers_it()
     .unwrap();
 }
 
+/// The terminal host's picker attaches to a detached terminal task a `zidane mcp`
+/// session left: its question shows, the answer typed there reaches it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_terminal_picker_attaches_to_a_detached_terminal_task() {
+    const STEP: Duration = Duration::from_secs(20);
+    if !tmux_present() {
+        return;
+    }
+    let Some(python) = sdk_python() else {
+        return;
+    };
+    let machine = Machine::new();
+    let runtime = machine.runtime().to_str().unwrap().to_owned();
+    run_sdk_script(
+        &python,
+        "detached.py",
+        "start-terminal",
+        [machine.workspace(), machine.user_dir()],
+        &[("XDG_RUNTIME_DIR", runtime.as_str())],
+        CASE_BOUND,
+        "a detached terminal task left in the workspace",
+    )
+    .await;
+    let user_dir = machine.user_dir();
+    let workspace = machine.workspace();
+    tokio::task::spawn_blocking(move || {
+        let (args, mut env) = model_args();
+        env.push(("XDG_RUNTIME_DIR".to_owned(), runtime.clone()));
+        let tmux = Tmux::start_in(Some(&workspace), &user_dir, &args, &env);
+        tmux.wait_text("ctrl+k cancel", STEP);
+        tmux.keys(&["C-k"]);
+        tmux.wait_text("a attaches to a [tty] task", STEP);
+        tmux.keys(&["a"]);
+        tmux.wait_text("attached to bash_d1", STEP);
+        tmux.wait_text("name?", STEP);
+        tmux.keys(&["bob", "Enter"]);
+        tmux.wait_text("hello bob", STEP);
+        tmux.keys(&["yes", "Enter"]);
+        tmux.wait_text("any key returns", STEP);
+        tmux.keys(&["Escape"]);
+        tmux.keys(&["C-d"]);
+        tmux.wait_ended("ctrl+d", STEP);
+        for pid in supervisors_of(&user_dir) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+    })
+    .await
+    .unwrap();
+}
+
 /// The `zidane supervisor serve --user-dir USER_DIR` processes running.
 fn supervisors_of(user_dir: &std::path::Path) -> Vec<u32> {
     let user_dir = user_dir.as_os_str().as_encoded_bytes();
