@@ -155,11 +155,17 @@ async fn a_person_sees_and_stops_a_running_hosts_own_task() {
     on_both_paths("host-tasks").await;
 }
 
-/// The terminal host's `ctrl+k` picker lists the detached task a `zidane mcp` session
-/// left in its workspace, and kills it from there.
-#[tokio::test(flavor = "multi_thread")]
-async fn the_terminal_picker_shows_and_kills_the_workspaces_detached_task() {
-    const STEP: Duration = Duration::from_secs(20);
+/// How long one step in a terminal may take.
+const STEP: Duration = Duration::from_secs(20);
+
+/// Runs `case` of `detached.py` (one that leaves a task in the workspace and ends its
+/// session abruptly), then `person` in the same machine, on a thread of its own: the
+/// user dir, the workspace and the runtime dir. Every supervisor of the machine is
+/// ended after. Nothing runs without tmux or the Python SDK.
+async fn left_in_the_workspace(
+    case: &'static str,
+    person: impl FnOnce(&std::path::Path, &std::path::Path, &str) + Send + 'static,
+) {
     if !tmux_present() {
         return;
     }
@@ -171,33 +177,17 @@ async fn the_terminal_picker_shows_and_kills_the_workspaces_detached_task() {
     run_sdk_script(
         &python,
         "detached.py",
-        "start-one",
+        case,
         [machine.workspace(), machine.user_dir()],
         &[("XDG_RUNTIME_DIR", runtime.as_str())],
         CASE_BOUND,
-        "a detached task left in the workspace",
+        &format!("{case}: a detached task left in the workspace"),
     )
     .await;
     let user_dir = machine.user_dir();
     let workspace = machine.workspace();
     tokio::task::spawn_blocking(move || {
-        let (args, mut env) = model_args();
-        env.push(("XDG_RUNTIME_DIR".to_owned(), runtime.clone()));
-        let tmux = Tmux::start_in(Some(&workspace), &user_dir, &args, &env);
-        tmux.wait_text("ctrl+k cancel", STEP);
-        tmux.keys(&["C-k"]);
-        let picker = tmux.wait_text("enter cancels a call / kills a task", STEP);
-        assert!(picker.contains("bash_d1"), "{picker}");
-        tmux.keys(&["Enter"]);
-        tmux.wait_text("killed bash_d1", STEP);
-        tmux.keys(&["C-d"]);
-        tmux.wait_ended("ctrl+d", STEP);
-        let listed = zidane(&user_dir, &["ps", "--all", "--json"])
-            .env("XDG_RUNTIME_DIR", &runtime)
-            .output()
-            .unwrap();
-        let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
-        assert!(listed.contains("\"state\": \"killed\""), "{listed}");
+        person(&user_dir, &workspace, &runtime);
         // Its supervisor, which keeps the ended task, is this test's to end.
         for pid in supervisors_of(&user_dir) {
             let _ = nix::sys::signal::kill(
@@ -208,6 +198,33 @@ async fn the_terminal_picker_shows_and_kills_the_workspaces_detached_task() {
     })
     .await
     .unwrap();
+    drop(machine);
+}
+
+/// The terminal host's `ctrl+k` picker lists the detached task a `zidane mcp` session
+/// left in its workspace, and kills it from there.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_terminal_picker_shows_and_kills_the_workspaces_detached_task() {
+    left_in_the_workspace("start-one", |user_dir, workspace, runtime| {
+        let (args, mut env) = model_args();
+        env.push(("XDG_RUNTIME_DIR".to_owned(), runtime.to_owned()));
+        let tmux = Tmux::start_in(Some(workspace), user_dir, &args, &env);
+        tmux.wait_text("ctrl+k cancel", STEP);
+        tmux.keys(&["C-k"]);
+        let picker = tmux.wait_text("enter cancels a call / kills a task", STEP);
+        assert!(picker.contains("bash_d1"), "{picker}");
+        tmux.keys(&["Enter"]);
+        tmux.wait_text("killed bash_d1", STEP);
+        tmux.keys(&["C-d"]);
+        tmux.wait_ended("ctrl+d", STEP);
+        let listed = zidane(user_dir, &["ps", "--all", "--json"])
+            .env("XDG_RUNTIME_DIR", runtime)
+            .output()
+            .unwrap();
+        let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+        assert!(listed.contains("\"state\": \"killed\""), "{listed}");
+    })
+    .await;
 }
 
 /// Detached tasks waiting for input, on a pipe and in a terminal, are typed into and
@@ -244,43 +261,22 @@ async fn the_supervisor_starts_in_a_systemd_scope_where_a_user_manager_runs() {
 /// the task's code.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_person_attaches_to_a_detached_terminal_task_detaches_and_answers_it() {
-    const STEP: Duration = Duration::from_secs(20);
-    if !tmux_present() {
-        return;
-    }
-    let Some(python) = sdk_python() else {
-        return;
-    };
-    let machine = Machine::new();
-    let runtime = machine.runtime().to_str().unwrap().to_owned();
-    run_sdk_script(
-        &python,
-        "detached.py",
-        "start-terminal",
-        [machine.workspace(), machine.user_dir()],
-        &[("XDG_RUNTIME_DIR", runtime.as_str())],
-        CASE_BOUND,
-        "a detached terminal task left in the workspace",
-    )
-    .await;
-    let user_dir = machine.user_dir();
-    let workspace = machine.workspace();
-    tokio::task::spawn_blocking(move || {
-        let env = [("XDG_RUNTIME_DIR".to_owned(), runtime.clone())];
+    left_in_the_workspace("start-terminal", |user_dir, workspace, runtime| {
+        let env = [("XDG_RUNTIME_DIR".to_owned(), runtime.to_owned())];
         let attach = ["attach".to_owned(), "d1".to_owned()];
-        let first = Tmux::start_in(Some(&workspace), &user_dir, &attach, &env);
+        let first = Tmux::start_in(Some(workspace), user_dir, &attach, &env);
         first.wait_text("name?", STEP);
         first.keys(&["C-]"]);
         first.wait_text("detached from bash_d1; it runs on", STEP);
         first.wait_text("zidane exited 0", STEP);
-        let listed = zidane(&user_dir, &["ps", "--json"])
-            .env("XDG_RUNTIME_DIR", &runtime)
+        let listed = zidane(user_dir, &["ps", "--json"])
+            .env("XDG_RUNTIME_DIR", runtime)
             .output()
             .unwrap();
         let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
         assert!(listed.contains("\"state\": \"running\""), "{listed}");
         drop(first);
-        let second = Tmux::start_in(Some(&workspace), &user_dir, &attach, &env);
+        let second = Tmux::start_in(Some(workspace), user_dir, &attach, &env);
         second.wait_text("name?", STEP);
         second.keys(&["bob", "Enter"]);
         let screen = second.wait_text("hello bob", STEP);
@@ -289,46 +285,18 @@ async fn a_person_attaches_to_a_detached_terminal_task_detaches_and_answers_it()
         assert!(!screen.contains("10 50"), "{screen}");
         second.keys(&["yes", "Enter"]);
         second.wait_text("zidane exited 5", STEP);
-        for pid in supervisors_of(&user_dir) {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
-                nix::sys::signal::Signal::SIGTERM,
-            );
-        }
     })
-    .await
-    .unwrap();
+    .await;
 }
 
 /// The terminal host's picker attaches to a detached terminal task a `zidane mcp`
 /// session left: its question shows, the answer typed there reaches it.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_terminal_picker_attaches_to_a_detached_terminal_task() {
-    const STEP: Duration = Duration::from_secs(20);
-    if !tmux_present() {
-        return;
-    }
-    let Some(python) = sdk_python() else {
-        return;
-    };
-    let machine = Machine::new();
-    let runtime = machine.runtime().to_str().unwrap().to_owned();
-    run_sdk_script(
-        &python,
-        "detached.py",
-        "start-terminal",
-        [machine.workspace(), machine.user_dir()],
-        &[("XDG_RUNTIME_DIR", runtime.as_str())],
-        CASE_BOUND,
-        "a detached terminal task left in the workspace",
-    )
-    .await;
-    let user_dir = machine.user_dir();
-    let workspace = machine.workspace();
-    tokio::task::spawn_blocking(move || {
+    left_in_the_workspace("start-terminal", |user_dir, workspace, runtime| {
         let (args, mut env) = model_args();
-        env.push(("XDG_RUNTIME_DIR".to_owned(), runtime.clone()));
-        let tmux = Tmux::start_in(Some(&workspace), &user_dir, &args, &env);
+        env.push(("XDG_RUNTIME_DIR".to_owned(), runtime.to_owned()));
+        let tmux = Tmux::start_in(Some(workspace), user_dir, &args, &env);
         tmux.wait_text("ctrl+k cancel", STEP);
         tmux.keys(&["C-k"]);
         tmux.wait_text("a attaches to a [tty] task", STEP);
@@ -342,15 +310,8 @@ async fn the_terminal_picker_attaches_to_a_detached_terminal_task() {
         tmux.keys(&["Escape"]);
         tmux.keys(&["C-d"]);
         tmux.wait_ended("ctrl+d", STEP);
-        for pid in supervisors_of(&user_dir) {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
-                nix::sys::signal::Signal::SIGTERM,
-            );
-        }
     })
-    .await
-    .unwrap();
+    .await;
 }
 
 /// The `zidane supervisor serve --user-dir USER_DIR` processes running.

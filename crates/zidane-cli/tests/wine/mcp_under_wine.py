@@ -24,6 +24,7 @@ foreground command), which dist_under_wine.py also runs on the zidane.exe of the
 zip and through the npm launcher (`handshake`, with the program that runs the binary).
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -171,77 +172,75 @@ async def case_end_of_session(binary: str, scratch: str) -> None:
     assert await anyio.to_thread.run_sync(stopped_growing, grown), "the end of the session left the grandchild running"
 
 
-def case_sigkill(binary: str, scratch: str) -> None:
-    """The server is started by hand (not by the SDK, whose exit would close it
-    politely) and killed with SIGKILL once its task's grandchild runs."""
-    grown = os.path.join(scratch, "sigkill.txt")
-    user_dir = os.path.join(scratch, "sigkill-user")
-    proc = subprocess.Popen(["wine", binary, "mcp", "--user-dir", windows_path(user_dir)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    import json
+class RawServer:
+    """`zidane mcp` under Wine started by hand (not by the SDK, whose exit would close it
+    politely), spoken to in raw JSON-RPC lines, so a test can SIGKILL it."""
 
-    def send(message: dict) -> None:
-        proc.stdin.write((json.dumps(message) + "\n").encode())
-        proc.stdin.flush()
+    def __init__(self, binary: str, user_dir: str) -> None:
+        self.proc = subprocess.Popen(
+            ["wine", binary, "mcp", "--user-dir", windows_path(user_dir)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.next_id = 1
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wine-test", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
-    def receive(id_: int) -> dict:
+    def send(self, message: dict) -> None:
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict) -> dict:
+        id_ = self.next_id
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": id_, "method": method, "params": params})
         while True:
-            line = proc.stdout.readline()
+            line = self.proc.stdout.readline()
             if not line:
                 raise SystemExit("the server closed its output")
             message = json.loads(line)
             if message.get("id") == id_:
                 return message
 
-    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wine-test", "version": "1"}}})
-    receive(1)
-    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "shell", "arguments": {"command": f"{grandchild(grown)} & {LONG}", "run_in_background": True}}})
-    started = receive(2)
+    def shell(self, arguments: dict) -> dict:
+        return self.request("tools/call", {"name": "shell", "arguments": arguments})
+
+    def sigkill(self) -> None:
+        """The server's own process only (its tasks share its Unix process group, and
+        must end through their job, not this signal): nothing runs its teardown."""
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=WAIT)
+
+
+def case_sigkill(binary: str, scratch: str) -> None:
+    """SIGKILL of the server once its task's grandchild runs: the task's job, kill-on-
+    close, ends with the server's last handle."""
+    grown = os.path.join(scratch, "sigkill.txt")
+    server = RawServer(binary, os.path.join(scratch, "sigkill-user"))
+    started = server.shell({"command": f"{grandchild(grown)} & {LONG}", "run_in_background": True})
     assert "Started bash_1" in json.dumps(started), started
     wait_for("the grandchild's first line", lambda: os.path.exists(grown))
     assert grows(grown), "the grandchild does not write"
-    # The server's own process only (its tasks share its Unix process group, and must
-    # end through their job, not this signal): SIGKILL, nothing runs its teardown.
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=WAIT)
+    server.sigkill()
     assert stopped_growing(grown), "SIGKILL of the server left the grandchild running"
 
 
 def case_detached(binary: str, scratch: str) -> None:
     """A detached task survives its host SIGKILLed; a person lists and kills it."""
-    import json
-
     grown = os.path.join(scratch, "detached.txt")
     user_dir = os.path.join(scratch, "detached-user")
-    proc = subprocess.Popen(["wine", binary, "mcp", "--user-dir", windows_path(user_dir)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-
-    def send(message: dict) -> None:
-        proc.stdin.write((json.dumps(message) + "\n").encode())
-        proc.stdin.flush()
-
-    def receive(id_: int) -> dict:
-        while True:
-            line = proc.stdout.readline()
-            if not line:
-                raise SystemExit("the server closed its output")
-            message = json.loads(line)
-            if message.get("id") == id_:
-                return message
 
     def person(*args: str) -> subprocess.CompletedProcess:
         env = {**os.environ, "ZIDANE_USER_DIR": windows_path(user_dir)}
         return subprocess.run(["wine", binary, *args], env=env, capture_output=True, text=True, timeout=WAIT)
 
-    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "wine-test", "version": "1"}}})
-    receive(1)
-    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "shell", "arguments": {"command": f"{grandchild(grown)} & {LONG}", "detach": True}}})
-    started = receive(2)
+    server = RawServer(binary, user_dir)
+    started = server.shell({"command": f"{grandchild(grown)} & {LONG}", "detach": True})
     assert "Started bash_d1" in json.dumps(started), started
     wait_for("the grandchild's first line", lambda: os.path.exists(grown))
     assert grows(grown), "the grandchild does not write"
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=WAIT)
+    server.sigkill()
     assert grows(grown), "the detached task died with its host"
     listed = person("ps", "--json")
     assert listed.returncode == 0, listed
