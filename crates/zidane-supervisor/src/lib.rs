@@ -53,6 +53,8 @@ mod monitor;
 mod monitors;
 /// Where the socket and the state live.
 mod paths;
+/// A monitor's context built before its task comes.
+mod prepared;
 /// What crosses the socket.
 mod protocol;
 /// A systemd user scope for the supervisor, where a user manager runs.

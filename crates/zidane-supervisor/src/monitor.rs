@@ -21,6 +21,7 @@ use zidane_process::{ProcessContext, ProcessStamp};
 
 use crate::error::{Result, SupervisorError};
 use crate::paths::SupervisorPaths;
+use crate::prepared::{Preparation, Prepared};
 use crate::protocol::Request;
 use crate::store::{self, MonitorSpec, Started, TaskFile};
 
@@ -55,6 +56,16 @@ pub(crate) struct Assignment {
     pub(crate) env: Vec<(String, String)>,
 }
 
+/// One line of a monitor's stdin: at most one preparation, then its task.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "input", rename_all = "snake_case")]
+pub(crate) enum MonitorInput {
+    /// Build this context while the task has not come (see [`crate::prepared`]).
+    Prepare(Preparation),
+    /// The task.
+    Assign(Assignment),
+}
+
 /// Waits on stdin for the task the supervisor of `paths` assigns, runs it to its end,
 /// records the end in the task's directory, then tells the supervisor. Call from a
 /// process of its own (the `zidane` binary's hidden `supervisor monitor` command),
@@ -72,8 +83,21 @@ pub async fn run_monitor(paths: &SupervisorPaths) -> Result<()> {
     }
     let mut terminate = crate::sys::TerminateSignal::new()
         .map_err(|source| SupervisorError::StartFailed(format!("SIGTERM handler: {source}")))?;
-    let Some(Assignment { task_dir, env }) = assignment().await? else {
-        return Ok(());
+    let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
+    let mut prepared = None;
+    let Assignment { task_dir, env } = loop {
+        match input(&mut stdin).await? {
+            None => return Ok(()),
+            Some(MonitorInput::Assign(assignment)) => break assignment,
+            Some(MonitorInput::Prepare(mut preparation)) => {
+                hide_supervisor(paths, &mut preparation.sandbox);
+                let scratch = paths.state.join(format!("warm-up-{}", std::process::id()));
+                match Prepared::new(preparation, &scratch).await {
+                    Ok(ready) => prepared = Some(ready),
+                    Err(error) => tracing::debug!(%error, "the monitor prepared nothing"),
+                }
+            }
+        }
     };
     let task_dir = task_dir.as_path();
     let spec: MonitorSpec =
@@ -81,13 +105,23 @@ pub async fn run_monitor(paths: &SupervisorPaths) -> Result<()> {
             what: "task directory",
             detail: format!("{} holds no spec.json", task_dir.display()),
         })?;
-    // The supervisor's own directory is hidden from the task whatever this process's
-    // environment says its runtime directory is.
     let mut spec = spec;
-    if let Some(dir) = paths.socket.parent() {
-        spec.sandbox.deny_read.push(dir.to_path_buf());
-    }
-    let started = match start(&spec, task_dir, env).await {
+    hide_supervisor(paths, &mut spec.sandbox);
+    let preparation = Preparation {
+        env_policy: spec.env_policy.clone(),
+        sandbox: spec.sandbox.clone(),
+        kill_grace: spec.kill_grace,
+        env,
+    };
+    let built = match prepared.and_then(|ready| ready.take_for(&preparation)) {
+        Some(built) => Ok(built),
+        None => crate::prepared::build(&preparation).await,
+    };
+    let started = match built {
+        Ok((context, handle)) => start(context, handle, &spec, task_dir).await,
+        Err(message) => Err(message),
+    };
+    let started = match started {
         Ok(started) => started,
         Err(message) => {
             say(&MonitorHello::Failed {
@@ -161,16 +195,23 @@ pub async fn run_monitor(paths: &SupervisorPaths) -> Result<()> {
     Ok(())
 }
 
-/// The one line of stdin naming the task; `None` when stdin ends first.
-async fn assignment() -> Result<Option<Assignment>> {
+/// Hides the supervisor's own directory (its socket, the monitors') in `sandbox`,
+/// whatever this process's environment says its runtime directory is.
+fn hide_supervisor(paths: &SupervisorPaths, sandbox: &mut zidane_context::SandboxPolicy) {
+    if let Some(dir) = paths.socket.parent() {
+        sandbox.deny_read.push(dir.to_path_buf());
+    }
+}
+
+/// The next line of stdin; `None` when stdin ends first.
+async fn input(stdin: &mut tokio::io::BufReader<tokio::io::Stdin>) -> Result<Option<MonitorInput>> {
     use tokio::io::AsyncBufReadExt as _;
     let mut line = String::new();
-    let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
     let read = stdin
         .read_line(&mut line)
         .await
         .map_err(|error| SupervisorError::Malformed {
-            what: "assignment",
+            what: "monitor input",
             detail: error.to_string(),
         })?;
     if read == 0 {
@@ -179,16 +220,17 @@ async fn assignment() -> Result<Option<Assignment>> {
     serde_json::from_str(line.trim())
         .map(Some)
         .map_err(|error| SupervisorError::Malformed {
-            what: "assignment",
+            what: "monitor input",
             detail: error.to_string(),
         })
 }
 
-/// Starts the command; its context, handle and id, and what to say.
+/// Starts the command in `context`; the context, handle and id, and what to say.
 async fn start(
+    context: ProcessContext,
+    handle: zidane_context::ExecutionHandle,
     spec: &MonitorSpec,
     task_dir: &Path,
-    env: Vec<(String, String)>,
 ) -> Result<
     (
         ProcessContext,
@@ -198,18 +240,6 @@ async fn start(
     ),
     String,
 > {
-    let context = ProcessContext::builder()
-        .kill_grace(spec.kill_grace)
-        .env_policy(spec.env_policy.clone())
-        .host_env(env)
-        .sandbox(spec.sandbox.clone())
-        .sweep_orphans_on_start(false)
-        .try_build()
-        .map_err(|error| error.to_string())?;
-    let handle = context
-        .create_handle()
-        .await
-        .map_err(|error| error.to_string())?;
     let mut options = BackgroundOptions::new(task_dir)
         .spec(spec.spec.clone())
         .limits(spec.limits)

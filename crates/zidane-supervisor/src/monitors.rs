@@ -5,13 +5,17 @@
 //! monitor started and waiting on its stdin, hands it the next task, and starts the
 //! next one in the background. [`Monitors::plain`] starts each monitor at its task's
 //! start instead: the same monitor, the same assignment, only later — what the bench
-//! compares against, and what a start falls back to when no monitor is ready.
+//! compares against, and what a start falls back to when no monitor is ready. The
+//! monitor kept ready is also given the last start's policy, to build its context
+//! while it waits (see [`crate::prepared`]).
 
 use std::ffi::OsString;
 
 use crate::client::Launcher;
 use crate::error::{Result, SupervisorError};
+use crate::monitor::MonitorInput;
 use crate::paths::SupervisorPaths;
+use crate::prepared::Preparation;
 
 /// A started monitor, waiting on its stdin for its task.
 pub(crate) struct Waiting {
@@ -30,6 +34,9 @@ pub(crate) struct Monitors {
     /// Whether one is kept started ahead of its task.
     keep_ready: bool,
     ready: tokio::sync::Mutex<Option<Waiting>>,
+    /// The last start's policy and environment, which the monitor kept ready builds
+    /// its context for while it waits.
+    last: std::sync::Mutex<Option<Preparation>>,
 }
 
 impl Monitors {
@@ -40,6 +47,7 @@ impl Monitors {
             paths,
             keep_ready: true,
             ready: tokio::sync::Mutex::new(None),
+            last: std::sync::Mutex::new(None),
         }
     }
 
@@ -49,6 +57,14 @@ impl Monitors {
             keep_ready: false,
             ..Self::ready(launcher, paths)
         }
+    }
+
+    /// Remembers what the next start most likely needs: this one's policy.
+    pub(crate) fn expect(&self, preparation: Preparation) {
+        *self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(preparation);
     }
 
     /// The monitor kept ready, or a new one.
@@ -68,10 +84,24 @@ impl Monitors {
         if ready.is_some() {
             return;
         }
-        match self.start() {
-            Ok(waiting) => *ready = Some(waiting),
-            Err(error) => tracing::warn!(%error, "no monitor could be made ready"),
+        let mut waiting = match self.start() {
+            Ok(waiting) => waiting,
+            Err(error) => {
+                tracing::warn!(%error, "no monitor could be made ready");
+                return;
+            }
+        };
+        let expected = self
+            .last
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some(preparation) = expected {
+            // A monitor that cannot take it is replaced when a task comes.
+            let _ =
+                crate::wire::send(&mut waiting.stdin, &MonitorInput::Prepare(preparation)).await;
         }
+        *ready = Some(waiting);
     }
 
     /// Starts a monitor, waiting for its task: this process's environment (what the

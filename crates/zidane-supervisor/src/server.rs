@@ -27,7 +27,7 @@ use crate::monitor::MonitorHello;
 use crate::monitors::{Monitors, Waiting};
 use crate::paths::SupervisorPaths;
 use crate::protocol::{HOST_KILLS_WAIT, HostTask, Request, Response, StartRequest, TaskView};
-use crate::store::{self, Started, Stored, TaskFile, TaskRecord};
+use crate::store::{self, MonitorSpec, Started, Stored, TaskFile, TaskRecord};
 
 /// How often running tasks are checked for an end no monitor announced.
 const RESCAN_EVERY: Duration = Duration::from_secs(1);
@@ -466,7 +466,7 @@ impl Supervisor {
             let _ = std::fs::remove_dir_all(&dir);
             return Err(error);
         }
-        match self.spawn_monitor(&dir, start.env).await {
+        match self.spawn_monitor(&dir, &monitor, start.env).await {
             Ok((started, output_path)) => {
                 let mut tasks = self.tasks();
                 let entry = tasks
@@ -489,6 +489,7 @@ impl Supervisor {
     async fn spawn_monitor(
         self: &Arc<Self>,
         dir: &std::path::Path,
+        spec: &MonitorSpec,
         env: Vec<(String, String)>,
     ) -> Result<(Started, PathBuf)> {
         let assignment = crate::monitor::Assignment {
@@ -498,6 +499,12 @@ impl Supervisor {
                 .filter(|(key, _)| key != zidane_process::OWNER_MARKER_ENV)
                 .collect(),
         };
+        self.monitors.expect(crate::prepared::Preparation {
+            env_policy: spec.env_policy.clone(),
+            sandbox: spec.sandbox.clone(),
+            kill_grace: spec.kill_grace,
+            env: assignment.env.clone(),
+        });
         // A monitor kept ready may have died since it was started (killed by hand): if
         // it took no task — it said nothing and wrote no `started.json` — a new one
         // takes it.
@@ -527,7 +534,11 @@ impl Supervisor {
             mut stdin,
             mut stdout,
         } = monitor;
-        let sent = crate::wire::send(&mut stdin, assignment).await;
+        let sent = crate::wire::send(
+            &mut stdin,
+            &crate::monitor::MonitorInput::Assign(assignment.clone()),
+        )
+        .await;
         // Reaped here whenever it ends: the supervisor is its parent.
         tokio::spawn(async move {
             let _ = child.wait().await;

@@ -51,9 +51,14 @@ async fn a_process_of_the_same_user_cannot_read_zidanes_environment() {
     loop {
         let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
         let core = std::fs::read_to_string(&limits).unwrap_or_default();
-        let hardened = core.lines().any(|line| {
+        // Both halves, in the order zidane sets them: no core dumps, then not dumpable
+        // (the kernel then gives the process's /proc files to root).
+        let no_core = core.lines().any(|line| {
             line.starts_with("Max core file size") && line.split_whitespace().nth(4) == Some("0")
         });
+        let not_dumpable = std::fs::metadata(format!("/proc/{pid}/environ"))
+            .is_ok_and(|meta| std::os::unix::fs::MetadataExt::uid(&meta) == 0);
+        let hardened = no_core && not_dumpable;
         if exe.is_some_and(|exe| exe.ends_with("zidane")) && hardened {
             break;
         }
