@@ -2,9 +2,10 @@
 //! ended sessions in the background as it starts, and holds its own session live.
 
 use std::path::Path;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use zidane::agent::{AgentError, SESSIONS_DIR, Session, SessionStore};
+use zidane_test_support::age_files;
 
 use crate::mcp_support::{StdioServer, UserDirBy, WAIT};
 use crate::support::{wait_bounded, zidane};
@@ -17,23 +18,7 @@ fn stored(store: &SessionStore, id: &str, age: Duration) {
     let tasks = store.tasks_dir(id).unwrap();
     std::fs::create_dir_all(&tasks).unwrap();
     std::fs::write(tasks.join("bash_1.log"), "built\n").unwrap();
-    let when = SystemTime::now() - age;
-    let mut pending = vec![store.session_dir(id).unwrap()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let entry = entry.unwrap();
-            if entry.file_type().unwrap().is_dir() {
-                pending.push(entry.path());
-            } else {
-                std::fs::File::options()
-                    .write(true)
-                    .open(entry.path())
-                    .unwrap()
-                    .set_modified(when)
-                    .unwrap();
-            }
-        }
-    }
+    age_files(&store.session_dir(id).unwrap(), age);
 }
 
 fn exists(store: &SessionStore, id: &str) -> bool {

@@ -238,7 +238,7 @@ async fn the_next_session_types_into_a_detached_task_and_reads_its_screen() {
 /// secrets, whichever session started the supervisor.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_detached_task_gets_its_sessions_environment_and_none_of_its_secrets() {
-    case("environment", "fast").await;
+    on_both_paths("environment").await;
 }
 
 /// The monitor kept ready, killed by hand, is replaced at the next start, which runs.

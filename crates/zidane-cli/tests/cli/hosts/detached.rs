@@ -19,23 +19,8 @@ use zidane_test_support::{Step, Turn, alive, poll_until};
 use crate::hosts::host::{GONE_WAIT, Host, Ran, Sandbox, TOKEN_VAR, describe};
 use crate::hosts::scenarios::blocks_of;
 
-macro_rules! for_claude_code_and_codex {
-    ($($scenario:ident),* $(,)?) => {$(
-        mod $scenario {
-            #[tokio::test(flavor = "multi_thread")]
-            async fn claude_code() {
-                super::$scenario(crate::hosts::host::Host::ClaudeCode).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread")]
-            async fn codex() {
-                super::$scenario(crate::hosts::host::Host::Codex).await;
-            }
-        }
-    )*};
-}
-
-for_claude_code_and_codex!(
+host_tests!(
+    [claude_code => ClaudeCode, codex => Codex],
     a_detached_server_outlives_the_host_and_the_next_run_kills_it,
     a_detached_task_s_end_is_told_once_to_the_next_runs,
 );

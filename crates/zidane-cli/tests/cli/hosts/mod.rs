@@ -6,6 +6,23 @@
 //!
 //! Without the hosts installed the tests skip, saying why; under `CI=true` they fail.
 
+/// One test per host for each scenario, named for the host:
+/// `host_tests!([claude_code => ClaudeCode, codex => Codex], a_scenario, another)` runs
+/// `a_scenario(Host::ClaudeCode)` as `a_scenario::claude_code`, and so on.
+macro_rules! host_tests {
+    ($hosts:tt, $($scenario:ident),* $(,)?) => {$(
+        host_tests!(@one $scenario $hosts);
+    )*};
+    (@one $scenario:ident [$($test:ident => $host:ident),+ $(,)?]) => {
+        mod $scenario {$(
+            #[tokio::test(flavor = "multi_thread")]
+            async fn $test() {
+                super::$scenario(crate::hosts::host::Host::$host).await;
+            }
+        )+}
+    };
+}
+
 mod host;
 
 mod ceiling;

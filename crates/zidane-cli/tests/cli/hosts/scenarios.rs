@@ -12,43 +12,15 @@ use zidane_test_support::{Step, poll_until};
 
 use crate::hosts::host::{GONE_WAIT, Host, Sandbox, carrier_runs, describe, log_path_in};
 
-macro_rules! for_each_host {
-    ($($scenario:ident),* $(,)?) => {$(
-        mod $scenario {
-            #[tokio::test(flavor = "multi_thread")]
-            async fn claude_code() {
-                super::$scenario(crate::hosts::host::Host::ClaudeCode).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread")]
-            async fn codex() {
-                super::$scenario(crate::hosts::host::Host::Codex).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread")]
-            async fn opencode() {
-                super::$scenario(crate::hosts::host::Host::Opencode).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread")]
-            async fn copilot_cli() {
-                super::$scenario(crate::hosts::host::Host::CopilotCli).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread")]
-            async fn gemini_cli() {
-                super::$scenario(crate::hosts::host::Host::GeminiCli).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread")]
-            async fn qwen_code() {
-                super::$scenario(crate::hosts::host::Host::QwenCode).await;
-            }
-        }
-    )*};
-}
-
-for_each_host!(
+host_tests!(
+    [
+        claude_code => ClaudeCode,
+        codex => Codex,
+        opencode => Opencode,
+        copilot_cli => CopilotCli,
+        gemini_cli => GeminiCli,
+        qwen_code => QwenCode,
+    ],
     a_background_exit_reaches_the_model_once,
     an_exit_before_a_failing_call_reaches_the_model_once,
     a_wait_answers_within_the_hosts_ceiling,
