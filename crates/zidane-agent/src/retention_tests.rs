@@ -1,13 +1,34 @@
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use proptest::prelude::*;
-
-use zidane_test_support::age_files;
 
 use super::*;
 use crate::session::{Session, SessionHold, SessionStore};
 
 const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Sets the modification time of every file under `dir` to `age` ago.
+fn age_files(dir: &Path, age: Duration) {
+    let when = SystemTime::now() - age;
+    let mut pending = vec![dir.to_owned()];
+    while let Some(current) = pending.pop() {
+        for entry in std::fs::read_dir(&current).unwrap() {
+            let entry = entry.unwrap();
+            let file_type = entry.file_type().unwrap();
+            if file_type.is_dir() {
+                pending.push(entry.path());
+            } else if file_type.is_file() {
+                std::fs::File::options()
+                    .write(true)
+                    .open(entry.path())
+                    .unwrap()
+                    .set_modified(when)
+                    .unwrap();
+            }
+        }
+    }
+}
 
 /// A stored session `id` with a task log of `log_bytes` bytes, last modified `age` ago.
 fn session(store: &SessionStore, id: &str, log_bytes: usize, age: Duration) {
