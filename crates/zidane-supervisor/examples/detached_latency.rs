@@ -360,7 +360,13 @@ async fn measure(binary: &Path, tasks: usize, root: &Path) {
     let mut detached = Vec::with_capacity(ROUNDS);
     let mut session = Vec::with_capacity(ROUNDS);
     let mut plain = Vec::with_capacity(ROUNDS);
+    // A ping each round: one request and its answer, the least any start that crosses
+    // to the supervisor pays beside the spawn itself.
+    let mut pings = Vec::with_capacity(ROUNDS);
     for round in 0..ROUNDS {
+        let began = Instant::now();
+        client.ping().await.expect("a ping");
+        pings.push(began.elapsed());
         for at in 0..kinds.len() {
             let kind = kinds[(round + at) % kinds.len()];
             let timed = start(kind).await;
@@ -498,6 +504,12 @@ async fn measure(binary: &Path, tasks: usize, root: &Path) {
         ms(plain_p50),
         ms(percentile(&mut plain_calls, 99.0)),
     );
+    let ping_p50 = percentile(&mut pings, 50.0);
+    println!(
+        "a ping to the supervisor            p50 {:8.3} ms   p99 {:8.3} ms   (one round trip, no spawn)",
+        ms(ping_p50),
+        ms(percentile(&mut pings, 99.0)),
+    );
     let detached_told_p50 = percentile(&mut detached_told, 50.0);
     let session_told_p50 = percentile(&mut session_told, 50.0);
     println!(
@@ -542,6 +554,11 @@ async fn measure(binary: &Path, tasks: usize, root: &Path) {
     println!(
         "- detached start p50 = {ratio:.2}× the session task's (target ≤ {START_RATIO_TARGET}×): {}",
         verdict(ratio <= START_RATIO_TARGET)
+    );
+    println!(
+        "- the floor of a start another process makes: a ping + the session start = {:.3} ms = {:.2}× the session task's",
+        ms(ping_p50 + session_p50),
+        (ping_p50 + session_p50).as_secs_f64() / session_p50.as_secs_f64()
     );
     let gain = 1.0 - detached_p50.as_secs_f64() / plain_p50.as_secs_f64();
     println!(
