@@ -51,6 +51,8 @@ mod ledger;
 mod monitor;
 /// Starting monitors, one kept ready.
 mod monitors;
+/// Task numbers, reserved in blocks.
+mod numbers;
 /// Where the socket and the state live.
 mod paths;
 /// A monitor's context built before its task comes.

@@ -23,7 +23,7 @@ use crate::error::{Result, SupervisorError};
 use crate::paths::SupervisorPaths;
 use crate::prepared::{Preparation, Prepared};
 use crate::protocol::Request;
-use crate::store::{self, MonitorSpec, Started, TaskFile};
+use crate::store::{self, MonitorSpec, Started, TaskFile, TaskRecord};
 
 /// What a monitor says on its stdout, once.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -50,16 +50,25 @@ const WAIT_ROUND: Duration = Duration::from_secs(24 * 60 * 60);
 /// environment of the session that started it (what its policy passes, nothing more).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Assignment {
-    /// The task's directory, its `spec.json` written.
-    pub(crate) task_dir: PathBuf,
+    /// What to run, and how (written to `spec.json`).
+    pub(crate) spec: Box<MonitorSpec>,
+    /// The task as listed (written to `task.json`).
+    pub(crate) record: Box<TaskRecord>,
     /// The starting session's environment, before the task's policy.
     pub(crate) env: Vec<(String, String)>,
 }
 
-/// One line of a monitor's stdin: at most one preparation, then its task.
+/// One line of a monitor's stdin: its task's number, at most one preparation, then its
+/// task.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "input", rename_all = "snake_case")]
 pub(crate) enum MonitorInput {
+    /// The number of the task to come: its directory is made and its control socket
+    /// bound while it has not come, so the start pays for neither.
+    Ready {
+        /// The task's number.
+        number: u64,
+    },
     /// Build this context while the task has not come (see [`crate::prepared`]).
     Prepare(Preparation),
     /// The task.
@@ -85,9 +94,17 @@ pub async fn run_monitor(paths: &SupervisorPaths) -> Result<()> {
         .map_err(|source| SupervisorError::StartFailed(format!("SIGTERM handler: {source}")))?;
     let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
     let mut prepared = None;
-    let Assignment { task_dir, env } = loop {
+    let mut ready = None;
+    let Assignment { spec, record, env } = loop {
         match input(&mut stdin).await? {
-            None => return Ok(()),
+            None => {
+                // No task came (the supervisor left): nothing of it stays.
+                if let Some(ready) = ready {
+                    Ready::abandon(ready, paths);
+                }
+                return Ok(());
+            }
+            Some(MonitorInput::Ready { number }) => ready = Some(Ready::make(paths, number).await?),
             Some(MonitorInput::Assign(assignment)) => break assignment,
             Some(MonitorInput::Prepare(mut preparation)) => {
                 hide_supervisor(paths, &mut preparation.sandbox);
@@ -99,13 +116,19 @@ pub async fn run_monitor(paths: &SupervisorPaths) -> Result<()> {
             }
         }
     };
+    let Some(Ready {
+        number,
+        task_dir,
+        listener,
+    }) = ready
+    else {
+        return Err(SupervisorError::Malformed {
+            what: "monitor input",
+            detail: "a task came before its number".to_owned(),
+        });
+    };
     let task_dir = task_dir.as_path();
-    let spec: MonitorSpec =
-        store::read(task_dir, TaskFile::Spec)?.ok_or_else(|| SupervisorError::Malformed {
-            what: "task directory",
-            detail: format!("{} holds no spec.json", task_dir.display()),
-        })?;
-    let mut spec = spec;
+    let mut spec = *spec;
     hide_supervisor(paths, &mut spec.sandbox);
     let preparation = Preparation {
         env_policy: spec.env_policy.clone(),
@@ -133,22 +156,31 @@ pub async fn run_monitor(paths: &SupervisorPaths) -> Result<()> {
     let (context, handle, task_id, hello) = started;
     let context = Arc::new(context);
     let (kills, mut killed) = tokio::sync::mpsc::unbounded_channel();
-    let control = paths.monitor_socket(spec.id.detached_number().unwrap_or_default());
+    let control = paths.monitor_socket(number);
     // Without its control socket the task still runs and its end is still recorded; it
     // only takes no input and is killed by SIGTERM.
-    match crate::sys::Listener::bind(&control).await {
-        Ok(listener) => {
-            let served = crate::control::Served {
-                context: Arc::clone(&context),
-                handle,
-                task_id,
-                id: spec.id,
-            };
-            tokio::spawn(crate::control::serve(listener, served, kills));
-        }
-        Err(error) => tracing::warn!(%error, "no control socket at {}", control.display()),
+    if let Some(listener) = listener {
+        let served = crate::control::Served {
+            context: Arc::clone(&context),
+            handle,
+            task_id,
+            id: spec.id,
+        };
+        tokio::spawn(crate::control::serve(listener, served, kills));
     }
     say(&hello);
+    // The task's files once the supervisor has its answer: the record first, so a
+    // supervisor killed from here on leaves a task the next one finds. Until
+    // `started.json` is there, a task reads as starting for a while (the supervisor's
+    // `may_be_starting`).
+    if let MonitorHello::Started { started, .. } = &hello {
+        let written = store::write(task_dir, TaskFile::Record, &*record)
+            .and_then(|()| store::write(task_dir, TaskFile::Spec, &spec))
+            .and_then(|()| store::write(task_dir, TaskFile::Started, started));
+        if let Err(error) = written {
+            tracing::warn!(%error, "the task's files could not be written");
+        }
+    }
     let cancel = CancellationToken::new();
     let mut by_user = false;
     let exit = loop {
@@ -193,6 +225,42 @@ pub async fn run_monitor(paths: &SupervisorPaths) -> Result<()> {
         .request(&Request::Ended { id: spec.id })
         .await;
     Ok(())
+}
+
+/// A monitor given its task's number: the task's directory, and its control socket
+/// (`None` where it could not be bound).
+struct Ready {
+    number: u64,
+    task_dir: PathBuf,
+    listener: Option<crate::sys::Listener>,
+}
+
+impl Ready {
+    /// Makes task `number`'s directory and binds its control socket.
+    async fn make(paths: &SupervisorPaths, number: u64) -> Result<Self> {
+        let task_dir = paths.tasks_dir().join(number.to_string());
+        store::make_private_dir(&task_dir).map_err(SupervisorError::state(&task_dir))?;
+        let control = paths.monitor_socket(number);
+        let listener = match crate::sys::Listener::bind(&control).await {
+            Ok(listener) => Some(listener),
+            Err(error) => {
+                tracing::warn!(%error, "no control socket at {}", control.display());
+                None
+            }
+        };
+        Ok(Self {
+            number,
+            task_dir,
+            listener,
+        })
+    }
+
+    /// Removes what [`Ready::make`] made, for a task that never came.
+    fn abandon(self, paths: &SupervisorPaths) {
+        drop(self.listener);
+        let _ = std::fs::remove_file(paths.monitor_socket(self.number));
+        let _ = std::fs::remove_dir_all(&self.task_dir);
+    }
 }
 
 /// Hides the supervisor's own directory (its socket, the monitors') in `sandbox`,
@@ -262,7 +330,6 @@ async fn start(
         monitor,
         pid: begun.pid,
     };
-    store::write(task_dir, TaskFile::Started, &started).map_err(|error| error.to_string())?;
     Ok((
         context,
         handle,

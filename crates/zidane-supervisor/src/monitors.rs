@@ -19,6 +19,9 @@ use crate::prepared::Preparation;
 
 /// A started monitor, waiting on its stdin for its task.
 pub(crate) struct Waiting {
+    /// The number of the task it will run: its directory is made and its control
+    /// socket bound before the task comes.
+    pub(crate) number: u64,
     /// The process (reaped by whoever takes it).
     pub(crate) child: tokio::process::Child,
     /// Where its task is given.
@@ -67,16 +70,18 @@ impl Monitors {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(preparation);
     }
 
-    /// The monitor kept ready, or a new one.
-    pub(crate) async fn take(&self) -> Result<Waiting> {
-        match self.ready.lock().await.take() {
+    /// The monitor kept ready, or a new one given the task number `number` gives.
+    pub(crate) async fn take(&self, number: impl FnOnce() -> Result<u64>) -> Result<Waiting> {
+        let ready = self.ready.lock().await.take();
+        match ready {
             Some(waiting) => Ok(waiting),
-            None => self.start(),
+            None => self.start(number()?).await,
         }
     }
 
-    /// Has a monitor started and waiting, unless one is or none is kept.
-    pub(crate) async fn refill(&self) {
+    /// Has a monitor started and waiting, given the task number `number` gives, unless
+    /// one is or none is kept.
+    pub(crate) async fn refill(&self, number: impl FnOnce() -> Result<u64>) {
         if !self.keep_ready {
             return;
         }
@@ -84,7 +89,11 @@ impl Monitors {
         if ready.is_some() {
             return;
         }
-        let mut waiting = match self.start() {
+        let started = match number() {
+            Ok(n) => self.start(n).await,
+            Err(error) => Err(error),
+        };
+        let mut waiting = match started {
             Ok(waiting) => waiting,
             Err(error) => {
                 tracing::warn!(%error, "no monitor could be made ready");
@@ -104,9 +113,10 @@ impl Monitors {
         *ready = Some(waiting);
     }
 
-    /// Starts a monitor, waiting for its task: this process's environment (what the
-    /// supervisor was started with, no secret), its stderr in the supervisor's log.
-    pub(crate) fn start(&self) -> Result<Waiting> {
+    /// Starts a monitor for task `number`, waiting for its task: this process's
+    /// environment (what the supervisor was started with, no secret), its stderr in
+    /// the supervisor's log.
+    pub(crate) async fn start(&self, number: u64) -> Result<Waiting> {
         let log_path = self.paths.log_file();
         let log = std::fs::OpenOptions::new()
             .create(true)
@@ -129,12 +139,15 @@ impl Monitors {
         let mut child = crate::sys::spawn_detached_tokio(&mut command).map_err(|error| {
             SupervisorError::StartFailed(format!("{}: {error}", self.launcher.program.display()))
         })?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(SupervisorError::StartFailed(
                 "the monitor has no stdin or stdout".to_owned(),
             ));
         };
+        // A monitor that cannot take it is replaced when its task comes.
+        let _ = crate::wire::send(&mut stdin, &MonitorInput::Ready { number }).await;
         Ok(Waiting {
+            number,
             child,
             stdin,
             stdout: tokio::io::BufReader::new(stdout),

@@ -25,9 +25,10 @@ use crate::error::{Result, SupervisorError};
 use crate::ledger::{Offer, Teller};
 use crate::monitor::MonitorHello;
 use crate::monitors::{Monitors, Waiting};
+use crate::numbers::TaskNumbers;
 use crate::paths::SupervisorPaths;
 use crate::protocol::{HOST_KILLS_WAIT, HostTask, Request, Response, StartRequest, TaskView};
-use crate::store::{self, MonitorSpec, Started, Stored, TaskFile, TaskRecord};
+use crate::store::{self, Started, Stored, TaskFile, TaskRecord};
 
 /// How often running tasks are checked for an end no monitor announced.
 const RESCAN_EVERY: Duration = Duration::from_secs(1);
@@ -101,7 +102,12 @@ pub async fn serve(options: SupervisorOptions) -> Result<()> {
     let supervisor = Arc::new(Supervisor::load(options)?);
     {
         let supervisor = Arc::clone(&supervisor);
-        tokio::spawn(async move { supervisor.monitors.refill().await });
+        tokio::spawn(async move {
+            supervisor
+                .monitors
+                .refill(|| supervisor.next_number())
+                .await;
+        });
     }
     tracing::info!(
         tasks = supervisor.tasks().len(),
@@ -168,6 +174,9 @@ struct Supervisor {
     ended: watch::Sender<u64>,
     /// How task monitors are started (one kept ready, or each at its start).
     monitors: Monitors,
+    /// The next task numbers (taken while `tasks` is held, so two starts never get
+    /// the same one).
+    numbers: Mutex<TaskNumbers>,
     /// The running hosts waiting for kills, by session.
     host_waiters: Mutex<BTreeMap<String, tokio::sync::mpsc::UnboundedSender<TaskId>>>,
 }
@@ -190,7 +199,7 @@ impl Supervisor {
                 Ok(Some(stored)) => {
                     tasks.insert(n, stored);
                 }
-                Ok(None) => {}
+                Ok(None) => remove_if_abandoned(&entry.path()),
                 Err(error) => tracing::warn!(%error, "a task directory could not be read"),
             }
         }
@@ -199,6 +208,7 @@ impl Supervisor {
         } else {
             Monitors::plain(options.monitor, options.paths.clone())
         };
+        let numbers = TaskNumbers::load(&options.paths.state);
         let supervisor = Self {
             paths: options.paths,
             idle_exit: options.idle_exit,
@@ -207,6 +217,7 @@ impl Supervisor {
             hosts: Mutex::new(Vec::new()),
             ended: watch::Sender::new(0),
             monitors,
+            numbers: Mutex::new(numbers),
             host_waiters: Mutex::new(BTreeMap::new()),
         };
         supervisor.rescan();
@@ -291,23 +302,6 @@ impl Supervisor {
         true
     }
 
-    /// The next task number: past every task kept and every number ever given (the
-    /// counter file), so an id is never given twice, even after `zidane clean`.
-    fn next_number(&self, tasks: &BTreeMap<u64, Stored>) -> Result<u64> {
-        let counter = self.paths.state.join("last-id");
-        let last_given = std::fs::read_to_string(&counter)
-            .ok()
-            .and_then(|text| text.trim().parse::<u64>().ok())
-            .unwrap_or(0);
-        let last_kept = tasks.keys().next_back().copied().unwrap_or(0);
-        let n = last_given.max(last_kept) + 1;
-        let temp = self.paths.state.join(".last-id.tmp");
-        std::fs::write(&temp, n.to_string())
-            .and_then(|()| std::fs::rename(&temp, &counter))
-            .map_err(SupervisorError::state(&counter))?;
-        Ok(n)
-    }
-
     /// A task with no `started.json` yet is starting while its start request waits.
     fn may_be_starting(&self, task: &Stored) -> bool {
         (Utc::now() - task.record.started_at)
@@ -329,8 +323,14 @@ impl Supervisor {
                 message: error.to_string(),
             },
         };
+        let started = matches!(answer, Response::Task(_));
         if let Err(error) = crate::wire::send(&mut stream, &answer).await {
             tracing::debug!(%error, "a client left before its answer");
+        }
+        // The next monitor is started once the start is answered, not while it runs: on
+        // a small machine the two would share its cores.
+        if started {
+            self.monitors.refill(|| self.next_number()).await;
         }
     }
 
@@ -417,12 +417,40 @@ impl Supervisor {
         }
     }
 
+    /// The next task number (taken while the tasks are held: past every one kept).
+    fn next_number(&self) -> Result<u64> {
+        let tasks = self.tasks();
+        let last_kept = tasks.keys().next_back().copied().unwrap_or(0);
+        self.numbers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .next(last_kept)
+    }
+
     async fn start(self: &Arc<Self>, start: StartRequest) -> Result<TaskView> {
-        let mut monitor = start.monitor;
-        let mut record = TaskRecord {
-            id: monitor.id,
-            command: monitor.command.clone(),
-            cwd: monitor
+        let mut spec = start.monitor;
+        let env: Vec<(String, String)> = start
+            .env
+            .into_iter()
+            .filter(|(key, _)| key != zidane_process::OWNER_MARKER_ENV)
+            .collect();
+        self.monitors.expect(crate::prepared::Preparation {
+            env_policy: spec.env_policy.clone(),
+            sandbox: spec.sandbox.clone(),
+            kill_grace: spec.kill_grace,
+            env: env.clone(),
+        });
+        // The monitor kept ready has its number already, its directory made and its
+        // control socket bound; one started now is given the next number.
+        let monitor = self.monitors.take(|| self.next_number()).await?;
+        let n = monitor.number;
+        let id = TaskId::detached(n)
+            .ok_or_else(|| SupervisorError::Refused("no task ids left".to_owned()))?;
+        spec.id = id;
+        let record = TaskRecord {
+            id,
+            command: spec.command.clone(),
+            cwd: spec
                 .spec
                 .cwd
                 .clone()
@@ -432,41 +460,26 @@ impl Supervisor {
             host: start.host,
             host_process: start.session.host,
             started_at: Utc::now(),
-            stdin: monitor.stdin,
-            tty: monitor.tty,
+            stdin: spec.stdin,
+            tty: spec.tty,
         };
-        // The number is taken, and the task listed, under one lock: two starts never get
-        // the same one.
-        let n = {
-            let mut tasks = self.tasks();
-            let n = self.next_number(&tasks)?;
-            record.id = TaskId::detached(n)
-                .ok_or_else(|| SupervisorError::Refused("no task ids left".to_owned()))?;
-            tasks.insert(
-                n,
-                Stored {
-                    record: record.clone(),
-                    started: None,
-                    exit: None,
-                    ledger: crate::ledger::Ledger::default(),
-                    output_path: None,
-                },
-            );
-            n
+        self.tasks().insert(
+            n,
+            Stored {
+                record: record.clone(),
+                started: None,
+                exit: None,
+                ledger: crate::ledger::Ledger::default(),
+                output_path: None,
+            },
+        );
+        // The monitor writes the task's files once it runs (its answer first).
+        let assignment = crate::monitor::Assignment {
+            spec: Box::new(spec),
+            record: Box::new(record),
+            env,
         };
-        let id = record.id;
-        monitor.id = id;
-        let dir = self.paths.tasks_dir().join(n.to_string());
-        let written = store::make_private_dir(&dir)
-            .map_err(SupervisorError::state(&dir))
-            .and_then(|()| store::write(&dir, TaskFile::Spec, &monitor))
-            .and_then(|()| store::write(&dir, TaskFile::Record, &record));
-        if let Err(error) = written {
-            self.tasks().remove(&n);
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(error);
-        }
-        match self.spawn_monitor(&dir, &monitor, start.env).await {
+        match self.assign(monitor, &assignment).await {
             Ok((started, output_path)) => {
                 let mut tasks = self.tasks();
                 let entry = tasks
@@ -478,43 +491,31 @@ impl Supervisor {
             }
             Err(error) => {
                 self.tasks().remove(&n);
-                let _ = std::fs::remove_dir_all(&dir);
+                let _ = std::fs::remove_dir_all(self.paths.tasks_dir().join(n.to_string()));
                 Err(error)
             }
         }
     }
 
-    /// Hands the task in `dir` to a monitor (the one kept ready, or a new one), reads
-    /// its one line, and has the next monitor made ready.
-    async fn spawn_monitor(
-        self: &Arc<Self>,
-        dir: &std::path::Path,
-        spec: &MonitorSpec,
-        env: Vec<(String, String)>,
+    /// Hands the task to `monitor` and reads its one line. A monitor kept ready may
+    /// have died since it was started (killed by hand): if it took no task — it said
+    /// nothing, and neither its task's log nor `started.json` is there — a new one,
+    /// of the same number, takes it. (The next monitor is made ready once this start
+    /// is answered: see `answer`.)
+    async fn assign(
+        &self,
+        monitor: Waiting,
+        assignment: &crate::monitor::Assignment,
     ) -> Result<(Started, PathBuf)> {
-        let assignment = crate::monitor::Assignment {
-            task_dir: dir.to_path_buf(),
-            env: env
-                .into_iter()
-                .filter(|(key, _)| key != zidane_process::OWNER_MARKER_ENV)
-                .collect(),
-        };
-        self.monitors.expect(crate::prepared::Preparation {
-            env_policy: spec.env_policy.clone(),
-            sandbox: spec.sandbox.clone(),
-            kill_grace: spec.kill_grace,
-            env: assignment.env.clone(),
-        });
-        // A monitor kept ready may have died since it was started (killed by hand): if
-        // it took no task — it said nothing and wrote no `started.json` — a new one
-        // takes it.
-        let ready = self.monitors.take().await?;
-        let me = Arc::clone(self);
-        tokio::spawn(async move { me.monitors.refill().await });
-        match self.hand(ready, &assignment).await? {
+        let n = monitor.number;
+        let dir = self.paths.tasks_dir().join(n.to_string());
+        match self.hand(monitor, assignment).await? {
             Handed::Said(said) => said,
-            Handed::Silent if store::read::<Started>(dir, TaskFile::Started)?.is_none() => {
-                match self.hand(self.monitors.start()?, &assignment).await? {
+            Handed::Silent
+                if store::read::<Started>(&dir, TaskFile::Started)?.is_none()
+                    && store::find_log(&dir).is_none() =>
+            {
+                match self.hand(self.monitors.start(n).await?, assignment).await? {
                     Handed::Said(said) => said,
                     Handed::Silent => Err(self.silent()),
                 }
@@ -533,6 +534,7 @@ impl Supervisor {
             mut child,
             mut stdin,
             mut stdout,
+            ..
         } = monitor;
         let sent = crate::wire::send(
             &mut stdin,
@@ -782,6 +784,18 @@ impl Supervisor {
         id.detached_number()
             .and_then(|n| tasks.get(&n))
             .ok_or_else(|| SupervisorError::UnknownTask(id.to_string()))
+    }
+}
+
+/// Removes a task directory a monitor made ready and never used (it was killed before
+/// its task came): empty, and older than any start still under way.
+fn remove_if_abandoned(dir: &std::path::Path) {
+    let empty = std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none());
+    let old = std::fs::metadata(dir)
+        .and_then(|meta| meta.modified())
+        .is_ok_and(|modified| modified.elapsed().is_ok_and(|age| age >= START_WAIT));
+    if empty && old {
+        let _ = std::fs::remove_dir(dir);
     }
 }
 

@@ -2,14 +2,17 @@
 //!
 //! | file | written by | holds |
 //! |---|---|---|
-//! | `spec.json` | the supervisor | what the monitor runs ([`MonitorSpec`]) |
-//! | `task.json` | the supervisor | who started what, where ([`TaskRecord`]) |
+//! | `task.json` | the monitor | who started what, where ([`TaskRecord`]) |
+//! | `spec.json` | the monitor | what the monitor runs ([`MonitorSpec`]) |
 //! | `started.json` | the monitor | the monitor's stamp and the task's pid ([`Started`]) |
 //! | `exit.json` | the monitor | how the task ended ([`TaskExitInfo`]) |
 //! | `ledger.json` | the supervisor | who is telling, or told, its end ([`Ledger`]) |
 //!
 //! A task's end is on disk before anyone hears of it, so a supervisor killed at any
-//! moment loses nothing: the next one reads it back.
+//! moment loses nothing: the next one reads it back. The first three are written by
+//! the monitor just after it answered that the task runs (so a start waits for none of
+//! them), the record first; a directory holding a log and no `started.json` yet reads
+//! as starting.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -221,6 +221,16 @@ async def supervisor_killed(host: Host) -> None:
         os.kill(supervisors[0], signal.SIGKILL)
         await until("the supervisor is gone", lambda: not alive(supervisors[0]))
         assert alive(detached["pid"]), "the task died with its supervisor"
+        # The monitor it kept ready for the next task (its number given, its directory
+        # made, its socket bound) sees its supervisor gone and leaves nothing behind.
+        tasks = os.path.join(host.user_dir, "detached", "tasks")
+        mine = os.path.basename(os.path.dirname(detached["output_path"]))
+        await until("the ready monitor's directory is removed", lambda: os.listdir(tasks) == [mine])
+        run = os.path.join(os.environ["XDG_RUNTIME_DIR"], "zidane")
+        await until(
+            "the ready monitor's socket is removed",
+            lambda: [name for name in os.listdir(run) if "-task-" in name] == [f"{os.path.basename(socket_path(host))[:-5]}-task-{mine}.sock"],
+        )
         open(go, "w").close()
         await until("the task ends", lambda: not alive(detached["pid"]))
         # A new supervisor, started by the next detached start, re-adopts it.
