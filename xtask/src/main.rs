@@ -37,6 +37,7 @@ mod bubblewrap;
 mod chromium;
 mod cross;
 mod dist;
+mod failures;
 mod macos_check;
 mod mcp_hosts;
 mod mcp_venv;

@@ -333,13 +333,28 @@ fn run_bounded(
     limit: Duration,
     on_timeout: impl FnOnce(),
 ) -> Result<(), String> {
+    use std::io::BufRead as _;
     use std::os::unix::process::CommandExt;
     println!("==> {name}: {}", cross::shown(command));
     let started = Instant::now();
     let mut child = command
         .process_group(0)
+        .stdout(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| format!("{name}: cannot start {}: {e}", cross::shown(command)))?;
+    // Its output is passed on as it comes, and what failed is kept to be said again
+    // last (see `crate::failures`).
+    let echo = child.stdout.take().map(|stdout| {
+        std::thread::spawn(move || {
+            let mut failures = crate::failures::Failures::default();
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                println!("{line}");
+                failures.line(&line);
+            }
+            failures.report()
+        })
+    });
     let status = loop {
         if let Some(status) = child
             .try_wait()
@@ -359,7 +374,23 @@ fn run_bounded(
         }
         std::thread::sleep(POLL);
     };
-    cross::report(name, started, status)
+    // A daemon the command left holding its stdout would keep the echo waiting: what
+    // it read so far is enough once the command itself has ended.
+    let failed = echo.and_then(|echo| {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !echo.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(POLL);
+        }
+        if echo.is_finished() {
+            echo.join().ok().flatten()
+        } else {
+            None
+        }
+    });
+    cross::report(name, started, status).map_err(|error| match failed {
+        Some(failed) => format!("{error}\n{name}: what failed (said again from above):\n{failed}"),
+        None => error,
+    })
 }
 
 /// Ends every Wine program of the prefix and its server (`wineserver -k`); quiet when
@@ -410,6 +441,23 @@ mod tests {
             std::thread::sleep(POLL);
         }
         assert!(dead(), "the background sleep {pid} outlived the timeout");
+    }
+
+    #[test]
+    fn what_failed_is_said_again_at_the_end() {
+        let limit = Duration::from_secs(60);
+        let failed = run_bounded(
+            "tests",
+            Command::new("sh").arg("-c").arg(
+                "echo 'test a ... ok'; echo 'test b ... FAILED'; echo 'test c ... ok'; exit 101",
+            ),
+            limit,
+            || (),
+        )
+        .unwrap_err();
+        let (_, said_again) = failed.split_once("what failed").unwrap();
+        assert!(said_again.contains("test b ... FAILED"), "{failed}");
+        assert!(!said_again.contains("test a"), "{failed}");
     }
 
     #[test]
