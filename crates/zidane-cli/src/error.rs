@@ -37,6 +37,9 @@ pub enum CliError {
     /// The interactive session was started without a terminal.
     #[error("the interactive session needs a terminal; for scripts use -p \"prompt\" (print mode)")]
     NotATerminal,
+    /// `--restate` names no reachable workers, or a worker id that is not one.
+    #[error("--restate: {0}")]
+    Fleet(String),
     /// `zidane mcp` could not start or stopped serving.
     #[error("mcp: {0}")]
     Mcp(zidane_mcp::McpServeError),

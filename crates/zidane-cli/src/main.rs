@@ -30,6 +30,7 @@ mod detached;
 mod dist;
 mod env_config;
 mod error;
+mod fleet;
 mod host;
 mod interactive;
 mod mcp;

@@ -11,6 +11,7 @@ use zidane_mcp::{
 
 use crate::env_config::{self, EnvArgs};
 use crate::error::CliError;
+use crate::fleet::FleetArgs;
 use crate::mcp_http::{self, HttpArgs};
 use crate::sandbox_config::{self, SandboxArgs};
 use crate::user_dir::user_dir;
@@ -27,6 +28,10 @@ pub(crate) struct McpArgs {
     /// What tasks may touch.
     #[command(flatten)]
     sandbox: SandboxArgs,
+    /// Where tasks run, when not on this machine (boxed: rarely given, and larger than
+    /// every other command's flags).
+    #[command(flatten)]
+    fleet: Box<FleetArgs>,
     /// Where sessions keep their task logs (DIR/sessions/ID/tasks/). Default:
     /// $ZIDANE_USER_DIR, else the platform data dir, e.g. ~/.local/share/zidane.
     #[arg(long, value_name = "DIR")]
@@ -68,8 +73,15 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
         Some(dir) => dir,
         None => user_dir()?,
     };
-    let Some(sandbox) = sandbox_config::prepare(&args.sandbox, &user_dir)? else {
-        return Ok(());
+    // On a fleet, the workers' own policy applies: this machine's sandbox has nothing
+    // to contain.
+    let sandbox = if args.fleet.is_on() {
+        zidane::context::SandboxPolicy::off()
+    } else {
+        let Some(sandbox) = sandbox_config::prepare(&args.sandbox, &user_dir)? else {
+            return Ok(());
+        };
+        sandbox
     };
     let retention = crate::clean::start_policy()?;
     // An unavailable sandbox was said once, above; every session's context would log it
@@ -87,7 +99,7 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
         .kill_grace(Duration::from_millis(args.kill_grace_ms))
         .result_budget(args.result_budget_bytes)
         .sweep_orphans(env_config::sweep_orphans()?);
-    let options = if zidane::supervisor::SUPPORTED {
+    let options = if zidane::supervisor::SUPPORTED && !args.fleet.is_on() {
         let paths = zidane::supervisor::SupervisorPaths::for_user_dir(&options.user_dir);
         let launcher = crate::detached::launcher(&options.user_dir)?;
         options.detach(zidane::supervisor::SupervisorClient::new(paths).launcher(launcher))
@@ -108,16 +120,23 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
         .build()
         .map_err(CliError::Runtime)?;
     let served = runtime.block_on(async move {
+        let options = match args.fleet.contexts().await? {
+            Some(contexts) => {
+                tracing::info!("tasks run on {}", contexts.what);
+                options.remote(contexts)
+            }
+            None => options,
+        };
         // In the background: the server starts at once. Its sessions are held live from
         // their start, so none of them is removed.
         crate::clean::start_retention(retention, user_dir);
-        match args.http.http {
+        Ok::<_, CliError>(match args.http.http {
             Some(addr) => mcp_http::serve(addr, *args.http, options).await,
             None => serve_stdio(options, shutdown_signal()).await,
-        }
+        })
     });
     // A blocked stdin reader or a lingering connection task must not hold the exit: the
     // sessions are torn down by now.
     runtime.shutdown_background();
-    Ok(served?)
+    Ok(served??)
 }

@@ -3,9 +3,10 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
-use zidane_context::{EnvPolicy, SandboxPolicy};
+use zidane_context::{EnvPolicy, ExecutionContext, SandboxPolicy};
 use zidane_supervisor::SupervisorClient;
 
 use crate::budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
@@ -95,7 +96,57 @@ pub struct ServeOptions {
     /// not offered). Each session's workspace is the server's working directory: a
     /// later session started there lists its detached tasks and is told their ends.
     pub detach: Option<SupervisorClient>,
+    /// Where every session's tasks run instead of this machine (default: none, this
+    /// machine): each session gets its own context from it, a fleet's
+    /// (`zidane mcp --restate`). Such a session has no sandbox, environment policy or
+    /// roots of this machine's (the workers apply their own), and its exits, recorded
+    /// rather than pushed, are swept at the context's
+    /// [`sweep_interval`](zidane_context::Capabilities::sweep_interval).
+    pub remote: Option<RemoteContexts>,
 }
+
+/// Makes one session's context where its tasks run elsewhere ([`ServeOptions::remote`]).
+#[derive(Clone)]
+pub struct RemoteContexts {
+    /// What it is, for a person (`"Restate at http://…, workers w1, w2"`).
+    pub what: String,
+    make: Arc<dyn Fn() -> Result<Arc<dyn ExecutionContext>, String> + Send + Sync>,
+}
+
+impl RemoteContexts {
+    /// Sessions' contexts made by `make`, described as `what`; `make`'s error is the
+    /// session's [`McpServeError::Config`](crate::McpServeError::Config).
+    pub fn new(
+        what: impl Into<String>,
+        make: impl Fn() -> Result<Arc<dyn ExecutionContext>, String> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            what: what.into(),
+            make: Arc::new(make),
+        }
+    }
+
+    /// A new session's context.
+    pub(crate) fn make(&self) -> Result<Arc<dyn ExecutionContext>, String> {
+        (self.make)()
+    }
+}
+
+impl std::fmt::Debug for RemoteContexts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteContexts")
+            .field("what", &self.what)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for RemoteContexts {
+    fn eq(&self, other: &Self) -> bool {
+        self.what == other.what && Arc::ptr_eq(&self.make, &other.make)
+    }
+}
+
+impl Eq for RemoteContexts {}
 
 impl ServeOptions {
     /// The defaults, with sessions under `user_dir`.
@@ -111,7 +162,16 @@ impl ServeOptions {
             sweep_orphans: true,
             sandbox: SandboxPolicy::off(),
             detach: None,
+            remote: None,
         }
+    }
+
+    /// Runs every session's tasks where `contexts` says, not on this machine
+    /// ([`remote`](Self#structfield.remote)).
+    #[must_use]
+    pub fn remote(mut self, contexts: RemoteContexts) -> Self {
+        self.remote = Some(contexts);
+        self
     }
 
     /// Offers `detach: true`, run by the supervisor `client` reaches (give it a

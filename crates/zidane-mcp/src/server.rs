@@ -201,7 +201,10 @@ impl std::fmt::Debug for McpServer {
 /// [`roots::ROOTS_TIMEOUT`]), and makes them the session's workspace roots.
 fn refresh_roots(session: Arc<McpSession>, context: NotificationContext<RoleServer>) {
     tokio::spawn(async move {
-        roots::refresh(context.peer, session.process(), roots::ROOTS_TIMEOUT).await;
+        // Roots are this machine's paths: a session whose tasks run elsewhere has none.
+        if let Some(process) = session.process() {
+            roots::refresh(context.peer, process, roots::ROOTS_TIMEOUT).await;
+        }
     });
 }
 

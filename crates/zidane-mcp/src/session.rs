@@ -32,8 +32,9 @@ use crate::push::{self, Push, PushTargets};
 /// ends it.
 pub struct McpSession {
     agent: Agent,
-    /// The agent's context, typed: the client's roots are added to it.
-    process: Arc<ProcessContext>,
+    /// The agent's context, typed: the client's roots are added to it. `None` when the
+    /// tasks run elsewhere ([`ServeOptions::remote`]).
+    process: Option<Arc<ProcessContext>>,
     pub(crate) pushes: Arc<PushTargets>,
     /// Tool calls answered as MCP tasks (the protocol's handles for a long request, not
     /// the agent's background tasks).
@@ -56,36 +57,35 @@ pub struct McpSession {
 
 impl McpSession {
     /// A new session: its own `ProcessContext` (its tasks' environment computed by
-    /// [`ServeOptions::env_policy`], its commands in the [`ServeOptions::sandbox`]), a host-driven agent with the default tools and
-    /// `list_tasks`, logs in `<user_dir>/sessions/<id>/tasks/`, the session held live
-    /// ([`SessionStore::hold`]) until its teardown, and the push forwarder running. Call inside a tokio runtime. A bad `ZIDANE_PROCESS_PATH` or a policy
-    /// that cannot be applied is [`McpServeError::Config`].
+    /// [`ServeOptions::env_policy`], its commands in the [`ServeOptions::sandbox`]), or
+    /// the context [`ServeOptions::remote`] makes; a host-driven agent with the default
+    /// tools and `list_tasks`, logs in `<user_dir>/sessions/<id>/tasks/`, the session
+    /// held live ([`SessionStore::hold`]) until its teardown, the push forwarder
+    /// running, and, for a remote context, a sweep for the exits it records. Call inside a tokio runtime. A bad `ZIDANE_PROCESS_PATH`, a policy that
+    /// cannot be applied or a remote context that cannot be made is
+    /// [`McpServeError::Config`].
     pub fn new(options: &ServeOptions) -> Result<Arc<Self>, McpServeError> {
         options
             .env_policy
             .validate()
             .map_err(|error| McpServeError::Config(error.to_string()))?;
-        let process = Arc::new(
-            ProcessContext::builder()
-                .kill_grace(options.kill_grace)
-                .env_policy(options.env_policy.clone())
-                .sandbox(options.sandbox.clone())
-                .try_build()
-                .map_err(|error| McpServeError::Config(error.to_string()))?,
-        );
         let session = Session::generate();
-        let context: Arc<dyn ExecutionContext> = match &options.detach {
-            Some(client) => Arc::new(SupervisedContext::new(
-                Arc::clone(&process),
-                client.clone(),
-                DetachSettings {
-                    workspace: workspace_of(&process),
-                    session: session.id.clone(),
-                    host: "zidane mcp".to_owned(),
-                },
-            )),
-            None => Arc::clone(&process) as _,
+        let (process, context) = match &options.remote {
+            Some(remote) => (None, remote.make().map_err(McpServeError::Config)?),
+            None => {
+                let (process, context) = local_context(options, &session)?;
+                (Some(process), context)
+            }
         };
+        Self::on_context(options, session, process, context)
+    }
+
+    fn on_context(
+        options: &ServeOptions,
+        session: Session,
+        process: Option<Arc<ProcessContext>>,
+        context: Arc<dyn ExecutionContext>,
+    ) -> Result<Arc<Self>, McpServeError> {
         let hold = SessionStore::new(&options.user_dir).hold(&session.id)?;
         let tasks_dir = resolve_tasks_dir(&options.user_dir, &session.id)?;
         let agent = Agent::host_driven(context)
@@ -119,6 +119,11 @@ impl McpSession {
             receiver,
             stop_pushes.clone(),
         ));
+        // A remote context records exits for a sweep to find (a local one pushes them,
+        // and the supervisor's are told at the first result or the wake-up).
+        if let (None, Some(every)) = (&process, agent.idle_sweep_interval()) {
+            tokio::spawn(sweep_exits(agent.clone(), every, stop_pushes.clone()));
+        }
         Ok(Arc::new(Self {
             agent,
             process,
@@ -140,9 +145,10 @@ impl McpSession {
         &self.agent
     }
 
-    /// The session's context, where the client's roots become workspace roots.
-    pub(crate) fn process(&self) -> &ProcessContext {
-        &self.process
+    /// The session's context, where the client's roots become workspace roots; `None`
+    /// when its tasks run elsewhere.
+    pub(crate) fn process(&self) -> Option<&ProcessContext> {
+        self.process.as_deref()
     }
 
     /// Ends the session: pushes stop, the agent is destroyed (every task's process group
@@ -181,6 +187,54 @@ impl std::fmt::Debug for McpSession {
         f.debug_struct("McpSession")
             .field("agent", &self.agent)
             .finish_non_exhaustive()
+    }
+}
+
+/// A session's own context on this machine: a `ProcessContext` (its tasks' environment
+/// computed by the server's policy, its commands in the server's sandbox), under the
+/// supervisor when the server offers `detach`.
+fn local_context(
+    options: &ServeOptions,
+    session: &Session,
+) -> Result<(Arc<ProcessContext>, Arc<dyn ExecutionContext>), McpServeError> {
+    let process = Arc::new(
+        ProcessContext::builder()
+            .kill_grace(options.kill_grace)
+            .env_policy(options.env_policy.clone())
+            .sandbox(options.sandbox.clone())
+            .try_build()
+            .map_err(|error| McpServeError::Config(error.to_string()))?,
+    );
+    let context: Arc<dyn ExecutionContext> = match &options.detach {
+        Some(client) => Arc::new(SupervisedContext::new(
+            Arc::clone(&process),
+            client.clone(),
+            DetachSettings {
+                workspace: workspace_of(&process),
+                session: session.id.clone(),
+                host: "zidane mcp".to_owned(),
+            },
+        )),
+        None => Arc::clone(&process) as _,
+    };
+    Ok((process, context))
+}
+
+/// Sweeps `agent` for the exits its context records rather than pushes, every `every`
+/// until `stop`: each one found is told as a pushed one would be (the hook, then the
+/// push to the client).
+async fn sweep_exits(agent: Agent, every: std::time::Duration, stop: CancellationToken) {
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = ticks.tick() => {
+                if let Err(error) = agent.sweep_exits().await {
+                    tracing::debug!(%error, "a sweep for exits failed");
+                }
+            }
+        }
     }
 }
 

@@ -40,12 +40,14 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use context::{DEFAULT_CALL_TIMEOUT, DEFAULT_SWEEP_INTERVAL, RestateContext};
+pub use discover::registered_workers;
 pub use error::RestateError;
 pub use identity::IdentityKeys;
 pub use serve::{register, serve};
 pub use worker::{DEFAULT_WORKER_MAX_TASKS, Worker, WorkerOptions};
 
 mod context;
+mod discover;
 mod error;
 mod exit_report;
 mod identity;

@@ -60,7 +60,8 @@
 //! `anthropic` — real model providers in `zidane::models` (`zidane::models::from_env()`
 //! picks one from the environment); `mcp` — the MCP server (`zidane mcp`
 //! is its command); `detach` — tasks that outlive their host, run by the per-user
-//! supervisor (`zidane::supervisor`); `mock` — `MockContext` for tests of your own
+//! supervisor (`zidane::supervisor`); `restate` — durable tasks on a fleet of
+//! `zidane-worker`s behind Restate (`zidane::restate`); `mock` — `MockContext` for tests of your own
 //! layers; `testing` — `insta` filters for snapshot tests of transcripts, and the
 //! scripted provider server when a provider is on. `docs/BACKGROUND_TASKS.md` in the
 //! repository describes the whole mechanism.
@@ -78,6 +79,9 @@ pub use zidane_models as models;
 #[cfg(feature = "process")]
 #[cfg_attr(docsrs, doc(cfg(feature = "process")))]
 pub use zidane_process as process;
+#[cfg(feature = "restate")]
+#[cfg_attr(docsrs, doc(cfg(feature = "restate")))]
+pub use zidane_restate as restate;
 #[cfg(feature = "detach")]
 #[cfg_attr(docsrs, doc(cfg(feature = "detach")))]
 pub use zidane_supervisor as supervisor;

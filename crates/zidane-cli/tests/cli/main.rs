@@ -24,6 +24,7 @@ mod clean;
 mod detached;
 mod env_policy;
 mod errors;
+mod fleet;
 mod hardening;
 mod hosts;
 mod http;

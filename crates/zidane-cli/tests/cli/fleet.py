@@ -1,0 +1,142 @@
+"""Tasks on a fleet of `zidane-worker`s through `zidane mcp --restate`, driven by the
+official Python MCP SDK.
+
+    python fleet.py <case> <zidane binary> <workspace> <user dir> <ingress> <admin> <fleet dir>
+
+The test (fleet.rs) runs a Restate server and workers `w1` and `w2`, whose disks are
+`<fleet dir>/worker-w1` and `<fleet dir>/worker-w2`. Each case starts one `zidane mcp`
+session on that fleet and checks what the model sees. Prints `ok` and exits 0 when
+everything held.
+"""
+
+import os
+import re
+import sys
+import time
+import warnings
+from contextlib import asynccontextmanager
+
+import anyio
+import mcp.types as types
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from sdk_common import run_main, text
+
+warnings.simplefilter("ignore")
+
+# Longest a step waits for something that should happen.
+WAIT = 20.0
+PASSED_ON = ("PATH", "LANG", "HOME")
+NOTIFICATION = re.compile(r"<task-notification>\n<task-id>(bash_\d+)</task-id>")
+
+
+def told(result: types.CallToolResult) -> list[str]:
+    """The task ids whose `<task-notification>` this result carries."""
+    return NOTIFICATION.findall(text(result))
+
+
+@asynccontextmanager
+async def session(binary: str, workspace: str, user_dir: str, flags: list[str], logged: list | None = None):
+    """A session of `zidane mcp` with `flags`; the data of its log messages appended to
+    `logged` when given (the client then asks for them)."""
+    params = StdioServerParameters(
+        command=binary,
+        args=["mcp", "--user-dir", user_dir, *flags],
+        env={name: os.environ[name] for name in PASSED_ON if name in os.environ},
+        cwd=workspace,
+    )
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        if logged is not None:
+            logged.append(params.data)
+
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, logging_callback=on_log) as client:
+            await client.initialize()
+            if logged is not None:
+                await client.set_logging_level("info")
+            yield client
+
+
+async def start(client: ClientSession, command: str) -> dict:
+    started = await client.call_tool("shell", {"command": command, "run_in_background": True})
+    assert not started.is_error, text(started)
+    return started.structured_content
+
+
+def worker_of(output_path: str, fleet: str) -> str:
+    """Which worker's disk holds `output_path`."""
+    for worker in ("w1", "w2"):
+        if output_path.startswith(os.path.join(fleet, f"worker-{worker}") + os.sep):
+            return worker
+    raise AssertionError(f"{output_path} is on no worker's disk under {fleet}")
+
+
+async def runs_there(binary: str, workspace: str, user_dir: str, ingress: str, admin: str, fleet: str) -> None:
+    logged: list = []
+    async with session(binary, workspace, user_dir, ["--restate", ingress, "--restate-admin", admin], logged) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        offered = tools["shell"].input_schema["properties"]
+        for local_only in ("detach", "tty", "stdin"):
+            assert local_only not in offered, f"{local_only} offered on a fleet: {sorted(offered)}"
+
+        started = await start(client, "echo fleet-$((6*7)); sleep 0.5; exit 3")
+        task_id = started["task_id"]
+        worker_of(started["output_path"], fleet)
+        assert not os.path.exists(os.path.join(workspace, os.path.basename(started["output_path"])))
+
+        # Nobody calls anything: the session's sweep finds the end on its worker and
+        # pushes it to the client.
+        deadline = time.monotonic() + WAIT
+        while not any(isinstance(data, dict) and data.get("event") == "task_exit" for data in logged):
+            assert time.monotonic() < deadline, f"{task_id}'s end was never pushed: {logged}"
+            await anyio.sleep(0.05)
+        [pushed] = [data for data in logged if isinstance(data, dict) and data.get("event") == "task_exit"]
+        assert pushed["exit"]["task_id"] == task_id and pushed["exit"]["exit_code"] == 3, pushed
+
+        # The model is told at its next result, once.
+        deadline = time.monotonic() + WAIT
+        times_told = 0
+        while times_told == 0:
+            assert time.monotonic() < deadline, f"{task_id}'s end was never told"
+            await anyio.sleep(0.2)
+            times_told += told(await client.call_tool("list_tasks", {})).count(task_id)
+        assert times_told == 1, times_told
+        # Sweeps go on (every half second): the end is not told again.
+        for _ in range(8):
+            await anyio.sleep(0.25)
+            again = await client.call_tool("list_tasks", {})
+            assert task_id not in told(again), text(again)
+
+        waited = await client.call_tool("wait_task", {"task_id": task_id, "timeout_ms": 1000})
+        assert waited.structured_content["exit"]["exit_code"] == 3, waited.structured_content
+        # The log is on the worker's disk, read back through the worker.
+        read = await client.call_tool("read_file", {"path": started["output_path"]})
+        assert "fleet-42" in text(read), text(read)
+
+
+async def named_workers(binary: str, workspace: str, user_dir: str, ingress: str, admin: str, fleet: str) -> None:
+    async with session(binary, workspace, user_dir, ["--restate", ingress, "--workers", "w1,w2"]) as client:
+        first = await start(client, "sleep 0.2")
+        second = await start(client, "sleep 0.2")
+        ran_on = {worker_of(first["output_path"], fleet), worker_of(second["output_path"], fleet)}
+        assert ran_on == {"w1", "w2"}, ran_on
+        for started in (first, second):
+            waited = await client.call_tool("wait_task", {"task_id": started["task_id"], "timeout_ms": int(WAIT * 1000)})
+            assert waited.structured_content["exit"]["exit_code"] == 0, waited.structured_content
+
+
+CASES = {
+    "runs-there": runs_there,
+    "named-workers": named_workers,
+}
+
+
+async def main() -> None:
+    case, binary, workspace, user_dir, ingress, admin, fleet = sys.argv[1:8]
+    await CASES[case](binary, workspace, user_dir, ingress, admin, fleet)
+    print("ok")
+
+
+if __name__ == "__main__":
+    run_main(main)
