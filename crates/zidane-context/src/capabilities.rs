@@ -38,6 +38,11 @@ pub struct Capabilities {
     /// when this is set.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub detach: bool,
+    /// Background tasks run on a fleet of machines and can be placed by labels
+    /// ([`BackgroundOptions::labels`](crate::BackgroundOptions::labels)). Tools offer
+    /// `labels` only when this is set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub placement: bool,
 }
 
 impl Capabilities {
@@ -50,6 +55,7 @@ impl Capabilities {
             terminals: false,
             follow_output: false,
             detach: false,
+            placement: false,
         }
     }
 
@@ -79,6 +85,14 @@ impl Capabilities {
     #[must_use]
     pub const fn with_detach(mut self) -> Self {
         self.detach = true;
+        self
+    }
+
+    /// Says that background tasks can be placed by labels (see
+    /// [`placement`](Self::placement)).
+    #[must_use]
+    pub const fn with_placement(mut self) -> Self {
+        self.placement = true;
         self
     }
 

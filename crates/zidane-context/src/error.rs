@@ -18,6 +18,14 @@ pub enum ContextError {
         /// The operation that was asked for, e.g. `"exec_background"`.
         operation: &'static str,
     },
+    /// No machine of the fleet carries every label a start asked for; nothing started.
+    #[error("no worker carries the labels {wanted}: {known}")]
+    NoMatchingWorker {
+        /// The labels asked for, as the model wrote them (`gpu, linux`).
+        wanted: String,
+        /// The workers and the labels each carries, or why none could be asked.
+        known: String,
+    },
     /// The handle was never created by this context.
     #[error("unknown execution handle {0}")]
     UnknownHandle(ExecutionHandle),

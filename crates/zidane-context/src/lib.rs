@@ -78,8 +78,8 @@ pub use signal::{Signal, SignalParseError};
 pub use sync::lock;
 pub use task::{
     BackgroundOptions, BackgroundStarted, ExitCallback, KillReason, LOST_EXIT_CODE,
-    LogWriteFailure, Naming, StallCallback, StallInfo, TaskEntry, TaskExitInfo, TaskState,
-    TaskStatus,
+    LogWriteFailure, MAX_LABEL_LEN, Naming, StallCallback, StallInfo, TaskEntry, TaskExitInfo,
+    TaskState, TaskStatus, is_label,
 };
 pub use task_id::{
     DETACHED_TASK_ID_PREFIX, DETACHED_TASK_NUMBERS, HELD_TASK_NUMBERS, TASK_ID_PREFIX, TaskId,

@@ -205,6 +205,16 @@ impl MockContext {
         self
     }
 
+    /// Places tasks by labels ([`Capabilities::placement`]): a start's labels are
+    /// accepted, as a fleet's context would; without this they are refused.
+    #[must_use]
+    pub fn with_placement(self) -> Self {
+        let mut config = self.config();
+        config.capabilities = config.capabilities.with_placement();
+        drop(config);
+        self
+    }
+
     /// Never calls `on_exit`: exits are only recorded, for `list_background` and
     /// `wait_background` to find — like a durable context whose tasks outlive the host
     /// that started them.
@@ -588,6 +598,9 @@ impl ExecutionContext for MockContext {
         self.check_background()?;
         if options.detach && !self.config().capabilities.detach {
             return Err(ContextError::unsupported("detach"));
+        }
+        if !options.labels.is_empty() && !self.config().capabilities.placement {
+            return Err(ContextError::unsupported("labels"));
         }
         validate_command(command)?;
         let mut state = self.state();

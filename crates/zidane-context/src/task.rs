@@ -792,6 +792,29 @@ pub struct BackgroundOptions {
     /// `false`) refuses the start with [`ContextError::Unsupported`](crate::ContextError::Unsupported)
     /// rather than run a task that would die with its host.
     pub detach: bool,
+    /// The labels the machine that runs the task must carry (`gpu`, `linux-x86_64`): a
+    /// context that places tasks on a fleet ([`Capabilities::placement`](crate::Capabilities::placement))
+    /// picks, among the workers carrying all of them, the least loaded; one that does
+    /// not refuses a start that names any. Empty (the default): any machine.
+    pub labels: Vec<String>,
+}
+
+/// The longest label ([`BackgroundOptions::labels`], a worker's own).
+pub const MAX_LABEL_LEN: usize = 64;
+
+/// Whether `label` is one: 1 to [`MAX_LABEL_LEN`] ASCII letters, digits, `-`, `_` or `.`
+/// (`gpu`, `linux-x86_64`), the same rule for a start's labels and a worker's.
+///
+/// ```
+/// assert!(zidane_context::is_label("linux-x86_64"));
+/// assert!(!zidane_context::is_label("two words"));
+/// ```
+pub fn is_label(label: &str) -> bool {
+    !label.is_empty()
+        && label.len() <= MAX_LABEL_LEN
+        && label
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 impl BackgroundOptions {
@@ -863,6 +886,14 @@ impl BackgroundOptions {
     #[must_use]
     pub fn detach(mut self, detach: bool) -> Self {
         self.detach = detach;
+        self
+    }
+
+    /// Sets the labels the machine that runs the task must carry (see
+    /// [`labels`](Self::labels)).
+    #[must_use]
+    pub fn labels(mut self, labels: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.labels = labels.into_iter().map(Into::into).collect();
         self
     }
 

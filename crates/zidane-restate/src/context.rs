@@ -20,7 +20,7 @@ use crate::error::RestateError;
 use crate::ingress::Ingress;
 use crate::protocol::{
     ExecRequest, ProbeRequest, ReadRequest, StartRequest, TaskRef, WaitRequest, object_key,
-    service_name,
+    service_name, worker_id_of,
 };
 
 /// How long a call to a worker may take before the worker counts as unreachable.
@@ -183,6 +183,51 @@ impl RestateContext {
         Ok(entries)
     }
 
+    /// Every worker's id and its labels and load (`None`: it did not answer in time),
+    /// asked at once.
+    async fn describe_all(
+        &self,
+        handle: ExecutionHandle,
+    ) -> Vec<(String, Option<crate::protocol::WorkerInfo>)> {
+        let mut calls = tokio::task::JoinSet::new();
+        for (index, service) in self.workers.iter().enumerate() {
+            let ingress = self.ingress.clone();
+            let service = service.clone();
+            let key = object_key(handle);
+            let timeout = self.call_timeout;
+            calls.spawn(async move {
+                let described: std::result::Result<crate::protocol::WorkerInfo, RestateError> =
+                    ingress
+                        .call(
+                            &service,
+                            &key,
+                            "describe",
+                            &serde_json::Value::Null,
+                            timeout,
+                        )
+                        .await;
+                (index, described)
+            });
+        }
+        let mut described: Vec<(String, Option<crate::protocol::WorkerInfo>)> = self
+            .workers
+            .iter()
+            .map(|service| (worker_id_of(service).to_owned(), None))
+            .collect();
+        while let Some(joined) = calls.join_next().await {
+            let Ok((index, answer)) = joined else {
+                continue;
+            };
+            match answer {
+                Ok(info) => described[index].1 = Some(info),
+                Err(error) => {
+                    tracing::warn!(worker = %self.workers[index], %error, "worker did not describe itself");
+                }
+            }
+        }
+        described
+    }
+
     /// Remembers that worker `index` runs these tasks and holds their logs.
     fn note_owner(&self, handle: ExecutionHandle, entries: &[TaskEntry], index: usize) {
         let mut owners = lock(&self.owners);
@@ -249,7 +294,9 @@ impl RestateContext {
 #[async_trait]
 impl ExecutionContext for RestateContext {
     fn capabilities(&self) -> Capabilities {
-        Capabilities::new(DetachedTasks::Durable).with_sweep_interval(self.sweep_interval)
+        Capabilities::new(DetachedTasks::Durable)
+            .with_sweep_interval(self.sweep_interval)
+            .with_placement()
     }
 
     async fn create_handle(&self) -> Result<ExecutionHandle> {
@@ -350,6 +397,22 @@ impl ExecutionContext for RestateContext {
                 "exec_background with input or a terminal",
             ));
         }
+        // Labels are checked before a task number is taken: a start no worker fits
+        // leaves nothing behind.
+        let first = self.next_worker.fetch_add(1, Ordering::Relaxed);
+        let order: Vec<usize> = if options.labels.is_empty() {
+            (0..self.workers.len())
+                .map(|attempt| (first + attempt) % self.workers.len())
+                .collect()
+        } else {
+            let described = self.describe_all(handle).await;
+            crate::placement::order(&described, &options.labels, first).map_err(|known| {
+                ContextError::NoMatchingWorker {
+                    wanted: options.labels.join(", "),
+                    known,
+                }
+            })?
+        };
         let task_id = self.next_task_id(handle).await?;
         let mut request = StartRequest {
             task_id,
@@ -359,10 +422,8 @@ impl ExecutionContext for RestateContext {
             limits: options.limits,
             deadline_ms: 0,
         };
-        let first = self.next_worker.fetch_add(1, Ordering::Relaxed);
         let mut last = None;
-        for attempt in 0..self.workers.len() {
-            let worker = (first + attempt) % self.workers.len();
+        for worker in order {
             // A start still queued (behind others of the handle, or for a worker that
             // is down) when its deadline passes is refused by the worker; the host waits
             // a little longer than that for the answer.

@@ -54,6 +54,7 @@ mod identity;
 mod ids;
 mod ingress;
 mod object;
+mod placement;
 mod protocol;
 mod serve;
 mod table;

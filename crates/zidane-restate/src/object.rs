@@ -250,6 +250,16 @@ impl ZidaneWorker {
         Ok(())
     }
 
+    /// This worker's labels and load, for placing a start (any key: it reads no
+    /// handle's state).
+    #[handler]
+    async fn describe(
+        &self,
+        _ctx: SharedObjectContext<'_>,
+    ) -> HandlerResult<Json<crate::protocol::WorkerInfo>> {
+        Ok(Json(self.0.describe().await))
+    }
+
     /// A window of lines of a file under the handle's directory on this worker.
     #[handler]
     async fn read_file(

@@ -15,9 +15,26 @@ pub(crate) fn service_name(worker_id: &str) -> String {
     format!("{SERVICE_PREFIX}_{worker_id}")
 }
 
+/// The worker id in a worker's service name (the name itself when it is not one).
+pub(crate) fn worker_id_of(service: &str) -> &str {
+    service
+        .strip_prefix(SERVICE_PREFIX)
+        .and_then(|rest| rest.strip_prefix('_'))
+        .unwrap_or(service)
+}
+
 /// The object key of a handle: its number in decimal.
 pub(crate) fn object_key(handle: zidane_context::ExecutionHandle) -> String {
     handle.id().to_string()
+}
+
+/// `describe`: what placement needs to know of a worker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct WorkerInfo {
+    /// The worker's labels.
+    pub(crate) labels: Vec<String>,
+    /// How many tasks run on it now, over every handle.
+    pub(crate) running: usize,
 }
 
 /// `start`: run a command as task `task_id` of the object's handle.

@@ -40,6 +40,10 @@ pub struct WorkerOptions {
     /// all but those named like a secret, never zidane's own credentials). A start's own
     /// variables go on top.
     pub env_policy: EnvPolicy,
+    /// What this worker's machine is (`gpu`, `linux-x86_64`): a start that names labels
+    /// runs on the least-loaded worker carrying all of them. Each is a label by
+    /// [`zidane_context::is_label`]'s rule.
+    pub labels: Vec<String>,
 }
 
 impl WorkerOptions {
@@ -55,7 +59,15 @@ impl WorkerOptions {
             ingress: ingress.into(),
             max_tasks: DEFAULT_WORKER_MAX_TASKS,
             env_policy: EnvPolicy::default(),
+            labels: Vec::new(),
         }
+    }
+
+    /// Sets the worker's labels (see [`labels`](Self#structfield.labels)).
+    #[must_use]
+    pub fn labels(mut self, labels: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.labels = labels.into_iter().map(Into::into).collect();
+        self
     }
 
     /// Sets the most tasks running at once on this worker.
@@ -106,6 +118,17 @@ impl Worker {
     /// applied, or a bad `ZIDANE_PROCESS_PATH`, is [`RestateError::Config`](crate::RestateError::Config).
     pub fn new(config: WorkerOptions) -> Result<Self, crate::RestateError> {
         crate::ids::validate_worker_id(&config.worker_id)?;
+        if let Some(label) = config
+            .labels
+            .iter()
+            .find(|label| !zidane_context::is_label(label))
+        {
+            return Err(crate::RestateError::Config(format!(
+                "label {label:?} is not one: a label is 1 to {} ASCII letters, digits, `-`, \
+                 `_` or `.`",
+                zidane_context::MAX_LABEL_LEN
+            )));
+        }
         config
             .env_policy
             .validate()
@@ -205,6 +228,24 @@ impl Worker {
         }
         let local = self.process.create_handle().await.map_err(terminal)?;
         Ok(*lock(&self.handles).entry(handle).or_insert(local))
+    }
+
+    /// What placement asks of this worker: its labels, and how many tasks run on it.
+    pub(crate) async fn describe(&self) -> crate::protocol::WorkerInfo {
+        let locals: Vec<ExecutionHandle> = lock(&self.handles).values().copied().collect();
+        let mut running = 0;
+        for local in locals {
+            if let Ok(entries) = self.process.list_background(local).await {
+                running += entries
+                    .iter()
+                    .filter(|entry| entry.status() == zidane_context::TaskStatus::Running)
+                    .count();
+            }
+        }
+        crate::protocol::WorkerInfo {
+            labels: self.config.labels.clone(),
+            running,
+        }
     }
 
     pub(crate) fn handle_dir(&self, handle: u64) -> PathBuf {

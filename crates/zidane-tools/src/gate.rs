@@ -41,6 +41,8 @@ pub struct BackgroundGate {
     task_events: bool,
     /// The context's tasks can be detached (`detach`).
     detach: bool,
+    /// The context places tasks on a fleet by labels (`labels`).
+    placement: bool,
 }
 
 impl BackgroundGate {
@@ -76,6 +78,7 @@ impl BackgroundGate {
             foreground_budget: None,
             task_events: open && capabilities.follow_output,
             detach: open && capabilities.detach,
+            placement: open && capabilities.placement,
         }
     }
 
@@ -91,6 +94,7 @@ impl BackgroundGate {
             foreground_budget: None,
             task_events: true,
             detach: false,
+            placement: false,
         }
     }
 
@@ -105,6 +109,7 @@ impl BackgroundGate {
             foreground_budget: None,
             task_events: false,
             detach: false,
+            placement: false,
         }
     }
 
@@ -118,6 +123,7 @@ impl BackgroundGate {
             foreground_budget: None,
             task_events: false,
             detach: false,
+            placement: false,
         }
     }
 
@@ -126,6 +132,14 @@ impl BackgroundGate {
     #[must_use]
     pub const fn with_detach(mut self, detach: bool) -> Self {
         self.detach = detach && self.reason.is_none();
+        self
+    }
+
+    /// The same gate, for a session whose tasks can (`true`) or cannot be placed by
+    /// labels; an open gate only.
+    #[must_use]
+    pub const fn with_placement(mut self, placement: bool) -> Self {
+        self.placement = placement && self.reason.is_none();
         self
     }
 
@@ -182,6 +196,12 @@ impl BackgroundGate {
     /// host, owned by the per-user supervisor.
     pub const fn detach(&self) -> bool {
         self.detach
+    }
+
+    /// Whether background tasks may name the labels of the worker that runs them
+    /// (`labels`): the context places them on a fleet.
+    pub const fn placement(&self) -> bool {
+        self.placement
     }
 
     /// Whether background tasks may be started.

@@ -28,6 +28,9 @@ pub struct ShellArgs {
     /// `run_in_background`): it gets an id like `bash_d1`, `zidane ps` lists it, and the
     /// next session in this workspace can wait for it and is told its end once.
     pub detach: Option<bool>,
+    /// Background only: the labels the worker that runs the task must carry (`["gpu"]`):
+    /// the least-loaded worker carrying all of them runs it.
+    pub labels: Option<Vec<String>>,
     /// Background only: kill the task once its processes together have used this much
     /// CPU time, in milliseconds.
     #[schemars(range(min = 1))]

@@ -70,10 +70,21 @@ needs a terminal (prompts that show only on one, REPLs, full-screen programs; `r
 `cols` set its size), then type with `shell_input` and read a terminal's screen with \
 `shell_screen`. Prefer a non-interactive flag (`--yes`, `-y`) when the command has one.";
 
+/// The paragraph on placement, when the context runs tasks on a fleet of workers.
+const LABELS_DESCRIPTION: &str = "\
+Background tasks run on a fleet of workers. Set `labels` (`[\"gpu\"]`) when a task needs a \
+particular kind of machine: the least-loaded worker carrying every one of them runs it, \
+and a start whose labels no worker carries is refused, naming the labels the workers \
+have.";
+
+/// Most labels one start may name.
+const MAX_LABELS: usize = 16;
+
 /// The background-only fields of the input.
-const BACKGROUND_FIELDS: [&str; 9] = [
+const BACKGROUND_FIELDS: [&str; 10] = [
     "run_in_background",
     "detach",
+    "labels",
     "notify_on",
     "cpu_time_ms",
     "max_output_bytes",
@@ -232,6 +243,9 @@ impl ShellTool {
             if !gate.detach() {
                 properties.remove("detach");
             }
+            if !gate.placement() {
+                properties.remove("labels");
+            }
             shell_sandbox::fit_schema(properties, sandbox);
         }
         let background =
@@ -242,6 +256,9 @@ impl ShellTool {
         );
         if gate.detach() {
             description.push_str(&format!("\n\n{DETACH_DESCRIPTION}"));
+        }
+        if gate.placement() {
+            description.push_str(&format!("\n\n{LABELS_DESCRIPTION}"));
         }
         if gate.task_events() {
             description.push_str("\n\n");
@@ -316,6 +333,11 @@ impl ShellTool {
         if detach && let Some(refused) = refused("detach") {
             return refused;
         }
+        if !interaction.labels.is_empty()
+            && let Some(refused) = refused("labels")
+        {
+            return refused;
+        }
         let Some(tasks_dir) = context.background().tasks_dir.clone() else {
             return ToolOutput::error(format!(
                 "{SHELL}: {}",
@@ -342,7 +364,8 @@ impl ShellTool {
         };
         let mut options = BackgroundOptions::new(tasks_dir)
             .stdin(interaction.stdin)
-            .detach(detach);
+            .detach(detach)
+            .labels(interaction.labels.clone());
         options.spec.sandbox = sandbox;
         options.tty = interaction.tty;
         options.limits = budgets.or(context.background().limits);
@@ -432,7 +455,13 @@ impl Tool for ShellTool {
     /// the shell does not know.
     fn full_spec(&self) -> ToolSpec {
         let sandboxed = SandboxReport::new(SandboxPolicy::default(), SandboxStatus::Enforced);
-        Self::background_spec(None, &BackgroundGate::open().with_detach(true), &sandboxed)
+        Self::background_spec(
+            None,
+            &BackgroundGate::open()
+                .with_detach(true)
+                .with_placement(true),
+            &sandboxed,
+        )
     }
 
     fn withheld(&self, argument: &str, view: &SpecView) -> String {
@@ -525,6 +554,16 @@ impl Tool for ShellTool {
                  runs; a foreground command's output comes back whole when it ends. Drop it or \
                  set `run_in_background: true`."
             ))
+        } else if input
+            .labels
+            .as_ref()
+            .is_some_and(|labels| !labels.is_empty())
+        {
+            ToolOutput::error(format!(
+                "{SHELL}: `labels` choose the worker a background task runs on; a foreground \
+                 command runs where the session's commands run. Drop them or set \
+                 `run_in_background: true`."
+            ))
         } else if input.stdin.is_some() || input.tty.is_some() {
             ToolOutput::error(format!(
                 "{SHELL}: `stdin` and `tty` are for background tasks, which you can type into \
@@ -587,6 +626,11 @@ impl ShellTool {
                 "{DETACH_UNAVAILABLE} Drop `detach`: a background task of this session ends \
                  with it."
             )),
+            "labels" if !gate.placement() => Some(
+                "`labels` is not available: tasks here run on this one machine, not on a \
+                 fleet of workers. Drop `labels`."
+                    .to_owned(),
+            ),
             _ => None,
         }
     }
@@ -633,17 +677,20 @@ impl Outside<'_> {
     }
 }
 
-/// A background task's input, terminal and lifetime, as the model asked for them.
-#[derive(Debug, Clone, Copy, Default)]
+/// A background task's input, terminal, lifetime and placement, as the model asked for
+/// them.
+#[derive(Debug, Clone, Default)]
 struct Interaction {
     stdin: StdinMode,
     tty: Option<TtySize>,
     /// The task is to outlive the host (`detach`).
     detach: bool,
+    /// The labels its worker must carry (`labels`), checked.
+    labels: Vec<String>,
 }
 
 impl Interaction {
-    fn takes_input(self) -> bool {
+    fn takes_input(&self) -> bool {
         !self.stdin.is_closed() || self.tty.is_some()
     }
 
@@ -691,8 +738,34 @@ impl Interaction {
             stdin,
             tty,
             detach: input.detach == Some(true),
+            labels: checked_labels(input.labels.as_deref().unwrap_or_default())?,
         })
     }
+}
+
+/// The labels the model gave, each a word of letters, digits, `-`, `_` or `.`, at most
+/// [`MAX_LABELS`] of them; repeats dropped.
+fn checked_labels(labels: &[String]) -> Result<Vec<String>, ToolOutput> {
+    if labels.len() > MAX_LABELS {
+        return Err(ToolOutput::error(format!(
+            "{SHELL}: at most {MAX_LABELS} `labels`, got {}",
+            labels.len()
+        )));
+    }
+    let mut checked: Vec<String> = Vec::with_capacity(labels.len());
+    for label in labels {
+        if !zidane_context::is_label(label) {
+            return Err(ToolOutput::error(format!(
+                "{SHELL}: label {label:?} is not one: a label is 1 to {} ASCII letters, \
+                 digits, `-`, `_` or `.`",
+                zidane_context::MAX_LABEL_LEN
+            )));
+        }
+        if !checked.contains(label) {
+            checked.push(label.clone());
+        }
+    }
+    Ok(checked)
 }
 
 /// A positive number of milliseconds the model gave for `field`, or the error.

@@ -79,6 +79,7 @@ async def runs_there(binary: str, workspace: str, user_dir: str, ingress: str, a
         offered = tools["shell"].input_schema["properties"]
         for local_only in ("detach", "tty", "stdin"):
             assert local_only not in offered, f"{local_only} offered on a fleet: {sorted(offered)}"
+        assert "labels" in offered, sorted(offered)
 
         started = await start(client, "echo fleet-$((6*7)); sleep 0.5; exit 3")
         task_id = started["task_id"]
@@ -126,7 +127,24 @@ async def named_workers(binary: str, workspace: str, user_dir: str, ingress: str
             assert waited.structured_content["exit"]["exit_code"] == 0, waited.structured_content
 
 
+async def labels(binary: str, workspace: str, user_dir: str, ingress: str, admin: str, fleet: str) -> None:
+    async with session(binary, workspace, user_dir, ["--restate", ingress, "--workers", "w1,w2"]) as client:
+        for _ in range(2):
+            gpu = await client.call_tool("shell", {"command": "sleep 0.2", "run_in_background": True, "labels": ["gpu"]})
+            assert not gpu.is_error, text(gpu)
+            assert worker_of(gpu.structured_content["output_path"], fleet) == "w2", gpu.structured_content
+        refused = await client.call_tool("shell", {"command": "echo never", "run_in_background": True, "labels": ["tpu"]})
+        assert refused.is_error, text(refused)
+        for part in ("tpu", "w1: linux", "w2: gpu, linux"):
+            assert part in text(refused), text(refused)
+        listed = await client.call_tool("list_tasks", {})
+        assert "echo never" not in text(listed), text(listed)
+        bad = await client.call_tool("shell", {"command": "true", "run_in_background": True, "labels": ["two words"]})
+        assert bad.is_error and "two words" in text(bad), text(bad)
+
+
 CASES = {
+    "labels": labels,
     "runs-there": runs_there,
     "named-workers": named_workers,
 }

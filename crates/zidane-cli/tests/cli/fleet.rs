@@ -17,8 +17,9 @@ const CASE_BOUND: Duration = Duration::from_secs(120);
 /// Longest a worker may take to say it is ready.
 const READY_WAIT: Duration = Duration::from_secs(30);
 
-/// A Restate server and workers `w1` and `w2`, their disks under a temp dir; the
-/// workers are killed and the server stopped on drop.
+/// A Restate server and workers `w1` (labelled `linux` by its flag) and `w2` (`gpu` and
+/// `linux`, by its environment variable), their disks under a temp dir; the workers are
+/// killed and the server stopped on drop.
 struct Fleet {
     server: RestateServer,
     dir: tempfile::TempDir,
@@ -68,21 +69,25 @@ async fn fleet() -> Option<Fleet> {
         dir,
         workers: Vec::new(),
     };
-    for id in ["w1", "w2"] {
-        let worker = fleet.spawn_worker(id);
-        fleet.workers.push(worker);
-    }
+    let w1 = fleet.spawn_worker("w1", |command| {
+        command.args(["--label", "linux"]);
+    });
+    let w2 = fleet.spawn_worker("w2", |command| {
+        command.env("ZIDANE_WORKER_LABELS", "gpu,linux");
+    });
+    fleet.workers.extend([w1, w2]);
     Some(fleet)
 }
 
 impl Fleet {
-    /// Starts worker `id` on a free port, registered with the server, and waits
-    /// (bounded) for its ready line.
-    fn spawn_worker(&self, id: &str) -> Child {
+    /// Starts worker `id` on a free port, registered with the server, `configure`
+    /// adding its labels, and waits (bounded) for its ready line.
+    fn spawn_worker(&self, id: &str, configure: impl FnOnce(&mut Command)) -> Child {
         // A starting worker sweeps this machine's orphans, which must not race the
         // tests that make orphans and sweep them.
         let _lock = zidane_test_support::sweep_lock();
-        let mut child = Command::new(worker_binary())
+        let mut command = Command::new(worker_binary());
+        command
             .args(["--worker-id", id, "--listen", "127.0.0.1:0"])
             .args(["--ingress", self.server.ingress_url()])
             .args(["--admin", self.server.admin_url()])
@@ -91,9 +96,9 @@ impl Fleet {
             .env_remove("ZIDANE_WORKER_IDENTITY_KEYS")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::inherit());
+        configure(&mut command);
+        let mut child = command.spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -162,6 +167,14 @@ async fn a_task_runs_on_a_worker_found_through_the_admin_api_and_its_end_is_told
 #[tokio::test(flavor = "multi_thread")]
 async fn named_workers_share_the_tasks() {
     case("named-workers").await;
+}
+
+/// `labels` is offered on a fleet; a task that needs a GPU runs on the worker that has
+/// one, and one that needs what no worker has is refused, naming what each carries,
+/// with nothing started.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_runs_on_the_worker_carrying_its_labels() {
+    case("labels").await;
 }
 
 /// What cannot work is refused at the start, naming what is wrong: a worker id that is

@@ -156,6 +156,10 @@ impl ExecutionContext for ProcessContext {
         if options.detach {
             return Err(ContextError::unsupported("detach"));
         }
+        // Labels choose a machine of a fleet; this context has one machine.
+        if !options.labels.is_empty() {
+            return Err(ContextError::unsupported("labels"));
+        }
         validate_command(command)?;
         validate_env(&options.spec.env)?;
         let cwd = resolve_cwd(&self.cwd, options.spec.cwd.as_deref())?;

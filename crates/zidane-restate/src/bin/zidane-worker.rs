@@ -4,12 +4,14 @@
 //! zidane-worker --worker-id w1 --user-dir /var/lib/zidane \
 //!     --listen 127.0.0.1:9080 --ingress http://127.0.0.1:8080 \
 //!     [--admin http://127.0.0.1:9070] [--advertise http://10.0.0.5:9080] [--max-tasks 64] \
+//!     [--label gpu --label linux-x86_64] \
 //!     [--identity-key publickeyv1_… | --identity-key-file PATH | --insecure-no-identity] \
 //!     [--env-inherit all|core|none] [--env-exclude PATTERN] [--env-include-only PATTERN] \
 //!     [--env-set NAME=VALUE]
 //! ```
 //!
-//! `zidane-worker --help` says what each flag does.
+//! `zidane-worker --help` says what each flag does; every flag is also an environment
+//! variable (`ZIDANE_WORKER_ID`, `ZIDANE_WORKER_LABELS`, …), for containers and units.
 //!
 //! A worker runs the shell commands it is sent, so it serves only requests signed by the
 //! Restate servers whose public keys it is given (`--identity-key`,
@@ -55,7 +57,8 @@ Security:
   across machines, put TLS in front (docs/DURABLE.md, Security).
 
 Environment:
-  ZIDANE_WORKER_IDENTITY_KEYS  identity keys, separated by commas or whitespace";
+  ZIDANE_WORKER_IDENTITY_KEYS  identity keys, separated by commas or whitespace
+  Every flag is also the variable shown beside it ([env: …]); a flag given wins.";
 
 /// The command line.
 #[derive(Debug, Parser)]
@@ -67,56 +70,65 @@ Environment:
 )]
 struct Args {
     /// This worker's id (1-64 ASCII letters, digits or '_'); its service is `ZidaneWorker_<id>`.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", env = "ZIDANE_WORKER_ID")]
     worker_id: String,
     /// Where the worker keeps its tasks' logs.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", env = "ZIDANE_WORKER_USER_DIR")]
     user_dir: String,
     /// The address the worker's endpoint listens on (`127.0.0.1:9080`).
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", env = "ZIDANE_WORKER_LISTEN")]
     listen: String,
     /// Restate's ingress (`http://127.0.0.1:8080`).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", env = "ZIDANE_WORKER_INGRESS")]
     ingress: String,
     /// Restate's admin API: register the endpoint there and mark a previous run's tasks lost.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", env = "ZIDANE_WORKER_ADMIN")]
     admin: Option<String>,
     /// The endpoint URL Restate should call, when not `http://<listen>`.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", env = "ZIDANE_WORKER_ADVERTISE")]
     advertise: Option<String>,
     /// Most tasks running at once.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", env = "ZIDANE_WORKER_MAX_TASKS")]
     max_tasks: Option<usize>,
+    /// What this machine is (`gpu`, `linux-x86_64`): a start that names labels runs on
+    /// the least-loaded worker carrying all of them. Repeatable, or comma-separated.
+    #[arg(
+        long = "label",
+        value_name = "LABEL",
+        value_delimiter = ',',
+        env = "ZIDANE_WORKER_LABELS"
+    )]
+    labels: Vec<String>,
     /// Serve only requests signed by the Restate server with this public key
     /// (`publickeyv1_…`); repeat for several (key rotation, several servers).
     #[arg(long, value_name = "KEY")]
     identity_key: Vec<String>,
     /// Like --identity-key, for each key in FILE (separated by newlines, commas or
     /// spaces; `#` starts a comment); repeatable.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", env = "ZIDANE_WORKER_IDENTITY_KEY_FILE")]
     identity_key_file: Vec<PathBuf>,
     /// Listen on a non-loopback address without identity keys: anyone who reaches the
     /// port can run commands as this user. Only when something else (a private network
     /// that only Restate reaches, an authenticating proxy) guards it.
-    #[arg(long)]
+    #[arg(long, env = "ZIDANE_WORKER_INSECURE_NO_IDENTITY")]
     insecure_no_identity: bool,
     /// Which of this process's environment variables tasks start from: all (the
     /// default), core (PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TERM,
     /// TMPDIR, TZ) or none. Names like *KEY*, *SECRET*, *TOKEN*, *PASSWORD* (any case)
     /// are withheld whichever, and ZIDANE_MCP_TOKEN always.
-    #[arg(long, value_name = "all|core|none")]
+    #[arg(long, value_name = "all|core|none", env = "ZIDANE_WORKER_ENV_INHERIT")]
     env_inherit: Option<EnvInherit>,
     /// Withhold variables whose names match PATTERN too (`*` any run, `?` one
     /// character, any case); repeatable.
-    #[arg(long, value_name = "PATTERN")]
+    #[arg(long, value_name = "PATTERN", env = "ZIDANE_WORKER_ENV_EXCLUDE")]
     env_exclude: Vec<EnvPattern>,
     /// Pass on only variables whose names match PATTERN (or another of these);
     /// repeatable.
-    #[arg(long, value_name = "PATTERN")]
+    #[arg(long, value_name = "PATTERN", env = "ZIDANE_WORKER_ENV_INCLUDE_ONLY")]
     env_include_only: Vec<EnvPattern>,
     /// Give every task NAME=VALUE, whatever the excludes (never ZIDANE_MCP_TOKEN);
     /// repeatable.
-    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env_assignment)]
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env_assignment, env = "ZIDANE_WORKER_ENV_SET")]
     env_set: Vec<(String, String)>,
 }
 
@@ -256,6 +268,7 @@ async fn run(args: Args) -> Result<(), String> {
         config.max_tasks = max;
     }
     config.env_policy = env_policy;
+    config.labels = args.labels;
     let worker = Worker::new(config).map_err(|e| e.to_string())?;
     let worker = Arc::new(worker);
     worker.ready().await;

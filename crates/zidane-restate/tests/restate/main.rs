@@ -31,6 +31,8 @@ mod idle_wake;
 mod kill;
 #[path = "notify.rs"]
 mod notify;
+#[path = "placement.rs"]
+mod placement;
 #[path = "readiness.rs"]
 mod readiness;
 #[path = "two_workers.rs"]

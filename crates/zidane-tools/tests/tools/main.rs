@@ -13,6 +13,7 @@ mod follow_gate;
 mod foreground_move;
 mod forged;
 mod gate;
+mod labels;
 mod process;
 mod read_file;
 mod readiness;
