@@ -43,6 +43,10 @@ impl Worker {
             ended_at: Utc::now(),
             bytes_written,
         };
+        // Counted until Restate has the report: a draining worker waits for it.
+        self.reports_in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let _in_flight = InFlight(&self.reports_in_flight);
         let key = handle.to_string();
         let idempotency = format!("exit-{key}-{task_id}-{}", self.boot);
         let mut delay = Duration::from_millis(50);
@@ -61,5 +65,14 @@ impl Worker {
             }
         }
         tracing::error!(task = %task_id, "exit report dropped; the task will read as lost");
+    }
+}
+
+/// Counts one exit report in flight until dropped, however `report_exit` returns.
+struct InFlight<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }

@@ -42,6 +42,7 @@
 pub use context::{DEFAULT_CALL_TIMEOUT, DEFAULT_SWEEP_INTERVAL, RestateContext};
 pub use discover::registered_workers;
 pub use error::RestateError;
+pub use health::serve_health;
 pub use identity::IdentityKeys;
 pub use serve::{register, serve};
 pub use worker::{DEFAULT_WORKER_MAX_TASKS, Worker, WorkerOptions};
@@ -50,6 +51,7 @@ mod context;
 mod discover;
 mod error;
 mod exit_report;
+mod health;
 mod identity;
 mod ids;
 mod ingress;

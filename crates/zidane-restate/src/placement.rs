@@ -19,7 +19,7 @@ pub(crate) fn order(
         .iter()
         .enumerate()
         .filter_map(|(index, (_, info))| {
-            let info = info.as_ref()?;
+            let info = info.as_ref().filter(|info| !info.draining)?;
             wanted
                 .iter()
                 .all(|label| info.labels.contains(label))
@@ -39,6 +39,7 @@ fn carried(described: &[(String, Option<WorkerInfo>)]) -> String {
     let each: Vec<String> = described
         .iter()
         .map(|(id, info)| match info {
+            Some(info) if info.draining => format!("{id}: draining"),
             Some(info) if info.labels.is_empty() => format!("{id}: no labels"),
             Some(info) => format!("{id}: {}", info.labels.join(", ")),
             None => format!("{id}: did not answer"),
@@ -59,6 +60,7 @@ mod tests {
             Some(WorkerInfo {
                 labels: labels.iter().map(|l| (*l).to_owned()).collect(),
                 running,
+                draining: false,
             }),
         )
     }
@@ -92,6 +94,20 @@ mod tests {
         assert_eq!(
             order(&described, &wanted(&["gpu"]), 0),
             Err("the workers carry w1: linux; w2: no labels; w3: did not answer".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_draining_worker_is_never_tried_and_said_so() {
+        let mut draining = worker("w1", &["gpu"], 0);
+        if let Some(info) = draining.1.as_mut() {
+            info.draining = true;
+        }
+        let described = [draining.clone(), worker("w2", &["gpu"], 9)];
+        assert_eq!(order(&described, &wanted(&["gpu"]), 0), Ok(vec![1]));
+        assert_eq!(
+            order(&[draining], &wanted(&["gpu"]), 0),
+            Err("the workers carry w1: draining".to_owned())
         );
     }
 
@@ -131,6 +147,7 @@ mod tests {
                         info.as_ref().map(|(labels, running)| WorkerInfo {
                             labels: labels.iter().copied().map(name).collect(),
                             running: *running,
+                            draining: false,
                         }),
                     )
                 })

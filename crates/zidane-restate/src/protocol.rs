@@ -35,6 +35,9 @@ pub(crate) struct WorkerInfo {
     pub(crate) labels: Vec<String>,
     /// How many tasks run on it now, over every handle.
     pub(crate) running: usize,
+    /// It is draining: it starts no new task.
+    #[serde(default)]
+    pub(crate) draining: bool,
 }
 
 /// `start`: run a command as task `task_id` of the object's handle.

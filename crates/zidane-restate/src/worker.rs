@@ -22,6 +22,9 @@ use crate::table::{self, Table};
 /// How many tasks a worker runs at once, over all sessions, unless told otherwise.
 pub const DEFAULT_WORKER_MAX_TASKS: usize = 64;
 
+/// How long one look at the worker's own tables may take while it drains.
+const RECORDED_CHECK_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Who a worker is and where it keeps things.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -99,6 +102,10 @@ pub struct Worker {
     /// What this boot spawned, so a `spawn` re-run after a lost journal write answers
     /// the same instead of starting the task twice.
     pub(crate) spawned: Mutex<HashMap<(u64, TaskId), Spawned>>,
+    /// Set by [`Worker::drain`]: no new task starts here.
+    draining: std::sync::atomic::AtomicBool,
+    /// Exit reports not yet accepted by Restate's ingress.
+    pub(crate) reports_in_flight: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for Worker {
@@ -153,6 +160,8 @@ impl Worker {
             runtime,
             handles: Mutex::new(HashMap::new()),
             spawned: Mutex::new(HashMap::new()),
+            draining: std::sync::atomic::AtomicBool::new(false),
+            reports_in_flight: std::sync::atomic::AtomicUsize::new(0),
             config,
         })
     }
@@ -245,6 +254,76 @@ impl Worker {
         crate::protocol::WorkerInfo {
             labels: self.config.labels.clone(),
             running,
+            draining: self.is_draining(),
+        }
+    }
+
+    /// Stops taking tasks: every later start is refused (a host's context then tries
+    /// another worker, and placement skips this one), while running tasks go on and
+    /// their exits are recorded as ever. See [`Worker::drained`].
+    pub fn drain(&self) {
+        self.draining
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether [`Worker::drain`] was called.
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Whether nothing is left to wait for: no task runs on this worker and Restate has
+    /// accepted every exit report.
+    pub async fn drained(&self) -> bool {
+        self.describe().await.running == 0
+            && self
+                .reports_in_flight
+                .load(std::sync::atomic::Ordering::SeqCst)
+                == 0
+    }
+
+    /// Whether every task this worker ran reads ended in its object's durable tables,
+    /// asked through Restate's ingress (so behind any exit still being recorded).
+    pub async fn recorded(&self) -> bool {
+        let handles: Vec<u64> = lock(&self.handles).keys().copied().collect();
+        for handle in handles {
+            let listed: Result<Vec<zidane_context::TaskEntry>, crate::RestateError> = self
+                .ingress
+                .call(
+                    &self.service,
+                    &handle.to_string(),
+                    "list",
+                    &serde_json::Value::Null,
+                    RECORDED_CHECK_TIMEOUT,
+                )
+                .await;
+            let ended = listed.is_ok_and(|entries| {
+                entries
+                    .iter()
+                    .all(|entry| entry.status() != zidane_context::TaskStatus::Running)
+            });
+            if !ended {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Ends every task still running here (each end recorded, its kill reason the
+    /// request); for a drain past its deadline.
+    pub async fn end_tasks(&self) {
+        let locals: Vec<ExecutionHandle> = lock(&self.handles).values().copied().collect();
+        for local in locals {
+            let Ok(entries) = self.process.list_background(local).await else {
+                continue;
+            };
+            for entry in entries
+                .iter()
+                .filter(|entry| entry.status() == zidane_context::TaskStatus::Running)
+            {
+                if let Err(error) = self.process.kill_background(local, entry.task_id).await {
+                    tracing::warn!(task = %entry.task_id, %error, "a draining worker could not end a task");
+                }
+            }
         }
     }
 
@@ -263,6 +342,15 @@ impl Worker {
     ) -> Result<Spawned, HandlerError> {
         if let Some(done) = lock(&self.spawned).get(&(handle, request.task_id)) {
             return Ok(done.clone());
+        }
+        // Inside the journaled spawn: a replay reads this refusal back, as it would a
+        // spawn.
+        if self.is_draining() {
+            return Err(TerminalError::new(format!(
+                "worker {} is draining: it starts no new task ({} not started)",
+                self.config.worker_id, request.task_id
+            ))
+            .into());
         }
         if Utc::now().timestamp_millis() > request.deadline_ms {
             return Err(TerminalError::new(format!(

@@ -32,10 +32,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Parser;
 use zidane_context::{EnvInherit, EnvPattern, EnvPolicy, parse_env_assignment};
-use zidane_restate::{IdentityKeys, Worker, WorkerOptions, register, serve};
+use zidane_restate::{IdentityKeys, Worker, WorkerOptions, register, serve, serve_health};
 
 /// The environment variable holding identity keys (separated by commas or whitespace),
 /// added to those of the flags.
@@ -99,6 +100,20 @@ struct Args {
         env = "ZIDANE_WORKER_LABELS"
     )]
     labels: Vec<String>,
+    /// Serve `GET /health` on this address (plain HTTP/1.1): `200 serving`, or `503
+    /// draining` once the worker drains.
+    #[arg(long, value_name = "ADDR", env = "ZIDANE_WORKER_HEALTH")]
+    health: Option<String>,
+    /// On SIGTERM the worker drains: it takes no new task, lets its running tasks end
+    /// and their exits be recorded, then exits. Past this many seconds it ends the
+    /// tasks still running (their exits recorded too). A second SIGTERM stops at once.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 300,
+        env = "ZIDANE_WORKER_DRAIN_TIMEOUT"
+    )]
+    drain_timeout: u64,
     /// Serve only requests signed by the Restate server with this public key
     /// (`publickeyv1_…`); repeat for several (key rotation, several servers).
     #[arg(long, value_name = "KEY")]
@@ -276,26 +291,36 @@ async fn run(args: Args) -> Result<(), String> {
         .await
         .map_err(|e| format!("listen on {listen}: {e}"))?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
-    let shutdown = async {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            let Ok(mut term) = signal(SignalKind::terminate()) else {
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            };
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        }
-        // Windows has no SIGTERM: ctrl-c (or ctrl-break) is the stop.
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-        }
+    let health = match &args.health {
+        Some(health) => Some(
+            tokio::net::TcpListener::bind(health)
+                .await
+                .map_err(|e| format!("--health {health}: {e}"))?,
+        ),
+        None => None,
     };
-    let serving = tokio::spawn(serve(Arc::clone(&worker), listener, keys, shutdown));
+    let (stop_serving, stopped) = tokio::sync::watch::channel(false);
+    let until_stopped = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = stopped.wait_for(|stop| *stop).await;
+    };
+    let serving = tokio::spawn(serve(
+        Arc::clone(&worker),
+        listener,
+        keys,
+        until_stopped(stopped.clone()),
+    ));
+    let health_address = match health {
+        Some(listener) => {
+            let address = listener.local_addr().map_err(|e| e.to_string())?;
+            tokio::spawn(serve_health(
+                Arc::clone(&worker),
+                listener,
+                until_stopped(stopped),
+            ));
+            Some(address)
+        }
+        None => None,
+    };
     if let Some(admin) = args.admin {
         let uri = args
             .advertise
@@ -306,9 +331,99 @@ async fn run(args: Args) -> Result<(), String> {
             eprintln!("zidane-worker: could not sweep for lost tasks: {error}");
         }
     }
-    println!("ready {address} {} {identity}", worker.service_name());
-    match serving.await {
+    match health_address {
+        Some(health) => println!(
+            "ready {address} {} {identity} health: http://{health}/health",
+            worker.service_name()
+        ),
+        None => println!("ready {address} {} {identity}", worker.service_name()),
+    }
+    let mut stops = Stops::new();
+    let mut serving = serving;
+    tokio::select! {
+        () = stops.next() => {}
+        served = &mut serving => return finished(served),
+    }
+    let deadline = Duration::from_secs(args.drain_timeout);
+    eprintln!(
+        "zidane-worker: draining: no new tasks; waiting up to {}s for the running ones \
+         (a second stop ends them now)",
+        deadline.as_secs()
+    );
+    tokio::select! {
+        () = drain(&worker, deadline) => {}
+        () = stops.next() => eprintln!("zidane-worker: stopping now: the running tasks end"),
+    }
+    let _ = stop_serving.send(true);
+    finished(serving.await)
+}
+
+/// What the endpoint's task ended with.
+fn finished(
+    served: Result<Result<(), zidane_restate::RestateError>, tokio::task::JoinError>,
+) -> Result<(), String> {
+    match served {
         Ok(result) => result.map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// How often a draining worker looks at what is left.
+const DRAIN_POLL: Duration = Duration::from_millis(100);
+
+/// How long ended tasks' exits may take to be recorded after a drain's deadline.
+const RECORD_WAIT: Duration = Duration::from_secs(30);
+
+/// Drains `worker`: no new task, the running ones left to end for `deadline` and then
+/// ended, until every exit is recorded in the worker's tables.
+async fn drain(worker: &Worker, deadline: Duration) {
+    worker.drain();
+    let until = tokio::time::Instant::now() + deadline;
+    while !worker.drained().await {
+        if tokio::time::Instant::now() >= until {
+            eprintln!("zidane-worker: drain deadline passed: ending the tasks still running");
+            worker.end_tasks().await;
+            break;
+        }
+        tokio::time::sleep(DRAIN_POLL).await;
+    }
+    let recorded_by = tokio::time::Instant::now() + RECORD_WAIT;
+    while !(worker.drained().await && worker.recorded().await) {
+        if tokio::time::Instant::now() >= recorded_by {
+            eprintln!(
+                "zidane-worker: some exits are not recorded yet: Restate delivers them once a worker with this id is back"
+            );
+            return;
+        }
+        tokio::time::sleep(DRAIN_POLL).await;
+    }
+    eprintln!("zidane-worker: drained: every task ended and its exit recorded");
+}
+
+/// The stop requests: SIGTERM or ctrl-c (ctrl-c only on Windows, which has no SIGTERM).
+struct Stops {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Stops {
+    fn new() -> Self {
+        Self {
+            #[cfg(unix)]
+            term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
+        }
+    }
+
+    /// The next stop request.
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        if let Some(term) = &mut self.term {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -43,15 +43,40 @@ impl WorkerProcess {
 }
 
 impl WorkerProcess {
-    /// Stops the worker as an operator would: SIGTERM, on which it ends its tasks and
-    /// exits, then SIGKILL if it is still there after five seconds. Idempotent: a
-    /// worker already reaped is not signalled again (its pid may be another's by now).
+    /// Sends the worker SIGTERM, on which it drains, and returns at once.
+    pub fn terminate(&self) {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap());
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+    }
+
+    /// How the worker ended, once it has, waiting at most `wait`.
+    pub fn exit_within(&mut self, wait: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Stops the worker at once as an operator would: SIGTERM (it drains), SIGTERM
+    /// again (it stops draining and ends its tasks), then SIGKILL if it is still there
+    /// after five seconds. Idempotent: a worker already reaped is not signalled again
+    /// (its pid may be another's by now).
     pub fn stop(&mut self) {
         if matches!(self.child.try_wait(), Ok(Some(_))) {
             return;
         }
-        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap());
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        self.terminate();
+        // The second stop only once the first was taken (two pending SIGTERMs are one).
+        if self.exit_within(Duration::from_millis(200)).is_some() {
+            return;
+        }
+        self.terminate();
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         while std::time::Instant::now() < deadline {
             if matches!(self.child.try_wait(), Ok(Some(_))) {
