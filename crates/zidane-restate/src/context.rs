@@ -124,12 +124,13 @@ impl RestateContext {
             .await
     }
 
-    /// Lists every reachable worker's tasks of `handle`, noting owners and the next
-    /// task number. Fails only when no worker answers.
-    async fn list_all(
+    /// Calls `handler` (no input) of every worker's object for `handle` at once; each
+    /// answer comes with its worker's index.
+    fn ask_every<T: serde::de::DeserializeOwned + Send + 'static>(
         &self,
         handle: ExecutionHandle,
-    ) -> std::result::Result<Vec<TaskEntry>, RestateError> {
+        handler: &'static str,
+    ) -> tokio::task::JoinSet<(usize, std::result::Result<T, RestateError>)> {
         let mut calls = tokio::task::JoinSet::new();
         for (index, service) in self.workers.iter().enumerate() {
             let ingress = self.ingress.clone();
@@ -137,12 +138,22 @@ impl RestateContext {
             let key = object_key(handle);
             let timeout = self.call_timeout;
             calls.spawn(async move {
-                let listed: std::result::Result<Vec<TaskEntry>, RestateError> = ingress
-                    .call(&service, &key, "list", &serde_json::Value::Null, timeout)
+                let answer = ingress
+                    .call(&service, &key, handler, &serde_json::Value::Null, timeout)
                     .await;
-                (index, listed)
+                (index, answer)
             });
         }
+        calls
+    }
+
+    /// Lists every reachable worker's tasks of `handle`, noting owners and the next
+    /// task number. Fails only when no worker answers.
+    async fn list_all(
+        &self,
+        handle: ExecutionHandle,
+    ) -> std::result::Result<Vec<TaskEntry>, RestateError> {
+        let mut calls = self.ask_every::<Vec<TaskEntry>>(handle, "list");
         let mut entries = Vec::new();
         let mut answered = false;
         let mut last_error = None;
@@ -189,26 +200,7 @@ impl RestateContext {
         &self,
         handle: ExecutionHandle,
     ) -> Vec<(String, Option<crate::protocol::WorkerInfo>)> {
-        let mut calls = tokio::task::JoinSet::new();
-        for (index, service) in self.workers.iter().enumerate() {
-            let ingress = self.ingress.clone();
-            let service = service.clone();
-            let key = object_key(handle);
-            let timeout = self.call_timeout;
-            calls.spawn(async move {
-                let described: std::result::Result<crate::protocol::WorkerInfo, RestateError> =
-                    ingress
-                        .call(
-                            &service,
-                            &key,
-                            "describe",
-                            &serde_json::Value::Null,
-                            timeout,
-                        )
-                        .await;
-                (index, described)
-            });
-        }
+        let mut calls = self.ask_every::<crate::protocol::WorkerInfo>(handle, "describe");
         let mut described: Vec<(String, Option<crate::protocol::WorkerInfo>)> = self
             .workers
             .iter()

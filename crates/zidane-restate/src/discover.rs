@@ -15,34 +15,11 @@ const LIST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Errors: the admin API cannot be reached, answers an error, or answers what is not
 /// its list of services.
 pub async fn registered_workers(admin: &str) -> Result<Vec<String>, RestateError> {
-    let client = reqwest::Client::builder()
-        .build()
-        .map_err(|source| RestateError::Client { cause: source })?;
     let target = format!("{}/services", admin.trim_end_matches('/'));
-    let response = client
+    let request = crate::ingress::http_client()?
         .get(&target)
-        .timeout(LIST_TIMEOUT)
-        .send()
-        .await
-        .map_err(|source| RestateError::Http {
-            target: target.clone(),
-            cause: source,
-        })?;
-    let status = response.status();
-    let body = response
-        .bytes()
-        .await
-        .map_err(|source| RestateError::Http {
-            target: target.clone(),
-            cause: source,
-        })?;
-    if !status.is_success() {
-        return Err(RestateError::Handler {
-            target,
-            status: status.as_u16(),
-            message: String::from_utf8_lossy(&body).into_owned(),
-        });
-    }
+        .timeout(LIST_TIMEOUT);
+    let body = crate::ingress::exchange(request, &serde_json::Value::Null, &target).await?;
     worker_ids(&body).map_err(|cause| RestateError::Decode { target, cause })
 }
 

@@ -18,9 +18,7 @@ pub(crate) struct Ingress {
 
 impl Ingress {
     pub(crate) fn new(base: &str) -> Result<Self, RestateError> {
-        let http = reqwest::Client::builder()
-            .build()
-            .map_err(|source| RestateError::Client { cause: source })?;
+        let http = http_client()?;
         Ok(Self {
             http,
             base: base.trim_end_matches('/').to_owned(),
@@ -40,7 +38,7 @@ impl Ingress {
         let url = format!("{}/{service}/{key}/{handler}", self.base);
         let target = format!("{service}/{key}/{handler}");
         let request = self.http.post(&url).timeout(timeout);
-        let bytes = post(request, &to_json(body, &target)?, &target).await?;
+        let bytes = exchange(request, &to_json(body, &target)?, &target).await?;
         // A handler without output answers with an empty body.
         let bytes: &[u8] = if bytes.is_empty() { b"null" } else { &bytes };
         serde_json::from_slice(bytes).map_err(|source| RestateError::Decode {
@@ -67,7 +65,7 @@ impl Ingress {
             .post(&url)
             .header("idempotency-key", idempotency_key)
             .timeout(Duration::from_secs(10));
-        post(request, &to_json(body, &target)?, &target).await?;
+        exchange(request, &to_json(body, &target)?, &target).await?;
         Ok(())
     }
 }
@@ -83,10 +81,17 @@ fn to_json<T: Serialize + ?Sized>(
     })
 }
 
-/// Sends `request` with `body` and returns the answer's body. A status other than
-/// success is [`RestateError::Handler`] with the message of Restate's error body;
-/// `target` names the call in errors.
-pub(crate) async fn post(
+/// An HTTP client for Restate's ingress or admin API.
+pub(crate) fn http_client() -> Result<reqwest::Client, RestateError> {
+    reqwest::Client::builder()
+        .build()
+        .map_err(|source| RestateError::Client { cause: source })
+}
+
+/// Sends `request` with `body` (none when `null`) and returns the answer's body. A
+/// status other than success is [`RestateError::Handler`] with the message of Restate's
+/// error body; `target` names the call in errors.
+pub(crate) async fn exchange(
     request: reqwest::RequestBuilder,
     body: &serde_json::Value,
     target: &str,

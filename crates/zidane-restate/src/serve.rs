@@ -171,30 +171,17 @@ fn rename_in_manifest(manifest: &[u8], name: &str) -> Option<Bytes> {
 /// Registers the deployment at `uri` (this worker's endpoint) with Restate's admin API
 /// at `admin`, replacing an earlier registration of the same URI.
 pub async fn register(admin: &str, uri: &str) -> Result<(), RestateError> {
-    let client = reqwest::Client::builder()
-        .build()
-        .map_err(|source| RestateError::Client { cause: source })?;
     let target = format!("{}/deployments", admin.trim_end_matches('/'));
-    let response = client
+    let request = crate::ingress::http_client()?
         .post(&target)
-        .json(&serde_json::json!({ "uri": uri, "force": true }))
-        .timeout(Duration::from_secs(30))
-        .send()
-        .await
-        .map_err(|source| RestateError::Http {
-            target: target.clone(),
-            cause: source,
-        })?;
-    let status = response.status();
-    if status.is_success() {
-        return Ok(());
-    }
-    let message = response.text().await.unwrap_or_default();
-    Err(RestateError::Handler {
-        target,
-        status: status.as_u16(),
-        message,
-    })
+        .timeout(Duration::from_secs(30));
+    crate::ingress::exchange(
+        request,
+        &serde_json::json!({ "uri": uri, "force": true }),
+        &target,
+    )
+    .await
+    .map(|_| ())
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use zidane_context::{
 };
 use zidane_process::ProcessContext;
 
-use crate::ingress::{Ingress, post};
+use crate::ingress::{Ingress, exchange};
 use crate::object::{terminal, wake};
 use crate::protocol::{Spawned, StartRequest};
 use crate::table::{self, Table};
@@ -187,7 +187,7 @@ impl Worker {
             .post(&target)
             .header("accept", "application/json")
             .timeout(Duration::from_secs(30));
-        let bytes = post(request, &serde_json::json!({ "query": query }), &target).await?;
+        let bytes = exchange(request, &serde_json::json!({ "query": query }), &target).await?;
         let answer: serde_json::Value =
             serde_json::from_slice(&bytes).map_err(|source| crate::RestateError::Decode {
                 target: target.clone(),

@@ -37,6 +37,7 @@ pub use crate::bench::{percentiles, print_driver_line, round1};
 pub use crate::binary::assert_answers_help_and_version;
 pub use crate::env_lines::env_of;
 pub use crate::file_age::age_files;
+pub use crate::first_line::first_line;
 #[cfg(feature = "json-schema")]
 pub use crate::json_schema::{STANDARD_FORMATS, assert_standard_schema, standard_schema_problems};
 pub use crate::model_server::{
@@ -60,6 +61,7 @@ mod bench;
 mod binary;
 mod env_lines;
 mod file_age;
+mod first_line;
 #[cfg(feature = "json-schema")]
 mod json_schema;
 mod model_server;

@@ -2,7 +2,6 @@
 //! (`fleet.py` beside this file), against a real Restate server and two real
 //! `zidane-worker`s, each with a disk of its own.
 
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -99,16 +98,8 @@ impl Fleet {
             .stderr(Stdio::inherit());
         configure(&mut command);
         let mut child = command.spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx
-            .recv_timeout(READY_WAIT)
-            .unwrap_or_else(|_| panic!("worker {id} was not ready within {READY_WAIT:?}"));
+        let line = zidane_test_support::first_line(&mut child, READY_WAIT)
+            .unwrap_or_else(|| panic!("worker {id} was not ready within {READY_WAIT:?}"));
         assert!(line.starts_with("ready "), "worker {id} said {line:?}");
         child
     }

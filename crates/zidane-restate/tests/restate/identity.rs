@@ -7,7 +7,7 @@
 //! request signed with the server's key is shown to run, so a refusal is the identity
 //! check and not a malformed request.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -17,7 +17,7 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use ed25519_dalek::{Signer, SigningKey};
 use zidane_context::{BackgroundOptions, CancellationToken, ExecutionContext};
 use zidane_restate::testing::RestateServer;
-use zidane_test_support::{poll_until, sweep_lock};
+use zidane_test_support::{first_line, poll_until, sweep_lock};
 
 use crate::support::{Cluster, WAIT, server_installed, tid};
 
@@ -332,14 +332,7 @@ fn ready_line(user_dir: &Path, args: &[&str]) -> String {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx.recv_timeout(WAIT);
+    let line = first_line(&mut child, WAIT);
     let _ = child.kill();
     let _ = child.wait();
     line.expect("the worker is ready in time")

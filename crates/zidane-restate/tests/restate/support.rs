@@ -1,6 +1,5 @@
 //! A Restate server, `zidane-worker` processes and agents over `RestateContext`.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -12,7 +11,7 @@ use zidane_agent::{Agent, ScriptedModel, Session, SessionStore};
 use zidane_context::{ExecutionContext, ExecutionHandle, TaskEntry, TaskId, TaskStatus};
 use zidane_restate::RestateContext;
 use zidane_restate::testing::RestateServer;
-use zidane_test_support::{live_processes_in_group, poll_until, sweep_lock};
+use zidane_test_support::{first_line, live_processes_in_group, poll_until, sweep_lock};
 
 /// Longest a test waits for something that should happen.
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -170,14 +169,7 @@ impl Cluster {
             .stderr(Stdio::inherit());
         configure(&mut command);
         let mut child = command.spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx.recv_timeout(WAIT).expect("the worker is ready in time");
+        let line = first_line(&mut child, WAIT).expect("the worker is ready in time");
         let address = line
             .split_whitespace()
             .nth(1)
