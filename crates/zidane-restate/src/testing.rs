@@ -27,6 +27,24 @@ const EXITED: &str = "exited before it was ready with ";
 /// How long a new server may take to answer on both its admin and ingress ports.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Whether `restate-server` is installed ([`find_server_binary`]); when it is not, the
+/// reason is printed on stderr (the calling test then skips), except under CI
+/// (`CI=true`), which must have it: there it panics with the reason.
+#[allow(clippy::print_stderr)] // the reason a test skipped
+pub fn server_installed() -> bool {
+    match find_server_binary() {
+        Ok(_) => true,
+        Err(error) => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI must have restate-server: {error}"
+            );
+            eprintln!("skipped: {error}");
+            false
+        }
+    }
+}
+
 /// Finds `restate-server`: [`SERVER_ENV`], else [`SERVER_INSTALL_PATH`] under the
 /// workspace's `target/` (or `CARGO_TARGET_DIR`). A [`SERVER_ENV`] that names no file
 /// is an error, not a reason to look elsewhere: it was set to pick that server.

@@ -20,7 +20,8 @@ pub fn first_line(child: &mut Child, wait: Duration) -> Option<String> {
     rx.recv_timeout(wait).ok()
 }
 
-#[cfg(test)]
+// `sh` and `sleep` are Unix's.
+#[cfg(all(test, unix))]
 mod tests {
     use std::process::{Command, Stdio};
 

@@ -94,20 +94,7 @@ impl Drop for WorkerProcess {
     }
 }
 
-/// Whether `restate-server` is installed; when it is not, the reason is printed (the
-/// test skips) — under CI it must be there.
-#[allow(clippy::print_stderr)] // the reason a test skipped
-pub fn server_installed() -> bool {
-    if let Err(error) = zidane_restate::testing::find_server_binary() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI must have restate-server: {error}"
-        );
-        eprintln!("skipped: {error}");
-        return false;
-    }
-    true
-}
+pub use zidane_restate::testing::server_installed;
 
 /// A server and workers `ids`, or `None` (with the reason printed) when no
 /// `restate-server` is installed and this is not CI — under CI it must be there.

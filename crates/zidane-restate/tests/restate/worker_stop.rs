@@ -11,7 +11,7 @@ use zidane_context::{
 };
 
 use crate::support::{
-    WAIT, cluster, group_alive, list_until, session_on, status_of, under, until_group_gone,
+    Cluster, WAIT, cluster, group_alive, list_until, session_on, status_of, under, until_group_gone,
 };
 
 /// `GET /health` of the worker whose ready line names its health address: the status.
@@ -21,6 +21,18 @@ async fn health(ready_line: &str) -> u16 {
         .nth(1)
         .unwrap_or_else(|| panic!("no health address in {ready_line:?}"));
     reqwest::get(url).await.unwrap().status().as_u16()
+}
+
+/// Waits (bounded) for worker 0, terminated, to leave by itself with success, then starts
+/// a worker with its id on its address: its tables answer only once one is back, and
+/// what they say then is what the drained worker recorded (a task it did not record
+/// would read `lost`).
+fn leaves_then_comes_back(cluster: &mut Cluster) {
+    let status = tokio::task::block_in_place(|| cluster.workers[0].exit_within(WAIT))
+        .expect("the drained worker exits by itself");
+    assert!(status.success(), "{status}");
+    let address = cluster.workers[0].address;
+    cluster.workers[0] = cluster.spawn_worker("w1", address);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -86,13 +98,8 @@ async fn a_terminated_worker_drains_takes_no_new_task_and_records_the_running_on
     );
 
     // The task ends on its own; its exit is recorded; then the worker leaves by itself.
-    let status = tokio::task::block_in_place(|| cluster.workers[0].exit_within(WAIT))
-        .expect("the drained worker exits by itself");
-    assert!(status.success(), "{status}");
-    // Its tables answer once a worker with its id is back: the end was recorded before
-    // it left, so the task reads exited with its code, not lost.
-    let address = cluster.workers[0].address;
-    cluster.workers[0] = cluster.spawn_worker("w1", address);
+    // The end was recorded before it left, so the task reads exited with its code.
+    leaves_then_comes_back(&mut cluster);
     let entries = list_until(context.as_ref(), handle, |e| e.len() == 3).await;
     let ended = entries
         .iter()
@@ -126,14 +133,10 @@ async fn a_drain_past_its_deadline_ends_the_tasks_and_records_their_end() {
     list_until(context.as_ref(), handle, |e| e.len() == 1).await;
 
     cluster.workers[0].terminate();
-    let status = tokio::task::block_in_place(|| cluster.workers[0].exit_within(WAIT))
-        .expect("the worker exits once its deadline passed");
-    assert!(status.success(), "{status}");
+    // Past its deadline the drain ended the task and recorded it before the worker left:
+    // the task reads killed, not lost.
+    leaves_then_comes_back(&mut cluster);
     until_group_gone(started.pid).await;
-    // Recorded as ended by the drain before the worker left: once a worker with its id
-    // is back (its tables answer only then), the task reads killed, not lost.
-    let address = cluster.workers[0].address;
-    cluster.workers[0] = cluster.spawn_worker("w1", address);
     let entries = list_until(context.as_ref(), handle, |e| e.len() == 1).await;
     assert_eq!(
         status_of(&entries, started.task_id.number()),

@@ -136,6 +136,14 @@ impl Harness {
     }
 }
 
+/// The default shell tool's spec under `gate`.
+pub fn shell_spec(gate: zidane_tools::BackgroundGate) -> zidane_tools::ToolSpec {
+    ToolRegistry::with_default_tools()
+        .unwrap()
+        .specs(&zidane_tools::SpecView::new(gate))
+        .remove(0)
+}
+
 /// One text for a whole output: the error flag, the text the model reads, the data.
 pub fn show(output: &ToolOutput) -> String {
     format!(

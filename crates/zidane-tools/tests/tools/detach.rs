@@ -4,16 +4,9 @@
 use insta::{assert_json_snapshot, assert_snapshot};
 use serde_json::json;
 use zidane_context::MockContext;
-use zidane_tools::{BackgroundGate, SpecView, ToolRegistry};
+use zidane_tools::BackgroundGate;
 
-use super::common::{Harness, TASKS_DIR, show};
-
-fn shell_spec(gate: BackgroundGate) -> zidane_tools::ToolSpec {
-    ToolRegistry::with_default_tools()
-        .unwrap()
-        .specs(&SpecView::new(gate))
-        .remove(0)
-}
+use super::common::{Harness, TASKS_DIR, shell_spec, show};
 
 #[test]
 fn detach_is_in_the_schema_and_description_only_where_the_gate_allows_it() {
