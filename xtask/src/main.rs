@@ -47,6 +47,7 @@ mod record;
 mod restate;
 mod surface;
 mod tmux;
+mod units;
 mod windows;
 
 fn main() -> ExitCode {
@@ -177,6 +178,7 @@ fn ci() -> Result<(), String> {
     macos_check::check(&root)?;
     windows::check(&root, &mcp_venv::ensure()?)?;
     dist::check(&root, &dist_venv)?;
+    units::check(&root)?;
     println!("xtask ci: all steps passed in {:.1?}", started.elapsed());
     Ok(())
 }
