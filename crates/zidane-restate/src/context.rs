@@ -204,7 +204,7 @@ impl RestateContext {
         let mut described: Vec<(String, Option<crate::protocol::WorkerInfo>)> = self
             .workers
             .iter()
-            .map(|service| (worker_id_of(service).to_owned(), None))
+            .map(|service| (worker_id_of(service).unwrap_or(service).to_owned(), None))
             .collect();
         while let Some(joined) = calls.join_next().await {
             let Ok((index, answer)) = joined else {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::error::RestateError;
-use crate::protocol::SERVICE_PREFIX;
+use crate::protocol::worker_id_of;
 
 /// How long the admin API may take to list its services.
 const LIST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -34,11 +34,10 @@ fn worker_ids(body: &[u8]) -> Result<Vec<String>, serde_json::Error> {
         name: String,
     }
     let services: Services = serde_json::from_slice(body)?;
-    let prefix = format!("{SERVICE_PREFIX}_");
     let mut ids: Vec<String> = services
         .services
-        .into_iter()
-        .filter_map(|service| service.name.strip_prefix(&prefix).map(str::to_owned))
+        .iter()
+        .filter_map(|service| worker_id_of(&service.name).map(str::to_owned))
         .filter(|id| crate::ids::validate_worker_id(id).is_ok())
         .collect();
     ids.sort();

@@ -15,12 +15,12 @@ pub(crate) fn service_name(worker_id: &str) -> String {
     format!("{SERVICE_PREFIX}_{worker_id}")
 }
 
-/// The worker id in a worker's service name (the name itself when it is not one).
-pub(crate) fn worker_id_of(service: &str) -> &str {
+/// The worker id in a worker's service name ([`service_name`]'s inverse); `None` for a
+/// service that is not a worker's.
+pub(crate) fn worker_id_of(service: &str) -> Option<&str> {
     service
         .strip_prefix(SERVICE_PREFIX)
         .and_then(|rest| rest.strip_prefix('_'))
-        .unwrap_or(service)
 }
 
 /// The object key of a handle: its number in decimal.
