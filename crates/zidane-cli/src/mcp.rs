@@ -120,7 +120,7 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
         .build()
         .map_err(CliError::Runtime)?;
     let served = runtime.block_on(async move {
-        let options = match args.fleet.contexts().await? {
+        let options = match args.fleet.contexts(&user_dir).await? {
             Some(contexts) => {
                 tracing::info!("tasks run on {}", contexts.what);
                 options.remote(contexts)

@@ -88,6 +88,7 @@ pub use task_id::{
 #[cfg(feature = "runtime")]
 #[cfg_attr(docsrs, doc(cfg(feature = "runtime")))]
 pub use tokio_util::sync::CancellationToken;
+pub use told_ledger::{Claimant, TellOffer, ToldLedger};
 
 pub mod duration_ms;
 
@@ -113,6 +114,7 @@ mod signal;
 mod sync;
 mod task;
 mod task_id;
+mod told_ledger;
 
 #[cfg(test)]
 mod serde_tests;

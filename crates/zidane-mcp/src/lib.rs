@@ -47,7 +47,7 @@ pub use http::{HttpServer, MCP_PATH, serve_http};
 pub use list_tasks::LIST_TASKS;
 pub use options::{
     MCP_DEFAULT_DESTROY_TIMEOUT, MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_SESSION_IDLE, McpHttpOptions,
-    MoveAfter, RemoteContexts, ServeOptions, TOKEN_ENV,
+    MoveAfter, RemoteContext, RemoteContexts, RemoteSession, ServeOptions, TOKEN_ENV,
 };
 pub use origin::{AllowedOrigin, Origin, OriginParseError};
 pub use oversized::MAX_REQUEST_BYTES;

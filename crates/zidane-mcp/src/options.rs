@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use zidane_context::{EnvPolicy, ExecutionContext, SandboxPolicy};
+use zidane_context::{EnvPolicy, ExecutionContext, ExecutionHandle, SandboxPolicy};
 use zidane_supervisor::SupervisorClient;
 
 use crate::budget::{MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET};
@@ -105,12 +105,35 @@ pub struct ServeOptions {
     pub remote: Option<RemoteContexts>,
 }
 
+/// The session a [`RemoteContexts`] makes a context for.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RemoteSession {
+    /// The session's id.
+    pub session: String,
+    /// Its workspace: the server's working directory, made canonical.
+    pub workspace: std::path::PathBuf,
+}
+
+/// A session's context elsewhere, and the handle its agent runs on.
+pub struct RemoteContext {
+    /// Where its tasks run.
+    pub context: Arc<dyn ExecutionContext>,
+    /// The handle, kept beyond the session: the agent never destroys it, so the
+    /// session's tasks outlive it, and a later session given the same handle re-adopts
+    /// them.
+    pub handle: ExecutionHandle,
+}
+
+/// What makes each session's [`RemoteContext`].
+type MakeRemote = dyn Fn(&RemoteSession) -> Result<RemoteContext, String> + Send + Sync;
+
 /// Makes one session's context where its tasks run elsewhere ([`ServeOptions::remote`]).
 #[derive(Clone)]
 pub struct RemoteContexts {
     /// What it is, for a person (`"Restate at http://…, workers w1, w2"`).
     pub what: String,
-    make: Arc<dyn Fn() -> Result<Arc<dyn ExecutionContext>, String> + Send + Sync>,
+    make: Arc<MakeRemote>,
 }
 
 impl RemoteContexts {
@@ -118,7 +141,7 @@ impl RemoteContexts {
     /// session's [`McpServeError::Config`](crate::McpServeError::Config).
     pub fn new(
         what: impl Into<String>,
-        make: impl Fn() -> Result<Arc<dyn ExecutionContext>, String> + Send + Sync + 'static,
+        make: impl Fn(&RemoteSession) -> Result<RemoteContext, String> + Send + Sync + 'static,
     ) -> Self {
         Self {
             what: what.into(),
@@ -127,8 +150,8 @@ impl RemoteContexts {
     }
 
     /// A new session's context.
-    pub(crate) fn make(&self) -> Result<Arc<dyn ExecutionContext>, String> {
-        (self.make)()
+    pub(crate) fn make(&self, session: &RemoteSession) -> Result<RemoteContext, String> {
+        (self.make)(session)
     }
 }
 

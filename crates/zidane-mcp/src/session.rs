@@ -23,7 +23,7 @@ use zidane_supervisor::{DetachSettings, SupervisedContext};
 use crate::error::McpServeError;
 use crate::joins::Joins;
 use crate::list_tasks::ListTasksTool;
-use crate::options::ServeOptions;
+use crate::options::{RemoteSession, ServeOptions};
 use crate::push::{self, Push, PushTargets};
 
 /// One MCP session: its own agent (and so its own background tasks), killed with it.
@@ -70,14 +70,22 @@ impl McpSession {
             .validate()
             .map_err(|error| McpServeError::Config(error.to_string()))?;
         let session = Session::generate();
-        let (process, context) = match &options.remote {
-            Some(remote) => (None, remote.make().map_err(McpServeError::Config)?),
+        let (process, context, handle) = match &options.remote {
+            Some(remote) => {
+                let made = remote
+                    .make(&RemoteSession {
+                        session: session.id.clone(),
+                        workspace: canonical_cwd(),
+                    })
+                    .map_err(McpServeError::Config)?;
+                (None, made.context, Some(made.handle))
+            }
             None => {
                 let (process, context) = local_context(options, &session)?;
-                (Some(process), context)
+                (Some(process), context, None)
             }
         };
-        Self::on_context(options, session, process, context)
+        Self::on_context(options, session, process, context, handle)
     }
 
     fn on_context(
@@ -85,10 +93,15 @@ impl McpSession {
         session: Session,
         process: Option<Arc<ProcessContext>>,
         context: Arc<dyn ExecutionContext>,
+        handle: Option<zidane_context::ExecutionHandle>,
     ) -> Result<Arc<Self>, McpServeError> {
         let hold = SessionStore::new(&options.user_dir).hold(&session.id)?;
         let tasks_dir = resolve_tasks_dir(&options.user_dir, &session.id)?;
-        let agent = Agent::host_driven(context)
+        let mut agent = Agent::host_driven(context);
+        if let Some(handle) = handle {
+            agent = agent.handle(handle);
+        }
+        let agent = agent
             .session(session)
             .behavior(
                 Behavior::new()
@@ -243,4 +256,11 @@ async fn sweep_exits(agent: Agent, every: std::time::Duration, stop: Cancellatio
 /// is one workspace.
 fn workspace_of(process: &ProcessContext) -> std::path::PathBuf {
     std::fs::canonicalize(process.cwd()).unwrap_or_else(|_| process.cwd().to_path_buf())
+}
+
+/// The workspace of a session whose tasks run elsewhere: the server's working
+/// directory, made canonical as [`workspace_of`] does.
+fn canonical_cwd() -> std::path::PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    std::fs::canonicalize(&cwd).unwrap_or(cwd)
 }

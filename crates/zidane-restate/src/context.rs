@@ -19,8 +19,8 @@ use zidane_context::{CancellationToken, lock};
 use crate::error::RestateError;
 use crate::ingress::Ingress;
 use crate::protocol::{
-    ExecRequest, ProbeRequest, ReadRequest, StartRequest, TaskRef, WaitRequest, object_key,
-    service_name, worker_id_of,
+    ExecRequest, ListRequest, NumberRequest, ProbeRequest, ReadRequest, StartRequest, TaskRef,
+    ToldRequest, WaitRequest, object_key, service_name, worker_id_of,
 };
 
 /// How long a call to a worker may take before the worker counts as unreachable.
@@ -61,6 +61,11 @@ pub struct RestateContext {
     owners: Mutex<HashMap<(u64, TaskId), usize>>,
     /// Which worker holds a log, so `read_file` asks it first.
     logs: Mutex<HashMap<(u64, PathBuf), usize>>,
+    /// This host's session: the one told the ends of the tasks it starts (see
+    /// [`RestateContext::session`]); `None`: the handle's.
+    session: Option<String>,
+    /// The handle every session of one workspace shares, when one was named.
+    workspace: Option<u64>,
 }
 
 impl RestateContext {
@@ -88,7 +93,46 @@ impl RestateContext {
             next_task: Mutex::new(HashMap::new()),
             owners: Mutex::new(HashMap::new()),
             logs: Mutex::new(HashMap::new()),
+            session: None,
+            workspace: None,
         })
+    }
+
+    /// Names this host's session. Workers keep, per task, which session is told its
+    /// end ([`ToldLedger`](zidane_context::ToldLedger)): the one that started it while
+    /// it lists its tasks, else the first other session of the handle that lists them;
+    /// each end is told once across sessions. A session that has not listed for ten
+    /// seconds counts as gone. Default: one session per handle, so a host restarted on
+    /// its handle is the session it was; name one when several hosts share a handle
+    /// ([`RestateContext::workspace`]).
+    #[must_use]
+    pub fn session(mut self, session: impl Into<String>) -> Self {
+        self.session = Some(session.into());
+        self
+    }
+
+    /// The session that asks for `handle`'s tasks.
+    fn session_for(&self, handle: ExecutionHandle) -> String {
+        self.session
+            .clone()
+            .unwrap_or_else(|| format!("handle-{}", handle.id()))
+    }
+
+    /// Shares one handle between every session of a workspace: `create_handle` returns
+    /// [`RestateContext::workspace_handle`] of `key` instead of a new one, so a later
+    /// session (after a restart, a crash) lists, waits for and kills the tasks earlier
+    /// ones started there, and is told the ends nobody was told. Make `key` unique to
+    /// the workspace and to the machine and user it belongs to.
+    #[must_use]
+    pub fn workspace(mut self, key: &str) -> Self {
+        self.workspace = Some(crate::ids::workspace_handle(key));
+        self
+    }
+
+    /// The handle [`RestateContext::workspace`] gives for `key`: the same for every host
+    /// and every version.
+    pub fn workspace_handle(key: &str) -> ExecutionHandle {
+        ExecutionHandle::new(crate::ids::workspace_handle(key))
     }
 
     /// Sets how long a call may take before its worker counts as unreachable.
@@ -130,6 +174,7 @@ impl RestateContext {
         &self,
         handle: ExecutionHandle,
         handler: &'static str,
+        body: &serde_json::Value,
     ) -> tokio::task::JoinSet<(usize, std::result::Result<T, RestateError>)> {
         let mut calls = tokio::task::JoinSet::new();
         for (index, service) in self.workers.iter().enumerate() {
@@ -137,10 +182,9 @@ impl RestateContext {
             let service = service.clone();
             let key = object_key(handle);
             let timeout = self.call_timeout;
+            let body = body.clone();
             calls.spawn(async move {
-                let answer = ingress
-                    .call(&service, &key, handler, &serde_json::Value::Null, timeout)
-                    .await;
+                let answer = ingress.call(&service, &key, handler, &body, timeout).await;
                 (index, answer)
             });
         }
@@ -153,7 +197,10 @@ impl RestateContext {
         &self,
         handle: ExecutionHandle,
     ) -> std::result::Result<Vec<TaskEntry>, RestateError> {
-        let mut calls = self.ask_every::<Vec<TaskEntry>>(handle, "list");
+        let asking = serde_json::json!(ListRequest {
+            session: Some(self.session_for(handle)),
+        });
+        let mut calls = self.ask_every::<Vec<TaskEntry>>(handle, "list", &asking);
         let mut entries = Vec::new();
         let mut answered = false;
         let mut last_error = None;
@@ -200,7 +247,11 @@ impl RestateContext {
         &self,
         handle: ExecutionHandle,
     ) -> Vec<(String, Option<crate::protocol::WorkerInfo>)> {
-        let mut calls = self.ask_every::<crate::protocol::WorkerInfo>(handle, "describe");
+        let mut calls = self.ask_every::<crate::protocol::WorkerInfo>(
+            handle,
+            "describe",
+            &serde_json::Value::Null,
+        );
         let mut described: Vec<(String, Option<crate::protocol::WorkerInfo>)> = self
             .workers
             .iter()
@@ -242,7 +293,7 @@ impl RestateContext {
                 worker,
                 handle,
                 "list",
-                &serde_json::Value::Null,
+                &ListRequest::default(),
                 PROBE_TIMEOUT,
             )
             .await
@@ -255,22 +306,43 @@ impl RestateContext {
         ))
     }
 
-    /// The next task id of `handle`, listing first when this host has not yet.
+    /// The next task id of `handle`, listing first when this host has not yet. The
+    /// number comes from the first worker (by id) that answers, so the sessions sharing
+    /// a handle never take the same one; past every number this host has seen.
     async fn next_task_id(&self, handle: ExecutionHandle) -> Result<TaskId> {
         if !lock(&self.next_task).contains_key(&handle.id()) {
             self.list_all(handle).await?;
         }
-        let mut next = lock(&self.next_task);
-        let Some(slot) = next.get_mut(&handle.id()) else {
+        let Some(at_least) = lock(&self.next_task).get(&handle.id()).copied() else {
             return Err(RestateError::NoWorker {
                 operation: "exec_background (numbering needs every worker)",
                 last: String::new(),
             }
             .into());
         };
-        let id = TaskId::from_number(*slot);
-        *slot += 1;
-        Ok(id)
+        let mut by_id: Vec<usize> = (0..self.workers.len()).collect();
+        by_id.sort_by(|a, b| self.workers[*a].cmp(&self.workers[*b]));
+        let mut last = None;
+        for worker in by_id {
+            let request = NumberRequest { at_least };
+            match self
+                .call::<_, u64>(worker, handle, "number", &request, self.call_timeout)
+                .await
+            {
+                Ok(number) => {
+                    let mut next = lock(&self.next_task);
+                    let slot = next.entry(handle.id()).or_insert(number + 1);
+                    *slot = (*slot).max(number + 1);
+                    return Ok(TaskId::from_number(number));
+                }
+                Err(error) => last = Some(error),
+            }
+        }
+        Err(RestateError::NoWorker {
+            operation: "exec_background (numbering)",
+            last: last.map(|e| e.to_string()).unwrap_or_default(),
+        }
+        .into())
     }
 
     /// The worker running `task_id`, listing when this host does not know it.
@@ -293,7 +365,10 @@ impl ExecutionContext for RestateContext {
 
     async fn create_handle(&self) -> Result<ExecutionHandle> {
         // Random, and within JSON's exact integers: handles are minted by many hosts.
-        Ok(ExecutionHandle::new(crate::ids::random_u64() >> 11))
+        Ok(ExecutionHandle::new(
+            self.workspace
+                .unwrap_or_else(|| crate::ids::random_u64() >> 11),
+        ))
     }
 
     async fn destroy(&self, handle: ExecutionHandle) -> Result<()> {
@@ -413,6 +488,7 @@ impl ExecutionContext for RestateContext {
             env: options.spec.env,
             limits: options.limits,
             deadline_ms: 0,
+            session: self.session_for(handle),
         };
         let mut last = None;
         for worker in order {
@@ -476,6 +552,33 @@ impl ExecutionContext for RestateContext {
 
     async fn list_background(&self, handle: ExecutionHandle) -> Result<Vec<TaskEntry>> {
         Ok(self.list_all(handle).await?)
+    }
+
+    async fn exits_told(&self, handle: ExecutionHandle, task_ids: &[TaskId]) -> Result<()> {
+        if task_ids.is_empty() {
+            return Ok(());
+        }
+        // Every worker: each records the ones it runs and ignores the rest.
+        let request = serde_json::json!(ToldRequest {
+            session: self.session_for(handle),
+            task_ids: task_ids.to_vec(),
+        });
+        let mut calls = self.ask_every::<()>(handle, "told", &request);
+        let (mut answered, mut last) = (false, None);
+        while let Some(joined) = calls.join_next().await {
+            match joined {
+                Ok((_, Ok(()))) => answered = true,
+                Ok((index, Err(error))) => {
+                    tracing::warn!(worker = %self.workers[index], %error, "worker did not record a told end");
+                    last = Some(error);
+                }
+                Err(_) => {}
+            }
+        }
+        match last {
+            Some(error) if !answered => Err(error.into()),
+            _ => Ok(()),
+        }
     }
 
     async fn probe(

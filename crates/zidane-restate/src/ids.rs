@@ -32,8 +32,20 @@ pub(crate) fn random_u64() -> u64 {
     hasher.finish()
 }
 
-/// A random hex token.
-pub(crate) fn random_token() -> String {
+/// The handle of a workspace key: FNV-1a, so every host and every version of zidane
+/// finds the same handle for the same key, within JSON's exact integers.
+pub(crate) fn workspace_handle(key: &str) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0100_0000_01b3;
+    let hash = key.bytes().fold(OFFSET, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(PRIME)
+    });
+    hash >> 11
+}
+
+/// A random hex token of 16 digits: unique enough for ids (not a secret: it is made
+/// from the time, the pid and the standard library's per-process hash keys).
+pub fn random_token() -> String {
     format!("{:016x}", random_u64())
 }
 
@@ -48,6 +60,15 @@ mod tests {
         for bad in ["", "a-b", "a b", "é", &"x".repeat(65)] {
             assert!(validate_worker_id(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_workspace_key_always_gives_the_same_handle() {
+        // Pinned: a change would lose every workspace's tasks on upgrade.
+        assert_eq!(workspace_handle(""), 0xcbf2_9ce4_8422_2325 >> 11);
+        assert_eq!(workspace_handle("a:/w"), workspace_handle("a:/w"));
+        assert_ne!(workspace_handle("a:/w"), workspace_handle("b:/w"));
+        assert!(workspace_handle("any key at all") < 1 << 53);
     }
 
     #[test]

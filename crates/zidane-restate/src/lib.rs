@@ -44,6 +44,7 @@ pub use discover::registered_workers;
 pub use error::RestateError;
 pub use health::serve_health;
 pub use identity::IdentityKeys;
+pub use ids::random_token;
 pub use serve::{register, serve};
 pub use worker::{DEFAULT_WORKER_MAX_TASKS, Worker, WorkerOptions};
 

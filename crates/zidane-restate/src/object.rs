@@ -14,14 +14,20 @@ use zidane_context::{
 };
 
 use crate::protocol::{
-    ExecRequest, ExitReport, ProbeRequest, ReadRequest, RegisterWaiter, StartRequest, TaskRecord,
-    TaskRef, WaitRequest,
+    ExecRequest, ExitReport, ListRequest, NumberRequest, ProbeRequest, ReadRequest, RegisterWaiter,
+    StartRequest, TaskRecord, TaskRef, ToldRequest, WaitRequest,
 };
 use crate::table::{self, Table};
 use crate::worker::Worker;
 
 /// The state key of a handle's task table.
 const TASKS: &str = "tasks";
+
+/// The state key of the handle's sessions' last visits (see `table::visit`).
+const VISITS: &str = "visits";
+
+/// The state key of the handle's next task number (see the `number` handler).
+const NEXT: &str = "next";
 
 /// The Restate object. Its service name is replaced by `ZidaneWorker_<id>` when served
 /// (see `serve.rs`).
@@ -63,6 +69,8 @@ impl ZidaneWorker {
                 boot: self.0.boot.clone(),
                 local_task: spawned.local_task,
                 waiters: Vec::new(),
+                origin: request.session.clone(),
+                ledger: zidane_context::ToldLedger::default(),
             };
             tasks.insert(key.clone(), record);
             changed = true;
@@ -154,12 +162,37 @@ impl ZidaneWorker {
     }
 
     /// Every task of the handle, from durable state (running ones with their current
-    /// byte count).
+    /// byte count). Asked by a session, each ended task is marked `reported` unless
+    /// that session is the one to tell it (the ledger's claim is kept); asked by
+    /// nobody, unless nobody told it yet.
     #[handler]
-    async fn list(&self, ctx: ObjectContext<'_>) -> HandlerResult<Json<Vec<TaskEntry>>> {
+    async fn list(
+        &self,
+        ctx: ObjectContext<'_>,
+        Json(request): Json<Option<ListRequest>>,
+    ) -> HandlerResult<Json<Vec<TaskEntry>>> {
         let handle = handle_of(ctx.key())?;
         let mut tasks = load(&ctx).await?;
-        if self.0.mark_lost(&ctx, &mut tasks).await? {
+        let mut changed = self.0.mark_lost(&ctx, &mut tasks).await?;
+        match request.and_then(|request| request.session) {
+            Some(session) => {
+                let now = ctx
+                    .run(|| async { Ok(Utc::now().timestamp_millis()) })
+                    .name("visited_at")
+                    .await?;
+                let mut visits: table::Visits = ctx
+                    .get::<Json<table::Visits>>(VISITS)
+                    .await?
+                    .map(|Json(visits)| visits)
+                    .unwrap_or_default();
+                if table::visit(&mut visits, &session, now) {
+                    ctx.set(VISITS, Json(visits.clone()));
+                }
+                changed |= table::offer_ends(&mut tasks, &visits, &session, now);
+            }
+            None => table::show_told(&mut tasks),
+        }
+        if changed {
             save(&ctx, &tasks);
         }
         // Live byte counts are read, not journaled: they only inform the answer.
@@ -189,6 +222,37 @@ impl ZidaneWorker {
             .collect();
         entries.sort_by_key(|entry| entry.task_id);
         Ok(Json(entries))
+    }
+
+    /// Records that a session told its model these tasks' ends: no session tells them
+    /// again.
+    #[handler]
+    async fn told(
+        &self,
+        ctx: ObjectContext<'_>,
+        Json(request): Json<ToldRequest>,
+    ) -> HandlerResult<()> {
+        let mut tasks = load(&ctx).await?;
+        if table::told(&mut tasks, &request.session, &request.task_ids) {
+            save(&ctx, &tasks);
+        }
+        Ok(())
+    }
+
+    /// The handle's next task number (at least the one asked for, past every task this
+    /// worker has): every session of a workspace numbers its tasks here, on the first
+    /// worker that answers, so two never take the same number.
+    #[handler]
+    async fn number(
+        &self,
+        ctx: ObjectContext<'_>,
+        Json(request): Json<NumberRequest>,
+    ) -> HandlerResult<Json<u64>> {
+        let tasks = load(&ctx).await?;
+        let counter = ctx.get::<Json<u64>>(NEXT).await?.map_or(0, |Json(n)| n);
+        let number = table::next_number(&tasks, counter, request.at_least);
+        ctx.set(NEXT, Json(number + 1));
+        Ok(Json(number))
     }
 
     /// Parks until the task ends (an awakeable the exit resolves) or the timeout;

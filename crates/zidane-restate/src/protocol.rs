@@ -53,6 +53,9 @@ pub(crate) struct StartRequest {
     /// Unix milliseconds after which the worker refuses to start it: a start that
     /// reaches a worker late (it was down) must not run after the host gave up on it.
     pub deadline_ms: i64,
+    /// The session that starts it: the one told its end while it lives.
+    #[serde(default)]
+    pub session: String,
 }
 
 /// What the `spawn` side effect journals.
@@ -78,6 +81,33 @@ pub(crate) struct TaskRecord {
     /// Awakeables of `wait` calls parked on it.
     #[serde(default)]
     pub waiters: Vec<String>,
+    /// The session that started it (empty for a host that named none).
+    #[serde(default)]
+    pub origin: String,
+    /// Which session tells its end.
+    #[serde(default)]
+    pub ledger: zidane_context::ToldLedger<String>,
+}
+
+/// `list`: the tasks of the handle as `session` is to see them (which ended ones it is
+/// to tell); no session: as nobody tells them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct ListRequest {
+    #[serde(default)]
+    pub session: Option<String>,
+}
+
+/// `told`: `session` told its model the ends of `task_ids`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ToldRequest {
+    pub session: String,
+    pub task_ids: Vec<TaskId>,
+}
+
+/// `number`: the next task number of the handle, at least `at_least`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct NumberRequest {
+    pub at_least: u64,
 }
 
 /// `record_exit`: the worker telling its own object that a task settled.

@@ -15,6 +15,86 @@ use crate::protocol::{ExitReport, TaskRecord};
 /// Records by task id.
 pub(crate) type Table = BTreeMap<String, TaskRecord>;
 
+/// When each session of the handle last listed its tasks, in Unix milliseconds.
+pub(crate) type Visits = BTreeMap<String, i64>;
+
+/// How long a session counts as alive after its last list: hosts on a fleet list every
+/// sweep interval, so a session silent this long has died (its claims lapse).
+pub(crate) const VISIT_LEASE_MS: i64 = 10_000;
+
+/// Visits older than this are forgotten.
+const VISIT_FORGET_MS: i64 = 7 * 24 * 60 * 60 * 1000;
+
+/// Notes `session`'s visit at `now`; whether the visits changed (a visit within a
+/// quarter of the lease of the last one is not written again).
+pub(crate) fn visit(visits: &mut Visits, session: &str, now: i64) -> bool {
+    let before = visits.len();
+    visits.retain(|_, last| now - *last < VISIT_FORGET_MS);
+    let fresh = visits
+        .get(session)
+        .is_some_and(|last| now - *last < VISIT_LEASE_MS / 4);
+    if !fresh {
+        visits.insert(session.to_owned(), now);
+    }
+    !fresh || visits.len() != before
+}
+
+/// Marks each ended task `reported` unless `asker` is the session to tell it (see
+/// [`ToldLedger`](zidane_context::ToldLedger)): a session is alive while its last visit
+/// is within the lease. Whether a claim changed.
+pub(crate) fn offer_ends(table: &mut Table, visits: &Visits, asker: &str, now: i64) -> bool {
+    let alive = |session: &String| {
+        visits
+            .get(session)
+            .is_some_and(|last| now - *last < VISIT_LEASE_MS)
+    };
+    let mut changed = false;
+    for record in table.values_mut() {
+        if record.entry.is_running() {
+            continue;
+        }
+        let before = record.ledger.claim.clone();
+        let offer = record
+            .ledger
+            .offer(&asker.to_owned(), &record.origin, alive);
+        changed |= record.ledger.claim != before;
+        record.entry.reported = offer == zidane_context::TellOffer::Leave;
+    }
+    changed
+}
+
+/// Marks each ended task as nobody's to tell but the ones already told: what a list
+/// without a session shows.
+pub(crate) fn show_told(table: &mut Table) {
+    for record in table.values_mut() {
+        record.entry.reported = record.ledger.is_told();
+    }
+}
+
+/// `session` told these ends; whether anything changed.
+pub(crate) fn told(table: &mut Table, session: &str, task_ids: &[TaskId]) -> bool {
+    let mut changed = false;
+    for task_id in task_ids {
+        if let Some(record) = table.get_mut(&task_id.to_string())
+            && !record.entry.is_running()
+            && record.ledger.told.as_deref() != Some(session)
+        {
+            changed |= record.ledger.told(session);
+        }
+    }
+    changed
+}
+
+/// The next task number after `counter`, every number in the table and `at_least`.
+pub(crate) fn next_number(table: &Table, counter: u64, at_least: u64) -> u64 {
+    let highest = table
+        .values()
+        .map(|record| record.entry.task_id.number() + 1)
+        .max()
+        .unwrap_or(1);
+    counter.max(highest).max(at_least).max(1)
+}
+
 /// An awakeable and the answer it is resolved with.
 pub(crate) type Wake = (String, Option<TaskExitInfo>);
 

@@ -52,6 +52,8 @@ fn started(n: u64, boot: u8, t: i64) -> TaskRecord {
         boot: format!("boot{boot}"),
         local_task: TaskId::from_number(n),
         waiters: Vec::new(),
+        origin: "s0".to_owned(),
+        ledger: zidane_context::ToldLedger::default(),
     }
 }
 
@@ -191,4 +193,87 @@ fn a_lost_task_reads_lost_with_the_lost_exit_code() {
             .status(),
         TaskStatus::Lost
     );
+}
+
+/// Ends task `n` of `table` (boot 0) with code 0 at `t`.
+fn end_task(table: &mut Table, n: u64, t: i64) {
+    let report = ExitReport {
+        task_id: TaskId::from_number(n),
+        boot: "boot0".to_owned(),
+        status: TaskStatus::Exited,
+        exit_code: 0,
+        signal: None,
+        ended_at: at(t),
+        bytes_written: 0,
+        leader_exit_code: None,
+        log_write_failure: None,
+        kill_reason: None,
+    };
+    record_exit(table, &report);
+}
+
+fn reported(table: &Table, n: u64) -> bool {
+    record(table, TaskId::from_number(n))
+        .unwrap()
+        .entry
+        .reported
+}
+
+#[test]
+fn an_end_is_offered_to_its_starter_while_it_visits_then_to_the_next_session() {
+    let mut table = Table::new();
+    table.insert(TaskId::from_number(1).to_string(), started(1, 0, 0));
+    end_task(&mut table, 1, 5);
+    let mut visits = Visits::new();
+    // The starting session s0 visits: another session is not to tell it.
+    assert!(visit(&mut visits, "s0", 0));
+    assert!(visit(&mut visits, "s1", 0));
+    offer_ends(&mut table, &visits, "s1", 1);
+    assert!(reported(&table, 1), "s1 must leave it to s0");
+    // s0 then dies: past the lease, s1 claims it and is to tell it.
+    let later = VISIT_LEASE_MS + 1;
+    assert!(visit(&mut visits, "s1", later));
+    assert!(offer_ends(&mut table, &visits, "s1", later));
+    assert!(!reported(&table, 1));
+    // s1 told it: no session is to tell it again, nor does a list without one.
+    assert!(told(&mut table, "s1", &[TaskId::from_number(1)]));
+    assert!(!told(&mut table, "s1", &[TaskId::from_number(1)]));
+    offer_ends(&mut table, &visits, "s2", later);
+    assert!(reported(&table, 1));
+    show_told(&mut table);
+    assert!(reported(&table, 1));
+}
+
+#[test]
+fn a_running_task_is_never_claimed_nor_told() {
+    let mut table = Table::new();
+    table.insert(TaskId::from_number(1).to_string(), started(1, 0, 0));
+    let visits = Visits::new();
+    assert!(!offer_ends(&mut table, &visits, "s1", 0));
+    assert!(!told(&mut table, "s1", &[TaskId::from_number(1)]));
+    assert!(!reported(&table, 1));
+    assert_eq!(
+        record(&table, TaskId::from_number(1)).unwrap().ledger.claim,
+        None
+    );
+}
+
+#[test]
+fn a_recent_visit_is_not_written_again_and_old_ones_are_forgotten() {
+    let mut visits = Visits::new();
+    assert!(visit(&mut visits, "s0", 0));
+    assert!(!visit(&mut visits, "s0", VISIT_LEASE_MS / 8));
+    assert!(visit(&mut visits, "s0", VISIT_LEASE_MS));
+    assert!(visit(&mut visits, "s1", VISIT_FORGET_MS + VISIT_LEASE_MS));
+    assert_eq!(visits.keys().collect::<Vec<_>>(), ["s1"]);
+}
+
+#[test]
+fn numbers_go_past_the_counter_the_table_and_the_asker() {
+    let mut table = Table::new();
+    assert_eq!(next_number(&table, 0, 0), 1);
+    table.insert(TaskId::from_number(4).to_string(), started(4, 0, 0));
+    assert_eq!(next_number(&table, 0, 0), 5);
+    assert_eq!(next_number(&table, 9, 0), 9);
+    assert_eq!(next_number(&table, 9, 12), 12);
 }

@@ -292,7 +292,7 @@ impl Worker {
                     &self.service,
                     &handle.to_string(),
                     "list",
-                    &serde_json::Value::Null,
+                    &crate::protocol::ListRequest::default(),
                     RECORDED_CHECK_TIMEOUT,
                 )
                 .await;

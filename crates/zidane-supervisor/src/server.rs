@@ -598,7 +598,7 @@ impl Supervisor {
                     session: task.record.session.clone(),
                     host: task.record.host_process,
                 };
-                tell = task.ledger.offer(asker, &origin, |stamp| stamp.runs()) == Offer::Tell;
+                tell = task.ledger.offer(asker, &origin, Teller::runs) == Offer::Tell;
                 if task.ledger != before {
                     let dir = self.paths.tasks_dir().join(n.to_string());
                     // A claim unwritten is a claim a crash forgets: then nobody tells.

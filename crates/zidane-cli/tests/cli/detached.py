@@ -23,7 +23,7 @@ import anyio
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from sdk_common import alive, run_main, text
+from sdk_common import alive, run_main, server_pid, text
 
 warnings.simplefilter("ignore")
 
@@ -39,20 +39,6 @@ async def until(what: str, check, wait: float = WAIT) -> None:
     while not check():
         assert time.monotonic() < deadline, f"not within {wait}s: {what}"
         await anyio.sleep(0.02)
-
-
-def server_pid() -> int:
-    """The `zidane mcp` this client started last: its youngest child named zidane."""
-    me = os.getpid()
-    found = []
-    for tid in os.listdir(f"/proc/{me}/task"):
-        with open(f"/proc/{me}/task/{tid}/children") as file:
-            for pid in file.read().split():
-                with open(f"/proc/{pid}/comm") as comm:
-                    if comm.read().strip() == "zidane" and alive(int(pid)):
-                        found.append(int(pid))
-    assert found, "zidane mcp is not a child of this client"
-    return max(found)
 
 
 def supervisor_pids(user_dir: str) -> list[int]:

@@ -11,6 +11,7 @@ everything held.
 
 import os
 import re
+import signal
 import sys
 import time
 import warnings
@@ -20,7 +21,7 @@ import anyio
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from sdk_common import run_main, text
+from sdk_common import alive, run_main, server_pid, text
 
 warnings.simplefilter("ignore")
 
@@ -143,7 +144,99 @@ async def labels(binary: str, workspace: str, user_dir: str, ingress: str, admin
         assert bad.is_error and "two words" in text(bad), text(bad)
 
 
+# Longest a session waits to be told an end whose starting session died: that session
+# counts as gone once it has been silent for ten seconds.
+LEASE_WAIT = 40.0
+
+
+async def until(what: str, check, wait: float = WAIT) -> None:
+    """Polls `check` until it holds, for at most `wait`."""
+    deadline = time.monotonic() + wait
+    while not check():
+        assert time.monotonic() < deadline, f"not within {wait}s: {what}"
+        await anyio.sleep(0.05)
+
+
+async def told_count(client: ClientSession, task_id: str, wait: float) -> int:
+    """Calls `list_tasks` until a result tells `task_id`'s end (at most `wait`), then a few
+    more times; how many results told it."""
+    deadline = time.monotonic() + wait
+    times = 0
+    while times == 0:
+        assert time.monotonic() < deadline, f"{task_id}'s end was never told"
+        times += told(await client.call_tool("list_tasks", {})).count(task_id)
+        await anyio.sleep(0.2)
+    for _ in range(6):
+        await anyio.sleep(0.25)
+        times += told(await client.call_tool("list_tasks", {})).count(task_id)
+    return times
+
+
+async def re_adopted(binary: str, workspace: str, user_dir: str, ingress: str, admin: str, fleet: str) -> None:
+    """`zidane mcp` SIGKILLed mid-task: its tasks run on; the next session in the same
+    workspace lists them, is told once the end that came while nobody was connected,
+    waits for the other; a session after that is told nothing again."""
+    flags = ["--restate", ingress, "--workers", "w1,w2"]
+    gates = {name: os.path.join(fleet, f"go-{name}") for name in ("later", "waited")}
+    ended = os.path.join(fleet, "ended-later")
+    async with session(binary, workspace, user_dir, flags) as first:
+        later = await start(first, f"while [ ! -e {gates['later']} ]; do sleep 0.05; done; touch {ended}; exit 4")
+        waited = await start(first, f"while [ ! -e {gates['waited']} ]; do sleep 0.05; done; exit 5")
+        pid = server_pid()
+        os.kill(pid, signal.SIGKILL)
+        await until("zidane mcp ends", lambda: not alive(pid))
+    # An end while no session is connected.
+    open(gates["later"], "w").close()
+    await until("the task ends on its worker", lambda: os.path.exists(ended))
+
+    async with session(binary, workspace, user_dir, flags) as second:
+        listed = (await second.call_tool("list_tasks", {})).structured_content
+        by_id = {task["task_id"]: task for task in listed["tasks"]}
+        assert by_id[waited["task_id"]]["status"] == "running", listed
+        assert later["task_id"] in by_id, f"the next session does not list it: {listed}"
+        assert await told_count(second, later["task_id"], LEASE_WAIT) == 1
+        open(gates["waited"], "w").close()
+        result = await second.call_tool("wait_task", {"task_id": waited["task_id"], "timeout_ms": int(WAIT * 1000)})
+        assert result.structured_content["exit"]["exit_code"] == 5, result.structured_content
+        for _ in range(4):
+            again = await second.call_tool("list_tasks", {})
+            assert told(again) == [], text(again)
+            await anyio.sleep(0.25)
+        # A new task is numbered past the earlier session's.
+        fresh = await start(second, "true")
+        assert fresh["task_id"] not in (later["task_id"], waited["task_id"]), fresh
+
+    # Past the second session's lease too: had it not recorded what it told, the third
+    # would claim those ends now.
+    async with session(binary, workspace, user_dir, flags) as third:
+        deadline = time.monotonic() + 12.0
+        while time.monotonic() < deadline:
+            result = await third.call_tool("list_tasks", {})
+            assert told(result) in ([], [fresh["task_id"]]), f"told again in a later session:\n{text(result)}"
+            await anyio.sleep(0.5)
+        listed = (await third.call_tool("list_tasks", {})).structured_content
+        assert {later["task_id"], waited["task_id"]} <= {task["task_id"] for task in listed["tasks"]}, listed
+
+
+async def two_sessions(binary: str, workspace: str, user_dir: str, ingress: str, admin: str, fleet: str) -> None:
+    """Two sessions of one workspace at once: their tasks never share a number, and an
+    end is told to the session that started it, not to the other."""
+    flags = ["--restate", ingress, "--workers", "w1,w2"]
+    async with session(binary, workspace, user_dir, flags) as one, session(binary, workspace, user_dir, flags) as other:
+        started = [await start(client, "sleep 0.3; exit 6") for client in (one, other, one, other)]
+        ids = [task["task_id"] for task in started]
+        assert len(set(ids)) == len(ids), f"two tasks share a number: {ids}"
+        mine = started[0]["task_id"]
+        assert await told_count(one, mine, WAIT) == 1
+        for _ in range(4):
+            result = await other.call_tool("list_tasks", {})
+            assert mine not in told(result), f"told to the session that did not start it:\n{text(result)}"
+            await anyio.sleep(0.25)
+
+
 CASES = {
+    "re-adopted": re_adopted,
+    "two-sessions": two_sessions,
     "labels": labels,
     "runs-there": runs_there,
     "named-workers": named_workers,

@@ -154,6 +154,22 @@ async fn named_workers_share_the_tasks() {
     case("named-workers").await;
 }
 
+/// `zidane mcp` SIGKILLed mid-task: its tasks run on their workers; the next session in
+/// the same workspace lists them, is told once an end that came while nobody was
+/// connected, waits for the other, numbers a new task past them; a session after that
+/// is told nothing again.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_next_session_in_the_workspace_re_adopts_the_tasks_and_is_told_each_end_once() {
+    case("re-adopted").await;
+}
+
+/// Two sessions of one workspace at once share its tasks: no two tasks get one number,
+/// and each end is told to the session that started it, not to the other.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_sessions_of_a_workspace_never_share_a_number_nor_an_end() {
+    case("two-sessions").await;
+}
+
 /// `labels` is offered on a fleet; a task that needs a GPU runs on the worker that has
 /// one, and one that needs what no worker has is refused, naming what each carries,
 /// with nothing started.

@@ -25,7 +25,7 @@ import anyio
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from sdk_common import alive, run_main, text
+from sdk_common import alive, run_main, server_pid, text
 
 # resources/subscribe is deprecated for 2026-07-28 servers; zidane speaks 2025-11-25.
 warnings.simplefilter("ignore")
@@ -73,18 +73,6 @@ async def until(what: str, check) -> None:
     while not check():
         assert time.monotonic() < deadline, f"not within {WAIT}s: {what}"
         await anyio.sleep(0.02)
-
-
-def server_pid() -> int:
-    """The `zidane mcp` this client started: its only child named zidane."""
-    me = os.getpid()
-    for tid in os.listdir(f"/proc/{me}/task"):
-        with open(f"/proc/{me}/task/{tid}/children") as file:
-            for pid in file.read().split():
-                with open(f"/proc/{pid}/comm") as comm:
-                    if comm.read().strip() == "zidane":
-                        return int(pid)
-    raise AssertionError("zidane mcp is not a child of this client")
 
 
 def free_port() -> int:

@@ -1,10 +1,11 @@
 """What the Python MCP SDK clients beside this file share: a tool result's text, whether a
-process lives, and running a client's `main` so that a failure is told briefly.
+process lives, the `zidane mcp` a client started, and running a client's `main` so that a failure is told briefly.
 
 A script's own directory is on `sys.path` when Python runs it, so each imports this with
 `from sdk_common import ...`.
 """
 
+import os
 import sys
 import traceback
 from collections.abc import Awaitable, Callable
@@ -24,6 +25,20 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
+
+
+def server_pid() -> int:
+    """The `zidane mcp` this client started last: its youngest live child named zidane."""
+    me = os.getpid()
+    found = []
+    for tid in os.listdir(f"/proc/{me}/task"):
+        with open(f"/proc/{me}/task/{tid}/children") as file:
+            for pid in file.read().split():
+                with open(f"/proc/{pid}/comm") as comm:
+                    if comm.read().strip() == "zidane" and alive(int(pid)):
+                        found.append(int(pid))
+    assert found, "zidane mcp is not a child of this client"
+    return max(found)
 
 
 def leaves(error: BaseException) -> list[BaseException]:
