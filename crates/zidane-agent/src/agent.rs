@@ -216,8 +216,12 @@ impl Agent {
             None => OnceCell::new(),
         };
         let ledger = session.task_events.clone();
+        let mut delivery = Delivery::with_ledger(history, &ledger);
+        if builder.context.capabilities().detached_tasks == DetachedTasks::Durable {
+            delivery = delivery.sharing_every_task();
+        }
         let feeds = Arc::new(Feeds {
-            delivery: Mutex::new(Delivery::with_ledger(history, &ledger)),
+            delivery: Mutex::new(delivery),
             hooks: builder.hooks,
             wake: Notify::new(),
             drained: watch::Sender::new(0),

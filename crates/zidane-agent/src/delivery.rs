@@ -10,8 +10,9 @@
 //! - once the agent starts tearing down ([`Delivery::close`]) nothing is queued;
 //! - an ended task listed `reported` (its end was told to another session) is never
 //!   queued by a sweep;
-//! - every detached task latched is collected once for the context's
-//!   [`exits_told`](zidane_context::ExecutionContext::exits_told)
+//! - every shared task latched — a detached one, or any task of a context whose tasks
+//!   are all shared across sessions (a durable one) — is collected once for the
+//!   context's [`exits_told`](zidane_context::ExecutionContext::exits_told)
 //!   ([`Delivery::take_told`]).
 
 use std::collections::{HashMap, HashSet};
@@ -54,9 +55,12 @@ pub(crate) struct Delivery {
     stalls: Vec<StallInfo>,
     /// Tasks of this agent's life the model knows ended.
     latch: HashSet<TaskId>,
-    /// Detached tasks latched since the context was last told (see
+    /// Shared tasks latched since the context was last told (see
     /// [`take_told`](Self::take_told)), in the order they were latched.
     told_detached: Vec<TaskId>,
+    /// Every task is shared with the other sessions of its handle (a durable context),
+    /// not only the detached ones.
+    shares_every_task: bool,
     /// Acknowledgements from the loaded session. Task ids restart at `bash_1` in a new
     /// context, so an id alone only matches a task started before this agent was built.
     history: Vec<HistoricalAck>,
@@ -82,11 +86,19 @@ impl Delivery {
             stalls: Vec::new(),
             latch: HashSet::new(),
             told_detached: Vec::new(),
+            shares_every_task: false,
             history,
             built_at: Utc::now(),
             known_logs: HashMap::new(),
             closed: false,
         }
+    }
+
+    /// Every task latched is collected for [`take_told`](Self::take_told), not only the
+    /// detached ones: the context shares all its tasks across sessions.
+    pub(crate) fn sharing_every_task(mut self) -> Self {
+        self.shares_every_task = true;
+        self
     }
 
     /// Queues a pushed exit. False when it is not news (latched, already queued) or the
@@ -263,15 +275,15 @@ impl Delivery {
         self.mark(task_id);
     }
 
-    /// Latches a task; a detached one newly latched is kept for
+    /// Latches a task; a shared one newly latched is kept for
     /// [`take_told`](Self::take_told).
     fn mark(&mut self, task_id: TaskId) {
-        if self.latch.insert(task_id) && task_id.is_detached() {
+        if self.latch.insert(task_id) && (task_id.is_detached() || self.shares_every_task) {
             self.told_detached.push(task_id);
         }
     }
 
-    /// The detached tasks latched since the last call: the context is to be told
+    /// The shared tasks latched since the last call: the context is to be told
     /// ([`exits_told`](zidane_context::ExecutionContext::exits_told)) that this session's
     /// model knows their ends. Each latched task is returned once.
     pub(crate) fn take_told(&mut self) -> Vec<TaskId> {

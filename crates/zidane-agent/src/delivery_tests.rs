@@ -274,3 +274,13 @@ fn each_detached_task_latched_is_told_once_and_a_plain_one_never() {
         "a plain task is never told"
     );
 }
+
+#[test]
+fn every_task_latched_is_told_when_the_context_shares_them_all() {
+    let mut delivery = Delivery::new(Vec::new()).sharing_every_task();
+    delivery.push_exit(exit(1));
+    assert_eq!(delivery.take(&[]).exits.len(), 1);
+    delivery.suppress_task(id(2));
+    assert_eq!(delivery.take_told(), vec![id(1), id(2)]);
+    assert!(delivery.take_told().is_empty(), "told once");
+}

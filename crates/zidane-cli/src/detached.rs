@@ -21,6 +21,8 @@ use zidane::supervisor::{
 use zidane::wire::{Painter, exit_summary};
 
 use crate::error::CliError;
+use crate::fleet::FleetArgs;
+use crate::fleet_tasks::FleetTasks;
 use crate::user_dir::user_dir;
 
 /// How long an idle supervisor stays (no task running, no request).
@@ -39,6 +41,8 @@ pub struct PsArgs {
     /// One JSON array, for scripts.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    fleet: FleetArgs,
 }
 
 /// `zidane logs`.
@@ -50,22 +54,28 @@ pub struct LogsArgs {
     /// Only the last N lines (then follow, with -f).
     #[arg(short = 'n', long, value_name = "N")]
     lines: Option<usize>,
-    /// The task: `bash_d7`, `d7`, `7`, or the start of one.
+    /// The task: `bash_d7`, `d7`, `7`, or the start of one; on a fleet, `bash_3`.
     id: String,
+    #[command(flatten)]
+    fleet: FleetArgs,
 }
 
-/// `zidane wait` and `zidane kill`.
+/// `zidane kill`.
 #[derive(Debug, Args)]
 pub struct TaskArgs {
-    /// The task: `bash_d7`, `d7`, `7`, or the start of one.
+    /// The task: `bash_d7`, `d7`, `7`, or the start of one; on a fleet, `bash_3`.
     id: String,
+    #[command(flatten)]
+    fleet: FleetArgs,
 }
 
 /// `zidane wait`.
 #[derive(Debug, Args)]
 pub struct WaitArgs {
-    /// The task: `bash_d7`, `d7`, `7`, or the start of one.
+    /// The task: `bash_d7`, `d7`, `7`, or the start of one; on a fleet, `bash_3`.
     id: String,
+    #[command(flatten)]
+    fleet: FleetArgs,
     /// Give up after this many seconds (exit status 124); default: no limit.
     #[arg(long, value_name = "SECS")]
     timeout: Option<u64>,
@@ -257,6 +267,34 @@ impl Row {
         }
     }
 
+    /// A task of this workspace on a fleet: its host is the worker that runs it (its
+    /// usage is that machine's, not read here).
+    fn fleet(entry: &zidane::context::TaskEntry, worker: &str) -> Self {
+        Self {
+            id: entry.task_id.to_string(),
+            kind: "fleet",
+            state: match entry.exit_info() {
+                None => "running".to_owned(),
+                Some(exit) => match exit.status {
+                    TaskStatus::Killed => "killed".to_owned(),
+                    TaskStatus::Lost => "lost".to_owned(),
+                    _ => format!("exited {}", exit.exit_code),
+                },
+            },
+            exit_code: entry.exit_code(),
+            pid: Some(entry.pid),
+            started_at: entry.started_at,
+            usage: None,
+            host: format!("worker {worker}"),
+            session: String::new(),
+            cwd: entry.cwd.clone(),
+            workspace: None,
+            command: entry.command.clone(),
+            output_path: Some(entry.output_path.clone()),
+            told: Some(entry.reported),
+        }
+    }
+
     fn cells(&self) -> [String; 9] {
         [
             self.id.clone(),
@@ -305,15 +343,29 @@ impl Row {
 /// `zidane ps`.
 pub fn ps(args: &PsArgs) -> Result<ExitCode, CliError> {
     let client = client()?;
-    let (mut detached, hosts) = block_on(tasks(&client))?;
+    let fleet = args.fleet.resolve()?;
+    let (mut detached, hosts, mut on_fleet) = block_on(async {
+        let (detached, hosts) = tasks(&client).await?;
+        let on_fleet = match &fleet {
+            Some(fleet) => FleetTasks::here(fleet).await?.list().await?,
+            None => Vec::new(),
+        };
+        Ok((detached, hosts, on_fleet))
+    })?;
     if !args.all {
         detached.retain(|task| task.exit.is_none() || !task.told);
+        on_fleet.retain(|(entry, _)| entry.is_running() || !entry.reported);
     }
     let table = ProcessTable::read();
     let rows: Vec<Row> = detached
         .iter()
         .map(|task| Row::detached(task, table.as_ref()))
         .chain(hosts.iter().map(|task| Row::host(task, table.as_ref())))
+        .chain(
+            on_fleet
+                .iter()
+                .map(|(entry, worker)| Row::fleet(entry, worker)),
+        )
         .collect();
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -388,7 +440,14 @@ fn mebibytes(bytes: u64) -> String {
 /// `zidane logs`.
 pub fn logs(args: &LogsArgs) -> Result<ExitCode, CliError> {
     let client = client()?;
+    let fleet = args.fleet.resolve()?;
     block_on(async {
+        if let Some(fleet) = &fleet {
+            let tasks = FleetTasks::here(fleet).await?;
+            if let Some(task) = tasks.find(&args.id).await? {
+                return tasks.logs(&task, args.lines, args.follow).await;
+            }
+        }
         let task = match resolve(&client, &args.id).await? {
             Target::Detached(task) => task,
             Target::Host(task) => return host_logs(&task, args),
@@ -528,7 +587,16 @@ pub fn clean(older_than: Option<Duration>, dry_run: bool) -> Result<Cleaned, Cli
 /// `zidane wait`: exits with the task's code.
 pub fn wait(args: &WaitArgs) -> Result<ExitCode, CliError> {
     let client = client()?;
+    let fleet = args.fleet.resolve()?;
     block_on(async {
+        if let Some(fleet) = &fleet {
+            let tasks = FleetTasks::here(fleet).await?;
+            if let Some(task) = tasks.find(&args.id).await? {
+                return tasks
+                    .wait(&task, args.timeout.map(Duration::from_secs))
+                    .await;
+            }
+        }
         let task = match resolve(&client, &args.id).await? {
             Target::Detached(task) => task,
             Target::Host(task) => {
@@ -561,7 +629,14 @@ pub fn wait(args: &WaitArgs) -> Result<ExitCode, CliError> {
 /// `zidane kill`: ends the task's whole tree.
 pub fn kill(args: &TaskArgs) -> Result<ExitCode, CliError> {
     let client = client()?;
+    let fleet = args.fleet.resolve()?;
     block_on(async {
+        if let Some(fleet) = &fleet {
+            let tasks = FleetTasks::here(fleet).await?;
+            if let Some(task) = tasks.find(&args.id).await? {
+                return tasks.kill(&task).await;
+            }
+        }
         let task = match resolve(&client, &args.id).await? {
             Target::Detached(task) => task,
             Target::Host(task) => {

@@ -85,8 +85,8 @@ pub(crate) fn config_path() -> Option<PathBuf> {
     dirs::config_dir().map(|dir| dir.join(CONFIG_FILE))
 }
 
-/// What the config file holds: its `[env]`, `[sandbox]` and `[retention]` tables, each
-/// its default where the file or the table is missing.
+/// What the config file holds: its `[env]`, `[sandbox]`, `[retention]` and `[fleet]`
+/// tables, each its default where the file or the table is missing.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct ConfigFile {
     /// The `[env]` table: the environment policy of tasks.
@@ -95,6 +95,8 @@ pub(crate) struct ConfigFile {
     pub(crate) sandbox: SandboxFile,
     /// The `[retention]` table: which ended sessions are removed at start.
     pub(crate) retention: RetentionFile,
+    /// The `[fleet]` table: where tasks run when the `--restate` flags say nothing.
+    pub(crate) fleet: crate::fleet::FleetFile,
 }
 
 /// The policy of the config file's `[env]` table; the default where there is no file
@@ -128,8 +130,8 @@ fn load(path: &Path) -> Result<ConfigFile, CliError> {
     parse_config(&text).map_err(config_error)
 }
 
-/// The `[env]`, `[sandbox]` and `[retention]` tables of a config file's text; anything
-/// else in it is refused, so a misspelt table is not silently ignored.
+/// The `[env]`, `[sandbox]`, `[retention]` and `[fleet]` tables of a config file's text;
+/// anything else in it is refused, so a misspelt table is not silently ignored.
 fn parse_config(text: &str) -> Result<ConfigFile, String> {
     let table: toml::Table = text
         .parse()
@@ -152,9 +154,14 @@ fn parse_config(text: &str) -> Result<ConfigFile, String> {
                     format!("[retention]: {}", error.message())
                 })?;
             }
+            "fleet" => {
+                config.fleet = value
+                    .try_into()
+                    .map_err(|error: toml::de::Error| format!("[fleet]: {}", error.message()))?;
+            }
             other => {
                 return Err(format!(
-                    "unknown key `{other}`: the file holds only [env], [sandbox] and [retention] tables"
+                    "unknown key `{other}`: the file holds only [env], [sandbox], [retention] and [fleet] tables"
                 ));
             }
         }

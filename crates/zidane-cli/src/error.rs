@@ -40,6 +40,9 @@ pub enum CliError {
     /// `--restate` names no reachable workers, or a worker id that is not one.
     #[error("--restate: {0}")]
     Fleet(String),
+    /// A fleet's task could not be listed, read, waited for or killed.
+    #[error("on the fleet: {0}")]
+    FleetTask(#[from] zidane::context::ContextError),
     /// `zidane mcp` could not start or stopped serving.
     #[error("mcp: {0}")]
     Mcp(zidane_mcp::McpServeError),

@@ -14,6 +14,17 @@ use crate::error::CliError;
 use crate::interactive::TerminalApprover;
 use crate::user_dir::user_dir;
 
+/// Where a session's tasks run when not on this machine: a fleet's context on the
+/// workspace's handle, made for the session `session` (see [`crate::fleet`]).
+pub struct Remote {
+    /// The fleet's context.
+    pub context: Arc<dyn zidane::context::ExecutionContext>,
+    /// The workspace's handle.
+    pub handle: zidane::context::ExecutionHandle,
+    /// The session's id (the resumed one's, or a new one).
+    pub session: String,
+}
+
 /// The stored session `id`, or [`CliError::UnknownSession`].
 pub fn stored_session(store: &SessionStore, id: &str) -> Result<zidane::agent::Session, CliError> {
     if !store.session_file(id)?.is_file() {
@@ -59,6 +70,7 @@ impl Host {
         env_policy: EnvPolicy,
         sandbox: SandboxPolicy,
         move_after: Option<Duration>,
+        remote: Option<Remote>,
     ) -> Result<Self, CliError> {
         let user_dir = user_dir()?;
         let mut behavior = Behavior::new();
@@ -71,15 +83,23 @@ impl Host {
             .env_policy(env_policy)
             .sandbox(sandbox)
             .sweep_orphans(env_config::sweep_orphans()?);
-        if zidane::supervisor::SUPPORTED {
-            let paths = zidane::supervisor::SupervisorPaths::for_user_dir(&user_dir);
-            let launcher = crate::detached::launcher(&user_dir)?;
-            builder =
-                builder.detach(zidane::supervisor::SupervisorClient::new(paths).launcher(launcher));
-        }
         if let Some(id) = resume {
             stored_session(&SessionStore::new(&user_dir), id)?;
             builder = builder.session_id(id);
+        }
+        match remote {
+            Some(remote) => {
+                builder = builder
+                    .remote(remote.context, remote.handle)
+                    .session_id(remote.session);
+            }
+            None if zidane::supervisor::SUPPORTED => {
+                let paths = zidane::supervisor::SupervisorPaths::for_user_dir(&user_dir);
+                let launcher = crate::detached::launcher(&user_dir)?;
+                builder = builder
+                    .detach(zidane::supervisor::SupervisorClient::new(paths).launcher(launcher));
+            }
+            None => {}
         }
         let agent = builder.build()?;
         let wake = Arc::new(WakeLoop::spawn(agent.clone()));

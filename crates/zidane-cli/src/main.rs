@@ -31,6 +31,7 @@ mod dist;
 mod env_config;
 mod error;
 mod fleet;
+mod fleet_tasks;
 mod host;
 mod interactive;
 mod mcp;
@@ -78,6 +79,8 @@ struct Cli {
     /// What a session's commands may touch.
     #[command(flatten)]
     sandbox: sandbox_config::SandboxArgs,
+    #[command(flatten)]
+    fleet: fleet::FleetArgs,
 }
 
 /// How long a foreground command runs in a session before it moves to the background.
@@ -174,6 +177,7 @@ fn session(cli: &Cli) -> Result<ExitCode, CliError> {
         provider::model_from_env()?
     };
     let env_policy = env_config::file_policy()?;
+    let fleet = cli.fleet.resolve()?;
     if cli.prompt.is_none() && !interactive::has_terminal() {
         return Err(CliError::NotATerminal);
     }
@@ -185,6 +189,25 @@ fn session(cli: &Cli) -> Result<ExitCode, CliError> {
     runtime.block_on(async {
         let move_after =
             (cli.move_after_secs > 0).then(|| std::time::Duration::from_secs(cli.move_after_secs));
+        let remote = match &fleet {
+            Some(fleet) => {
+                let session = cli
+                    .resume
+                    .clone()
+                    .unwrap_or_else(|| zidane::agent::Session::generate().id);
+                let workspace = std::env::current_dir().map_err(CliError::Io)?;
+                let workspace = std::fs::canonicalize(&workspace).unwrap_or(workspace);
+                let (context, handle) = fleet
+                    .workspace(&user_dir, &workspace, Some(&session))
+                    .await?;
+                Some(host::Remote {
+                    context: std::sync::Arc::new(context),
+                    handle,
+                    session,
+                })
+            }
+            None => None,
+        };
         let host = host::Host::start(
             model,
             model_name,
@@ -192,6 +215,7 @@ fn session(cli: &Cli) -> Result<ExitCode, CliError> {
             env_policy,
             sandbox,
             move_after,
+            remote,
         )?;
         host.open().await?;
         // Once this session is held, so it is never among those removed.

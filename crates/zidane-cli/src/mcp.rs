@@ -75,7 +75,8 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
     };
     // On a fleet, the workers' own policy applies: this machine's sandbox has nothing
     // to contain.
-    let sandbox = if args.fleet.is_on() {
+    let fleet = args.fleet.resolve()?;
+    let sandbox = if fleet.is_some() {
         zidane::context::SandboxPolicy::off()
     } else {
         let Some(sandbox) = sandbox_config::prepare(&args.sandbox, &user_dir)? else {
@@ -99,7 +100,7 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
         .kill_grace(Duration::from_millis(args.kill_grace_ms))
         .result_budget(args.result_budget_bytes)
         .sweep_orphans(env_config::sweep_orphans()?);
-    let options = if zidane::supervisor::SUPPORTED && !args.fleet.is_on() {
+    let options = if zidane::supervisor::SUPPORTED && fleet.is_none() {
         let paths = zidane::supervisor::SupervisorPaths::for_user_dir(&options.user_dir);
         let launcher = crate::detached::launcher(&options.user_dir)?;
         options.detach(zidane::supervisor::SupervisorClient::new(paths).launcher(launcher))
@@ -120,7 +121,11 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
         .build()
         .map_err(CliError::Runtime)?;
     let served = runtime.block_on(async move {
-        let options = match args.fleet.contexts(&user_dir).await? {
+        let contexts = match &fleet {
+            Some(fleet) => Some(fleet.contexts(&user_dir).await?),
+            None => None,
+        };
+        let options = match contexts {
             Some(contexts) => {
                 tracing::info!("tasks run on {}", contexts.what);
                 options.remote(contexts)

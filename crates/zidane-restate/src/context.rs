@@ -66,6 +66,8 @@ pub struct RestateContext {
     session: Option<String>,
     /// The handle every session of one workspace shares, when one was named.
     workspace: Option<u64>,
+    /// It only looks: its lists claim no end to tell (see [`RestateContext::looking`]).
+    looking: bool,
 }
 
 impl RestateContext {
@@ -95,6 +97,7 @@ impl RestateContext {
             logs: Mutex::new(HashMap::new()),
             session: None,
             workspace: None,
+            looking: false,
         })
     }
 
@@ -109,6 +112,23 @@ impl RestateContext {
     pub fn session(mut self, session: impl Into<String>) -> Self {
         self.session = Some(session.into());
         self
+    }
+
+    /// Makes this context a person's view (`zidane ps`): its lists show every task as it
+    /// is, each ended one `reported` only once some session told it, and claim nothing,
+    /// so no session's telling of an end is taken over by a look.
+    #[must_use]
+    pub fn looking(mut self) -> Self {
+        self.looking = true;
+        self
+    }
+
+    /// The id of the worker that runs task `task_id` of `handle`, as the last list or
+    /// start found it; `None` before either.
+    pub fn worker_of(&self, handle: ExecutionHandle, task_id: TaskId) -> Option<String> {
+        let index = *lock(&self.owners).get(&(handle.id(), task_id))?;
+        let service = &self.workers[index];
+        Some(worker_id_of(service).unwrap_or(service).to_owned())
     }
 
     /// The session that asks for `handle`'s tasks.
@@ -198,7 +218,7 @@ impl RestateContext {
         handle: ExecutionHandle,
     ) -> std::result::Result<Vec<TaskEntry>, RestateError> {
         let asking = serde_json::json!(ListRequest {
-            session: Some(self.session_for(handle)),
+            session: (!self.looking).then(|| self.session_for(handle)),
         });
         let mut calls = self.ask_every::<Vec<TaskEntry>>(handle, "list", &asking);
         let mut entries = Vec::new();
@@ -555,7 +575,7 @@ impl ExecutionContext for RestateContext {
     }
 
     async fn exits_told(&self, handle: ExecutionHandle, task_ids: &[TaskId]) -> Result<()> {
-        if task_ids.is_empty() {
+        if task_ids.is_empty() || self.looking {
             return Ok(());
         }
         // Every worker: each records the ones it runs and ignores the rest.

@@ -62,6 +62,7 @@ pub fn local_agent(model: Arc<dyn Model>, user_dir: impl Into<PathBuf>) -> Local
         configure: Vec::new(),
         #[cfg(feature = "detach")]
         detach: None,
+        remote: None,
     }
 }
 
@@ -89,6 +90,10 @@ pub struct LocalAgentBuilder {
     configure: Vec<Configure>,
     #[cfg(feature = "detach")]
     detach: Option<zidane_supervisor::SupervisorClient>,
+    remote: Option<(
+        Arc<dyn zidane_context::ExecutionContext>,
+        zidane_context::ExecutionHandle,
+    )>,
 }
 
 impl LocalAgentBuilder {
@@ -115,6 +120,19 @@ impl LocalAgentBuilder {
     #[cfg_attr(docsrs, doc(cfg(feature = "detach")))]
     pub fn detach(mut self, client: zidane_supervisor::SupervisorClient) -> Self {
         self.detach = Some(client);
+        self
+    }
+
+    /// Runs every task elsewhere: on `context` (a fleet's, such as `zidane-restate`'s
+    /// `RestateContext`), on `handle`, which the agent never destroys, so its tasks
+    /// outlive it and the next agent given the handle re-adopts them. This machine's
+    /// context, its sandbox, environment policy and `detach` are then not used.
+    pub fn remote(
+        mut self,
+        context: Arc<dyn zidane_context::ExecutionContext>,
+        handle: zidane_context::ExecutionHandle,
+    ) -> Self {
+        self.remote = Some((context, handle));
         self
     }
 
@@ -191,6 +209,17 @@ impl LocalAgentBuilder {
         let mut behavior = self.behavior;
         if behavior.tasks_dir.is_none() {
             behavior.tasks_dir = Some(resolve_tasks_dir(store.user_dir(), &session.id)?);
+        }
+        if let Some((context, handle)) = self.remote {
+            let mut builder = Agent::builder(self.model, context)
+                .store(store)
+                .session(session)
+                .behavior(behavior)
+                .handle(handle);
+            for configure in self.configure {
+                builder = configure(builder);
+            }
+            return builder.build();
         }
         let sweep_orphans = self.sweep_orphans;
         let env_policy = self.env_policy;

@@ -9,9 +9,11 @@ session on that fleet and checks what the model sees. Prints `ok` and exits 0 wh
 everything held.
 """
 
+import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 import warnings
@@ -59,9 +61,16 @@ async def session(binary: str, workspace: str, user_dir: str, flags: list[str], 
             yield client
 
 
+# The ends told in the results of `start` and `told_count`'s calls, in order: an end that
+# comes quickly may be told in the result of the next start, or of its own. A case runs
+# its sessions one after another, and each task id is told in one session only.
+TOLD: list[str] = []
+
+
 async def start(client: ClientSession, command: str) -> dict:
     started = await client.call_tool("shell", {"command": command, "run_in_background": True})
     assert not started.is_error, text(started)
+    TOLD.extend(told(started))
     return started.structured_content
 
 
@@ -158,18 +167,17 @@ async def until(what: str, check, wait: float = WAIT) -> None:
 
 
 async def told_count(client: ClientSession, task_id: str, wait: float) -> int:
-    """Calls `list_tasks` until a result tells `task_id`'s end (at most `wait`), then a few
-    more times; how many results told it."""
+    """Calls `list_tasks` until `task_id`'s end was told in some result of this session
+    (at most `wait`), then a few more times; how many results told it."""
     deadline = time.monotonic() + wait
-    times = 0
-    while times == 0:
+    while task_id not in TOLD:
         assert time.monotonic() < deadline, f"{task_id}'s end was never told"
-        times += told(await client.call_tool("list_tasks", {})).count(task_id)
+        TOLD.extend(told(await client.call_tool("list_tasks", {})))
         await anyio.sleep(0.2)
     for _ in range(6):
         await anyio.sleep(0.25)
-        times += told(await client.call_tool("list_tasks", {})).count(task_id)
-    return times
+        TOLD.extend(told(await client.call_tool("list_tasks", {})))
+    return TOLD.count(task_id)
 
 
 async def re_adopted(binary: str, workspace: str, user_dir: str, ingress: str, admin: str, fleet: str) -> None:
@@ -234,7 +242,96 @@ async def two_sessions(binary: str, workspace: str, user_dir: str, ingress: str,
             await anyio.sleep(0.25)
 
 
+def person(binary: str, workspace: str, user_dir: str, fleet: str, *args: str, config: bool = False) -> subprocess.CompletedProcess:
+    """`zidane ARGS` run by a person in the workspace, with the same user dir; the fleet
+    named by the config file's `[fleet]` table when `config`, else by the arguments."""
+    env = {name: os.environ[name] for name in PASSED_ON if name in os.environ}
+    env["ZIDANE_USER_DIR"] = user_dir
+    home = os.path.join(fleet, "config-home")
+    env["XDG_CONFIG_HOME"] = home
+    if config:
+        os.makedirs(os.path.join(home, "zidane"), exist_ok=True)
+        with open(os.path.join(home, "zidane", "config.toml"), "w") as file:
+            file.write(CONFIG)
+    return subprocess.run([binary, *args], cwd=workspace, env=env, capture_output=True, text=True, timeout=WAIT * 3)
+
+
+# Set by the case from its arguments: the `[fleet]` table of the config file.
+CONFIG = ""
+
+
+async def persons_commands(binary: str, workspace: str, user_dir: str, ingress: str, admin: str, fleet: str) -> None:
+    """`zidane ps / logs / wait / kill` with --restate reach the tasks the sessions of the
+    workspace started on the fleet; the config file's [fleet] table does as the flags; a
+    person's looking claims no end the session is to tell."""
+    global CONFIG
+    CONFIG = f'[fleet]\nrestate = "{ingress}"\nrestate_admin = "{admin}"\n'
+    flags = ["--restate", ingress, "--workers", "w1,w2"]
+    gate = os.path.join(fleet, "go-person")
+    async with session(binary, workspace, user_dir, flags) as client:
+        gated = await start(client, f"echo waiting; while [ ! -e {gate} ]; do sleep 0.05; done; exit 9")
+        killed = await start(client, "echo to-be-killed; sleep 300")
+        # Last: no later result of this session's could tell its end before it is counted.
+        lines = await start(client, "for i in 1 2 3; do echo line-$i; done; exit 2")
+
+        listed = person(binary, workspace, user_dir, fleet, "ps", "--json", *flags)
+        assert listed.returncode == 0, listed.stderr
+        rows = {row["id"]: row for row in json.loads(listed.stdout)}
+        for task in (gated, killed):
+            row = rows[task["task_id"]]
+            assert row["kind"] == "fleet" and row["state"] == "running", row
+            assert row["host"] == f"worker {worker_of(task['output_path'], fleet)}", row
+        table = person(binary, workspace, user_dir, fleet, "ps", config=True)
+        assert table.returncode == 0 and killed["task_id"] in table.stdout, (table.stdout, table.stderr)
+
+        waited = person(binary, workspace, user_dir, fleet, "wait", lines["task_id"], *flags)
+        assert waited.returncode == 2, (waited.returncode, waited.stdout, waited.stderr)
+        logs = person(binary, workspace, user_dir, fleet, "logs", lines["task_id"], config=True)
+        assert logs.returncode == 0 and logs.stdout.splitlines() == ["line-1", "line-2", "line-3"], (logs.stdout, logs.stderr)
+        tail = person(binary, workspace, user_dir, fleet, "logs", "-n", "1", lines["task_id"], *flags)
+        assert tail.stdout.splitlines() == ["line-3"], (tail.stdout, tail.stderr)
+
+        # -f follows until the end: the gate opens while it follows.
+        follow = subprocess.Popen(
+            [binary, "logs", "-f", gated["task_id"], *flags], cwd=workspace, stdout=subprocess.PIPE, text=True,
+            env={**{name: os.environ[name] for name in PASSED_ON if name in os.environ}, "ZIDANE_USER_DIR": user_dir},
+        )
+        await anyio.sleep(1.0)
+        open(gate, "w").close()
+        out, _ = follow.communicate(timeout=WAIT)
+        assert follow.returncode == 0 and out.splitlines() == ["waiting"], (follow.returncode, out)
+
+        ended = person(binary, workspace, user_dir, fleet, "kill", killed["task_id"], *flags)
+        assert ended.returncode == 0 and "killed" in ended.stdout, (ended.stdout, ended.stderr)
+        unknown = person(binary, workspace, user_dir, fleet, "wait", "bash_99", *flags)
+        assert unknown.returncode != 0 and "bash_99" in unknown.stderr, (unknown.stdout, unknown.stderr)
+
+        # The session is still told each end once: the person's looks claimed none.
+        for task in (lines, gated, killed):
+            assert await told_count(client, task["task_id"], WAIT) == 1, task
+
+
+async def terminal_host(binary: str, workspace: str, user_dir: str, ingress: str, admin: str, fleet: str) -> None:
+    """`zidane -p … --wait` (the demo model) with the config file's [fleet] table: its
+    task runs on a worker, its end is told; a later `zidane mcp` session in the same
+    workspace lists that task and is not told it again."""
+    global CONFIG
+    CONFIG = f'[fleet]\nrestate = "{ingress}"\nworkers = ["w1", "w2"]\n'
+    printed = person(binary, workspace, user_dir, fleet, "--demo", "-p", "build it", "--wait", config=True)
+    assert printed.returncode == 0, (printed.stdout, printed.stderr)
+    assert "<task-notification>" in printed.stdout or "exited" in printed.stdout, printed.stdout
+    paths = re.findall(r"Output: (\S+\.log)", printed.stdout)
+    assert paths, printed.stdout
+    worker_of(paths[0], fleet)
+    async with session(binary, workspace, user_dir, ["--restate", ingress, "--workers", "w1,w2"]) as client:
+        first = await client.call_tool("list_tasks", {})
+        assert first.structured_content["tasks"], text(first)
+        assert told(first) == [], f"told again:\n{text(first)}"
+
+
 CASES = {
+    "persons-commands": persons_commands,
+    "terminal-host": terminal_host,
     "re-adopted": re_adopted,
     "two-sessions": two_sessions,
     "labels": labels,

@@ -170,6 +170,21 @@ async fn two_sessions_of_a_workspace_never_share_a_number_nor_an_end() {
     case("two-sessions").await;
 }
 
+/// `zidane ps / logs [-n] [-f] / wait / kill --restate` in the workspace reach the tasks
+/// its sessions started on the fleet, as do the config file's `[fleet]` settings; an
+/// unknown id is refused by name; the session is still told each end once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_lists_reads_waits_for_and_kills_the_fleets_tasks() {
+    case("persons-commands").await;
+}
+
+/// The terminal host in print mode, on the fleet its config file names: its task runs
+/// on a worker and is told; a later `zidane mcp` session there lists it, told already.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_terminal_host_runs_its_tasks_on_the_fleet_of_its_config_file() {
+    case("terminal-host").await;
+}
+
 /// `labels` is offered on a fleet; a task that needs a GPU runs on the worker that has
 /// one, and one that needs what no worker has is refused, naming what each carries,
 /// with nothing started.
