@@ -4,9 +4,10 @@
 #   irm https://github.com/zidane-rs/zidane/releases/latest/download/install.ps1 | iex
 #
 # It picks the zip for this machine, checks it against the release's SHA-256, puts
-# `zidane.exe` in %LOCALAPPDATA%\Programs\zidane\bin and its completions (PowerShell's
-# among them) and man pages in %LOCALAPPDATA%\Programs\zidane, and adds the bin folder
-# to the user's PATH where it is missing. Settings (environment):
+# `zidane.exe` and `zidane-worker.exe` (the worker behind a Restate server,
+# docs/DURABLE.md) in %LOCALAPPDATA%\Programs\zidane\bin and zidane's completions
+# (PowerShell's among them) and man pages in %LOCALAPPDATA%\Programs\zidane, and adds
+# the bin folder to the user's PATH where it is missing. Settings (environment):
 #
 #   ZIDANE_VERSION         a release such as 0.1.0 (default: the latest)
 #   ZIDANE_INSTALL_DIR     where the binary goes
@@ -109,25 +110,31 @@ function Install-Zidane {
         $unpacked = Join-Path $work 'unpacked'
         Expand-Archive -LiteralPath $archive -DestinationPath $unpacked
         $dir = Get-ChildItem -LiteralPath $unpacked -Directory -Filter 'zidane-*' | Select-Object -First 1
-        if (-not $dir -or -not (Test-Path -LiteralPath (Join-Path $dir.FullName 'zidane.exe') -PathType Leaf)) {
-            throw "$archive holds no zidane-<target>\zidane.exe"
+        foreach ($name in @('zidane', 'zidane-worker')) {
+            if (-not $dir -or -not (Test-Path -LiteralPath (Join-Path $dir.FullName "$name.exe") -PathType Leaf)) {
+                throw "$archive holds no zidane-<target>\$name.exe; nothing installed"
+            }
         }
         $dir = $dir.FullName
 
         New-Item -ItemType Directory -Force -Path $install_dir | Out-Null
-        $binary = Join-Path $install_dir 'zidane.exe'
-        $fresh = Join-Path $install_dir '.zidane.new.exe'
-        Copy-Item -LiteralPath (Join-Path $dir 'zidane.exe') -Destination $fresh -Force
-        # Windows will not replace a running program's file, but lets it be renamed: a
-        # running zidane keeps its old file under another name until it exits, and the
-        # next install removes what no longer runs.
-        Get-ChildItem -LiteralPath $install_dir -Filter '.zidane.old-*.exe' |
-            Remove-Item -Force -ErrorAction SilentlyContinue
-        if (Test-Path -LiteralPath $binary) {
-            $old = Join-Path $install_dir ".zidane.old-$([Guid]::NewGuid().ToString('N')).exe"
-            Move-Item -LiteralPath $binary -Destination $old
+        foreach ($name in @('zidane', 'zidane-worker')) {
+            $target_file = Join-Path $install_dir "$name.exe"
+            $fresh = Join-Path $install_dir ".$name.new.exe"
+            Copy-Item -LiteralPath (Join-Path $dir "$name.exe") -Destination $fresh -Force
+            # Windows will not replace a running program's file, but lets it be renamed:
+            # a running zidane (or worker) keeps its old file under another name until it
+            # exits, and the next install removes what no longer runs.
+            Get-ChildItem -LiteralPath $install_dir -Filter ".$name.old-*.exe" |
+                Remove-Item -Force -ErrorAction SilentlyContinue
+            if (Test-Path -LiteralPath $target_file) {
+                $old = Join-Path $install_dir ".$name.old-$([Guid]::NewGuid().ToString('N')).exe"
+                Move-Item -LiteralPath $target_file -Destination $old
+            }
+            Move-Item -LiteralPath $fresh -Destination $target_file -Force
         }
-        Move-Item -LiteralPath $fresh -Destination $binary -Force
+        $binary = Join-Path $install_dir 'zidane.exe'
+        $worker = Join-Path $install_dir 'zidane-worker.exe'
 
         foreach ($part in @('completions', 'man')) {
             $from = Join-Path $dir $part
@@ -140,6 +147,9 @@ function Install-Zidane {
         $installed = & $binary --version
         if ($LASTEXITCODE -ne 0) { throw "$binary --version failed ($LASTEXITCODE)" }
         Say "installed $installed to $binary"
+        $installed = & $worker --version
+        if ($LASTEXITCODE -ne 0) { throw "$worker --version failed ($LASTEXITCODE)" }
+        Say "installed $installed to $worker"
         $completions = Join-Path $data_dir 'completions\_zidane.ps1'
         if (Test-Path -LiteralPath $completions) {
             Say "PowerShell completions: add this line to your `$PROFILE: . '$completions'"

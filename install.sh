@@ -4,7 +4,8 @@
 #   curl -fsSL https://github.com/zidane-rs/zidane/releases/latest/download/install.sh | sh
 #
 # It picks the archive for this machine, checks it against the release's SHA-256, and
-# puts `zidane` in ~/.local/bin, its man pages and shell completions under
+# puts `zidane` and `zidane-worker` (the worker behind a Restate server,
+# docs/DURABLE.md) in ~/.local/bin, zidane's man pages and shell completions under
 # ~/.local/share. Settings (environment):
 #
 #   ZIDANE_VERSION       a release such as 0.1.0 (default: the latest)
@@ -91,15 +92,23 @@ fi
 mkdir -p "$work/unpacked"
 tar -xzf "$archive" -C "$work/unpacked"
 dir=$(find "$work/unpacked" -mindepth 1 -maxdepth 1 -type d -name 'zidane-*' | head -n 1)
-if [ -z "$dir" ] || [ ! -f "$dir/zidane" ]; then
-  fail "$archive holds no zidane-<target>/zidane"
-fi
+for binary in zidane zidane-worker; do
+  if [ -z "$dir" ] || [ ! -f "$dir/$binary" ]; then
+    fail "$archive holds no zidane-<target>/$binary; nothing installed"
+  fi
+done
+
+# Into a temporary name first, then renamed: a running zidane (or worker) keeps its old
+# file.
+install_binary() {
+  cp "$dir/$1" "$install_dir/.$1.new"
+  chmod 755 "$install_dir/.$1.new"
+  mv -f "$install_dir/.$1.new" "$install_dir/$1"
+}
 
 mkdir -p "$install_dir"
-# Into a temporary name first, then renamed: a running zidane keeps its old file.
-cp "$dir/zidane" "$install_dir/.zidane.new"
-chmod 755 "$install_dir/.zidane.new"
-mv -f "$install_dir/.zidane.new" "$install_dir/zidane"
+install_binary zidane
+install_binary zidane-worker
 
 if [ -d "$dir/man/man1" ]; then
   mkdir -p "$data_dir/man/man1"
@@ -114,6 +123,7 @@ if [ -d "$dir/completions" ]; then
 fi
 
 say "installed $("$install_dir/zidane" --version) to $install_dir/zidane"
+say "installed $("$install_dir/zidane-worker" --version) to $install_dir/zidane-worker"
 case ":$PATH:" in
   *":$install_dir:"*) ;;
   *) say "$install_dir is not on your PATH; add it, e.g.: export PATH=\"$install_dir:\$PATH\"" ;;

@@ -1,41 +1,57 @@
 #!/bin/sh
-# Packages one built `zidane` binary as a release archive: the binary, its shell
-# completions and man pages (made by the binary itself from its clap definitions), the
-# README, CHANGELOG and licenses, in `zidane-<target>/` inside `zidane-<target>.tar.gz`
-# (for a Windows target: `zidane.exe` inside `zidane-<target>.zip`, with the same
-# completions, PowerShell's among them), with a `<archive>.sha256` beside it. The
-# release workflow runs it for every target, the dist tests run it on the binary they
-# built and `cargo xtask windows` on the Windows binary it built, so what is tested is
-# what ships.
+# Packages one built `zidane` binary and the `zidane-worker` built with it as a release
+# archive: both binaries, zidane's shell completions and man pages (made by the binary
+# itself from its clap definitions), the README, CHANGELOG and licenses, in
+# `zidane-<target>/` inside `zidane-<target>.tar.gz` (for a Windows target: `zidane.exe`
+# and `zidane-worker.exe` inside `zidane-<target>.zip`, with the same completions,
+# PowerShell's among them), with a `<archive>.sha256` beside it. The release workflow
+# runs it for every target, the dist tests run it on the binaries they built and
+# `cargo xtask windows` on the Windows binaries it built, so what is tested is what
+# ships.
 #
-# usage: dist/package.sh --target <triple> --binary <path> --out <dir> [--assets-from <path>]
+# usage: dist/package.sh --target <triple> --binary <path> --out <dir>
+#                        [--worker <path>] [--assets-from <path>]
 #
+# --worker names the `zidane-worker` binary; by default the one beside --binary
+# (`zidane-worker.exe` for a Windows target). An archive is never made without it.
 # --assets-from names a binary that runs on this machine, for the completions and man
 # pages when --binary is built for another one (they are the same for every target).
 set -eu
 
 target=""
 binary=""
+worker=""
 out=""
 assets_from=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --target) target="$2"; shift 2 ;;
     --binary) binary="$2"; shift 2 ;;
+    --worker) worker="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --assets-from) assets_from="$2"; shift 2 ;;
     *) echo "package.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 if [ -z "$target" ] || [ -z "$binary" ] || [ -z "$out" ]; then
-  echo "usage: dist/package.sh --target <triple> --binary <path> --out <dir> [--assets-from <path>]" >&2
+  echo "usage: dist/package.sh --target <triple> --binary <path> --out <dir> [--worker <path>] [--assets-from <path>]" >&2
   exit 2
 fi
 [ -f "$binary" ] || { echo "package.sh: no binary at $binary" >&2; exit 1; }
 [ -n "$assets_from" ] || assets_from="$binary"
+case "$target" in
+  *-windows-*) windows=1; exe=zidane.exe; worker_exe=zidane-worker.exe; archive_ext=zip ;;
+  *) windows=""; exe=zidane; worker_exe=zidane-worker; archive_ext=tar.gz ;;
+esac
+[ -n "$worker" ] || worker="$(dirname "$binary")/$worker_exe"
+[ -f "$worker" ] || {
+  echo "package.sh: no zidane-worker at $worker (build it: cargo build -p zidane-restate --bin zidane-worker; or name it with --worker)" >&2
+  exit 1
+}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 name="zidane-$target"
+archive="$name.$archive_ext"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 stage=$(mktemp -d)
@@ -43,14 +59,10 @@ trap 'rm -rf "$stage"' EXIT INT TERM
 dir="$stage/$name"
 mkdir -p "$dir/completions" "$dir/man/man1"
 
-case "$target" in
-  *-windows-*) windows=1; exe=zidane.exe; archive="$name.zip" ;;
-  *) windows=""; exe=zidane; archive="$name.tar.gz" ;;
-esac
-
 # Artifacts passed between CI jobs lose their mode bits: set them here.
 cp "$binary" "$dir/$exe"
-chmod 755 "$dir/$exe"
+cp "$worker" "$dir/$worker_exe"
+chmod 755 "$dir/$exe" "$dir/$worker_exe"
 
 "$assets_from" completions powershell > "$dir/completions/_zidane.ps1"
 "$assets_from" completions bash > "$dir/completions/zidane.bash"

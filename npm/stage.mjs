@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // Stages the npm packages of a release in a directory and, with --pack, packs them with
-// `npm pack`: the main package `zidane-mcp` (the `zidane` launcher, its version and its
-// optionalDependencies set to the release's) and one platform package per binary
-// (`@zidane/<os>-<cpu>`, holding that binary as `bin/zidane`, `bin/zidane.exe` on
-// Windows, installed by npm only on its os and cpu).
+// `npm pack`: the main package `zidane-mcp` (the `zidane` and `zidane-worker` launchers,
+// its version and its optionalDependencies set to the release's) and one platform
+// package per target (`@zidane/<os>-<cpu>`, holding that target's binaries as
+// `bin/zidane` and `bin/zidane-worker`, `.exe` on Windows, installed by npm only on its
+// os and cpu). Every --binary needs the --worker of the same target.
 // The release workflow and the dist tests both run it, so what is tested is what ships.
 //
 // usage: node npm/stage.mjs --version <semver> --out <dir> [--pack]
-//                           [--binary <target-triple>=<path>]...
+//                           [--binary <target-triple>=<path> --worker <target-triple>=<path>]...
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -32,24 +33,32 @@ const PLATFORMS = {
   "aarch64-pc-windows-msvc": { os: "win32", cpu: "arm64" },
 };
 
-/** The binary's name in a platform package: the launcher looks for the same. */
-function binaryName(os) {
-  return os === "win32" ? "zidane.exe" : "zidane";
+/** A binary's name in a platform package: the launcher looks for the same. */
+function binaryName(os, name) {
+  return os === "win32" ? `${name}.exe` : name;
+}
+
+/** `<target-triple>=<path>` of `flag`, split. */
+function targetAndPath(flag, value) {
+  const at = value.indexOf("=");
+  if (at < 0) throw new Error(`${flag} wants <target-triple>=<path>, got ${value}`);
+  return { target: value.slice(0, at), file: value.slice(at + 1) };
 }
 
 function parseArgs(argv) {
-  const args = { binaries: [], pack: false };
+  const args = { binaries: [], workers: new Map(), pack: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     if (flag === "--pack") {
       args.pack = true;
-    } else if (flag === "--version" || flag === "--out" || flag === "--binary") {
+    } else if (flag === "--version" || flag === "--out" || flag === "--binary" || flag === "--worker") {
       const value = argv[++i];
       if (value === undefined) throw new Error(`${flag} needs a value`);
       if (flag === "--binary") {
-        const at = value.indexOf("=");
-        if (at < 0) throw new Error(`--binary wants <target-triple>=<path>, got ${value}`);
-        args.binaries.push({ target: value.slice(0, at), file: value.slice(at + 1) });
+        args.binaries.push(targetAndPath(flag, value));
+      } else if (flag === "--worker") {
+        const { target, file } = targetAndPath(flag, value);
+        args.workers.set(target, file);
       } else {
         args[flag.slice(2)] = value;
       }
@@ -58,7 +67,22 @@ function parseArgs(argv) {
     }
   }
   if (!args.version || !args.out) {
-    throw new Error("usage: node npm/stage.mjs --version <semver> --out <dir> [--pack] [--binary <triple>=<path>]...");
+    throw new Error(
+      "usage: node npm/stage.mjs --version <semver> --out <dir> [--pack] " +
+        "[--binary <triple>=<path> --worker <triple>=<path>]...",
+    );
+  }
+  // Each platform package carries both binaries: a worker without its zidane, or the
+  // reverse, is a mistake of the caller.
+  const targets = new Set(args.binaries.map((binary) => binary.target));
+  for (const binary of args.binaries) {
+    binary.worker = args.workers.get(binary.target);
+    if (binary.worker === undefined) {
+      throw new Error(`--binary ${binary.target} has no --worker ${binary.target}=<path>`);
+    }
+  }
+  for (const target of args.workers.keys()) {
+    if (!targets.has(target)) throw new Error(`--worker ${target} has no --binary ${target}=<path>`);
   }
   return args;
 }
@@ -82,14 +106,16 @@ function stageMain(version, out) {
     manifest.optionalDependencies[name] = version;
   }
   writeJson(path.join(dir, "package.json"), manifest);
-  copyFileSync(path.join(npmDir, "zidane-mcp", "bin", "zidane.js"), path.join(dir, "bin", "zidane.js"));
-  chmodSync(path.join(dir, "bin", "zidane.js"), 0o755);
+  for (const [file, mode] of [["zidane.js", 0o755], ["zidane-worker.js", 0o755], ["launch.js", 0o644]]) {
+    copyFileSync(path.join(npmDir, "zidane-mcp", "bin", file), path.join(dir, "bin", file));
+    chmodSync(path.join(dir, "bin", file), mode);
+  }
   copyFileSync(path.join(npmDir, "zidane-mcp", "README.md"), path.join(dir, "README.md"));
   copyLicenses(dir);
   return { dir, manifest };
 }
 
-function stagePlatform(version, out, main, { target, file }) {
+function stagePlatform(version, out, main, { target, file, worker }) {
   const platform = PLATFORMS[target];
   if (!platform) throw new Error(`no npm platform for target ${target}`);
   const name = `@zidane/${platform.os}-${platform.cpu}`;
@@ -97,20 +123,25 @@ function stagePlatform(version, out, main, { target, file }) {
     throw new Error(`${name} is not an optionalDependency of zidane-mcp`);
   }
   const dir = path.join(out, `${platform.os}-${platform.cpu}`);
-  const binary = path.join("bin", binaryName(platform.os));
+  const binaries = [
+    [binaryName(platform.os, "zidane"), file],
+    [binaryName(platform.os, "zidane-worker"), worker],
+  ];
   mkdirSync(path.join(dir, "bin"), { recursive: true });
   writeJson(path.join(dir, "package.json"), {
     name,
     version,
-    description: `The zidane binary for ${platform.os} ${platform.cpu} (${target}); installed by zidane-mcp.`,
+    description: `The zidane and zidane-worker binaries for ${platform.os} ${platform.cpu} (${target}); installed by zidane-mcp.`,
     license: main.manifest.license,
     repository: main.manifest.repository,
     os: [platform.os],
     cpu: [platform.cpu],
-    files: [`bin/${binaryName(platform.os)}`, "LICENSE-MIT", "LICENSE-APACHE"],
+    files: [...binaries.map(([binary]) => `bin/${binary}`), "LICENSE-MIT", "LICENSE-APACHE"],
   });
-  copyFileSync(file, path.join(dir, binary));
-  chmodSync(path.join(dir, binary), 0o755);
+  for (const [binary, from] of binaries) {
+    copyFileSync(from, path.join(dir, "bin", binary));
+    chmodSync(path.join(dir, "bin", binary), 0o755);
+  }
   copyLicenses(dir);
   return dir;
 }

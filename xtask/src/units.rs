@@ -59,14 +59,9 @@ pub fn check(workspace: &Path) -> Result<(), String> {
         println!("<== systemd unit: skipped: systemd-analyze is not installed here");
         return Ok(());
     }
-    crate::cross::step(
-        "systemd unit: zidane-worker",
-        &["build", "-p", "zidane-restate", "--bin", "zidane-worker"],
-        &[],
-    )?;
+    let binary = crate::deploy::built_worker(workspace)?;
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace.join("target"), Into::into);
-    let binary = target.join("debug").join("zidane-worker");
     let text = std::fs::read_to_string(workspace.join(UNIT))
         .map_err(|e| format!("systemd unit: cannot read {UNIT}: {e}"))?;
     verify(&text, &binary, &target.join("systemd-unit"))

