@@ -96,7 +96,7 @@ pub(crate) struct ConfigFile {
     /// The `[retention]` table: which ended sessions are removed at start.
     pub(crate) retention: RetentionFile,
     /// The `[fleet]` table: where tasks run when the `--restate` flags say nothing.
-    pub(crate) fleet: crate::fleet::FleetFile,
+    pub(crate) fleet: FleetFile,
 }
 
 /// The policy of the config file's `[env]` table; the default where there is no file
@@ -515,6 +515,21 @@ enabled = \"yes\"
         };
         assert!(secret.over(EnvPolicy::default()).is_err());
     }
+}
+
+/// The config file's `[fleet]` table: the same three settings as the flags.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FleetFile {
+    /// The Restate ingress.
+    #[serde(default)]
+    pub(crate) restate: Option<String>,
+    /// Restate's admin API.
+    #[serde(default)]
+    pub(crate) restate_admin: Option<String>,
+    /// The workers' ids.
+    #[serde(default)]
+    pub(crate) workers: Vec<String>,
 }
 
 /// The config file's `[retention]` table: every key optional, the variables over it.

@@ -16,6 +16,7 @@ use zidane::context::ExecutionHandle;
 use zidane::restate::RestateContext;
 use zidane_mcp::{RemoteContext, RemoteContexts};
 
+use crate::env_config::FleetFile;
 use crate::error::CliError;
 
 /// Where tasks run when they do not run on this machine.
@@ -38,21 +39,6 @@ pub(crate) struct FleetArgs {
     /// --workers names none [config: [fleet] restate_admin].
     #[arg(long, value_name = "URL", env = "ZIDANE_RESTATE_ADMIN")]
     restate_admin: Option<String>,
-}
-
-/// The config file's `[fleet]` table: the same three settings as the flags.
-#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct FleetFile {
-    /// The Restate ingress.
-    #[serde(default)]
-    restate: Option<String>,
-    /// Restate's admin API.
-    #[serde(default)]
-    restate_admin: Option<String>,
-    /// The workers' ids.
-    #[serde(default)]
-    workers: Vec<String>,
 }
 
 /// A fleet to run tasks on, as the flags and the config file name it.

@@ -318,8 +318,10 @@ pub struct TaskEntry {
     /// Whether the task is detached ([`BackgroundOptions::detach`]): it outlives the
     /// host that started it and belongs to the per-user supervisor.
     pub detached: bool,
-    /// Whether its end was already told to the model of another session (a detached
-    /// task is shared by the sessions of a workspace): no session tells it again.
+    /// Whether its end is another session's to tell (a detached or durable task is
+    /// shared by the sessions of a workspace): that session's model was told it, or that
+    /// session is telling it now (it started the task, or claimed its end first). This
+    /// session does not tell it.
     pub reported: bool,
 }
 

@@ -31,7 +31,9 @@ async fn main() {
     let worker = Arc::new(
         Worker::new(
             WorkerOptions::new("bench", scratch.join("worker"), server.ingress_url())
-                .max_tasks(2 * CONCURRENT),
+                .max_tasks(2 * CONCURRENT)
+                // Like the `ProcessContext` it is measured against: no sandbox.
+                .sandbox(zidane_context::SandboxPolicy::off()),
         )
         .unwrap(),
     );

@@ -23,6 +23,11 @@ use crate::protocol::{
     ToldRequest, WaitRequest, object_key, service_name, worker_id_of,
 };
 
+/// How long a session counts as alive after it last listed its tasks: hosts on a fleet
+/// list every sweep interval, so a session silent this long has died, and the ends it
+/// was to tell go to the next session of its handle.
+pub const SESSION_LEASE: Duration = Duration::from_secs(10);
+
 /// How long a call to a worker may take before the worker counts as unreachable.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -509,6 +514,7 @@ impl ExecutionContext for RestateContext {
             limits: options.limits,
             deadline_ms: 0,
             session: self.session_for(handle),
+            sandbox: options.spec.sandbox,
         };
         let mut last = None;
         for worker in order {

@@ -39,7 +39,7 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use context::{DEFAULT_CALL_TIMEOUT, DEFAULT_SWEEP_INTERVAL, RestateContext};
+pub use context::{DEFAULT_CALL_TIMEOUT, DEFAULT_SWEEP_INTERVAL, RestateContext, SESSION_LEASE};
 pub use discover::registered_workers;
 pub use error::RestateError;
 pub use health::serve_health;

@@ -56,6 +56,10 @@ pub(crate) struct StartRequest {
     /// The session that starts it: the one told its end while it lives.
     #[serde(default)]
     pub session: String,
+    /// What the host's own sandbox allows (Codex's): the task runs no wider than its
+    /// mode and network (its paths are the host machine's, not the worker's).
+    #[serde(default)]
+    pub sandbox: zidane_context::SandboxScope,
 }
 
 /// What the `spawn` side effect journals.

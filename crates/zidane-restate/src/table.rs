@@ -18,8 +18,7 @@ pub(crate) type Table = BTreeMap<String, TaskRecord>;
 /// When each session of the handle last listed its tasks, in Unix milliseconds.
 pub(crate) type Visits = BTreeMap<String, i64>;
 
-/// How long a session counts as alive after its last list: hosts on a fleet list every
-/// sweep interval, so a session silent this long has died (its claims lapse).
+/// [`SESSION_LEASE`](crate::SESSION_LEASE) in milliseconds.
 pub(crate) const VISIT_LEASE_MS: i64 = 10_000;
 
 /// Visits older than this are forgotten.

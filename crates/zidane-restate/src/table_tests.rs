@@ -277,3 +277,11 @@ fn numbers_go_past_the_counter_the_table_and_the_asker() {
     assert_eq!(next_number(&table, 9, 0), 9);
     assert_eq!(next_number(&table, 9, 12), 12);
 }
+
+#[test]
+fn the_lease_in_milliseconds_is_the_public_one() {
+    assert_eq!(
+        u128::try_from(VISIT_LEASE_MS).unwrap(),
+        crate::SESSION_LEASE.as_millis()
+    );
+}

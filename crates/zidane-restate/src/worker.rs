@@ -10,7 +10,8 @@ use std::time::Duration;
 use chrono::Utc;
 use restate_sdk::prelude::*;
 use zidane_context::{
-    BackgroundOptions, EnvPolicy, ExecutionContext, ExecutionHandle, TaskId, lock,
+    BackgroundOptions, EnvPolicy, ExecutionContext, ExecutionHandle, SandboxMode, SandboxPolicy,
+    SandboxScope, TaskId, lock,
 };
 use zidane_process::ProcessContext;
 
@@ -47,6 +48,14 @@ pub struct WorkerOptions {
     /// runs on the least-loaded worker carrying all of them. Each is a label by
     /// [`zidane_context::is_label`]'s rule.
     pub labels: Vec<String>,
+    /// What its tasks may touch, as `zidane mcp`'s sandbox does on a laptop (default
+    /// `workspace-write`, network on). Its workspace is each task's handle directory,
+    /// `<user_dir>/handles/<handle>/`, where the task starts: a task writes there, in the
+    /// temp directories and the build caches, and nowhere else (not in another
+    /// session's directory, not in the worker user's home); the credential stores and
+    /// shell startup files are hidden or read-only, as on a laptop. Workspace roots
+    /// given here are ignored for that reason; `writable` and `deny_read` paths apply.
+    pub sandbox: SandboxPolicy,
 }
 
 impl WorkerOptions {
@@ -63,7 +72,15 @@ impl WorkerOptions {
             max_tasks: DEFAULT_WORKER_MAX_TASKS,
             env_policy: EnvPolicy::default(),
             labels: Vec::new(),
+            sandbox: SandboxPolicy::workspace_write(PathBuf::new()),
         }
+    }
+
+    /// Sets what its tasks may touch (see [`sandbox`](Self#structfield.sandbox)).
+    #[must_use]
+    pub fn sandbox(mut self, sandbox: SandboxPolicy) -> Self {
+        self.sandbox = sandbox;
+        self
     }
 
     /// Sets the worker's labels (see [`labels`](Self#structfield.labels)).
@@ -143,15 +160,22 @@ impl Worker {
         let runtime =
             tokio::runtime::Handle::try_current().map_err(|_| crate::RestateError::NoRuntime)?;
         let ingress = Ingress::new(&config.ingress)?;
+        // The context's workspace is every handle's directory; each task is then held
+        // to its own handle's (see `spawn`).
+        let sandbox = Self::context_sandbox(&config.sandbox, &config.user_dir);
         let process = Arc::new(
             ProcessContext::builder()
                 .cwd(&config.user_dir)
                 .max_background_tasks(config.max_tasks)
                 .sweep_orphans_on_start(true)
                 .env_policy(config.env_policy.clone())
+                .sandbox(sandbox)
                 .try_build()
                 .map_err(|error| crate::RestateError::Config(error.to_string()))?,
         );
+        if let Some(plan) = process.sandbox_plan() {
+            Self::check_sandbox_plan(&plan, &config.user_dir)?;
+        }
         Ok(Self {
             service: crate::protocol::service_name(&config.worker_id),
             boot: crate::ids::random_token(),
@@ -334,6 +358,70 @@ impl Worker {
             .join(handle.to_string())
     }
 
+    /// The policy of a worker's context: `sandbox` with every handle's directory under
+    /// `user_dir` as its workspace (each task is then held to its own: see `spawn`).
+    pub fn context_sandbox(sandbox: &SandboxPolicy, user_dir: &std::path::Path) -> SandboxPolicy {
+        let mut sandbox = sandbox.clone();
+        sandbox.workspace = vec![user_dir.join("handles")];
+        sandbox
+    }
+
+    /// Refuses a sandbox whose writable directories hold the sessions' directories
+    /// (`user_dir` under a temp directory, or a `writable` directory above it): a task
+    /// could then write into another session's files. `plan` is what the worker's
+    /// context enforces ([`Worker::context_sandbox`]).
+    pub fn check_sandbox_plan(
+        plan: &zidane_process::SandboxPlan,
+        user_dir: &std::path::Path,
+    ) -> Result<(), crate::RestateError> {
+        let handles = user_dir.join("handles");
+        let real = |path: &std::path::Path| std::fs::canonicalize(path).unwrap_or(path.to_owned());
+        let (handles_real, user_real) = (real(&handles), real(user_dir));
+        let wide = plan.writable.iter().find(|dir| {
+            let dir = real(dir);
+            dir != handles_real && (handles_real.starts_with(&dir) || user_real.starts_with(&dir))
+        });
+        match wide {
+            Some(dir) => Err(crate::RestateError::Config(format!(
+                "the user dir {} is inside {}, which every sandboxed task may write: a task                  of one session could write another's files. Keep the user dir elsewhere                  (/var/lib/zidane-worker), or run tasks without a sandbox (--sandbox off)",
+                user_dir.display(),
+                dir.display()
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// What a task of the handle whose directory is `workspace` may touch: the worker's
+    /// policy, under `workspace-write` held to that directory (no other handle's), and
+    /// no wider than the mode and network of the host's own sandbox (`host`: Codex's
+    /// read-only makes the task read-only here too). The host's paths are its own
+    /// machine's and mean nothing here; an approval to run outside the host's sandbox
+    /// does not lift the worker's. With the worker's sandbox off, tasks run as it says.
+    fn task_sandbox(&self, workspace: &std::path::Path, host: &SandboxScope) -> SandboxScope {
+        let own = &self.config.sandbox;
+        if own.mode == SandboxMode::Off {
+            return SandboxScope::Context;
+        }
+        let mut policy = own.clone();
+        policy.workspace = if own.mode == SandboxMode::WorkspaceWrite {
+            vec![workspace.to_path_buf()]
+        } else {
+            Vec::new()
+        };
+        if let SandboxScope::Within(host) = host {
+            let mut limits = SandboxPolicy::read_only().network(host.network);
+            limits.mode = host.mode;
+            if host.mode != SandboxMode::Off {
+                // Only the host's mode and network: its writable paths are kept ours.
+                let ours = policy.workspace.clone();
+                limits.workspace = ours;
+                limits.writable.clone_from(&policy.writable);
+                policy = policy.narrowed_by(&limits);
+            }
+        }
+        SandboxScope::Within(policy)
+    }
+
     /// The side effect of `start`: spawn the process (once per boot and task).
     pub(crate) async fn spawn(
         self: &Arc<Self>,
@@ -360,9 +448,15 @@ impl Worker {
             .into());
         }
         let local = self.local_handle(handle).await?;
-        let mut options = BackgroundOptions::new(self.handle_dir(handle).join("tasks"));
+        let workspace = self.handle_dir(handle);
+        // Made now: a task starts there, and its sandbox binds it.
+        std::fs::create_dir_all(&workspace)
+            .map_err(|error| TerminalError::new(format!("{}: {error}", workspace.display())))?;
+        let mut options = BackgroundOptions::new(workspace.join("tasks"));
         options.spec.env = request.env.clone();
-        options.spec.cwd = request.cwd.clone();
+        let cwd = request.cwd.clone().unwrap_or_else(|| workspace.clone());
+        options.spec.cwd = Some(cwd.clone());
+        options.spec.sandbox = self.task_sandbox(&workspace, &request.sandbox);
         options.limits = request.limits;
         // Weak: the worker owns its context, which owns this callback. A strong
         // reference would keep both alive forever, and a stopped worker would leave its
@@ -385,10 +479,7 @@ impl Worker {
             pid: started.pid,
             output_path: started.output_path,
             local_task: started.task_id,
-            cwd: request
-                .cwd
-                .clone()
-                .unwrap_or_else(|| self.process.cwd().to_owned()),
+            cwd,
             started_at: Utc::now(),
         };
         lock(&self.spawned).insert((handle, request.task_id), spawned.clone());
@@ -413,5 +504,35 @@ impl Worker {
         let at = chrono::DateTime::from_timestamp_millis(now).unwrap_or_else(Utc::now);
         wake(ctx, table::mark_lost(tasks, &gone, at));
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn plan(user_dir: &Path, temp: &[&str], writable: &[&str]) -> zidane_process::SandboxPlan {
+        let mut policy = Worker::context_sandbox(&SandboxPolicy::workspace_write(""), user_dir);
+        for dir in writable {
+            policy = policy.writable(*dir);
+        }
+        let temp: Vec<PathBuf> = temp.iter().map(PathBuf::from).collect();
+        zidane_process::SandboxPlan::new(&policy, Some(Path::new("/home/w")), &temp)
+    }
+
+    #[test]
+    fn a_user_dir_every_task_may_write_is_refused() {
+        let user_dir = Path::new("/srv/zidane-worker");
+        assert!(Worker::check_sandbox_plan(&plan(user_dir, &["/tmp"], &[]), user_dir).is_ok());
+        let in_tmp = Path::new("/tmp/zidane-worker");
+        let refused = Worker::check_sandbox_plan(&plan(in_tmp, &["/tmp"], &[]), in_tmp);
+        assert!(
+            matches!(&refused, Err(crate::RestateError::Config(why)) if why.contains("/tmp")),
+            "{refused:?}"
+        );
+        let below = Worker::check_sandbox_plan(&plan(user_dir, &["/tmp"], &["/srv"]), user_dir);
+        assert!(below.is_err(), "{below:?}");
     }
 }

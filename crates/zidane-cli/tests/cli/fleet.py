@@ -186,9 +186,12 @@ async def re_adopted(binary: str, workspace: str, user_dir: str, ingress: str, a
     waits for the other; a session after that is told nothing again."""
     flags = ["--restate", ingress, "--workers", "w1,w2"]
     gates = {name: os.path.join(fleet, f"go-{name}") for name in ("later", "waited")}
-    ended = os.path.join(fleet, "ended-later")
+    # Written in the task's own directory on its worker: its sandbox lets it write
+    # nowhere else there.
+    ended = "ended-later"
     async with session(binary, workspace, user_dir, flags) as first:
         later = await start(first, f"while [ ! -e {gates['later']} ]; do sleep 0.05; done; touch {ended}; exit 4")
+        ended = os.path.join(os.path.dirname(os.path.dirname(later["output_path"])), ended)
         waited = await start(first, f"while [ ! -e {gates['waited']} ]; do sleep 0.05; done; exit 5")
         pid = server_pid()
         os.kill(pid, signal.SIGKILL)

@@ -2,116 +2,15 @@
 //! (`fleet.py` beside this file), against a real Restate server and two real
 //! `zidane-worker`s, each with a disk of its own.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use zidane_restate::testing::RestateServer;
-
+use crate::fleet_support::fleet;
 use crate::mcp_support::BIN;
 use crate::sdk_script::{run_sdk_script, sdk_python};
 
 /// Longest one case may run.
 const CASE_BOUND: Duration = Duration::from_secs(120);
-/// Longest a worker may take to say it is ready.
-const READY_WAIT: Duration = Duration::from_secs(30);
-
-/// A Restate server and workers `w1` (labelled `linux` by its flag) and `w2` (`gpu` and
-/// `linux`, by its environment variable), their disks under a temp dir; the workers are
-/// killed and the server stopped on drop.
-struct Fleet {
-    server: RestateServer,
-    dir: tempfile::TempDir,
-    workers: Vec<Child>,
-}
-
-impl Drop for Fleet {
-    fn drop(&mut self) {
-        for worker in &mut self.workers {
-            let _ = worker.kill();
-            let _ = worker.wait();
-        }
-    }
-}
-
-/// `zidane-worker`, built beside `zidane` (the workspace's binaries share a directory).
-fn worker_binary() -> PathBuf {
-    let path =
-        Path::new(BIN).with_file_name(format!("zidane-worker{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.is_file(),
-        "{} is not built: cargo build -p zidane-restate --bin zidane-worker",
-        path.display()
-    );
-    path
-}
-
-/// A server and two workers, or `None` (the reason printed) where no `restate-server`
-/// is installed and this is not CI, which must have it.
-async fn fleet() -> Option<Fleet> {
-    if !zidane_restate::testing::server_installed() {
-        return None;
-    }
-    let server = RestateServer::start().await.unwrap();
-    let dir = tempfile::Builder::new()
-        .prefix("fleet-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
-    let mut fleet = Fleet {
-        server,
-        dir,
-        workers: Vec::new(),
-    };
-    let w1 = fleet.spawn_worker("w1", |command| {
-        command.args(["--label", "linux"]);
-    });
-    let w2 = fleet.spawn_worker("w2", |command| {
-        command.env("ZIDANE_WORKER_LABELS", "gpu,linux");
-    });
-    fleet.workers.extend([w1, w2]);
-    Some(fleet)
-}
-
-impl Fleet {
-    /// Starts worker `id` on a free port, registered with the server, `configure`
-    /// adding its labels, and waits (bounded) for its ready line.
-    fn spawn_worker(&self, id: &str, configure: impl FnOnce(&mut Command)) -> Child {
-        // A starting worker sweeps this machine's orphans, which must not race the
-        // tests that make orphans and sweep them.
-        let _lock = zidane_test_support::sweep_lock();
-        let mut command = Command::new(worker_binary());
-        command
-            .args(["--worker-id", id, "--listen", "127.0.0.1:0"])
-            .args(["--ingress", self.server.ingress_url()])
-            .args(["--admin", self.server.admin_url()])
-            .arg("--user-dir")
-            .arg(self.worker_dir(id))
-            .env_remove("ZIDANE_WORKER_IDENTITY_KEYS")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        configure(&mut command);
-        let mut child = command.spawn().unwrap();
-        let line = zidane_test_support::first_line(&mut child, READY_WAIT)
-            .unwrap_or_else(|| panic!("worker {id} was not ready within {READY_WAIT:?}"));
-        assert!(line.starts_with("ready "), "worker {id} said {line:?}");
-        child
-    }
-
-    fn worker_dir(&self, id: &str) -> PathBuf {
-        self.dir.path().join(format!("worker-{id}"))
-    }
-
-    fn workspace(&self) -> PathBuf {
-        let dir = self.dir.path().join("work");
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    fn user_dir(&self) -> PathBuf {
-        self.dir.path().join("user")
-    }
-}
 
 /// Runs `case` of `fleet.py` against a fresh fleet.
 async fn case(case: &str) {
@@ -128,9 +27,9 @@ async fn case(case: &str) {
         [
             fleet.workspace().into_os_string(),
             fleet.user_dir().into_os_string(),
-            fleet.server.ingress_url().into(),
-            fleet.server.admin_url().into(),
-            fleet.dir.path().as_os_str().to_owned(),
+            fleet.server().ingress_url().into(),
+            fleet.server().admin_url().into(),
+            fleet.dir().as_os_str().to_owned(),
         ],
         &[],
         CASE_BOUND,
@@ -216,7 +115,7 @@ async fn a_fleet_that_cannot_work_is_refused_at_the_start() {
         assert!(!output.status.success(), "{args:?} started");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     };
-    let ingress = fleet.server.ingress_url();
+    let ingress = fleet.server().ingress_url();
     refused(
         &["--restate", ingress, "--workers", "w1,no-such!"],
         "no-such!",

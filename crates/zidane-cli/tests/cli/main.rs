@@ -14,6 +14,7 @@
     missing_docs
 )]
 
+mod fleet_support;
 mod mcp_support;
 mod sdk_script;
 mod support;

@@ -39,7 +39,12 @@ impl Drop for WorkerProcess {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_archives_worker_answers_as_cargos_and_runs_a_task_through_restate() {
-    let scratch = tempfile::tempdir().unwrap();
+    // Not in a temp directory: every sandboxed task may write those, and a worker
+    // refuses a user dir there.
+    let scratch = tempfile::Builder::new()
+        .prefix("dist-worker-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
     let binaries = stripped_binaries(scratch.path());
     let target = host_target();
     let archive = package(&binaries, &target, &scratch.path().join("out"));

@@ -29,13 +29,16 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use zidane_context::{EnvInherit, EnvPattern, EnvPolicy, parse_env_assignment};
+use zidane_context::{
+    EnvInherit, EnvPattern, EnvPolicy, ExecutionContext as _, NetworkAccess, SandboxMode,
+    SandboxPolicy, SandboxStatus, parse_env_assignment,
+};
 use zidane_restate::{IdentityKeys, Worker, WorkerOptions, register, serve, serve_health};
 
 /// The environment variable holding identity keys (separated by commas or whitespace),
@@ -145,9 +148,66 @@ struct Args {
     /// repeatable.
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env_assignment, env = "ZIDANE_WORKER_ENV_SET")]
     env_set: Vec<(String, String)>,
+    /// What tasks may touch: workspace-write (the default: each task writes only in its
+    /// session's directory on this worker, the temp directories and the build caches;
+    /// credential stores hidden), read-only, or off. Where the sandbox cannot be built,
+    /// tasks run unsandboxed and the worker says so, unless --sandbox-required.
+    #[arg(
+        long,
+        value_name = "workspace-write|read-only|off",
+        default_value = "workspace-write",
+        env = "ZIDANE_WORKER_SANDBOX"
+    )]
+    sandbox: SandboxMode,
+    /// Whether sandboxed tasks reach the network: on (the default) or off.
+    #[arg(
+        long,
+        value_name = "on|off",
+        default_value = "on",
+        env = "ZIDANE_WORKER_NETWORK"
+    )]
+    network: NetworkAccess,
+    /// A directory sandboxed tasks may also write; repeatable.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "ZIDANE_WORKER_WRITABLE",
+        value_delimiter = ','
+    )]
+    writable: Vec<PathBuf>,
+    /// A path no task may read, beside the credential stores; repeatable.
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "ZIDANE_WORKER_DENY_READ",
+        value_delimiter = ','
+    )]
+    deny_read: Vec<PathBuf>,
+    /// Refuse to start when the sandbox cannot be built here, rather than run tasks
+    /// unsandboxed.
+    #[arg(long, env = "ZIDANE_WORKER_SANDBOX_REQUIRED")]
+    sandbox_required: bool,
 }
 
 impl Args {
+    /// The sandbox policy of the sandbox flags (its workspace is each task's session
+    /// directory, set by the worker).
+    fn sandbox_policy(&self) -> SandboxPolicy {
+        let mut policy = match self.sandbox {
+            SandboxMode::Off => SandboxPolicy::off(),
+            SandboxMode::ReadOnly => SandboxPolicy::read_only(),
+            SandboxMode::WorkspaceWrite => SandboxPolicy::workspace_write(PathBuf::new()),
+        }
+        .network(self.network);
+        for dir in &self.writable {
+            policy = policy.writable(dir);
+        }
+        for path in &self.deny_read {
+            policy = policy.deny_read(path);
+        }
+        policy
+    }
+
     /// The environment policy of the `--env-*` flags, checked.
     fn env_policy(&self) -> Result<EnvPolicy, String> {
         let mut policy = EnvPolicy::default();
@@ -257,6 +317,11 @@ fn exposure(
 }
 
 async fn run(args: Args) -> Result<(), String> {
+    // What this process holds (its environment, the keys it was given) stays out of
+    // reach of the commands it runs, sandboxed or not: no core dumps, not dumpable.
+    if let Err(error) = zidane_process::harden_process() {
+        eprintln!("zidane-worker: could not harden this process: {error}");
+    }
     // Bad configuration stops the worker before it sweeps, creates or binds anything.
     zidane_process::ProcessPath::from_env().map_err(|e| e.to_string())?;
     let env_policy = args.env_policy()?;
@@ -270,6 +335,28 @@ async fn run(args: Args) -> Result<(), String> {
     if args.insecure_no_identity {
         eprintln!("zidane-worker: warning: {identity}");
     }
+    let sandbox = args.sandbox_policy();
+    // Checked the way the worker's context will (on Linux by running bubblewrap once),
+    // on a context of its own that runs nothing, before anything is created.
+    let probe = zidane_process::ProcessContext::builder()
+        .lifeline(false)
+        .sandbox(Worker::context_sandbox(&sandbox, Path::new(&args.user_dir)))
+        .build();
+    if let Some(plan) = probe.sandbox_plan() {
+        Worker::check_sandbox_plan(&plan, Path::new(&args.user_dir)).map_err(|e| e.to_string())?;
+    }
+    match probe.sandbox().status {
+        SandboxStatus::Unavailable(reason) if args.sandbox_required => {
+            return Err(format!(
+                "--sandbox-required: the sandbox cannot be built here: {reason}"
+            ));
+        }
+        SandboxStatus::Unavailable(reason) => {
+            eprintln!("zidane-worker: unsandboxed: {reason}");
+        }
+        SandboxStatus::Enforced | SandboxStatus::Off => {}
+    }
+    drop(probe);
     let Args {
         worker_id,
         user_dir,
@@ -283,7 +370,8 @@ async fn run(args: Args) -> Result<(), String> {
         config.max_tasks = max;
     }
     config.env_policy = env_policy;
-    config.labels = args.labels;
+    config.labels = args.labels.clone();
+    config.sandbox = sandbox;
     let worker = Worker::new(config).map_err(|e| e.to_string())?;
     let worker = Arc::new(worker);
     worker.ready().await;

@@ -4,8 +4,6 @@
 //! A worker whose configuration is bad stops before it does anything.
 
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use zidane_context::{
     BackgroundOptions, CancellationToken, ExecOptions, ExecutionContext, TaskStatus,
@@ -13,7 +11,7 @@ use zidane_context::{
 
 use zidane_test_support::env_of;
 
-use crate::support::{WAIT, cluster};
+use crate::support::{WAIT, cluster, worker_refuses};
 
 /// What the worker's environment holds that no task may see.
 const SECRETS: [(&str, &str); 5] = [
@@ -87,38 +85,6 @@ async fn no_task_on_a_worker_sees_the_secrets_of_its_environment() {
         assert_eq!(get("ZIDANE_TEST_EXCLUDED"), None, "{label}");
     }
     context.destroy(handle).await.unwrap();
-}
-
-/// Runs `zidane-worker` with `args` and `env`; it must fail at once. Its stderr.
-fn worker_refuses(args: &[&str], env: &[(&str, &str)]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let user_dir = dir.path().join("worker");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_zidane-worker"))
-        .args(["--worker-id", "w1", "--listen", "127.0.0.1:0"])
-        .args(["--ingress", "http://127.0.0.1:9"])
-        .arg("--user-dir")
-        .arg(&user_dir)
-        .args(args)
-        .env_remove("ZIDANE_WORKER_IDENTITY_KEYS")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the worker did not stop"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(!output.status.success(), "{args:?} {env:?}: {stderr}");
-    assert!(!user_dir.exists(), "a refused worker created its user dir");
-    stderr
 }
 
 #[test]

@@ -187,7 +187,7 @@ async fn only_requests_signed_by_the_restate_server_run() {
     let retired = public_key(&generate_key());
     let cluster = Cluster {
         server: RestateServer::start_signing(&pem).await.unwrap(),
-        dir: tempfile::tempdir().unwrap(),
+        dir: crate::support::worker_scratch(),
         workers: Vec::new(),
     };
     // Registration is Restate calling the worker's discovery: signed too.
@@ -205,14 +205,19 @@ async fn only_requests_signed_by_the_restate_server_run() {
     let mut cluster = cluster;
     cluster.workers.push(worker);
 
-    // Through Restate: signed, run.
-    let marker = cluster.dir.path().join("through-restate");
+    // Through Restate: signed, run (in the session's directory on the worker, where its
+    // sandbox lets it write).
     let context = cluster.context();
     let handle = context.create_handle().await.unwrap();
+    let marker = cluster.workers[0]
+        .user_dir
+        .join("handles")
+        .join(handle.id().to_string())
+        .join("through-restate");
     let started = context
         .exec_background(
             handle,
-            &format!("touch '{}'", marker.display()),
+            "touch through-restate",
             BackgroundOptions::new("/unused"),
         )
         .await
@@ -229,8 +234,10 @@ async fn only_requests_signed_by_the_restate_server_run() {
     let worker = &cluster.workers[0];
     let service = "ZidaneWorker_w1";
     let path = format!("/invoke/{service}/start");
-    let forged = cluster.dir.path().join("forged");
-    let command = format!("touch '{}'", forged.display());
+    // Each command writes in its own session's directory on the worker (where its
+    // sandbox lets it).
+    let session_dir = |key: u64| worker.user_dir.join("handles").join(key.to_string());
+    let command = "touch forged";
     let attacker = generate_key();
     let attempts: [(&str, Vec<(&str, String)>); 4] = [
         ("no signature", Vec::new()),
@@ -245,17 +252,17 @@ async fn only_requests_signed_by_the_restate_server_run() {
         ),
     ];
     for (n, (what, headers)) in (1u64..).zip(attempts) {
-        let status = post_start(worker.address, service, 1000 + n, &command, &headers).await;
+        let status = post_start(worker.address, service, 1000 + n, command, &headers).await;
         assert_eq!(status, 401, "{what}: answered {status}");
     }
     // The same request, signed as the server signs it, runs: so what was refused above
     // would have run without the check.
-    let control = cluster.dir.path().join("control");
+    let control = session_dir(2000).join("control");
     let status = post_start(
         worker.address,
         service,
         2000,
-        &format!("touch '{}'", control.display()),
+        "touch control",
         &signed(&server_key, &path),
     )
     .await;
@@ -267,7 +274,12 @@ async fn only_requests_signed_by_the_restate_server_run() {
         || control.exists(),
     )
     .await;
-    assert!(!forged.exists(), "an unsigned request ran its command");
+    for n in 1..=4 {
+        assert!(
+            !session_dir(1000 + n).join("forged").exists(),
+            "an unsigned request ran its command"
+        );
+    }
 }
 
 /// Runs `zidane-worker` with `args` (and `env`), expecting it to refuse to start;
@@ -342,7 +354,7 @@ fn ready_line(user_dir: &Path, args: &[&str]) -> String {
 
 #[test]
 fn a_worker_without_keys_listens_only_on_loopback_unless_told_plainly() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::worker_scratch();
     let user_dir = dir.path().join("worker");
     let key = public_key(&generate_key());
 
@@ -383,7 +395,7 @@ fn a_worker_without_keys_listens_only_on_loopback_unless_told_plainly() {
 
 #[test]
 fn a_bad_identity_key_is_refused_naming_where_it_came_from() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::worker_scratch();
     let user_dir = dir.path().join("worker");
     let loopback = ["--listen", "127.0.0.1:0"];
 

@@ -35,6 +35,9 @@ mod notify;
 mod placement;
 #[path = "readiness.rs"]
 mod readiness;
+#[cfg(target_os = "linux")]
+#[path = "sandbox.rs"]
+mod sandbox;
 #[path = "two_workers.rs"]
 mod two_workers;
 #[path = "wait.rs"]

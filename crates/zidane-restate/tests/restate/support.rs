@@ -34,6 +34,11 @@ pub struct WorkerProcess {
 }
 
 impl WorkerProcess {
+    /// The worker process's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Kills the worker with SIGKILL and reaps it: it cannot clean anything up.
     pub fn kill_hard(&mut self) {
         self.child.kill().unwrap();
@@ -97,13 +102,23 @@ impl Drop for WorkerProcess {
 pub use zidane_restate::testing::server_installed;
 
 /// A server and workers `ids`, or `None` (with the reason printed) when no
+/// A scratch directory for workers' user dirs, removed on drop. Not in a temp
+/// directory: every sandboxed task may write those, and a worker refuses a user dir
+/// there.
+pub fn worker_scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("worker-scratch-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
 /// `restate-server` is installed and this is not CI — under CI it must be there.
 pub async fn cluster(ids: &[&str]) -> Option<Cluster> {
     if !server_installed() {
         return None;
     }
     let server = RestateServer::start().await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = worker_scratch();
     let mut cluster = Cluster {
         server,
         dir,
@@ -300,4 +315,36 @@ pub fn tool_results(agent: &Agent) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// Runs `zidane-worker` with `args` and `env`; it must fail at once. Its stderr.
+pub fn worker_refuses(args: &[&str], env: &[(&str, &str)]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let user_dir = dir.path().join("worker");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zidane-worker"))
+        .args(["--worker-id", "w1", "--listen", "127.0.0.1:0"])
+        .args(["--ingress", "http://127.0.0.1:9"])
+        .arg("--user-dir")
+        .arg(&user_dir)
+        .args(args)
+        .env_remove("ZIDANE_WORKER_IDENTITY_KEYS")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the worker did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "{args:?} {env:?}: {stderr}");
+    assert!(!user_dir.exists(), "a refused worker created its user dir");
+    stderr
 }

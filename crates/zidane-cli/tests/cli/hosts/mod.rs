@@ -29,6 +29,7 @@ mod ceiling;
 mod claude_tasks;
 mod codex_sandbox;
 mod detached;
+mod fleet;
 mod inspector;
 mod latency;
 mod moved;
