@@ -97,7 +97,7 @@ pub fn bench(args: &[String]) -> Result<(), String> {
     let peers = args.iter().any(|arg| arg == "--peers");
     if let Some(unknown) = args.iter().find(|arg| *arg != "--peers") {
         return Err(format!(
-            "unknown argument {unknown:?}; usage: cargo xtask bench [--peers | mcp [CALLS] | terminal [--release] | durable [ROUNDS] | hosts | detached [TASKS]]"
+            "unknown argument {unknown:?}; usage: cargo xtask bench [--peers | mcp [CALLS] | terminal [--release] | durable [ROUNDS] | fleet [ROUNDS] | hosts | detached [TASKS]]"
         ));
     }
     let root = workspace_root()?;

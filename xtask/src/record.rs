@@ -42,6 +42,11 @@ pub const MEASURES: &[Measure] = &[
         usage: "cargo xtask bench hosts",
     },
     Measure {
+        name: "fleet",
+        title: "a background `true` through `zidane mcp --restate` on two workers beside a local `zidane mcp`, start → result and result → exit told, and placement by labels over ten workers (docs/DURABLE.md, From an MCP host)",
+        usage: "cargo xtask bench fleet [ROUNDS] (default 200)",
+    },
+    Measure {
         name: "detached",
         title: "detached tasks: `zidane ps` with many tasks, the supervisor's memory, a detached start and its end told beside a session task's (docs/DETACHED.md, Measured)",
         usage: "cargo xtask bench detached [TASKS] (default 1000)",
@@ -61,8 +66,11 @@ struct Plan {
     shown: String,
     /// The cargo invocation whose standard output is the measurement.
     cargo: Vec<String>,
-    /// Whether the release build of the `zidane` binary is passed as the last argument.
+    /// Whether the release build of the `zidane` binary is passed as the second-to-last
+    /// argument.
     needs_zidane_binary: bool,
+    /// Whether `zidane-worker` is built beside it (where the measurement finds it).
+    needs_worker_binary: bool,
     /// Which build is measured.
     build: &'static str,
 }
@@ -101,6 +109,7 @@ fn plan(measure: &Measure, args: &[String]) -> Result<Plan, String> {
                 .chain([String::new(), calls.to_string()])
                 .collect(),
                 needs_zidane_binary: true,
+                needs_worker_binary: false,
                 build: "release build",
             })
         }
@@ -122,6 +131,7 @@ fn plan(measure: &Measure, args: &[String]) -> Result<Plan, String> {
                 .chain([String::new(), tasks.to_string()])
                 .collect(),
                 needs_zidane_binary: true,
+                needs_worker_binary: false,
                 build: "release build",
             })
         }
@@ -143,6 +153,29 @@ fn plan(measure: &Measure, args: &[String]) -> Result<Plan, String> {
                 .chain([rounds.to_string()])
                 .collect(),
                 needs_zidane_binary: false,
+                needs_worker_binary: false,
+                build: "release build",
+            })
+        }
+        "fleet" => {
+            let rounds = count(200)?;
+            Ok(Plan {
+                shown: format!("cargo xtask bench fleet {rounds}"),
+                cargo: strings(&[
+                    "run",
+                    "--quiet",
+                    "--release",
+                    "-p",
+                    "zidane-restate",
+                    "--example",
+                    "fleet_latency",
+                    "--",
+                ])
+                .into_iter()
+                .chain([String::new(), rounds.to_string()])
+                .collect(),
+                needs_zidane_binary: true,
+                needs_worker_binary: true,
                 build: "release build",
             })
         }
@@ -181,6 +214,7 @@ fn plan(measure: &Measure, args: &[String]) -> Result<Plan, String> {
                 },
                 cargo,
                 needs_zidane_binary: false,
+                needs_worker_binary: false,
             })
         }
         "hosts" => {
@@ -205,6 +239,7 @@ fn plan(measure: &Measure, args: &[String]) -> Result<Plan, String> {
                     "hosts::latency",
                 ]),
                 needs_zidane_binary: false,
+                needs_worker_binary: false,
                 build: "debug build",
             })
         }
@@ -217,7 +252,7 @@ pub fn record(measure: &Measure, args: &[String]) -> Result<(), String> {
     let mut plan = plan(measure, args)?;
     let root = bench::workspace_root()?;
     if plan.needs_zidane_binary {
-        let binary = build_zidane(&root)?;
+        let binary = build_zidane(&root, plan.needs_worker_binary)?;
         // The example's first argument is the binary under test.
         let slot = plan.cargo.len() - 2;
         plan.cargo[slot] = binary.display().to_string();
@@ -225,7 +260,7 @@ pub fn record(measure: &Measure, args: &[String]) -> Result<(), String> {
     let mut command = Command::new(env!("CARGO"));
     command.current_dir(&root).args(&plan.cargo);
     match measure.name {
-        "durable" => {
+        "durable" | "fleet" => {
             let server = env_or(crate::restate::SERVER_ENV, crate::restate::install)?;
             command.env(crate::restate::SERVER_ENV, server);
         }
@@ -271,19 +306,18 @@ fn env_or(variable: &str, install: fn() -> Result<PathBuf, String>) -> Result<Pa
     }
 }
 
-/// Builds the release `zidane` binary and returns its path.
-fn build_zidane(root: &Path) -> Result<PathBuf, String> {
-    let output = Command::new(env!("CARGO"))
+/// Builds the release `zidane` binary, and `zidane-worker` beside it when `with_worker`,
+/// and returns the path of `zidane`.
+fn build_zidane(root: &Path, with_worker: bool) -> Result<PathBuf, String> {
+    let mut command = Command::new(env!("CARGO"));
+    command
         .current_dir(root)
-        .args([
-            "build",
-            "--release",
-            "-p",
-            "zidane-cli",
-            "--bin",
-            "zidane",
-            "--message-format=json-render-diagnostics",
-        ])
+        .args(["build", "--release", "-p", "zidane-cli", "--bin", "zidane"]);
+    if with_worker {
+        command.args(["-p", "zidane-restate", "--bin", "zidane-worker"]);
+    }
+    let output = command
+        .arg("--message-format=json-render-diagnostics")
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("cannot start cargo: {e}"))?;
@@ -383,6 +417,37 @@ mod tests {
         assert_eq!(detached.shown, "cargo xtask bench detached 1000");
         assert_eq!(detached.cargo.last().map(String::as_str), Some("1000"));
         assert!(detached.needs_zidane_binary);
+    }
+
+    #[test]
+    fn the_fleet_plan_builds_zidane_and_the_worker_and_takes_rounds() {
+        let fleet = plan(find("fleet").unwrap(), &[]).unwrap();
+        assert_eq!(fleet.shown, "cargo xtask bench fleet 200");
+        assert_eq!(fleet.cargo.last().map(String::as_str), Some("200"));
+        assert!(fleet.needs_zidane_binary && fleet.needs_worker_binary);
+        assert_eq!(fleet.build, "release build");
+        // The binary's slot, filled by `record`, comes just before the rounds.
+        let slot = &fleet.cargo[fleet.cargo.len() - 2];
+        assert!(slot.is_empty(), "{:?}", fleet.cargo);
+        assert!(
+            fleet
+                .cargo
+                .windows(2)
+                .any(|pair| pair == ["--example", "fleet_latency"])
+        );
+        let few = plan(find("fleet").unwrap(), &args(&["20"])).unwrap();
+        assert_eq!(few.shown, "cargo xtask bench fleet 20");
+        assert_eq!(few.cargo.last().map(String::as_str), Some("20"));
+        let zero = plan(find("fleet").unwrap(), &args(&["0"])).unwrap_err();
+        assert!(zero.contains("cargo xtask bench fleet [ROUNDS]"), "{zero}");
+        // Only the fleet's plan builds the worker.
+        for measure in MEASURES.iter().filter(|measure| measure.name != "fleet") {
+            assert!(
+                !plan(measure, &[]).unwrap().needs_worker_binary,
+                "{}",
+                measure.name
+            );
+        }
     }
 
     #[test]
