@@ -245,8 +245,9 @@ impl AgentBuilder {
         }
     }
 
-    /// Replaces the tools (default: `zidane_tools::default_tools()` — shell, shell_kill,
-    /// wait_task, read_file).
+    /// Replaces the tools (default: `zidane_tools::default_tools()` — `shell`,
+    /// `shell_kill`, `wait_task`, `read_file`, `shell_input`, `shell_screen`,
+    /// `shell_notify`).
     #[must_use]
     pub fn tools(mut self, tools: Vec<Arc<dyn Tool>>) -> Self {
         self.tools = Some(tools);

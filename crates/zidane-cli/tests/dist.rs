@@ -311,7 +311,7 @@ impl Drop for McpProcess {
 }
 
 /// A real client's session with the `zidane` at `program`: the server names itself and
-/// this version, and lists the four tools.
+/// this version, and lists the tools every session is offered.
 fn assert_serves_mcp(program: &Path, scratch: &Path) {
     let user_dir = scratch.join("user");
     let mut server = McpProcess::start(program, &user_dir);

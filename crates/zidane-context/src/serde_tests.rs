@@ -288,10 +288,11 @@ prop_compose! {
     fn arb_entry()(n in any::<u64>(), pid in any::<u32>(), command in "\\PC*", cwd in "\\PC*",
                    started_at in time(), bytes in any::<u64>(),
                    detached in any::<bool>(), reported in any::<bool>(),
+                   runs_on in proptest::option::of("[a-z0-9_]{1,8}"),
                    ending in proptest::option::of(arb_ending())) -> TaskEntry {
         let entry = TaskEntry::running(TaskId::from_number(n), pid, command, cwd.clone(),
                                        format!("{cwd}/log"), started_at).bytes_written(bytes)
-            .detached(detached).reported(reported);
+            .detached(detached).reported(reported).runs_on(runs_on);
         match ending {
             None => entry,
             Some((status, exit_code, signal, duration, leader, failure, reason)) => {

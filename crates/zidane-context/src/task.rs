@@ -323,6 +323,9 @@ pub struct TaskEntry {
     /// session is telling it now (it started the task, or claimed its end first). This
     /// session does not tell it.
     pub reported: bool,
+    /// Where the task runs when not on the host's machine: the id of the fleet's worker
+    /// that runs it (`w2`). `None` for a task of this machine.
+    pub runs_on: Option<String>,
 }
 
 /// Where a listed task is: running, or ended with its exit.
@@ -359,6 +362,7 @@ impl TaskEntry {
             state: TaskState::Running,
             detached: false,
             reported: false,
+            runs_on: None,
         }
     }
 
@@ -374,6 +378,13 @@ impl TaskEntry {
     #[must_use]
     pub fn reported(mut self, reported: bool) -> Self {
         self.reported = reported;
+        self
+    }
+
+    /// Sets the worker that runs the task (see [`runs_on`](Self::runs_on)).
+    #[must_use]
+    pub fn runs_on(mut self, worker: Option<String>) -> Self {
+        self.runs_on = worker;
         self
     }
 
@@ -582,6 +593,9 @@ struct EntryForm {
     /// tells it again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     reported: bool,
+    /// The fleet's worker that runs it, when it does not run on the host's machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    runs_on: Option<String>,
 }
 
 /// A task entry whose JSON says it ended without saying how.
@@ -609,7 +623,8 @@ impl TryFrom<EntryForm> for TaskEntry {
         .stdin(form.stdin)
         .tty(form.tty)
         .detached(form.detached)
-        .reported(form.reported);
+        .reported(form.reported)
+        .runs_on(form.runs_on);
         if !form.status.is_terminal() {
             return Ok(entry);
         }
@@ -664,6 +679,7 @@ impl From<TaskEntry> for EntryForm {
             tty: entry.tty,
             detached: entry.detached,
             reported: entry.reported,
+            runs_on: entry.runs_on,
         }
     }
 }

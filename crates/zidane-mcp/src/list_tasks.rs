@@ -18,7 +18,7 @@ pub const LIST_TASKS: &str = "list_tasks";
 const DESCRIPTION: &str = "\
 Lists this session's background tasks, running and ended: id, status, exit code, runtime, \
 command and log path, oldest first; a detached task (`bash_d<n>`, kept after its host \
-exits) says `detached`. Use it to find a task id or a log path you no longer \
+exits) says `detached`, and a task on a fleet names its worker (`on w2`). Use it to find a task id or a log path you no longer \
 have. It is not a way to wait for a task: a `<task-notification>` arrives when a task \
 ends.";
 
@@ -70,7 +70,7 @@ impl Tool for ListTasksTool {
 }
 
 /// One line per task: `bash_1  running  4.2s  pid 42  make  → /log`, with `detached`
-/// after the status for a detached task.
+/// after the status for a detached task and `on w2` for one a fleet's worker runs.
 fn render(entries: &[TaskEntry]) -> String {
     if entries.is_empty() {
         return "No background tasks in this session.".to_owned();
@@ -89,6 +89,10 @@ fn render(entries: &[TaskEntry]) -> String {
                 format!("{status}  detached")
             } else {
                 status
+            };
+            let status = match &entry.runs_on {
+                Some(worker) => format!("{status}  on {worker}"),
+                None => status,
             };
             format!(
                 "{}  {status}  {}  pid {}  {}  → {}",
@@ -139,5 +143,19 @@ mod tests {
         assert!(data["tasks"][0].get("detached").is_none());
         assert_eq!(data["tasks"][1]["detached"], true);
         assert_eq!(data["tasks"][1]["task_id"], "bash_d2");
+    }
+
+    #[test]
+    fn a_task_on_a_fleet_names_its_worker() {
+        let remote = entry(TaskId::from_number(3), false).runs_on(Some("w2".to_owned()));
+        assert_eq!(
+            render(std::slice::from_ref(&remote)),
+            "bash_3  exited 0  on w2  4.2s  pid 42  make  → /t/x.log"
+        );
+        let data = serde_json::to_value(ListTasksData {
+            tasks: vec![remote],
+        })
+        .unwrap();
+        assert_eq!(data["tasks"][0]["runs_on"], "w2");
     }
 }

@@ -237,7 +237,14 @@ impl RestateContext {
                 Ok(listed) => {
                     answered = true;
                     self.note_owner(handle, &listed, index);
-                    entries.extend(listed);
+                    let worker = worker_id_of(&self.workers[index])
+                        .unwrap_or(&self.workers[index])
+                        .to_owned();
+                    entries.extend(
+                        listed
+                            .into_iter()
+                            .map(|entry| entry.runs_on(Some(worker.clone()))),
+                    );
                 }
                 Err(error) => {
                     tracing::warn!(worker = %self.workers[index], %error, "worker did not list");

@@ -34,7 +34,8 @@ type Configure = Box<dyn FnOnce(AgentBuilder) -> AgentBuilder>;
 ///   `<user_dir>/sessions/<id>/session.json` after every turn;
 /// - background mode on, with task logs in `<user_dir>/sessions/<id>/tasks/`
 ///   ([`resolve_tasks_dir`]) — deleting the session deletes its logs too;
-/// - the default tools: `shell`, `shell_kill`, `wait_task`, `read_file`.
+/// - the default tools: `shell`, `shell_kill`, `wait_task`, `read_file`, `shell_input`,
+///   `shell_screen`, `shell_notify`.
 ///
 /// ```
 /// use std::sync::Arc;

@@ -93,7 +93,11 @@ async def runs_there(binary: str, workspace: str, user_dir: str, ingress: str, a
 
         started = await start(client, "echo fleet-$((6*7)); sleep 0.5; exit 3")
         task_id = started["task_id"]
-        worker_of(started["output_path"], fleet)
+        worker = worker_of(started["output_path"], fleet)
+        listed = await client.call_tool("list_tasks", {})
+        [entry] = [t for t in listed.structured_content["tasks"] if t["task_id"] == task_id]
+        assert entry["runs_on"] == worker, entry
+        assert f"on {worker}" in text(listed), text(listed)
         assert not os.path.exists(os.path.join(workspace, os.path.basename(started["output_path"])))
 
         # Nobody calls anything: the session's sweep finds the end on its worker and
@@ -332,7 +336,93 @@ async def terminal_host(binary: str, workspace: str, user_dir: str, ingress: str
         assert told(first) == [], f"told again:\n{text(first)}"
 
 
+def worker_pid(fleet: str, worker: str) -> int:
+    """The pid of `zidane-worker --worker-id WORKER` whose disk is under `fleet`."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as file:
+                args = file.read().split(b"\0")
+        except OSError:
+            continue
+        if b"--worker-id" in args and worker.encode() in args and any(fleet.encode() in arg for arg in args):
+            if alive(int(pid)):
+                return int(pid)
+    raise AssertionError(f"worker {worker} is not running")
+
+
+def relaunch(args: list[bytes], labels: str) -> subprocess.Popen:
+    """Starts a worker again with the command line `args` a stopped one had (its labels,
+    given by a variable to the first one, as a flag), holding the orphan sweep's lock the
+    Rust tests share while it starts; returns once it says it is ready."""
+    import fcntl
+    with open(os.environ["ZIDANE_TEST_SWEEP_LOCK"], "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        env = {name: value for name, value in os.environ.items()
+               if name not in ("ZIDANE_WORKER_IDENTITY_KEYS", "ZIDANE_TEST_SWEEP_LOCK")}
+        worker = subprocess.Popen(
+            [arg.decode() for arg in args if arg] + ["--label", labels],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+        )
+        line = worker.stdout.readline()
+        assert line.startswith("ready "), f"the relaunched worker said {line!r}"
+    return worker
+
+
+async def worker_stops(binary: str, workspace: str, user_dir: str, ingress: str, admin: str, fleet: str) -> None:
+    """A worker SIGTERMed drains: a start that only it could take is refused, another
+    lands on the other worker, its running task ends and the worker exits; back, that
+    end is told once, as it ended. A worker SIGKILLed: its task is told lost, once, when
+    a worker with its id is back."""
+    flags = ["--restate", ingress, "--workers", "w1,w2"]
+    relaunched: list[subprocess.Popen] = []
+    try:
+        async with session(binary, workspace, user_dir, flags) as client:
+            draining = await client.call_tool(
+                "shell", {"command": "sleep 2; exit 7", "run_in_background": True, "labels": ["gpu"]})
+            assert not draining.is_error, text(draining)
+            task = draining.structured_content
+            assert worker_of(task["output_path"], fleet) == "w2", task
+            pid = worker_pid(fleet, "w2")
+            with open(f"/proc/{pid}/cmdline", "rb") as file:
+                args = file.read().split(b"\0")
+            os.kill(pid, signal.SIGTERM)
+            await anyio.sleep(0.3)
+            refused = await client.call_tool(
+                "shell", {"command": "echo never", "run_in_background": True, "labels": ["gpu"]})
+            assert refused.is_error and "gpu" in text(refused), text(refused)
+            elsewhere = await start(client, "true")
+            assert worker_of(elsewhere["output_path"], fleet) == "w1", elsewhere
+            await until("the drained worker exits by itself, its task's end recorded", lambda: not alive(pid))
+            # Its tables are read through it: the end is told once it is back (a rolling
+            # restart), as it ended — exited 7, not lost.
+            relaunched.append(relaunch(args, "gpu,linux"))
+            assert await told_count(client, task["task_id"], WAIT) == 1
+            result = await client.call_tool("wait_task", {"task_id": task["task_id"], "timeout_ms": 1000})
+            assert result.structured_content["exit"]["exit_code"] == 7, result.structured_content
+
+            # Killed outright with a task running on it.
+            doomed = await client.call_tool(
+                "shell", {"command": "sleep 300", "run_in_background": True, "labels": ["gpu"]})
+            assert not doomed.is_error, text(doomed)
+            doomed = doomed.structured_content
+            assert worker_of(doomed["output_path"], fleet) == "w2", doomed
+            relaunched[-1].kill()
+            relaunched[-1].wait()
+            relaunched.append(relaunch(args, "gpu,linux"))
+            assert await told_count(client, doomed["task_id"], WAIT) == 1
+            listed = (await client.call_tool("list_tasks", {})).structured_content
+            [entry] = [t for t in listed["tasks"] if t["task_id"] == doomed["task_id"]]
+            assert entry["status"] == "lost", entry
+    finally:
+        for worker in relaunched:
+            worker.kill()
+            worker.wait()
+
+
 CASES = {
+    "worker-stops": worker_stops,
     "persons-commands": persons_commands,
     "terminal-host": terminal_host,
     "re-adopted": re_adopted,

@@ -20,6 +20,8 @@ async fn case(case: &str) {
     let Some(fleet) = fleet().await else {
         return;
     };
+    // A worker the script starts again takes the lock the tests' worker starts take.
+    let sweep_lock = std::env::temp_dir().join(zidane_test_support::SWEEP_LOCK_FILE);
     run_sdk_script(
         &python,
         "fleet.py",
@@ -31,7 +33,7 @@ async fn case(case: &str) {
             fleet.server().admin_url().into(),
             fleet.dir().as_os_str().to_owned(),
         ],
-        &[],
+        &[("ZIDANE_TEST_SWEEP_LOCK", &sweep_lock.to_string_lossy())],
         CASE_BOUND,
         case,
     )
@@ -82,6 +84,15 @@ async fn a_person_lists_reads_waits_for_and_kills_the_fleets_tasks() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_terminal_host_runs_its_tasks_on_the_fleet_of_its_config_file() {
     case("terminal-host").await;
+}
+
+/// A worker SIGTERMed drains under a session: a start only it could take is refused,
+/// another lands on the other worker, its running task ends and the worker exits; back,
+/// that end is told once, as it ended; a worker SIGKILLed with a task running: that task
+/// is told lost, once, when a worker with its id is back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stopped_worker_drains_and_a_killed_workers_task_is_told_lost_once() {
+    case("worker-stops").await;
 }
 
 /// `labels` is offered on a fleet; a task that needs a GPU runs on the worker that has

@@ -35,6 +35,7 @@ pub struct WorkerProcess {
 
 impl WorkerProcess {
     /// The worker process's pid.
+    #[cfg(target_os = "linux")]
     pub fn pid(&self) -> u32 {
         self.child.id()
     }

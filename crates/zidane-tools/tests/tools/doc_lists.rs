@@ -77,7 +77,34 @@ const LISTS: &[(&str, Place, &[&str])] = &[
         Place::Table("| tool | input | result |"),
         &["spawn", "list_tasks"],
     ),
+    (
+        "docs/BACKGROUND_TASKS.md",
+        Place::Between("wakes the model when it ends:", "the notification pipeline"),
+        &[],
+    ),
+    (
+        "README.md",
+        Place::Between("## What the model sees", "Their inputs"),
+        &["spawn", "list_tasks"],
+    ),
+    (
+        "crates/zidane-agent/src/config.rs",
+        Place::Between("`zidane_tools::default_tools()` —", ")."),
+        &[],
+    ),
+    (
+        "crates/zidane/src/local.rs",
+        Place::Between("/// - the default tools:", ".\n"),
+        &[],
+    ),
 ];
+
+/// Where a count of the tools may be written: the workspace's Markdown and the Rust
+/// sources of its crates (their doc comments).
+const COUNTED: [&str; 3] = ["README.md", "docs", "crates"];
+
+/// Phrases with a number before "tools" that count something else.
+const NOT_A_COUNT: [&str; 2] = ["two tools claim", "no two tools may"];
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -226,4 +253,101 @@ fn per_context_support_names_every_context() {
             "Per-context support lacks {context}: {contexts:?}"
         );
     }
+}
+
+/// The number words a count of the tools is written with.
+const NUMBER_WORDS: [&str; 13] = [
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve",
+];
+
+/// Every file under `path` (itself, if it is one) that is Markdown or Rust, outside
+/// build output.
+fn counted_files(path: &std::path::Path, found: &mut Vec<PathBuf>) {
+    if path.is_file() {
+        if path.extension().is_some_and(|ext| ext == "md" || ext == "rs") {
+            found.push(path.to_owned());
+        }
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let child = entry.path();
+        if child
+            .file_name()
+            .is_some_and(|name| name == "target" || name == "snapshots")
+        {
+            continue;
+        }
+        counted_files(&child, found);
+    }
+}
+
+/// The counts of tools in `text`: a number word, at most one of a few words, then
+/// `tools` (`Four tools`, `the seven model tools`), each with its line number and the
+/// number; [`NOT_A_COUNT`] skipped.
+fn tool_counts(text: &str) -> Vec<(usize, usize, String)> {
+    let pattern = regex::Regex::new(&format!(
+        r"(?i)\b({})\s+(?:(?:builtin|default|model|background|model-facing)\s+)?tools\b",
+        NUMBER_WORDS.join("|")
+    ))
+    .unwrap();
+    let mut counts = Vec::new();
+    for (at, line) in text.lines().enumerate() {
+        let lower = line.to_ascii_lowercase();
+        if NOT_A_COUNT.iter().any(|phrase| lower.contains(phrase)) {
+            continue;
+        }
+        for found in pattern.captures_iter(line) {
+            let word = found[1].to_ascii_lowercase();
+            if let Some(n) = NUMBER_WORDS.iter().position(|known| *known == word) {
+                counts.push((at + 1, n, line.trim().to_owned()));
+            }
+        }
+    }
+    counts
+}
+
+#[test]
+fn every_count_of_the_tools_is_the_number_of_default_tools() {
+    let builtin = default_tools().len();
+    let mut files = Vec::new();
+    for path in COUNTED {
+        counted_files(&workspace().join(path), &mut files);
+    }
+    assert!(files.len() > 50, "found only {files:?}");
+    let mut wrong = Vec::new();
+    for file in files {
+        // This file plants a stale count to check the check.
+        if file.ends_with(file!().rsplit('/').next().unwrap_or_default()) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for (line, n, said) in tool_counts(&text) {
+            if n != builtin {
+                wrong.push(format!("{}:{line}: {said:?} counts {n}", file.display()));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{builtin} default tools, but:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn a_stale_count_is_found() {
+    assert_eq!(
+        tool_counts("intro\nFour tools: `shell`, …\nthe seven model tools are"),
+        vec![
+            (2, 4, "Four tools: `shell`, …".to_owned()),
+            (3, 7, "the seven model tools are".to_owned()),
+        ]
+    );
+    assert!(tool_counts("No two tools may claim one name").is_empty());
 }

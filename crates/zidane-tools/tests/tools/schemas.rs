@@ -123,7 +123,8 @@ fn every_schema_is_standard_json_schema() {
     let registry = ToolRegistry::with_default_tools().unwrap();
     for view in every_view() {
         let specs = registry.specs(&view);
-        // The four tools every session is offered, at least: no view checks nothing.
+        // The tools every session is offered (shell, shell_kill, wait_task, read_file),
+        // at least: no view checks nothing.
         assert!(specs.len() >= 4, "{view:?}");
         for spec in specs {
             let name = &spec.name;
