@@ -308,6 +308,19 @@ impl Worker {
     /// Whether every task this worker ran reads ended in its object's durable tables,
     /// asked through Restate's ingress (so behind any exit still being recorded).
     pub async fn recorded(&self) -> bool {
+        self.every_own_task(|entry| !entry.is_running()).await
+    }
+
+    /// Whether every task this worker ran reads ended and told to some session's model
+    /// (its end read from this worker's tables while it still serves them).
+    pub async fn told(&self) -> bool {
+        self.every_own_task(|entry| !entry.is_running() && entry.reported)
+            .await
+    }
+
+    /// Whether `holds` holds for every task of every handle this worker ran, as its
+    /// tables read through Restate's ingress (listed by nobody, so claiming nothing).
+    async fn every_own_task(&self, holds: impl Fn(&zidane_context::TaskEntry) -> bool) -> bool {
         let handles: Vec<u64> = lock(&self.handles).keys().copied().collect();
         for handle in handles {
             let listed: Result<Vec<zidane_context::TaskEntry>, crate::RestateError> = self
@@ -320,12 +333,7 @@ impl Worker {
                     RECORDED_CHECK_TIMEOUT,
                 )
                 .await;
-            let ended = listed.is_ok_and(|entries| {
-                entries
-                    .iter()
-                    .all(|entry| entry.status() != zidane_context::TaskStatus::Running)
-            });
-            if !ended {
+            if !listed.is_ok_and(|entries| entries.iter().all(&holds)) {
                 return false;
             }
         }

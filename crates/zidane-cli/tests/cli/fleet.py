@@ -33,8 +33,17 @@ PASSED_ON = ("PATH", "LANG", "HOME")
 NOTIFICATION = re.compile(r"<task-notification>\n<task-id>(bash_\d+)</task-id>")
 
 
+BLOCK = re.compile(r"<task-notification>\n<task-id>(bash_\d+)</task-id>.*?</task-notification>", re.DOTALL)
+
+# Each task's `<task-notification>` block as the model last read it.
+BLOCKS: dict[str, str] = {}
+
+
 def told(result: types.CallToolResult) -> list[str]:
-    """The task ids whose `<task-notification>` this result carries."""
+    """The task ids whose `<task-notification>` this result carries (their blocks kept in
+    BLOCKS)."""
+    for block in BLOCK.finditer(text(result)):
+        BLOCKS[block.group(1)] = block.group(0)
     return NOTIFICATION.findall(text(result))
 
 
@@ -372,9 +381,9 @@ def relaunch(args: list[bytes], labels: str) -> subprocess.Popen:
 
 async def worker_stops(binary: str, workspace: str, user_dir: str, ingress: str, admin: str, fleet: str) -> None:
     """A worker SIGTERMed drains: a start that only it could take is refused, another
-    lands on the other worker, its running task ends and the worker exits; back, that
-    end is told once, as it ended. A worker SIGKILLed: its task is told lost, once, when
-    a worker with its id is back."""
+    lands on the other worker, its running task ends and is told once, as it ended, and
+    the worker exits by itself. A worker SIGKILLed: its task is told lost, once, when a
+    worker with its id is back."""
     flags = ["--restate", ingress, "--workers", "w1,w2"]
     relaunched: list[subprocess.Popen] = []
     try:
@@ -394,13 +403,12 @@ async def worker_stops(binary: str, workspace: str, user_dir: str, ingress: str,
             assert refused.is_error and "gpu" in text(refused), text(refused)
             elsewhere = await start(client, "true")
             assert worker_of(elsewhere["output_path"], fleet) == "w1", elsewhere
-            await until("the drained worker exits by itself, its task's end recorded", lambda: not alive(pid))
-            # Its tables are read through it: the end is told once it is back (a rolling
-            # restart), as it ended — exited 7, not lost.
-            relaunched.append(relaunch(args, "gpu,linux"))
+            # The drained worker serves its tables until the connected session was told
+            # the end, as it ended (exited 7, not lost), then leaves by itself.
             assert await told_count(client, task["task_id"], WAIT) == 1
-            result = await client.call_tool("wait_task", {"task_id": task["task_id"], "timeout_ms": 1000})
-            assert result.structured_content["exit"]["exit_code"] == 7, result.structured_content
+            assert "<exit-code>7</exit-code>" in BLOCKS[task["task_id"]], BLOCKS[task["task_id"]]
+            await until("the drained worker exits by itself once its end was told", lambda: not alive(pid))
+            relaunched.append(relaunch(args, "gpu,linux"))
 
             # Killed outright with a task running on it.
             doomed = await client.call_tool(

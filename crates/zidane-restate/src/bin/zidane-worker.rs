@@ -463,7 +463,8 @@ const DRAIN_POLL: Duration = Duration::from_millis(100);
 const RECORD_WAIT: Duration = Duration::from_secs(30);
 
 /// Drains `worker`: no new task, the running ones left to end for `deadline` and then
-/// ended, until every exit is recorded in the worker's tables.
+/// ended, until every exit is recorded in the worker's tables; then, for at most
+/// [`SESSION_LEASE`](zidane_restate::SESSION_LEASE), until a session was told each.
 async fn drain(worker: &Worker, deadline: Duration) {
     worker.drain();
     let until = tokio::time::Instant::now() + deadline;
@@ -485,7 +486,19 @@ async fn drain(worker: &Worker, deadline: Duration) {
         }
         tokio::time::sleep(DRAIN_POLL).await;
     }
-    eprintln!("zidane-worker: drained: every task ended and its exit recorded");
+    // Its tables are read through it: it serves them a while longer, so that a session
+    // still connected lists the ends and tells them before the worker is gone.
+    let told_by = tokio::time::Instant::now() + zidane_restate::SESSION_LEASE;
+    while !worker.told().await {
+        if tokio::time::Instant::now() >= told_by {
+            eprintln!(
+                "zidane-worker: drained: every task ended and its exit recorded; ends no session was told are told once a worker with this id is back"
+            );
+            return;
+        }
+        tokio::time::sleep(DRAIN_POLL).await;
+    }
+    eprintln!("zidane-worker: drained: every task ended, its exit recorded and told");
 }
 
 /// The stop requests: SIGTERM or ctrl-c (ctrl-c only on Windows, which has no SIGTERM).
