@@ -254,7 +254,7 @@ fn detached_tasks(args: &CleanArgs) -> Result<Cleaned, CliError> {
 }
 
 /// `bytes` in B, KiB, MiB or GiB, one decimal past bytes.
-fn human_bytes(bytes: u64) -> String {
+pub(crate) fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 3] = ["KiB", "MiB", "GiB"];
     if bytes < 1024 {
         return format!("{bytes} B");

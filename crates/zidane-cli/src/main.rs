@@ -28,6 +28,7 @@ mod clean;
 mod demo;
 mod detached;
 mod dist;
+mod doctor;
 mod env_config;
 mod error;
 mod fleet;
@@ -113,6 +114,9 @@ enum Command {
     Supervisor(detached::SupervisorCommand),
     /// Serve background shell tasks over MCP (stdio by default).
     Mcp(mcp::McpArgs),
+    /// Check that zidane is set up right here: the sandbox, the supervisor, each MCP
+    /// host's entry, leftover tasks, the disk; each problem with the line that fixes it.
+    Doctor(doctor::DoctorArgs),
     /// Print the completion script for a shell (for packagers).
     #[command(hide = true)]
     Completions(dist::CompletionsArgs),
@@ -144,6 +148,7 @@ fn main() -> ExitCode {
         Some(Command::Wait(args)) => detached::wait(&args),
         Some(Command::Kill(args)) => detached::kill(&args),
         Some(Command::Attach(args)) => attach::attach(&args),
+        Some(Command::Doctor(args)) => doctor::run(&args),
         Some(Command::Supervisor(command)) => detached::supervisor(command),
         Some(Command::Completions(args)) => Ok(dist::completions(Cli::command(), &args)),
         Some(Command::Man(args)) => dist::man(Cli::command(), &args),

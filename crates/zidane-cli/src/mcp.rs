@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Args;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Args, Parser};
 use zidane_mcp::{
     MCP_DEFAULT_KILL_GRACE, MCP_DEFAULT_RESULT_BUDGET, MCP_MIN_RESULT_BUDGET, MoveAfter,
     ServeOptions, serve_stdio, shutdown_signal,
@@ -59,6 +60,50 @@ pub(crate) struct McpArgs {
     /// under the connected client's request ceiling that wait_task's cap keeps.
     #[arg(long, value_name = "SECS")]
     move_after_secs: Option<u64>,
+}
+
+/// `zidane mcp` and its flags alone: what [`check_args`] parses a host's entry with.
+#[derive(Debug, Parser)]
+#[command(name = "zidane mcp")]
+struct McpLine {
+    #[command(flatten)]
+    _args: McpArgs,
+}
+
+/// Why `zidane mcp` would refuse a line of arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ArgsRefused {
+    /// What clap says first, without its `error: ` (`unexpected argument '--bogus'
+    /// found`).
+    pub(crate) message: String,
+    /// The argument it does not know, when that is why (`--bogus`).
+    pub(crate) unknown: Option<String>,
+}
+
+/// Whether `zidane mcp ARGS` would start serving with `args` (the words after `mcp`),
+/// judged by the same clap definition that parses them when a host starts it: nothing
+/// is read or run. `--help` and `--version` are refused too: they print and exit.
+pub(crate) fn check_args(args: &[String]) -> Result<(), ArgsRefused> {
+    let line = std::iter::once("zidane mcp").chain(args.iter().map(String::as_str));
+    let Err(error) = McpLine::try_parse_from(line) else {
+        return Ok(());
+    };
+    let message = match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            "it prints its help and exits".to_owned()
+        }
+        ErrorKind::DisplayVersion => "it prints its version and exits".to_owned(),
+        _ => {
+            let rendered = error.render().to_string();
+            let first = rendered.lines().next().unwrap_or_default();
+            first.strip_prefix("error: ").unwrap_or(first).to_owned()
+        }
+    };
+    let unknown = match (error.kind(), error.get(ContextKind::InvalidArg)) {
+        (ErrorKind::UnknownArgument, Some(ContextValue::String(arg))) => Some(arg.clone()),
+        _ => None,
+    };
+    Err(ArgsRefused { message, unknown })
 }
 
 /// Runs the server until the session ends or SIGTERM/SIGINT.
@@ -144,4 +189,35 @@ pub(crate) fn run(args: McpArgs) -> Result<(), CliError> {
     // sessions are torn down by now.
     runtime.shutdown_background();
     Ok(served??)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &[&str]) -> Vec<String> {
+        line.iter().map(|word| (*word).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_arguments_a_host_gives_are_judged_by_the_flags_themselves() {
+        for good in [
+            &[][..],
+            &["--user-dir", "/tmp/z"],
+            &["--sandbox", "read-only", "--network", "off"],
+            &["--wait-cap-secs", "200", "--kill-grace-ms", "100"],
+        ] {
+            assert_eq!(check_args(&words(good)), Ok(()), "{good:?}");
+        }
+        let refused = check_args(&words(&["--bogus"])).unwrap_err();
+        assert_eq!(refused.unknown.as_deref(), Some("--bogus"));
+        assert!(refused.message.contains("--bogus"), "{refused:?}");
+        let refused = check_args(&words(&["--sandbox", "strict"])).unwrap_err();
+        assert!(refused.message.contains("strict"), "{refused:?}");
+        assert_eq!(refused.unknown, None);
+        let refused = check_args(&words(&["--wait-cap-secs", "0"])).unwrap_err();
+        assert!(refused.message.contains('0'), "{refused:?}");
+        let refused = check_args(&words(&["--help"])).unwrap_err();
+        assert_eq!(refused.message, "it prints its help and exits");
+    }
 }

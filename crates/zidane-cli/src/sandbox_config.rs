@@ -87,8 +87,8 @@ impl SandboxArgs {
     /// workspace of `workspace-write`), with `own` (zidane's own files) denied. A
     /// relative path is taken from `cwd`. A mode or network given replaces the
     /// file's; paths are added to the file's, so a flag cannot uncover what the file
-    /// hides.
-    fn over(&self, file: &SandboxFile, cwd: &Path, own: &[PathBuf]) -> SandboxSettings {
+    /// hides. `zidane doctor` settles the flagless settings with it.
+    pub(crate) fn over(&self, file: &SandboxFile, cwd: &Path, own: &[PathBuf]) -> SandboxSettings {
         let mode = self.mode.or(file.mode).unwrap_or_default();
         let network = self.network.or(file.network).unwrap_or_default();
         let mut policy = match mode {
@@ -123,16 +123,18 @@ impl SandboxArgs {
 /// What this machine makes of a policy: the report a context gives, and the paths of
 /// its plan when it is enforced.
 #[derive(Debug)]
-struct SandboxCheck {
-    report: SandboxReport,
-    plan: Option<SandboxPlan>,
+pub(crate) struct SandboxCheck {
+    /// The policy and its status here (enforced, off, or unavailable and why).
+    pub(crate) report: SandboxReport,
+    /// The paths it holds, when it is enforced.
+    pub(crate) plan: Option<SandboxPlan>,
 }
 
 impl SandboxSettings {
     /// Checks the policy the way every context of the command will (on Linux by running
     /// bubblewrap once): on a context of its own with no lifeline and no sweep, which
-    /// runs nothing.
-    fn check(&self) -> SandboxCheck {
+    /// runs nothing. `--print-sandbox` prints it; `zidane doctor` judges it.
+    pub(crate) fn check(&self) -> SandboxCheck {
         let context = ProcessContext::builder()
             .lifeline(false)
             .sandbox(self.policy.clone())

@@ -707,6 +707,7 @@ fn completions_and_man_pages_come_from_the_binary() {
         [
             "zidane-attach.1",
             "zidane-clean.1",
+            "zidane-doctor.1",
             "zidane-kill.1",
             "zidane-logs.1",
             "zidane-mcp.1",

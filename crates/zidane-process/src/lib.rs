@@ -78,6 +78,7 @@
 //! in `sys`, one module per platform; see `docs/PROCESS.md`.
 
 pub use builder::ProcessContextBuilder;
+pub use containment::orphan_list::find_orphans;
 pub use containment::owner_marker::OWNER_MARKER_ENV;
 pub use containment::swept::{OrphanOwner, SweptProcess};
 pub use context::{DEFAULT_MAX_BACKGROUND_TASKS, ProcessContext};

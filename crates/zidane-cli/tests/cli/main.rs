@@ -23,6 +23,7 @@ mod attach;
 mod binary;
 mod clean;
 mod detached;
+mod doctor;
 mod env_policy;
 mod errors;
 mod fleet;

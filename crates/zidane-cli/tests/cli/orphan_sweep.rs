@@ -26,7 +26,7 @@ const SWEEP_ON: (&str, &str) = (NO_SWEEP.0, "on");
 const POLL: Duration = Duration::from_millis(5);
 
 /// Ends whatever a host left when dropped, so a failed test leaves nothing running.
-struct Leftovers {
+pub(crate) struct Leftovers {
     host: u32,
 }
 
@@ -42,7 +42,7 @@ impl Drop for Leftovers {
 }
 
 /// The sweep lock, taken off the runtime's threads (it blocks until free).
-async fn lock() -> SweepLock {
+pub(crate) async fn lock() -> SweepLock {
     tokio::task::spawn_blocking(sweep_lock).await.unwrap()
 }
 
@@ -89,8 +89,9 @@ fn lifelines_of(host: u32) -> Vec<u32> {
 
 /// A host that died without its lifeline: a `zidane mcp` that started a `sleep` and a
 /// task whose `sleep` left its session, lost its lifeline, then was SIGKILLed. Returns
-/// its pid and what it left running, which only a sweep will end.
-async fn a_host_dead_without_its_lifeline() -> (u32, Vec<u32>, Leftovers) {
+/// its pid and what it left running, which only a sweep will end (`zidane doctor`'s
+/// tests list them).
+pub(crate) async fn a_host_dead_without_its_lifeline() -> (u32, Vec<u32>, Leftovers) {
     let mut server = StdioServer::start().await;
     let host = server.pid();
     let leftovers = Leftovers { host };

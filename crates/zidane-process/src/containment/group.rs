@@ -239,6 +239,12 @@ pub(crate) fn sweep_orphans_blocking(grace: Duration) -> Vec<SweptProcess> {
     orphan_sweep::sweep(grace).unwrap_or_default()
 }
 
+/// The processes [`sweep_orphans`] would end now, ending none; `None` where `/proc`
+/// cannot be listed. Blocking.
+pub(crate) fn find_orphans() -> Option<Vec<SweptProcess>> {
+    orphan_sweep::find().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

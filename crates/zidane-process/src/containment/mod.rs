@@ -14,7 +14,8 @@
 //!   holds the log open dies with the group instead of holding the kill for the grace;
 //! - `end_escapees` runs after a kill has settled (kill, destroy, a foreground
 //!   timeout) and ends whatever still carries the marker, TERM then KILL, bounded;
-//! - `sweep_orphans` ends the processes of hosts that died without cleaning up.
+//! - `sweep_orphans` ends the processes of hosts that died without cleaning up, and
+//!   `find_orphans` lists them, ending none.
 //!
 //! Where `/proc` cannot be read, the scans find nothing and only the group kill
 //! remains. Callers (kill, destroy, foreground exec, the context's drop) go through this
@@ -39,6 +40,8 @@ mod job;
 pub(crate) mod lifeline;
 #[cfg(unix)]
 mod liveness;
+/// Listing the orphans without ending them (every platform).
+pub(crate) mod orphan_list;
 #[cfg(unix)]
 pub(crate) mod orphan_sweep;
 pub(crate) mod owner_marker;

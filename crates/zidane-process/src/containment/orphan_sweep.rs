@@ -6,12 +6,12 @@
 //! tell whether it still lives. The sweep ends the processes whose owner is gone — and
 //! only those: never a process whose owner lives (another session, another context of
 //! this host), never one without a marker, never another user's, never this process or
-//! one of its ancestors.
+//! one of its ancestors. [`find`] lists the same processes and ends none.
 
 use std::time::Duration;
 
 use crate::containment::escapees;
-use crate::containment::proc_scan::{MarkedProcess, ProcUnavailable};
+use crate::containment::proc_scan::{self, MarkedProcess, ProcUnavailable};
 use crate::containment::procfs;
 use crate::containment::swept::{OrphanOwner, SweptProcess};
 
@@ -21,12 +21,7 @@ use crate::containment::swept::{OrphanOwner, SweptProcess};
 /// Blocking: async callers run it with `spawn_blocking`.
 pub(crate) fn sweep(grace: Duration) -> Result<Vec<SweptProcess>, ProcUnavailable> {
     let protected = self_and_ancestors();
-    // An owner read as alive is never swept, and anything short of proof of its death
-    // reads as alive (see `OwnerId::is_alive`). An owner that dies during the sweep has
-    // orphans too, so reading its liveness afresh for each process is right.
-    let select = |process: &MarkedProcess| {
-        !protected.contains(&process.pid) && !process.marker.owner.is_alive()
-    };
+    let select = |process: &MarkedProcess| is_orphan(process, &protected);
     let report = escapees::end_marked(select, None, grace)?;
     for survivor in &report.survivors {
         tracing::warn!(
@@ -36,6 +31,26 @@ pub(crate) fn sweep(grace: Duration) -> Result<Vec<SweptProcess>, ProcUnavailabl
         );
     }
     Ok(report.ended.into_iter().map(swept).collect())
+}
+
+/// The processes [`sweep`] would end now, ending none: what a person's check lists.
+/// `Err(ProcUnavailable)` when `/proc` cannot be listed. Blocking, as a sweep is.
+pub(crate) fn find() -> Result<Vec<SweptProcess>, ProcUnavailable> {
+    let protected = self_and_ancestors();
+    Ok(proc_scan::scan_marked()?
+        .into_iter()
+        .filter(|process| is_orphan(process, &protected))
+        .map(swept)
+        .collect())
+}
+
+/// Whether `process` is an orphan to end: its owner is gone and it is not one of
+/// `protected` ([`self_and_ancestors`]). An owner read as alive is never swept, and
+/// anything short of proof of its death reads as alive (see `OwnerId::is_alive`). An
+/// owner that dies during a sweep has orphans too, so its liveness is read afresh for
+/// each process.
+fn is_orphan(process: &MarkedProcess, protected: &[u32]) -> bool {
+    !protected.contains(&process.pid) && !process.marker.owner.is_alive()
 }
 
 fn swept(process: MarkedProcess) -> SweptProcess {

@@ -71,3 +71,32 @@ fn ends_and_reports_orphans_only() {
         child.wait().unwrap();
     }
 }
+
+#[test]
+fn find_lists_the_orphans_a_sweep_would_end_and_ends_none() {
+    let _lock = sweep_lock();
+    let task = TaskId::from_number(7);
+    let dead = dead_owner();
+    let mut orphan = sleeper(Some(dead.marker(MarkedWork::Task(task))));
+    let mut live_task = sleeper(Some(
+        OwnerId::for_new_context().marker(MarkedWork::Task(task)),
+    ));
+
+    let found = find().unwrap();
+
+    let mine: Vec<_> = found
+        .iter()
+        .filter(|s| s.owner.pid == dead.pid && s.owner.start_time == dead.start_time)
+        .collect();
+    assert_eq!(mine.len(), 1, "{found:?}");
+    assert_eq!(mine[0].pid, orphan.id());
+    assert_eq!(mine[0].task_id, Some(task));
+    assert!(found.iter().all(|s| s.pid != live_task.id()));
+    // Listed, not ended.
+    assert_eq!(orphan.try_wait().unwrap(), None);
+    assert_eq!(live_task.try_wait().unwrap(), None);
+    for child in [&mut orphan, &mut live_task] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}

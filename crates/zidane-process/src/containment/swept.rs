@@ -1,18 +1,19 @@
 //! What the orphan sweep reports: the processes it ended and the hosts they belonged
-//! to. Public on every platform; only Unix hosts leave orphans to sweep (on Windows a
-//! task's job object ends with its host).
+//! to, and what [`find_orphans`](crate::find_orphans) lists without ending any. Public
+//! on every platform; only Unix hosts leave orphans to sweep (on Windows a task's job
+//! object ends with its host).
 
 use zidane_context::TaskId;
 
-/// A process the orphan sweep ended: a task (or a descendant of one) whose owning host
-/// is no longer alive.
+/// A process whose owning host is no longer alive — a task, or a descendant of one: one
+/// the orphan sweep ended, or one [`find_orphans`](crate::find_orphans) found running.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct SweptProcess {
-    /// Its pid (free again now, and possibly reused by the time you read this).
+    /// Its pid (once swept, free again, and possibly reused by the time you read this).
     pub pid: u32,
-    /// Its command line just before the sweep ended it, arguments joined by spaces;
-    /// empty if it could not be read.
+    /// Its command line when it was found (just before a sweep ended it), arguments
+    /// joined by spaces; empty if it could not be read.
     pub command_line: String,
     /// The host that started it and is gone.
     pub owner: OrphanOwner,
