@@ -130,7 +130,7 @@ async fn session(
                 }
             }
             waited = client.wait(id, POLL_EVERY) => {
-                offset = crate::detached::copy_from(&mut file, offset, &mut out)?;
+                offset = crate::task_log::copy_from(&mut file, offset, &mut out)?;
                 if let Some(exit) = waited?.exit {
                     return Ok(Some(exit));
                 }

@@ -1,19 +1,18 @@
 //! The person's view of detached tasks — `zidane ps`, `logs`, `wait`, `kill` (`attach`
-//! is [`crate::attach`]) — and the hidden `zidane supervisor serve | monitor` the
-//! supervisor and each task's monitor run as. Every command talks to the supervisor of the user dir through
+//! is [`crate::attach`], `top` [`crate::top`]; what they list, [`crate::listing`]) — and
+//! the hidden `zidane supervisor serve | monitor` the supervisor and each task's monitor
+//! run as. Every command talks to the supervisor of the user dir through
 //! [`zidane::supervisor::SupervisorClient`], and starts it when tasks are kept but no
 //! supervisor runs (one was killed): it re-adopts them first.
 
 use std::ffi::OsString;
-use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use chrono::Utc;
 use clap::{Args, Subcommand};
-use zidane::context::TaskStatus;
-use zidane::process::{ProcessTable, TreeUsage};
 use zidane::supervisor::{
     HostTask, Launcher, SupervisorClient, SupervisorError, SupervisorOptions, SupervisorPaths,
     TaskView,
@@ -23,6 +22,8 @@ use zidane::wire::{Painter, exit_summary};
 use crate::error::CliError;
 use crate::fleet::FleetArgs;
 use crate::fleet_tasks::FleetTasks;
+use crate::listing::{self, Row};
+use crate::task_log::{copy_from, print_log};
 use crate::user_dir::user_dir;
 
 /// How long an idle supervisor stays (no task running, no request).
@@ -195,178 +196,29 @@ pub(crate) fn block_on<T>(
         .block_on(body)
 }
 
-/// The detached tasks and the running hosts' tasks, or none when no supervisor runs
-/// (then none is running).
-async fn tasks(client: &SupervisorClient) -> Result<(Vec<TaskView>, Vec<HostTask>), CliError> {
-    let detached = match client.list(None, None).await {
-        Ok(tasks) => tasks,
-        Err(SupervisorError::Unreachable { .. }) => return Ok((Vec::new(), Vec::new())),
-        Err(error) => return Err(error.into()),
-    };
-    Ok((detached, client.host_tasks().await?))
-}
-
-/// One line of `zidane ps`: a detached task or a running host's.
-struct Row {
-    id: String,
-    kind: &'static str,
-    state: String,
-    exit_code: Option<i32>,
-    pid: Option<u32>,
-    started_at: chrono::DateTime<Utc>,
-    usage: Option<TreeUsage>,
-    host: String,
-    session: String,
-    cwd: PathBuf,
-    workspace: Option<PathBuf>,
-    command: String,
-    output_path: Option<PathBuf>,
-    told: Option<bool>,
-}
-
-impl Row {
-    fn detached(task: &TaskView, table: Option<&ProcessTable>) -> Self {
-        let running = task.exit.is_none();
-        Self {
-            id: task.record.id.to_string(),
-            kind: "detached",
-            state: state(task),
-            exit_code: task.exit.as_ref().map(|exit| exit.exit_code),
-            pid: task.pid,
-            started_at: task.record.started_at,
-            usage: task
-                .pid
-                .filter(|_| running)
-                .and_then(|pid| table?.tree_usage(pid)),
-            host: task.record.host.clone(),
-            session: task.record.session.clone(),
-            cwd: task.record.cwd.clone(),
-            workspace: Some(task.record.workspace.clone()),
-            command: task.record.command.clone(),
-            output_path: task.output_path.clone(),
-            told: Some(task.told),
-        }
-    }
-
-    fn host(task: &HostTask, table: Option<&ProcessTable>) -> Self {
-        Self {
-            id: task.person_id(),
-            kind: "session",
-            state: "running".to_owned(),
-            exit_code: None,
-            pid: Some(task.leader.pid),
-            started_at: task.started_at,
-            usage: table.and_then(|table| table.tree_usage(task.leader.pid)),
-            host: task.host.clone(),
-            session: task.session.clone(),
-            cwd: task.cwd.clone(),
-            workspace: None,
-            command: task.command.clone(),
-            output_path: Some(task.output_path.clone()),
-            told: None,
-        }
-    }
-
-    /// A task of this workspace on a fleet: its host is the worker that runs it (its
-    /// usage is that machine's, not read here).
-    fn fleet(entry: &zidane::context::TaskEntry, worker: &str) -> Self {
-        Self {
-            id: entry.task_id.to_string(),
-            kind: "fleet",
-            state: match entry.exit_info() {
-                None => "running".to_owned(),
-                Some(exit) => match exit.status {
-                    TaskStatus::Killed => "killed".to_owned(),
-                    TaskStatus::Lost => "lost".to_owned(),
-                    _ => format!("exited {}", exit.exit_code),
-                },
-            },
-            exit_code: entry.exit_code(),
-            pid: Some(entry.pid),
-            started_at: entry.started_at,
-            usage: None,
-            host: format!("worker {worker}"),
-            session: String::new(),
-            cwd: entry.cwd.clone(),
-            workspace: None,
-            command: entry.command.clone(),
-            output_path: Some(entry.output_path.clone()),
-            told: Some(entry.reported),
-        }
-    }
-
-    fn cells(&self) -> [String; 9] {
-        [
-            self.id.clone(),
-            self.state.clone(),
-            self.pid
-                .map_or_else(|| "-".to_owned(), |pid| pid.to_string()),
-            age(self.started_at),
-            self.usage.map_or_else(
-                || "-".to_owned(),
-                |usage| format!("{:.1}s", usage.cpu.as_secs_f64()),
-            ),
-            self.usage
-                .map_or_else(|| "-".to_owned(), |usage| mebibytes(usage.rss_bytes)),
-            self.host.clone(),
-            self.cwd.display().to_string(),
-            self.command.lines().next().unwrap_or_default().to_owned(),
-        ]
-    }
-
-    fn json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "id": self.id,
-            "kind": self.kind,
-            "state": self.state_word(),
-            "exit_code": self.exit_code,
-            "pid": self.pid,
-            "command": self.command,
-            "cwd": self.cwd,
-            "workspace": self.workspace,
-            "started_at": self.started_at,
-            "cpu_ms": self.usage.map(|usage| u64::try_from(usage.cpu.as_millis()).unwrap_or(u64::MAX)),
-            "rss_bytes": self.usage.map(|usage| usage.rss_bytes),
-            "host": self.host,
-            "session": self.session,
-            "output_path": self.output_path,
-            "told": self.told,
-        })
-    }
-
-    /// The state without its exit code: `running`, `exited`, `killed`, `lost`.
-    fn state_word(&self) -> &str {
-        self.state.split(' ').next().unwrap_or_default()
-    }
-}
-
 /// `zidane ps`.
 pub fn ps(args: &PsArgs) -> Result<ExitCode, CliError> {
     let client = client()?;
     let fleet = args.fleet.resolve()?;
-    let (mut detached, hosts, mut on_fleet) = block_on(async {
-        let (detached, hosts) = tasks(&client).await?;
+    let (mut rows, mut on_fleet) = block_on(async {
+        let rows = listing::local_rows(&client, |task| {
+            args.all || task.exit.is_none() || !task.told
+        })
+        .await?;
         let on_fleet = match &fleet {
             Some(fleet) => FleetTasks::here(fleet).await?.list().await?,
             None => Vec::new(),
         };
-        Ok((detached, hosts, on_fleet))
+        Ok((rows, on_fleet))
     })?;
     if !args.all {
-        detached.retain(|task| task.exit.is_none() || !task.told);
         on_fleet.retain(|(entry, _)| entry.is_running() || !entry.reported);
     }
-    let table = ProcessTable::read();
-    let rows: Vec<Row> = detached
-        .iter()
-        .map(|task| Row::detached(task, table.as_ref()))
-        .chain(hosts.iter().map(|task| Row::host(task, table.as_ref())))
-        .chain(
-            on_fleet
-                .iter()
-                .map(|(entry, worker)| Row::fleet(entry, worker)),
-        )
-        .collect();
+    rows.extend(
+        on_fleet
+            .iter()
+            .map(|(entry, worker)| Row::fleet(entry, worker)),
+    );
     let mut out = std::io::stdout().lock();
     if args.json {
         let rows: Vec<serde_json::Value> = rows.iter().map(Row::json).collect();
@@ -379,7 +231,8 @@ pub fn ps(args: &PsArgs) -> Result<ExitCode, CliError> {
         out.write_all(painter.note("no tasks").as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let cells: Vec<[String; 9]> = rows.iter().map(Row::cells).collect();
+    let now = Utc::now();
+    let cells: Vec<[String; 9]> = rows.iter().map(|row| row.cells(now)).collect();
     let heading = [
         "ID", "STATE", "PID", "AGE", "CPU", "MEM", "HOST", "CWD", "COMMAND",
     ];
@@ -406,35 +259,6 @@ pub fn ps(args: &PsArgs) -> Result<ExitCode, CliError> {
         writeln!(out, "{}", line(row.each_ref().map(String::as_str)))?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn state(task: &TaskView) -> String {
-    match &task.exit {
-        None => "running".to_owned(),
-        Some(exit) => match exit.status {
-            TaskStatus::Killed => "killed".to_owned(),
-            TaskStatus::Lost => "lost".to_owned(),
-            _ => format!("exited {}", exit.exit_code),
-        },
-    }
-}
-
-fn age(started_at: chrono::DateTime<Utc>) -> String {
-    let seconds = (Utc::now() - started_at).num_seconds().max(0);
-    match seconds {
-        0..60 => format!("{seconds}s"),
-        60..3600 => format!("{}m", seconds / 60),
-        3600..86_400 => format!("{}h", seconds / 3600),
-        _ => format!("{}d", seconds / 86_400),
-    }
-}
-
-/// Bytes as MiB, one decimal.
-fn mebibytes(bytes: u64) -> String {
-    // Display only: the precision lost in the cast does not show in one decimal.
-    #[allow(clippy::cast_precision_loss)]
-    let mib = bytes as f64 / (1024.0 * 1024.0);
-    format!("{mib:.1}M")
 }
 
 /// `zidane logs`.
@@ -474,12 +298,13 @@ pub fn logs(args: &LogsArgs) -> Result<ExitCode, CliError> {
 
 /// What a person typed: a detached task (`bash_d7`, `d7`, `7`, a prefix) or a running
 /// host's (`<host pid>:bash_3`, as `zidane ps` shows it).
-enum Target {
+pub(crate) enum Target {
     Detached(Box<TaskView>),
     Host(HostTask),
 }
 
-async fn resolve(client: &SupervisorClient, typed: &str) -> Result<Target, CliError> {
+/// The task a person typed, as [`Target`] reads it.
+pub(crate) async fn resolve(client: &SupervisorClient, typed: &str) -> Result<Target, CliError> {
     if !typed.contains(':') {
         return Ok(Target::Detached(Box::new(client.resolve(typed).await?)));
     }
@@ -502,52 +327,6 @@ fn host_logs(task: &HostTask, args: &LogsArgs) -> Result<ExitCode, CliError> {
     }
     copy_from(&mut file, offset, &mut out)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Prints the log at `path` (its last `lines`, or all of it); the open log and where
-/// the printing stopped, to follow it from there.
-fn print_log(
-    path: &Path,
-    lines: Option<usize>,
-    out: &mut impl std::io::Write,
-) -> std::io::Result<(std::fs::File, u64)> {
-    let mut file = std::fs::File::open(path)?;
-    let start = match lines {
-        Some(n) => tail_offset(&mut file, n)?,
-        None => 0,
-    };
-    let offset = copy_from(&mut file, start, out)?;
-    Ok((file, offset))
-}
-
-/// Copies what the log holds past `offset`; the new offset.
-pub(crate) fn copy_from(
-    file: &mut std::fs::File,
-    offset: u64,
-    out: &mut impl std::io::Write,
-) -> std::io::Result<u64> {
-    file.seek(SeekFrom::Start(offset))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    out.write_all(&bytes)?;
-    out.flush()?;
-    Ok(offset + bytes.len() as u64)
-}
-
-/// Where the last `n` lines of the file start.
-fn tail_offset(file: &mut std::fs::File, n: usize) -> std::io::Result<u64> {
-    file.seek(SeekFrom::Start(0))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-    let start = body
-        .iter()
-        .enumerate()
-        .rev()
-        .filter(|(_, byte)| **byte == b'\n')
-        .nth(n.saturating_sub(1))
-        .map_or(0, |(at, _)| at + 1);
-    Ok(if n == 0 { bytes.len() } else { start } as u64)
 }
 
 /// What `clean` found: each listed task's log size, and the tasks removed.
@@ -637,45 +416,48 @@ pub fn kill(args: &TaskArgs) -> Result<ExitCode, CliError> {
                 return tasks.kill(&task).await;
             }
         }
-        let task = match resolve(&client, &args.id).await? {
-            Target::Detached(task) => task,
-            Target::Host(task) => {
-                client
-                    .kill_host_task(&task, zidane::process::DEFAULT_KILL_GRACE)
-                    .await?;
-                writeln!(
-                    std::io::stdout(),
-                    "{}: its process group was ended; its host tells its model",
-                    task.person_id()
-                )?;
-                return Ok(ExitCode::SUCCESS);
-            }
-        };
-        let killed = client.kill_by_user(task.record.id).await?;
-        match killed.exit {
-            Some(exit) => writeln!(std::io::stdout(), "{}", exit_summary(&exit))?,
-            None => writeln!(
-                std::io::stdout(),
-                "{}: asked to end, still running",
-                task.record.id
-            )?,
-        }
+        let target = resolve(&client, &args.id).await?;
+        writeln!(std::io::stdout(), "{}", stop(&client, target).await?.said())?;
         Ok(ExitCode::SUCCESS)
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// What a person's stop did.
+pub(crate) enum Stopped {
+    /// A detached task, as the supervisor's kill left it: ended, or still running.
+    Detached(Box<TaskView>),
+    /// A running host's task (`<host pid>:bash_3`): its host ends it and tells its model.
+    Host(String),
+}
 
-    #[test]
-    fn the_tail_starts_at_the_last_lines() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("log");
-        std::fs::write(&path, "a\nb\nc\n").unwrap();
-        let mut file = std::fs::File::open(&path).unwrap();
-        assert_eq!(tail_offset(&mut file, 2).unwrap(), 2);
-        assert_eq!(tail_offset(&mut file, 5).unwrap(), 0);
-        assert_eq!(tail_offset(&mut file, 0).unwrap(), 6);
+impl Stopped {
+    /// What `zidane kill` prints of it.
+    pub(crate) fn said(&self) -> String {
+        match self {
+            Self::Detached(task) => match &task.exit {
+                Some(exit) => exit_summary(exit),
+                None => format!("{}: asked to end, still running", task.record.id),
+            },
+            Self::Host(id) => {
+                format!("{id}: its process group was ended; its host tells its model")
+            }
+        }
+    }
+}
+
+/// Ends a task of this machine as a person asks (`zidane kill`, `zidane top`): a
+/// detached task's whole tree, by its supervisor; a running host's, by its host (or its
+/// process group).
+pub(crate) async fn stop(client: &SupervisorClient, target: Target) -> Result<Stopped, CliError> {
+    match target {
+        Target::Detached(task) => Ok(Stopped::Detached(Box::new(
+            client.kill_by_user(task.record.id).await?,
+        ))),
+        Target::Host(task) => {
+            client
+                .kill_host_task(&task, zidane::process::DEFAULT_KILL_GRACE)
+                .await?;
+            Ok(Stopped::Host(task.person_id()))
+        }
     }
 }

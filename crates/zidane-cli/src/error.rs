@@ -37,6 +37,11 @@ pub enum CliError {
     /// The interactive session was started without a terminal.
     #[error("the interactive session needs a terminal; for scripts use -p \"prompt\" (print mode)")]
     NotATerminal,
+    /// `zidane top` was started without a terminal.
+    #[error(
+        "zidane top needs a terminal; `zidane top --once` prints one frame, `zidane ps` the list"
+    )]
+    TopNotATerminal,
     /// `--restate` names no reachable workers, or a worker id that is not one.
     #[error("--restate: {0}")]
     Fleet(String),
@@ -121,6 +126,7 @@ impl CliError {
             | Self::UnknownSession { .. }
             | Self::NoUserDir
             | Self::NotATerminal
+            | Self::TopNotATerminal
             | Self::Config { .. }
             | Self::EnvPolicy(_)
             | Self::BadEnv(_)

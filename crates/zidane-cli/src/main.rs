@@ -15,6 +15,7 @@
 //! zidane ps [--all] [--json]               the detached tasks (see [`detached`])
 //! zidane logs [-f] [-n N] <id>             a detached task's log
 //! zidane wait <id> | kill <id>             wait for one (its exit code) or end it
+//! zidane top [--once]                      every task, live (see [`top`])
 //! zidane mcp [--http 127.0.0.1:PORT]       serve background tasks to an MCP host
 //! ```
 
@@ -35,6 +36,7 @@ mod fleet;
 mod fleet_tasks;
 mod host;
 mod interactive;
+mod listing;
 mod mcp;
 mod mcp_http;
 mod print;
@@ -42,6 +44,8 @@ mod provider;
 mod replay;
 mod sandbox_config;
 mod sessions;
+mod task_log;
+mod top;
 mod user_dir;
 
 use error::CliError;
@@ -109,6 +113,8 @@ enum Command {
     Kill(detached::TaskArgs),
     /// Type into a detached terminal task and watch it (ctrl+] detaches).
     Attach(attach::AttachArgs),
+    /// Every task, live: CPU, memory, the selected one's log; stop, attach, page, filter.
+    Top(top::TopArgs),
     /// The supervisor of detached tasks and their monitors (started by zidane itself).
     #[command(subcommand, hide = true)]
     Supervisor(detached::SupervisorCommand),
@@ -149,6 +155,7 @@ fn main() -> ExitCode {
         Some(Command::Kill(args)) => detached::kill(&args),
         Some(Command::Attach(args)) => attach::attach(&args),
         Some(Command::Doctor(args)) => doctor::run(&args),
+        Some(Command::Top(args)) => top::run(&args),
         Some(Command::Supervisor(command)) => detached::supervisor(command),
         Some(Command::Completions(args)) => Ok(dist::completions(Cli::command(), &args)),
         Some(Command::Man(args)) => dist::man(Cli::command(), &args),

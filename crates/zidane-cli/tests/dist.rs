@@ -714,6 +714,7 @@ fn completions_and_man_pages_come_from_the_binary() {
             "zidane-ps.1",
             "zidane-replay.1",
             "zidane-sessions.1",
+            "zidane-top.1",
             "zidane-wait.1",
             "zidane.1",
         ]

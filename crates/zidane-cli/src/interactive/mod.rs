@@ -25,9 +25,10 @@ mod input;
 mod keys;
 mod state;
 mod task_watch;
-mod terminal;
+// `zidane top` enters and leaves the terminal, and fits text to it, the same way.
+pub(crate) mod terminal;
 mod view;
-mod wrap;
+pub(crate) mod wrap;
 
 pub use approval::TerminalApprover;
 pub use state::{App, AppEvent};

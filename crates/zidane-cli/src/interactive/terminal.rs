@@ -45,6 +45,14 @@ impl Screen {
         }
     }
 
+    /// Enters interactive mode again after [`restore`] lent the terminal to another
+    /// program (`zidane top`'s pager or `zidane attach`); the next draw repaints all.
+    pub fn resume(&mut self) -> std::io::Result<()> {
+        enable_raw_mode()?;
+        execute!(stdout(), EnterAlternateScreen, EnableBracketedPaste)?;
+        self.terminal.clear()
+    }
+
     /// Paints banner paths again over the frame, as OSC 8 links in their tone: the
     /// same characters, now clickable in terminals that support links.
     pub fn paint_links(&self, links: &[LinkSpot]) -> std::io::Result<()> {

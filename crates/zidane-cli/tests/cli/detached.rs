@@ -315,7 +315,7 @@ async fn the_terminal_picker_attaches_to_a_detached_terminal_task() {
 }
 
 /// The `zidane supervisor serve --user-dir USER_DIR` processes running.
-fn supervisors_of(user_dir: &std::path::Path) -> Vec<u32> {
+pub(crate) fn supervisors_of(user_dir: &std::path::Path) -> Vec<u32> {
     let user_dir = user_dir.as_os_str().as_encoded_bytes();
     std::fs::read_dir("/proc")
         .unwrap()

@@ -43,3 +43,4 @@ mod sandbox_escapes;
 mod sandbox_settings;
 mod sessions_replay;
 mod stdio;
+mod top;

@@ -138,6 +138,17 @@ impl Tmux {
         args: &[String],
         env: &[(String, String)],
     ) -> Self {
+        Self::start_sized(cwd, user_dir, args, env, (120, 40))
+    }
+
+    /// [`Tmux::start_in`] in a terminal of `columns` by `rows`.
+    pub fn start_sized(
+        cwd: Option<&Path>,
+        user_dir: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        (columns, rows): (u16, u16),
+    ) -> Self {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let socket = format!(
             "zidane-test-{}-{}",
@@ -178,9 +189,9 @@ impl Tmux {
                 "-s",
                 "z",
                 "-x",
-                "120",
+                &columns.to_string(),
                 "-y",
-                "40",
+                &rows.to_string(),
                 &line,
             ])
             .status()
