@@ -265,7 +265,10 @@ const NUMBER_WORDS: [&str; 13] = [
 /// build output.
 fn counted_files(path: &std::path::Path, found: &mut Vec<PathBuf>) {
     if path.is_file() {
-        if path.extension().is_some_and(|ext| ext == "md" || ext == "rs") {
+        if path
+            .extension()
+            .is_some_and(|ext| ext == "md" || ext == "rs")
+        {
             found.push(path.to_owned());
         }
         return;
