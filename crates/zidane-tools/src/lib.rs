@@ -72,6 +72,7 @@ pub use task_events::{
     FollowFrom, MAX_EVENT_LINE_CHARS, MAX_NOTIFY_PATTERN_BYTES, MAX_NOTIFY_PATTERNS,
     NotifyPatterns, PatternsChanged, TaskEvent, TaskEventSink, TaskEvents,
 };
+pub use terminal_text::strip_terminal_controls;
 pub use tool::{SpecView, Tool, ToolAnnotations, ToolOutput, ToolSpec};
 pub use wait_task::{
     DEFAULT_WAIT_TIMEOUT, MAX_WAIT_TIMEOUT, WAIT_NOT_ENDED_PREFIX, WAIT_TASK, WaitLimits,

@@ -4,7 +4,11 @@
 /// `bytes` (lossily decoded) without terminal control sequences: CSI (`ESC [ … final`),
 /// OSC (`ESC ] … BEL` or `ESC ] … ESC \`), other two-byte escapes, and the control
 /// characters other than newline and tab.
-pub(crate) fn strip_terminal_controls(bytes: &[u8]) -> String {
+///
+/// ```
+/// assert_eq!(zidane_tools::strip_terminal_controls(b"\x1b[1;32mok\x1b[0m\r\n"), "ok\n");
+/// ```
+pub fn strip_terminal_controls(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();

@@ -115,44 +115,17 @@ impl Follow {
 pub fn printable(line: &str) -> String {
     let line = line.strip_suffix('\r').unwrap_or(line);
     let line = line.rsplit('\r').next().unwrap_or(line);
-    let mut out = String::with_capacity(line.len());
+    let plain = zidane::tools::strip_terminal_controls(line.as_bytes());
+    let mut out = String::with_capacity(plain.len());
     let mut columns = 0;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
+    for c in plain.chars() {
         match c {
-            '\x1b' => match chars.next() {
-                // Parameters and intermediates, up to the final byte.
-                Some('[') => {
-                    for c in chars.by_ref() {
-                        if ('\x40'..='\x7e').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                // A string, ended by BEL or ST (`ESC \`).
-                Some(']' | 'P' | '_' | '^') => {
-                    while let Some(c) = chars.next() {
-                        if c == '\x07' {
-                            break;
-                        }
-                        if c == '\x1b' && chars.peek() == Some(&'\\') {
-                            chars.next();
-                            break;
-                        }
-                    }
-                }
-                // A character set designation takes one more character.
-                Some('(' | ')' | '*' | '+' | '#' | '%') => {
-                    chars.next();
-                }
-                _ => {}
-            },
             '\t' => {
                 let pad = TAB - columns % TAB;
                 out.extend(std::iter::repeat_n(' ', pad));
                 columns += pad;
             }
-            c if c.is_control() => {}
+            '\n' => {}
             c => {
                 out.push(c);
                 columns += crate::interactive::wrap::char_columns(c);
