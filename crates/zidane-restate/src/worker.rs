@@ -515,7 +515,8 @@ impl Worker {
     }
 }
 
-#[cfg(test)]
+// The paths are Unix's, where the sandbox is.
+#[cfg(all(test, unix))]
 mod tests {
     use std::path::Path;
 
