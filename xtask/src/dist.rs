@@ -49,7 +49,13 @@ const UNPUBLISHED: [&str; 2] = ["zidane_test_support", "zidane_e2e"];
 /// Packaged files that need what the package lacks, each only in its own tests, and
 /// why they stay: the package builds without them; only `cargo test` run inside the
 /// unpacked crate meets them.
-const KNOWN_TEST_ONLY: [(&str, &str, &str); 2] = [
+const KNOWN_TEST_ONLY: [(&str, &str, &str); 3] = [
+    (
+        "zidane-cli",
+        "src/doctor/finding.rs",
+        "a #[cfg(test)] unit test that holds docs/doctor.schema.json to the types, with the \
+         test support's schema check",
+    ),
     (
         "zidane-process",
         "src/containment/orphan_sweep_tests.rs",
